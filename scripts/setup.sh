@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what `npm start` and `npm test` need on a fresh Debian 12 machine, then builds bin/.
+# Idempotent and quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_pkgs=()
+command -v ip >/dev/null || need_pkgs+=(iproute2)
+command -v nft >/dev/null || need_pkgs+=(nftables)
+command -v iptables-restore >/dev/null || need_pkgs+=(iptables)
+[ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
+command -v nsenter >/dev/null || need_pkgs+=(util-linux)
+if [ "${#need_pkgs[@]}" -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "vpcnet setup: missing Debian packages ${need_pkgs[*]} and not root to install them" >&2
+    exit 1
+  fi
+  echo "vpcnet setup: installing ${need_pkgs[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq "${need_pkgs[@]}" >&2
+fi
+
+# npm dependencies: reinstall when the lock file is newer than the installed tree.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "vpcnet setup: npm ci" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+
+node scripts/build.mjs >&2

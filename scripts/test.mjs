@@ -1,0 +1,28 @@
+// Runs every *.test.ts under src/ and test/ with node:test (Node 20's --test takes no globs).
+// Usage: node scripts/test.mjs [--unit|--integration] [extra files...]
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...find(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out.sort();
+}
+const args = process.argv.slice(2);
+const explicit = args.filter((a) => !a.startsWith('--'));
+let files;
+if (explicit.length > 0) files = explicit;
+else if (args.includes('--unit')) files = find('src');
+else if (args.includes('--integration')) files = find('test');
+else files = [...find('src'), ...find('test')];
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  { stdio: 'inherit', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+);
+process.exit(r.status ?? 1);

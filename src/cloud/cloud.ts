@@ -1,0 +1,73 @@
+// The cloud as the agent sees it. The production implementation (aws.ts) talks to EC2 with
+// @aws-sdk/client-ec2 and to IMDSv2; the same code talks to the emulator (only endpoints differ).
+// Unit tests use a fake implementing this interface.
+
+export interface InstanceMetadata {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly region: string;
+  readonly availabilityZone: string;
+  /** MAC of the primary ENI (device 0). */
+  readonly primaryMac: string;
+  readonly primaryIp: string;
+  readonly subnetId: string;
+  readonly subnetCidr: string;
+  readonly vpcCidrs: readonly string[];
+  readonly securityGroupIds: readonly string[];
+}
+
+export interface EniInfo {
+  readonly eniId: string;
+  readonly mac: string;
+  /** Attachment device index (0 = primary ENI). */
+  readonly deviceNumber: number;
+  readonly attachmentId: string;
+  readonly subnetId: string;
+  readonly subnetCidr: string;
+  readonly primaryIp: string;
+  /** Secondary private IPs (primary not included). */
+  readonly secondaryIps: readonly string[];
+}
+
+export interface InstanceTypeLimits {
+  readonly maxEnis: number;
+  /** IPv4 addresses per ENI, including the ENI's primary address. */
+  readonly ipsPerEni: number;
+}
+
+export interface CreatedEni {
+  readonly eniId: string;
+  readonly mac: string;
+  readonly primaryIp: string;
+}
+
+/** Typed cloud failure; `code` is the EC2 error code (e.g. "AttachmentLimitExceeded") or "IMDS". */
+export class CloudError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'CloudError';
+  }
+}
+
+export interface Cloud {
+  /** Instance identity and network facts, from IMDSv2. */
+  metadata(): Promise<InstanceMetadata>;
+  /** ENIs attached to the instance, from EC2 DescribeNetworkInterfaces (attachment.instance-id filter). */
+  describeInstanceEnis(instanceId: string): Promise<EniInfo[]>;
+  instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits>;
+  /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
+  assignPrivateIps(eniId: string, count: number): Promise<string[]>;
+  unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void>;
+  createEni(subnetId: string, securityGroupIds: readonly string[], description: string): Promise<CreatedEni>;
+  /** Returns the attachment ID. */
+  attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;
+  /** Sets DeleteOnTermination on the attachment (as the upstream does for ENIs it creates). */
+  setDeleteOnTermination(eniId: string, attachmentId: string): Promise<void>;
+  detachEni(attachmentId: string): Promise<void>;
+  deleteEni(eniId: string): Promise<void>;
+}

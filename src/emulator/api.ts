@@ -1,0 +1,107 @@
+// Contract of the emulator, shared by its users (cloud driver tests, the lab).
+// The emulator speaks the real wire protocols: EC2 Query API (form POST, XML replies),
+// IMDSv2 (token PUT, meta-data paths) and the slice of the Kubernetes API the agent uses.
+// It also has an admin API (JSON) that plays the parts of AWS the agent never calls
+// (launching instances, fault injection) and the resource controller.
+
+/** A VPC's fixed shape. Addresses are IPv4 dotted quads, CIDRs a.b.c.d/n. */
+export interface VpcSpec {
+  readonly vpcId: string;
+  readonly cidr: string; // e.g. 10.0.0.0/16
+  readonly region: string; // e.g. us-west-2
+  readonly subnets: readonly SubnetSpec[];
+}
+
+export interface SubnetSpec {
+  readonly subnetId: string;
+  readonly cidr: string; // e.g. 10.0.0.0/20; gateway = first address + 1 (AWS reserves .0-.3 and the last)
+  readonly availabilityZone: string;
+}
+
+/** Faults apply to EC2 actions (and IMDS when `imds` is true). */
+export interface FaultSettings {
+  /** Fraction [0,1] of matching calls answered 503 RequestLimitExceeded. */
+  readonly throttleRate?: number;
+  /** Fraction [0,1] of matching calls answered 500 InternalError. */
+  readonly errorRate?: number;
+  /** Added latency per matching call, ms. */
+  readonly latencyMs?: number;
+  /** Limit to these EC2 actions (e.g. ["AssignPrivateIpAddresses"]); all when absent. */
+  readonly actions?: readonly string[];
+  readonly imds?: boolean;
+}
+
+export interface LaunchInstanceRequest {
+  readonly instanceType: string; // must be a known type (t3.medium, m5.large, m5.4xlarge, ...)
+  readonly subnetId: string;
+  readonly securityGroupIds?: readonly string[];
+  /** Lab only: name of the node's network namespace, where the fabric puts the ENI links. */
+  readonly netns?: string;
+}
+
+export interface LaunchedInstance {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly primaryEni: { readonly eniId: string; readonly mac: string; readonly primaryIp: string };
+  readonly subnet: { readonly subnetId: string; readonly cidr: string; readonly gateway: string };
+}
+
+/** What the fabric is told; the emulator calls it after its own state changed. */
+export interface FabricEni {
+  readonly eniId: string;
+  readonly mac: string;
+  readonly primaryIp: string;
+  readonly subnetCidr: string;
+  readonly gateway: string;
+}
+
+/**
+ * Turns ENI state into kernel state (lab only; the emulator runs without one in unit tests).
+ * Node side: a link named eth<deviceIndex> carrying the ENI's MAC in the instance's netns
+ * (device 0 also gets its address and default route, as the instance's OS would by DHCP).
+ * VPC side: every address assigned to an ENI is routed to that ENI's link.
+ */
+export interface Fabric {
+  eniAttached(netns: string, deviceIndex: number, eni: FabricEni): Promise<void>;
+  eniDetached(netns: string, deviceIndex: number, eni: FabricEni): Promise<void>;
+  addressesAssigned(eni: FabricEni, ips: readonly string[]): Promise<void>;
+  addressesUnassigned(eni: FabricEni, ips: readonly string[]): Promise<void>;
+}
+
+export interface EmulatorOptions {
+  readonly vpc: VpcSpec;
+  /** TCP listeners (EC2, IMDS and kube API are all served on each; routed by path). */
+  readonly listen: readonly { readonly host: string; readonly port: number }[];
+  /** Unix socket for the admin API (and everything else); created 0600. */
+  readonly adminSocket?: string;
+  readonly fabric?: Fabric;
+  /**
+   * IMDS identifies the calling instance by the request's source address (any address of
+   * one of its ENIs). For loopback tests, the instance to answer for when the source is unknown.
+   */
+  readonly imdsFallbackInstance?: () => string | undefined;
+  /** Log sink for structured lines. */
+  readonly log?: (line: Record<string, unknown>) => void;
+}
+
+export interface RunningEmulator {
+  /** Base URLs per TCP listener, e.g. http://127.0.0.1:43121 */
+  readonly urls: readonly string[];
+  launchInstance(req: LaunchInstanceRequest): Promise<LaunchedInstance>;
+  terminateInstance(instanceId: string): Promise<void>;
+  setFaults(f: FaultSettings): void;
+  close(): Promise<void>;
+}
+
+// Admin API over HTTP (JSON bodies), on every listener and the admin socket:
+//   POST   /admin/instances            LaunchInstanceRequest -> LaunchedInstance
+//   DELETE /admin/instances/{id}       -> 204
+//   PUT    /admin/faults               FaultSettings -> 204
+//   GET    /admin/state                -> JSON dump of instances, ENIs, addresses
+// Kubernetes slice (JSON, core/v1 Pod objects):
+//   POST   /api/v1/namespaces/{ns}/pods            create (metadata.uid assigned when absent)
+//   GET    /api/v1/namespaces/{ns}/pods/{name}     404 Status when unknown
+//   DELETE /api/v1/namespaces/{ns}/pods/{name}
+//   PATCH  /api/v1/namespaces/{ns}/pods/{name}     merge-patch of metadata.annotations/labels
+//   GET    /api/v1/pods?fieldSelector=spec.nodeName%3D{node}[&watch=true&resourceVersion=N]
+//   GET    /api/v1/nodes/{name}
