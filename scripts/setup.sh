@@ -10,6 +10,7 @@ command -v nft >/dev/null || need_pkgs+=(nftables)
 command -v iptables-restore >/dev/null || need_pkgs+=(iptables)
 [ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
 command -v nsenter >/dev/null || need_pkgs+=(util-linux)
+command -v ping >/dev/null || need_pkgs+=(iputils-ping)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "vpcnet setup: missing Debian packages ${need_pkgs[*]} and not root to install them" >&2

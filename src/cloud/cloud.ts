@@ -63,7 +63,16 @@ export interface Cloud {
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
   assignPrivateIps(eniId: string, count: number): Promise<string[]>;
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void>;
-  createEni(subnetId: string, securityGroupIds: readonly string[], description: string): Promise<CreatedEni>;
+  /**
+   * CreateNetworkInterface. `tags` go on the ENI at creation (TagSpecifications), so an ENI
+   * whose attach never happened can still be found and collected by its owner tag.
+   */
+  createEni(
+    subnetId: string,
+    securityGroupIds: readonly string[],
+    description: string,
+    tags?: Readonly<Record<string, string>>,
+  ): Promise<CreatedEni>;
   /** Returns the attachment ID. */
   attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;
   /** Sets DeleteOnTermination on the attachment (as the upstream does for ENIs it creates). */

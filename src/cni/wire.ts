@@ -18,3 +18,30 @@ export interface ForwardedResponse {
   /** What the plugin prints on stdout (a result, a version object or a CNI error object). */
   readonly stdout: string;
 }
+
+/** CNI spec versions vpcnet speaks, oldest first. The plugin answers VERSION from this list. */
+export const SUPPORTED_CNI_VERSIONS: readonly string[] = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'];
+/** Version used for VERSION answers and error objects when the request names none we can read. */
+export const DEFAULT_CNI_VERSION = '1.0.0';
+
+// DEL spool: while the agent is down the plugin writes each DEL as one file in the spool dir
+// (`delSpoolDir` from the netconf, else DEFAULT_DEL_SPOOL_DIR). File content is a
+// ForwardedRequest as JSON. Names sort in arrival order, so the agent drains them by
+// listing the directory, keeping names that end in SPOOL_FILE_SUFFIX, sorting them
+// lexicographically, and deleting each file after the DEL it holds has been applied.
+// Files starting with SPOOL_TEMP_PREFIX are half-written and must be ignored.
+export const SPOOL_FILE_SUFFIX = '.del.json';
+export const SPOOL_TEMP_PREFIX = '.tmp-';
+
+/** The answer to CNI VERSION (the plugin prints it without asking the agent). */
+export interface VersionResult {
+  readonly cniVersion: string;
+  readonly supportedVersions: readonly string[];
+}
+
+/** Echo the requested version when we speak it, so the runtime can decode the answer; else the default. */
+export function versionResult(requested: string | undefined): VersionResult {
+  const cniVersion =
+    requested !== undefined && SUPPORTED_CNI_VERSIONS.includes(requested) ? requested : DEFAULT_CNI_VERSION;
+  return { cniVersion, supportedVersions: SUPPORTED_CNI_VERSIONS };
+}

@@ -37,6 +37,8 @@ export interface LaunchInstanceRequest {
   readonly securityGroupIds?: readonly string[];
   /** Lab only: name of the node's network namespace, where the fabric puts the ENI links. */
   readonly netns?: string;
+  /** Kubernetes node name; the kube slice serves GET /api/v1/nodes/{nodeName} for it. */
+  readonly nodeName?: string;
 }
 
 export interface LaunchedInstance {
@@ -82,6 +84,8 @@ export interface EmulatorOptions {
   readonly imdsFallbackInstance?: () => string | undefined;
   /** Log sink for structured lines. */
   readonly log?: (line: Record<string, unknown>) => void;
+  /** Random source in [0,1) for IDs, MACs and fault decisions; Math.random when absent. Seed it in tests. */
+  readonly random?: () => number;
 }
 
 export interface RunningEmulator {

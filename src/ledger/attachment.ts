@@ -59,5 +59,11 @@ export interface Attachment {
   readonly mtu: number;
   /** ms since epoch */
   readonly createdAt: number;
+  /**
+   * 'adding' while the ADD that created it is still changing the kernel: the record is made
+   * durable before the first kernel change, so that after a crash the agent knows what the
+   * half-done ADD may have created (ownership) and removes it. Absent once the ADD succeeded.
+   */
+  readonly phase?: 'adding';
   readonly resources: readonly OwnedResource[];
 }

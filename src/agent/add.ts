@@ -1,0 +1,135 @@
+// ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
+// record the attachment durably before touching the kernel, build the pod's network, record the
+// result durably, answer.
+import { CNI_ERR_CONTAINER_UNKNOWN, CNI_ERR_TRY_AGAIN_LATER, CniError } from '../cni/errors.ts';
+import type { CniResult } from '../cni/result.ts';
+import {
+  MAIN_TABLE,
+  POD_GATEWAY,
+  type PodNetworkSpec,
+  RULE_PRIORITY_FROM_POD,
+  RULE_PRIORITY_TO_POD,
+} from '../dataplane/dataplane.ts';
+import { hostVethMac, hostVethName } from '../dataplane/names.ts';
+import type { Attachment, OwnedResource } from '../ledger/attachment.ts';
+import type { PooledAddress } from './address-source.ts';
+import type { AttachRequest, OperationContext } from './context.ts';
+
+/** What an attachment will own once its ADD completes; recorded before the first kernel change. */
+export function plannedResources(spec: PodNetworkSpec, eniId: string): OwnedResource[] {
+  const out: OwnedResource[] = [
+    { kind: 'address', ip: spec.ip, eniId },
+    { kind: 'veth', hostName: spec.hostVeth },
+    { kind: 'hostRoute', dst: `${spec.ip}/32`, dev: spec.hostVeth },
+    { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${spec.ip}/32`, table: MAIN_TABLE },
+  ];
+  if (spec.routeTable !== MAIN_TABLE) {
+    out.push({ kind: 'rule', priority: RULE_PRIORITY_FROM_POD, from: `${spec.ip}/32`, table: spec.routeTable });
+  }
+  if (spec.snat) out.push({ kind: 'snat', ip: spec.ip });
+  return out;
+}
+
+export function podSpecFor(ctx: OperationContext, req: AttachRequest, netns: string, addr: PooledAddress): PodNetworkSpec {
+  const prefix = req.vethPrefix ?? ctx.vethPrefix;
+  return {
+    netnsPath: netns,
+    ifName: req.key.ifName,
+    hostVeth: hostVethName(req.key, prefix),
+    hostMac: hostVethMac(req.key),
+    ip: addr.ip,
+    mtu: req.mtu ?? ctx.defaultMtu,
+    routeTable: addr.routeTable,
+    snat: true,
+  };
+}
+
+export function resultFor(att: Attachment, hostMac: string, podMac: string | undefined): CniResult {
+  return {
+    interfaces: [
+      { name: att.hostVeth, mac: hostMac },
+      { name: att.key.ifName, ...(podMac ? { mac: podMac } : {}), sandbox: att.netns },
+    ],
+    ips: [{ address: `${att.ip}/32`, gateway: POD_GATEWAY, interface: 1 }],
+    routes: [{ dst: '0.0.0.0/0', gw: POD_GATEWAY }],
+    dns: {},
+  };
+}
+
+async function obtainAddress(ctx: OperationContext, owner: string): Promise<PooledAddress> {
+  const now = ctx.addresses.allocate(owner);
+  if (now) return now;
+  try {
+    await ctx.addresses.waitForAddress(ctx.addWaitMs);
+  } catch (err) {
+    throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', (err as Error).message);
+  }
+  const later = ctx.addresses.allocate(owner);
+  if (!later) throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', 'the pool grew but another pod took the address');
+  return later;
+}
+
+export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {
+  const netns = req.netns;
+  if (netns === undefined || netns === '') throw new CniError(4, 'CNI_NETNS is required for ADD');
+  if (!(await ctx.netnsExists(netns))) {
+    throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `network namespace ${netns} does not exist`);
+  }
+  const existing = ctx.ledger.get(req.key);
+  if (existing && existing.phase === undefined) {
+    // A repeated ADD for the same attachment: answer from the ledger if the kernel still matches.
+    const spec = podSpecFor(ctx, req, existing.netns, existing);
+    const problems = await ctx.dataplane.inspectPod(spec);
+    if (problems.length === 0) return resultFor(existing, spec.hostMac, undefined);
+    ctx.log.warn('repeated ADD finds drift; rebuilding', { key: req.key, problems });
+  }
+  if (existing) await removeForRebuild(ctx, existing);
+
+  const ownerKey = `${req.key.network}/${req.key.containerId}/${req.key.ifName}`;
+  const addr: PooledAddress = existing
+    ? { ip: existing.ip, eniId: existing.eniId, routeTable: existing.routeTable }
+    : await obtainAddress(ctx, ownerKey);
+  const spec = podSpecFor(ctx, req, netns, addr);
+  const base = {
+    key: req.key,
+    pod: req.pod,
+    netns,
+    ip: addr.ip,
+    eniId: addr.eniId,
+    routeTable: addr.routeTable,
+    hostVeth: spec.hostVeth,
+    mtu: spec.mtu,
+    createdAt: ctx.now(),
+  };
+  // Durable before success, and before the kernel: a crash from here on leaves a record of what
+  // this ADD may have created, so recovery removes exactly that (ownership).
+  ctx.ledger.put({ ...base, phase: 'adding', resources: plannedResources(spec, addr.eniId) });
+  await ctx.ledger.commit();
+
+  let podMac: string;
+  let resources: OwnedResource[];
+  try {
+    const done = await ctx.dataplane.addPod(spec);
+    podMac = done.podInterface.mac;
+    resources = [
+      { kind: 'address', ip: addr.ip, eniId: addr.eniId },
+      ...done.resources.filter((r) => r.kind !== 'address'),
+    ];
+  } catch (err) {
+    // The dataplane rolled back its own steps; give the address back (no pod ever used it).
+    ctx.ledger.remove(req.key);
+    ctx.addresses.unreserve(addr.ip);
+    await ctx.ledger.commit();
+    throw err;
+  }
+  const att: Attachment = { ...base, resources };
+  ctx.ledger.put(att);
+  await ctx.ledger.commit();
+  ctx.log.info('attached', { key: req.key, pod: req.pod, ip: addr.ip, eni: addr.eniId, hostVeth: spec.hostVeth });
+  return resultFor(att, spec.hostMac, podMac);
+}
+
+/** Removes an existing record's kernel state but keeps its address, for a repeated or half-done ADD. */
+async function removeForRebuild(ctx: OperationContext, att: Attachment): Promise<void> {
+  await ctx.dataplane.removeResources(att.resources.filter((r) => r.kind !== 'address'));
+}

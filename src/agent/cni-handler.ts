@@ -1,0 +1,88 @@
+// The agent's CNI edge: parses the forwarded request once (src/cni), runs the operation on the
+// pod's line (one pod, one line), and shapes the answer for the runtime's CNI version. This is the
+// only place where errors become CNI error codes.
+import { CNI_ERR_INTERNAL, CNI_ERR_UNSUPPORTED_FIELD, CniError } from '../cni/errors.ts';
+import { type CniRequest, parseCniRequest } from '../cni/request.ts';
+import { formatResult } from '../cni/result.ts';
+import { errorVersionFor } from '../cni/versions.ts';
+import { type ForwardedRequest, type ForwardedResponse, versionResult } from '../cni/wire.ts';
+import type { PodIdentity } from '../ledger/attachment.ts';
+import { addAttachment } from './add.ts';
+import { checkAttachment } from './check.ts';
+import { type AttachRequest, type OperationContext, podLineKey } from './context.ts';
+import { delAttachment } from './del.ts';
+import type { PodSerializer } from './serializer.ts';
+
+export interface CniHandlerDeps {
+  readonly ctx: OperationContext;
+  readonly serializer: PodSerializer;
+  /** Observes each operation (metrics, bench): command, outcome, service time. */
+  readonly observe?: (command: string, ok: boolean, ms: number) => void;
+}
+
+function toAttachRequest(req: Exclude<CniRequest, { command: 'VERSION' | 'GC' | 'STATUS' }>): AttachRequest {
+  const pod: PodIdentity = req.pod
+    ? { namespace: req.pod.namespace, name: req.pod.name, ...(req.pod.uid ? { uid: req.pod.uid } : {}) }
+    : {};
+  const prev = req.netConf.prevResult;
+  const prevResultIps = (prev?.ips ?? []).map((ip) => ip.address.split('/')[0] ?? '').filter((ip) => ip !== '');
+  return {
+    key: req.key,
+    netns: req.netns,
+    pod,
+    mtu: req.netConf.mtu,
+    vethPrefix: req.netConf.vethPrefix,
+    prevResultIps,
+  };
+}
+
+function ok(stdout: string): ForwardedResponse {
+  return { exitCode: 0, stdout };
+}
+
+function failure(err: unknown, cniVersion: string): ForwardedResponse {
+  const cniErr =
+    err instanceof CniError ? err : new CniError(CNI_ERR_INTERNAL, err instanceof Error ? err.message : String(err));
+  return { exitCode: 1, stdout: `${JSON.stringify(cniErr.toJson(cniVersion))}\n` };
+}
+
+export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Promise<ForwardedResponse> {
+  const started = performance.now();
+  const cniVersion = errorVersionFor(fwd.stdin);
+  let req: CniRequest;
+  try {
+    req = parseCniRequest(fwd.env, fwd.stdin);
+  } catch (err) {
+    deps.observe?.(fwd.env.CNI_COMMAND ?? 'unknown', false, performance.now() - started);
+    return failure(err, cniVersion);
+  }
+  if (req.command === 'VERSION') return ok(`${JSON.stringify(versionResult(req.cniVersion))}\n`);
+  if (req.command === 'GC' || req.command === 'STATUS') {
+    return failure(new CniError(CNI_ERR_UNSUPPORTED_FIELD, `${req.command} is not supported by this vpcnet version yet`), cniVersion);
+  }
+  const attach = toAttachRequest(req);
+  const { ctx } = deps;
+  const line = podLineKey(attach.pod.uid || attach.pod.name ? attach.pod : (ctx.ledger.get(attach.key)?.pod ?? {}), attach.key);
+  try {
+    const stdout = await deps.serializer.run(line, async () => {
+      switch (req.command) {
+        case 'ADD': {
+          const result = await addAttachment(ctx, attach);
+          return `${JSON.stringify(formatResult(result, req.netConf.cniVersion))}\n`;
+        }
+        case 'DEL':
+          await delAttachment(ctx, attach);
+          return '';
+        case 'CHECK':
+          await checkAttachment(ctx, attach);
+          return '';
+      }
+    });
+    deps.observe?.(req.command, true, performance.now() - started);
+    return ok(stdout);
+  } catch (err) {
+    ctx.log.warn(`${req.command} failed`, { key: attach.key, error: err instanceof Error ? err.message : String(err) });
+    deps.observe?.(req.command, false, performance.now() - started);
+    return failure(err, req.netConf.cniVersion);
+  }
+}

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { agentConfigFromEnv, ConfigError } from './config.ts';
+
+test('defaults follow the documented paths', () => {
+  const c = agentConfigFromEnv({ VPCNET_NODE_NAME: 'n1' });
+  assert.equal(c.agentSocket, '/run/vpcnet/agent.sock');
+  assert.equal(c.stateDir, '/var/lib/vpcnet');
+  assert.equal(c.delSpoolDir, '/var/lib/vpcnet/del-spool');
+  assert.equal(c.mtu, 9001);
+  assert.equal(c.kubeApi, undefined);
+});
+
+test('the spool dir follows the state dir unless set', () => {
+  assert.equal(agentConfigFromEnv({ VPCNET_STATE_DIR: '/s' }).delSpoolDir, '/s/del-spool');
+  assert.equal(agentConfigFromEnv({ VPCNET_STATE_DIR: '/s', VPCNET_DEL_SPOOL_DIR: '/q' }).delSpoolDir, '/q');
+});
+
+test('in-cluster API from KUBERNETES_SERVICE_HOST, explicit URL wins', () => {
+  assert.equal(agentConfigFromEnv({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }).kubeApi?.baseUrl, 'https://10.96.0.1:443');
+  assert.equal(
+    agentConfigFromEnv({ KUBERNETES_SERVICE_HOST: '10.96.0.1', VPCNET_KUBE_API: 'http://10.0.255.254:6443/' }).kubeApi?.baseUrl,
+    'http://10.0.255.254:6443',
+  );
+});
+
+test('invalid values are refused with the variable named', () => {
+  assert.throws(() => agentConfigFromEnv({ VPCNET_MTU: 'big' }), (e: unknown) => e instanceof ConfigError && /VPCNET_MTU/.test(e.message));
+  assert.throws(() => agentConfigFromEnv({ VPCNET_MTU: '100' }), /between 576 and 9001/);
+  assert.throws(() => agentConfigFromEnv({ VPCNET_VETH_PREFIX: 'toolongprefix' }), /VPCNET_VETH_PREFIX/);
+  assert.throws(() => agentConfigFromEnv({ VPCNET_KUBE_API: 'ftp://x' }), /VPCNET_KUBE_API/);
+});

@@ -1,0 +1,47 @@
+// Per-command operation counters and service times, for introspection and the benchmark.
+export interface CommandStats {
+  readonly ok: number;
+  readonly failed: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly maxMs: number;
+}
+
+const KEEP = 2048;
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, i)]!;
+}
+
+export class OperationStats {
+  readonly #by = new Map<string, { ok: number; failed: number; times: number[] }>();
+
+  record(command: string, ok: boolean, ms: number): void {
+    let s = this.#by.get(command);
+    if (!s) {
+      s = { ok: 0, failed: 0, times: [] };
+      this.#by.set(command, s);
+    }
+    if (ok) s.ok++;
+    else s.failed++;
+    s.times.push(ms);
+    if (s.times.length > KEEP) s.times.splice(0, s.times.length - KEEP);
+  }
+
+  snapshot(): Record<string, CommandStats> {
+    const out: Record<string, CommandStats> = {};
+    for (const [cmd, s] of this.#by) {
+      const sorted = [...s.times].sort((a, b) => a - b);
+      out[cmd] = {
+        ok: s.ok,
+        failed: s.failed,
+        p50Ms: Number(percentile(sorted, 50).toFixed(2)),
+        p95Ms: Number(percentile(sorted, 95).toFixed(2)),
+        maxMs: Number((sorted[sorted.length - 1] ?? 0).toFixed(2)),
+      };
+    }
+    return out;
+  }
+}

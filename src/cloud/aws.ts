@@ -1,0 +1,298 @@
+// The production Cloud: EC2 through @aws-sdk/client-ec2, instance facts through IMDSv2.
+// The emulator speaks the same wire protocols, so only endpoints differ between the two.
+import {
+  type _InstanceType,
+  AssignPrivateIpAddressesCommand,
+  AttachNetworkInterfaceCommand,
+  CreateNetworkInterfaceCommand,
+  DeleteNetworkInterfaceCommand,
+  DescribeInstanceTypesCommand,
+  DescribeNetworkInterfacesCommand,
+  DescribeSubnetsCommand,
+  DetachNetworkInterfaceCommand,
+  EC2Client,
+  type EC2ClientConfig,
+  ModifyNetworkInterfaceAttributeCommand,
+  type NetworkInterface,
+  UnassignPrivateIpAddressesCommand,
+} from '@aws-sdk/client-ec2';
+import type { Cloud, CreatedEni, EniInfo, InstanceMetadata, InstanceTypeLimits } from './cloud.ts';
+import { CloudError } from './cloud.ts';
+import { invalidResponse, toCloudError } from './ec2-errors.ts';
+import { ImdsClient, type ImdsClientOptions, imdsEndpointFromEnv } from './imds.ts';
+import { readInstanceMetadata } from './instance-metadata.ts';
+
+export interface AwsCloudDeps {
+  readonly ec2: EC2Client;
+  readonly imds: ImdsClient;
+}
+
+export class AwsCloud implements Cloud {
+  private readonly ec2: EC2Client;
+  private readonly imds: ImdsClient;
+  /** Instance type limits and subnet CIDRs never change: asked once, failures not cached. */
+  private readonly limitsCache = new Map<string, Promise<InstanceTypeLimits>>();
+  private readonly subnetCidrCache = new Map<string, Promise<string>>();
+
+  constructor(deps: AwsCloudDeps) {
+    this.ec2 = deps.ec2;
+    this.imds = deps.imds;
+  }
+
+  metadata(): Promise<InstanceMetadata> {
+    return readInstanceMetadata(this.imds);
+  }
+
+  async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
+    const doing = `describe ENIs of ${instanceId}`;
+    const found: NetworkInterface[] = [];
+    let nextToken: string | undefined;
+    do {
+      const page = await this.call(doing, () =>
+        this.ec2.send(
+          new DescribeNetworkInterfacesCommand({
+            Filters: [{ Name: 'attachment.instance-id', Values: [instanceId] }],
+            ...(nextToken !== undefined ? { NextToken: nextToken } : {}),
+          }),
+        ),
+      );
+      found.push(...(page.NetworkInterfaces ?? []));
+      nextToken = page.NextToken !== undefined && page.NextToken !== '' ? page.NextToken : undefined;
+    } while (nextToken !== undefined);
+    const enis = await Promise.all(found.map((eni) => this.toEniInfo(doing, eni)));
+    return enis.sort((a, b) => a.deviceNumber - b.deviceNumber);
+  }
+
+  instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
+    return cached(this.limitsCache, instanceType, () => this.fetchLimits(instanceType));
+  }
+
+  async assignPrivateIps(eniId: string, count: number): Promise<string[]> {
+    const doing = `assign ${count} private IPs to ENI ${eniId}`;
+    if (!Number.isInteger(count) || count < 1) {
+      throw new CloudError(
+        `cannot ${doing}: count must be a positive integer`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    const reply = await this.call(doing, () =>
+      this.ec2.send(
+        new AssignPrivateIpAddressesCommand({
+          NetworkInterfaceId: eniId,
+          SecondaryPrivateIpAddressCount: count,
+        }),
+      ),
+    );
+    const ips = (reply.AssignedPrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress);
+    if (ips.length !== count || ips.some((ip) => ip === undefined)) {
+      throw invalidResponse(doing, `${count} AssignedPrivateIpAddresses (got ${ips.length})`);
+    }
+    return ips as string[];
+  }
+
+  async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
+    if (ips.length === 0) return;
+    const shown = ips.length <= 4 ? ips.join(', ') : `${ips.slice(0, 4).join(', ')}, …`;
+    await this.call(`unassign ${ips.length} private IPs (${shown}) from ENI ${eniId}`, () =>
+      this.ec2.send(
+        new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [...ips] }),
+      ),
+    );
+  }
+
+  async createEni(
+    subnetId: string,
+    securityGroupIds: readonly string[],
+    description: string,
+    tags?: Readonly<Record<string, string>>,
+  ): Promise<CreatedEni> {
+    const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
+    const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
+    // ClientToken is an idempotency token the SDK fills in once per call, so its own retries
+    // cannot create a second ENI when the first reply was lost.
+    const reply = await this.call(doing, () =>
+      this.ec2.send(
+        new CreateNetworkInterfaceCommand({
+          SubnetId: subnetId,
+          Groups: [...securityGroupIds],
+          Description: description,
+          ...(tagList.length > 0
+            ? { TagSpecifications: [{ ResourceType: 'network-interface', Tags: tagList }] }
+            : {}),
+        }),
+      ),
+    );
+    const eni = reply.NetworkInterface;
+    if (eni?.NetworkInterfaceId === undefined)
+      throw invalidResponse(doing, 'NetworkInterface.NetworkInterfaceId');
+    if (eni.MacAddress === undefined) throw invalidResponse(doing, `MacAddress of ${eni.NetworkInterfaceId}`);
+    if (eni.PrivateIpAddress === undefined) {
+      throw invalidResponse(doing, `PrivateIpAddress of ${eni.NetworkInterfaceId}`);
+    }
+    return { eniId: eni.NetworkInterfaceId, mac: eni.MacAddress, primaryIp: eni.PrivateIpAddress };
+  }
+
+  async attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string> {
+    const doing = `attach ENI ${eniId} to ${instanceId} at device index ${deviceIndex}`;
+    const reply = await this.call(doing, () =>
+      this.ec2.send(
+        new AttachNetworkInterfaceCommand({
+          NetworkInterfaceId: eniId,
+          InstanceId: instanceId,
+          DeviceIndex: deviceIndex,
+        }),
+      ),
+    );
+    if (reply.AttachmentId === undefined) throw invalidResponse(doing, 'AttachmentId');
+    return reply.AttachmentId;
+  }
+
+  async setDeleteOnTermination(eniId: string, attachmentId: string): Promise<void> {
+    await this.call(`set DeleteOnTermination on ENI ${eniId} (attachment ${attachmentId})`, () =>
+      this.ec2.send(
+        new ModifyNetworkInterfaceAttributeCommand({
+          NetworkInterfaceId: eniId,
+          Attachment: { AttachmentId: attachmentId, DeleteOnTermination: true },
+        }),
+      ),
+    );
+  }
+
+  async detachEni(attachmentId: string): Promise<void> {
+    await this.call(`detach ENI attachment ${attachmentId}`, () =>
+      this.ec2.send(new DetachNetworkInterfaceCommand({ AttachmentId: attachmentId })),
+    );
+  }
+
+  async deleteEni(eniId: string): Promise<void> {
+    await this.call(`delete ENI ${eniId}`, () =>
+      this.ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eniId })),
+    );
+  }
+
+  /** Releases the EC2 client's sockets. */
+  close(): void {
+    this.ec2.destroy();
+  }
+
+  private async fetchLimits(instanceType: string): Promise<InstanceTypeLimits> {
+    const doing = `describe instance type ${instanceType}`;
+    const reply = await this.call(doing, () =>
+      this.ec2.send(new DescribeInstanceTypesCommand({ InstanceTypes: [instanceType as _InstanceType] })),
+    );
+    const info = reply.InstanceTypes?.find((t) => t.InstanceType === instanceType);
+    if (info === undefined) {
+      throw new CloudError(`cannot ${doing}: EC2 does not know it`, 'InvalidInstanceType', false);
+    }
+    const maxEnis = info.NetworkInfo?.MaximumNetworkInterfaces;
+    const ipsPerEni = info.NetworkInfo?.Ipv4AddressesPerInterface;
+    if (maxEnis === undefined) throw invalidResponse(doing, 'NetworkInfo.MaximumNetworkInterfaces');
+    if (ipsPerEni === undefined) throw invalidResponse(doing, 'NetworkInfo.Ipv4AddressesPerInterface');
+    return { maxEnis, ipsPerEni };
+  }
+
+  private subnetCidr(subnetId: string): Promise<string> {
+    return cached(this.subnetCidrCache, subnetId, async () => {
+      const doing = `describe subnet ${subnetId}`;
+      const reply = await this.call(doing, () =>
+        this.ec2.send(new DescribeSubnetsCommand({ SubnetIds: [subnetId] })),
+      );
+      const cidr = reply.Subnets?.find((s) => s.SubnetId === subnetId)?.CidrBlock;
+      if (cidr === undefined) throw invalidResponse(doing, `Subnets[${subnetId}].CidrBlock`);
+      return cidr;
+    });
+  }
+
+  private async toEniInfo(doing: string, eni: NetworkInterface): Promise<EniInfo> {
+    const eniId = eni.NetworkInterfaceId;
+    if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
+    const need = <T>(value: T | undefined, field: string): T => {
+      if (value === undefined) throw invalidResponse(doing, `${field} of ${eniId}`);
+      return value;
+    };
+    const subnetId = need(eni.SubnetId, 'SubnetId');
+    const addresses = eni.PrivateIpAddresses ?? [];
+    const primaryIp = need(
+      eni.PrivateIpAddress ?? addresses.find((a) => a.Primary === true)?.PrivateIpAddress,
+      'PrivateIpAddress',
+    );
+    const secondaryIps = addresses
+      .filter((a) => a.Primary !== true && a.PrivateIpAddress !== primaryIp)
+      .map((a) => need(a.PrivateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
+    return {
+      eniId,
+      mac: need(eni.MacAddress, 'MacAddress'),
+      deviceNumber: need(eni.Attachment?.DeviceIndex, 'Attachment.DeviceIndex'),
+      attachmentId: need(eni.Attachment?.AttachmentId, 'Attachment.AttachmentId'),
+      subnetId,
+      subnetCidr: await this.subnetCidr(subnetId),
+      primaryIp,
+      secondaryIps,
+    };
+  }
+
+  /** Sends one command; every SDK failure leaves as a CloudError saying what we were doing. */
+  private async call<Out>(doing: string, send: () => Promise<Out>): Promise<Out> {
+    try {
+      return await send();
+    } catch (err) {
+      throw toCloudError(doing, err);
+    }
+  }
+}
+
+function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  const loading = load();
+  cache.set(key, loading);
+  loading.catch(() => cache.delete(key));
+  return loading;
+}
+
+export interface AwsCloudOptions {
+  /** Default: AWS_REGION, else the instance's region from IMDS. */
+  readonly region?: string;
+  /** EC2 endpoint; default AWS_ENDPOINT_URL_EC2 of `env`, else the SDK's choice (the regional endpoint). */
+  readonly ec2Endpoint?: string;
+  /** SDK attempts per EC2 call, first included (standard retry mode, which backs off on throttling). */
+  readonly maxAttempts?: number;
+  /** Timeout of one EC2 HTTP request, ms. */
+  readonly requestTimeoutMs?: number;
+  /** Default: the SDK's provider chain (env, profile, instance role). */
+  readonly credentials?: EC2ClientConfig['credentials'];
+  readonly imds?: ImdsClient | ImdsClientOptions;
+  /** Where AWS_REGION, AWS_ENDPOINT_URL_EC2 and AWS_EC2_METADATA_SERVICE_ENDPOINT are read; default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export const DEFAULT_EC2_MAX_ATTEMPTS = 3;
+
+/**
+ * Builds the EC2 client and the IMDS client. Attempts stay few so that callers (the warm pool,
+ * an ADD waiting for an address) see a failure in bounded time and decide themselves.
+ */
+export async function createAwsCloud(options: AwsCloudOptions = {}): Promise<AwsCloud> {
+  const env = options.env ?? process.env;
+  const imds =
+    options.imds instanceof ImdsClient
+      ? options.imds
+      : new ImdsClient({ endpoint: imdsEndpointFromEnv(env), ...options.imds });
+  const region = options.region ?? nonEmpty(env.AWS_REGION) ?? (await imds.get('placement/region')).trim();
+  const endpoint = options.ec2Endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL_EC2);
+  const ec2 = new EC2Client({
+    region,
+    maxAttempts: options.maxAttempts ?? DEFAULT_EC2_MAX_ATTEMPTS,
+    retryMode: 'standard',
+    requestHandler: { requestTimeout: options.requestTimeoutMs ?? 10_000, connectionTimeout: 3_000 },
+    ...(endpoint !== undefined ? { endpoint } : {}),
+    ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+  });
+  return new AwsCloud({ ec2, imds });
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}

@@ -1,0 +1,128 @@
+// The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
+// instances, fault injection — and a dump of the state for tests and the lab.
+import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
+import { Ec2Error } from './ec2-error.ts';
+import type { FaultInjector } from './faults.ts';
+import { type HttpReply, jsonReply } from './http-reply.ts';
+import type { VpcOperations } from './vpc-operations.ts';
+
+export interface AdminDeps {
+  readonly ops: VpcOperations;
+  readonly faults: FaultInjector;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function optionalStrings(v: unknown, name: string): readonly string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
+    throw new Error(`${name} must be a string array`);
+  return v;
+}
+
+function optionalString(v: unknown, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new Error(`${name} must be a string`);
+  return v;
+}
+
+function optionalNumber(v: unknown, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number') throw new Error(`${name} must be a number`);
+  return v;
+}
+
+export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
+  if (!isRecord(v)) throw new Error('body must be a JSON object');
+  const { instanceType, subnetId } = v;
+  if (typeof instanceType !== 'string' || typeof subnetId !== 'string') {
+    throw new Error('instanceType and subnetId are required strings');
+  }
+  const securityGroupIds = optionalStrings(v.securityGroupIds, 'securityGroupIds');
+  const netns = optionalString(v.netns, 'netns');
+  const nodeName = optionalString(v.nodeName, 'nodeName');
+  return {
+    instanceType,
+    subnetId,
+    ...(securityGroupIds === undefined ? {} : { securityGroupIds }),
+    ...(netns === undefined ? {} : { netns }),
+    ...(nodeName === undefined ? {} : { nodeName }),
+  };
+}
+
+export function parseFaultSettings(v: unknown): FaultSettings {
+  if (!isRecord(v)) throw new Error('body must be a JSON object');
+  const throttleRate = optionalNumber(v.throttleRate, 'throttleRate');
+  const errorRate = optionalNumber(v.errorRate, 'errorRate');
+  const latencyMs = optionalNumber(v.latencyMs, 'latencyMs');
+  const actions = optionalStrings(v.actions, 'actions');
+  if (v.imds !== undefined && typeof v.imds !== 'boolean') throw new Error('imds must be a boolean');
+  return {
+    ...(throttleRate === undefined ? {} : { throttleRate }),
+    ...(errorRate === undefined ? {} : { errorRate }),
+    ...(latencyMs === undefined ? {} : { latencyMs }),
+    ...(actions === undefined ? {} : { actions }),
+    ...(v.imds === undefined ? {} : { imds: v.imds }),
+  };
+}
+
+export function stateDump(ops: VpcOperations): unknown {
+  const state = ops.state;
+  return {
+    vpc: state.spec,
+    instances: state.instances().map((i) => ({
+      instanceId: i.instanceId,
+      instanceType: i.instanceType,
+      subnetId: i.subnetId,
+      netns: i.netns ?? null,
+      nodeName: i.nodeName ?? null,
+      securityGroupIds: i.securityGroupIds,
+    })),
+    enis: state.enis().map((e) => ({
+      eniId: e.eniId,
+      mac: e.mac,
+      subnetId: e.subnetId,
+      primaryIp: e.primaryIp,
+      secondaryIps: e.secondaryIps,
+      securityGroupIds: e.securityGroupIds,
+      description: e.description,
+      tags: Object.fromEntries(e.tags),
+      attachment: e.attachment ?? null,
+    })),
+    subnets: state.subnets().map((s) => ({ subnetId: s.spec.subnetId, available: s.availableCount })),
+  };
+}
+
+function errorReply(err: unknown): HttpReply {
+  if (err instanceof Ec2Error) return jsonReply(err.status, { code: err.code, message: err.message });
+  return jsonReply(400, { code: 'BadRequest', message: err instanceof Error ? err.message : String(err) });
+}
+
+export async function handleAdmin(
+  method: string,
+  path: string,
+  body: string,
+  deps: AdminDeps,
+): Promise<HttpReply> {
+  try {
+    const parsed: unknown = body === '' ? {} : JSON.parse(body);
+    if (method === 'POST' && path === '/admin/instances') {
+      return jsonReply(201, await deps.ops.launch(parseLaunchRequest(parsed)));
+    }
+    const del = /^\/admin\/instances\/([^/]+)$/.exec(path);
+    if (method === 'DELETE' && del?.[1] !== undefined) {
+      await deps.ops.terminate(decodeURIComponent(del[1]));
+      return { status: 204, headers: {}, body: '' };
+    }
+    if (method === 'PUT' && path === '/admin/faults') {
+      deps.faults.set(parseFaultSettings(parsed));
+      return { status: 204, headers: {}, body: '' };
+    }
+    if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops));
+    return jsonReply(404, { code: 'NotFound', message: `no admin route ${method} ${path}` });
+  } catch (err) {
+    return errorReply(err);
+  }
+}

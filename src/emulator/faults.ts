@@ -1,0 +1,58 @@
+// Fault injection for EC2 (and optionally IMDS): throttling, internal errors and latency, decided
+// by an injectable random source so that a seeded run injects the same faults every time.
+import type { FaultSettings } from './api.ts';
+import { Ec2Error } from './ec2-error.ts';
+import type { RandomSource } from './ids.ts';
+
+export interface FaultDecision {
+  readonly latencyMs: number;
+  /** The error to answer with instead of running the call, if any. */
+  readonly error: Ec2Error | undefined;
+}
+
+const NONE: FaultDecision = { latencyMs: 0, error: undefined };
+
+function checkRate(name: string, rate: number | undefined): void {
+  if (rate !== undefined && !(rate >= 0 && rate <= 1))
+    throw new Error(`${name} must be within [0,1], got ${rate}`);
+}
+
+export class FaultInjector {
+  readonly #random: RandomSource;
+  #settings: FaultSettings = {};
+
+  constructor(random: RandomSource) {
+    this.#random = random;
+  }
+
+  get settings(): FaultSettings {
+    return this.#settings;
+  }
+
+  set(settings: FaultSettings): void {
+    checkRate('throttleRate', settings.throttleRate);
+    checkRate('errorRate', settings.errorRate);
+    if (settings.latencyMs !== undefined && !(settings.latencyMs >= 0)) {
+      throw new Error(`latencyMs must be >= 0, got ${settings.latencyMs}`);
+    }
+    this.#settings = settings;
+  }
+
+  /** For an EC2 action name, or `undefined` for an IMDS request. */
+  decide(action: string | undefined): FaultDecision {
+    const s = this.#settings;
+    if (action === undefined ? s.imds !== true : s.actions !== undefined && !s.actions.includes(action)) {
+      return NONE;
+    }
+    const latencyMs = s.latencyMs ?? 0;
+    // One draw per configured rate, so a rate's decisions do not shift when the other changes.
+    const throttled = s.throttleRate !== undefined && this.#random() < s.throttleRate;
+    const failed = s.errorRate !== undefined && this.#random() < s.errorRate;
+    if (throttled)
+      return { latencyMs, error: new Ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503) };
+    if (failed) {
+      return { latencyMs, error: new Ec2Error('InternalError', 'An internal error has occurred', 500) };
+    }
+    return { latencyMs, error: undefined };
+  }
+}

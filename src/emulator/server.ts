@@ -1,0 +1,147 @@
+// startEmulator: one VPC's state served on every TCP listener and the admin socket; requests are
+// routed by path — /latest/ to IMDS, /admin/ to the admin API, /api/ to the Kubernetes slice,
+// POST / to the EC2 Query API.
+import { chmod, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleAdmin } from './admin.ts';
+import type { EmulatorOptions, RunningEmulator } from './api.ts';
+import { handleEc2 } from './ec2.ts';
+import { FaultInjector } from './faults.ts';
+import type { HttpReply } from './http-reply.ts';
+import { IdSource } from './ids.ts';
+import { Imds } from './imds.ts';
+import { KubeApi } from './kube.ts';
+import { PodStore } from './pod-store.ts';
+import { VpcOperations } from './vpc-operations.ts';
+import { VpcState } from './vpc-state.ts';
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) req.destroy(new Error('request body too large'));
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function reply(res: ServerResponse, r: HttpReply): void {
+  res.writeHead(r.status, { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) });
+  res.end(r.body);
+}
+
+function listen(server: Server, target: { host: string; port: number } | string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = () => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (typeof target === 'string') server.listen(target, done);
+    else server.listen(target.port, target.host, done);
+  });
+}
+
+function urlOf(server: Server): string {
+  const a = server.address() as AddressInfo;
+  const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  return `http://${host}:${a.port}`;
+}
+
+export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmulator> {
+  const log = opts.log ?? (() => {});
+  const random = opts.random ?? Math.random;
+  const ids = new IdSource(random);
+  const state = new VpcState(opts.vpc, ids);
+  const ops = new VpcOperations(state, opts.fabric, log);
+  const faults = new FaultInjector(random);
+  const imds = new Imds({
+    state,
+    faults,
+    ids,
+    fallbackInstance: opts.imdsFallbackInstance,
+    nowMs: () => Date.now(),
+  });
+  const kube = new KubeApi({ pods: new PodStore(ids), state });
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const method = req.method ?? 'GET';
+    const body = await readBody(req);
+    const path = url.pathname;
+    if (path.startsWith('/latest/')) {
+      const header = (name: string) => {
+        const v = req.headers[name];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      return reply(res, await imds.handle({ method, path, sourceAddress: req.socket.remoteAddress, header }));
+    }
+    if (path.startsWith('/admin/')) return reply(res, await handleAdmin(method, path, body, { ops, faults }));
+    if (path.startsWith('/api/')) return kube.handle(req, res, url, body);
+    if (path === '/' && method === 'POST')
+      return reply(res, await handleEc2(body, { ops, faults, ids, log }));
+    reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    route(req, res).catch((err: unknown) => {
+      log({ msg: 'emulator request failed', url: req.url ?? null, error: String(err) });
+      if (!res.headersSent) reply(res, { status: 500, headers: {}, body: '' });
+      else res.end();
+    });
+  };
+
+  const servers: Server[] = [];
+  const closeAll = async () => {
+    kube.closeWatches();
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+    if (opts.adminSocket !== undefined) await rm(opts.adminSocket, { force: true });
+  };
+  try {
+    for (const l of opts.listen) {
+      const s = createServer(handler);
+      servers.push(s);
+      await listen(s, l);
+    }
+    if (opts.adminSocket !== undefined) {
+      // A socket file left by a crashed emulator would make listen fail with EADDRINUSE.
+      await rm(opts.adminSocket, { force: true });
+      const s = createServer(handler);
+      servers.push(s);
+      const previous = process.umask(0o177);
+      try {
+        await listen(s, opts.adminSocket);
+      } finally {
+        process.umask(previous);
+      }
+      await chmod(opts.adminSocket, 0o600);
+    }
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+  const urls = servers.slice(0, opts.listen.length).map(urlOf);
+
+  return {
+    urls,
+    launchInstance: (req) => ops.launch(req),
+    terminateInstance: (instanceId) => ops.terminate(instanceId),
+    setFaults: (f) => faults.set(f),
+    close: closeAll,
+  };
+}

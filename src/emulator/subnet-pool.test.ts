@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { SubnetPool } from './subnet-pool.ts';
+
+const spec = { subnetId: 'subnet-1', cidr: '10.0.1.0/28', availabilityZone: 'us-west-2a' };
+
+test('a /28 hands out exactly the 11 addresses AWS does not reserve', () => {
+  const pool = new SubnetPool(spec);
+  assert.equal(pool.availableCount, 11);
+  const ips = pool.allocate(11);
+  assert.deepEqual(ips, [
+    '10.0.1.4',
+    '10.0.1.5',
+    '10.0.1.6',
+    '10.0.1.7',
+    '10.0.1.8',
+    '10.0.1.9',
+    '10.0.1.10',
+    '10.0.1.11',
+    '10.0.1.12',
+    '10.0.1.13',
+    '10.0.1.14',
+  ]);
+  assert.equal(pool.gateway, '10.0.1.1');
+});
+
+test('allocation beyond the free count fails with InsufficientFreeAddressesInSubnet and takes nothing', () => {
+  const pool = new SubnetPool(spec);
+  pool.allocate(10);
+  assert.throws(() => pool.allocate(2), { code: 'InsufficientFreeAddressesInSubnet' });
+  assert.equal(pool.availableCount, 1);
+});
+
+test('claiming a reserved, foreign or used address fails with InvalidParameterValue', () => {
+  const pool = new SubnetPool(spec);
+  for (const ip of ['10.0.1.0', '10.0.1.1', '10.0.1.2', '10.0.1.3', '10.0.1.15', '10.0.2.4', 'nope']) {
+    assert.throws(() => pool.claim([ip]), { code: 'InvalidParameterValue' }, ip);
+  }
+  pool.claim(['10.0.1.9']);
+  assert.throws(() => pool.claim(['10.0.1.9']), { code: 'InvalidParameterValue' });
+  assert.ok(!pool.allocate(10).includes('10.0.1.9'));
+});
+
+test('a released address becomes available again', () => {
+  const pool = new SubnetPool(spec);
+  const [ip] = pool.allocate(1);
+  pool.release([ip!]);
+  assert.equal(pool.availableCount, 11);
+  assert.equal(pool.isInUse(ip!), false);
+});
+
+test('random allocate/release interleavings never hand out an address twice', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 4 })), { maxLength: 60 }), (steps) => {
+      const pool = new SubnetPool(spec);
+      const held = new Set<string>();
+      for (const [allocate, n] of steps) {
+        if (allocate) {
+          if (n > pool.availableCount) continue;
+          for (const ip of pool.allocate(n)) {
+            assert.ok(!held.has(ip), `${ip} handed out twice`);
+            held.add(ip);
+          }
+        } else {
+          const some = [...held].slice(0, n);
+          pool.release(some);
+          for (const ip of some) held.delete(ip);
+        }
+        assert.equal(pool.availableCount, 11 - held.size);
+      }
+    }),
+  );
+});

@@ -1,0 +1,204 @@
+// An in-memory EC2 + IMDS for unit tests: one instance, one subnet, the instance type's ENI and
+// address limits enforced with the EC2 error codes, and injectable failures per method.
+
+import {
+  type Cloud,
+  CloudError,
+  type CreatedEni,
+  type EniInfo,
+  type InstanceMetadata,
+  type InstanceTypeLimits,
+} from '../cloud/cloud.ts';
+
+interface FakeEni {
+  readonly eniId: string;
+  readonly mac: string;
+  readonly subnetId: string;
+  readonly primaryIp: string;
+  readonly description: string;
+  secondaryIps: string[];
+  attachment?: { attachmentId: string; instanceId: string; deviceIndex: number; deleteOnTermination: boolean };
+}
+
+export type FakeCloudMethod = keyof Cloud;
+
+export interface FakeCloudOptions {
+  readonly limits?: InstanceTypeLimits;
+  /** Secondary IPs the primary ENI starts with. */
+  readonly primarySecondaryIps?: number;
+}
+
+export class FakeCloud implements Cloud {
+  readonly limits: InstanceTypeLimits;
+  readonly meta: InstanceMetadata;
+  readonly enis = new Map<string, FakeEni>();
+  /** Every call, as "method arg…", in order. */
+  readonly calls: string[] = [];
+  readonly #failures = new Map<FakeCloudMethod, Error[]>();
+  #nextId = 1;
+  #nextHost = 10;
+
+  constructor(options: FakeCloudOptions = {}) {
+    this.limits = options.limits ?? { maxEnis: 3, ipsPerEni: 4 };
+    const primaryIp = this.#allocateIp();
+    this.meta = {
+      instanceId: 'i-0fake',
+      instanceType: 't3.small',
+      region: 'us-east-1',
+      availabilityZone: 'us-east-1a',
+      primaryMac: '02:00:00:00:00:01',
+      primaryIp,
+      subnetId: 'subnet-1',
+      subnetCidr: '10.0.0.0/16',
+      vpcCidrs: ['10.0.0.0/16'],
+      securityGroupIds: ['sg-1'],
+    };
+    const primary: FakeEni = {
+      eniId: 'eni-primary',
+      mac: this.meta.primaryMac,
+      subnetId: this.meta.subnetId,
+      primaryIp,
+      description: 'primary',
+      secondaryIps: Array.from({ length: options.primarySecondaryIps ?? 0 }, () => this.#allocateIp()),
+      attachment: { attachmentId: 'attach-primary', instanceId: this.meta.instanceId, deviceIndex: 0, deleteOnTermination: true },
+    };
+    this.enis.set(primary.eniId, primary);
+  }
+
+  /** The next `times` calls of `method` fail with `error` (default: a retryable throttle). */
+  failNext(method: FakeCloudMethod, error?: Error, times = 1): void {
+    const list = this.#failures.get(method) ?? [];
+    for (let i = 0; i < times; i++) {
+      list.push(error ?? new CloudError(`${method}: Request limit exceeded.`, 'RequestLimitExceeded', true));
+    }
+    this.#failures.set(method, list);
+  }
+
+  /** ENIs attached to the instance, by device index. */
+  attached(): FakeEni[] {
+    return [...this.enis.values()]
+      .filter((e) => e.attachment?.instanceId === this.meta.instanceId)
+      .sort((a, b) => (a.attachment?.deviceIndex ?? 0) - (b.attachment?.deviceIndex ?? 0));
+  }
+
+  #enter(method: FakeCloudMethod, ...args: unknown[]): void {
+    this.calls.push([method, ...args.map((a) => (Array.isArray(a) ? a.join(',') : String(a)))].join(' '));
+    const err = this.#failures.get(method)?.shift();
+    if (err) throw err;
+  }
+
+  #allocateIp(): string {
+    const n = this.#nextHost++;
+    return `10.0.${Math.floor(n / 256)}.${n % 256}`;
+  }
+
+  #eni(eniId: string): FakeEni {
+    const eni = this.enis.get(eniId);
+    if (!eni) throw new CloudError(`The networkInterface ID '${eniId}' does not exist`, 'InvalidNetworkInterfaceID.NotFound', false);
+    return eni;
+  }
+
+  async metadata(): Promise<InstanceMetadata> {
+    this.#enter('metadata');
+    return this.meta;
+  }
+
+  async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
+    this.#enter('describeInstanceEnis', instanceId);
+    return [...this.enis.values()]
+      .filter((e) => e.attachment?.instanceId === instanceId)
+      .map((e) => ({
+        eniId: e.eniId,
+        mac: e.mac,
+        deviceNumber: e.attachment?.deviceIndex ?? 0,
+        attachmentId: e.attachment?.attachmentId ?? '',
+        subnetId: e.subnetId,
+        subnetCidr: this.meta.subnetCidr,
+        primaryIp: e.primaryIp,
+        secondaryIps: [...e.secondaryIps],
+      }));
+  }
+
+  async instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
+    this.#enter('instanceTypeLimits', instanceType);
+    return this.limits;
+  }
+
+  async assignPrivateIps(eniId: string, count: number): Promise<string[]> {
+    this.#enter('assignPrivateIps', eniId, count);
+    const eni = this.#eni(eniId);
+    if (eni.secondaryIps.length + count > this.limits.ipsPerEni - 1) {
+      throw new CloudError(
+        `Number of private addresses will exceed limit on ${eniId}`,
+        'PrivateIpAddressLimitExceeded',
+        false,
+      );
+    }
+    const ips = Array.from({ length: count }, () => this.#allocateIp());
+    eni.secondaryIps.push(...ips);
+    return ips;
+  }
+
+  async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
+    this.#enter('unassignPrivateIps', eniId, ips);
+    const eni = this.#eni(eniId);
+    const missing = ips.filter((ip) => !eni.secondaryIps.includes(ip));
+    if (missing.length > 0) {
+      throw new CloudError(`Some of the IPs are not assigned to ${eniId}: ${missing.join(', ')}`, 'InvalidParameterValue', false);
+    }
+    eni.secondaryIps = eni.secondaryIps.filter((ip) => !ips.includes(ip));
+  }
+
+  async createEni(subnetId: string, securityGroupIds: readonly string[], description: string): Promise<CreatedEni> {
+    this.#enter('createEni', subnetId, securityGroupIds, description);
+    const n = this.#nextId++;
+    const eni: FakeEni = {
+      eniId: `eni-${n.toString(16).padStart(4, '0')}`,
+      mac: `02:00:00:00:01:${n.toString(16).padStart(2, '0')}`,
+      subnetId,
+      primaryIp: this.#allocateIp(),
+      description,
+      secondaryIps: [],
+    };
+    this.enis.set(eni.eniId, eni);
+    return { eniId: eni.eniId, mac: eni.mac, primaryIp: eni.primaryIp };
+  }
+
+  async attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string> {
+    this.#enter('attachEni', eniId, instanceId, deviceIndex);
+    const eni = this.#eni(eniId);
+    const attached = this.attached();
+    if (attached.length >= this.limits.maxEnis) {
+      throw new CloudError(`Interface count ${attached.length + 1} exceeds the limit for ${this.meta.instanceType}`, 'AttachmentLimitExceeded', false);
+    }
+    if (attached.some((e) => e.attachment?.deviceIndex === deviceIndex)) {
+      throw new CloudError(`Instance ${instanceId} already has an interface attached at device index ${deviceIndex}`, 'InvalidParameterValue', false);
+    }
+    const attachmentId = `attach-${eniId}`;
+    eni.attachment = { attachmentId, instanceId, deviceIndex, deleteOnTermination: false };
+    return attachmentId;
+  }
+
+  async setDeleteOnTermination(eniId: string, attachmentId: string): Promise<void> {
+    this.#enter('setDeleteOnTermination', eniId, attachmentId);
+    const eni = this.#eni(eniId);
+    if (eni.attachment?.attachmentId !== attachmentId) {
+      throw new CloudError(`Attachment ${attachmentId} is not on ${eniId}`, 'InvalidAttachmentID.NotFound', false);
+    }
+    eni.attachment.deleteOnTermination = true;
+  }
+
+  async detachEni(attachmentId: string): Promise<void> {
+    this.#enter('detachEni', attachmentId);
+    const eni = [...this.enis.values()].find((e) => e.attachment?.attachmentId === attachmentId);
+    if (!eni) throw new CloudError(`Attachment ${attachmentId} not found`, 'InvalidAttachmentID.NotFound', false);
+    delete eni.attachment;
+  }
+
+  async deleteEni(eniId: string): Promise<void> {
+    this.#enter('deleteEni', eniId);
+    const eni = this.#eni(eniId);
+    if (eni.attachment) throw new CloudError(`Network interface ${eniId} is currently in use`, 'InvalidNetworkInterface.InUse', false);
+    this.enis.delete(eniId);
+  }
+}

@@ -1,0 +1,90 @@
+// One vpcnet agent per lab node, started inside the node's namespace and configured by its
+// environment (src/agent/config-contract.md) to use the emulator as its cloud and kube API.
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ChildSpec } from './children.ts';
+import { ctlArgv } from './children.ts';
+import { runCommand } from './command.ts';
+import type { LabLayout, LabNode } from './layout.ts';
+import { waitForHttp200 } from './unix-http.ts';
+
+export function agentRole(node: LabNode): string {
+  return `agent-${node.name}`;
+}
+
+/** The agent's environment: the caller's (pool targets such as WARM_IP_TARGET pass through) minus
+ * anything that would point it at real AWS or a real cluster, plus the lab's endpoints. */
+export function agentEnv(layout: LabLayout, node: LabNode, podEni: boolean): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('AWS_') || k.startsWith('VPCNET_') || k.startsWith('KUBERNETES_')) continue;
+    env[k] = v;
+  }
+  return {
+    ...env,
+    VPCNET_AGENT_SOCKET: node.agentSocket,
+    VPCNET_STATE_DIR: node.stateDir,
+    VPCNET_DEL_SPOOL_DIR: node.spoolDir,
+    VPCNET_NODE_NAME: node.name,
+    VPCNET_KUBE_API: layout.emulator.kubeEndpoint,
+    AWS_ENDPOINT_URL_EC2: layout.emulator.ec2Endpoint,
+    AWS_EC2_METADATA_SERVICE_ENDPOINT: layout.emulator.imdsEndpoint,
+    AWS_REGION: layout.vpc.region,
+    AWS_ACCESS_KEY_ID: 'lab',
+    AWS_SECRET_ACCESS_KEY: 'lab',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...(podEni ? { ENABLE_POD_ENI: 'true' } : {}),
+  };
+}
+
+export function agentSpec(layout: LabLayout, node: LabNode, repoRoot: string, podEni: boolean): ChildSpec {
+  const agent = join(repoRoot, 'bin', 'vpcnetd');
+  return {
+    role: agentRole(node),
+    argv: ['ip', 'netns', 'exec', node.netns, process.execPath, agent],
+    env: agentEnv(layout, node, podEni),
+    cwd: repoRoot,
+    logFile: node.agentLog,
+    cmdlineMatch: agent,
+  };
+}
+
+/** Installs the plugin and its conflist into the node's CNI dirs, as the DaemonSet's init step would. */
+export async function installPlugin(node: LabNode, repoRoot: string): Promise<void> {
+  const [file, ...args] = ctlArgv(repoRoot);
+  await runCommand(file, [
+    ...args,
+    'install',
+    '--cni-bin-dir',
+    node.cniBinDir,
+    '--cni-conf-dir',
+    node.cniConfDir,
+    '--agent-socket',
+    node.agentSocket,
+    '--del-spool-dir',
+    node.spoolDir,
+  ]);
+}
+
+/** Waits for `GET /v1/healthz` = 200; the error quotes the end of the agent's log. */
+export async function waitAgentHealthy(node: LabNode, child: ChildProcess, timeoutMs: number): Promise<void> {
+  try {
+    await waitForHttp200(node.agentSocket, '/v1/healthz', timeoutMs, () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? `agent of ${node.name} exited (${child.exitCode ?? child.signalCode})`
+        : undefined,
+    );
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(
+      `agent of ${node.name} did not become healthy: ${reason}\n${await logTail(node.agentLog)}`,
+    );
+  }
+}
+
+export async function logTail(file: string, lines = 20): Promise<string> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const tail = text.trimEnd().split('\n').slice(-lines).join('\n');
+  return tail === '' ? `(${file} is empty)` : `last lines of ${file}:\n${tail}`;
+}

@@ -1,0 +1,205 @@
+// `vpcnetctl lab …`: argument parsing and output of the lab commands. The work is in the
+// modules named after each command (up, down, pod, supervisor, emulator-process).
+import { parseArgs } from 'node:util';
+import { labUpDetached, readUpRequest } from './detach.ts';
+import { labDown } from './down.ts';
+import { runEmulatorProcess } from './emulator-process.ts';
+import type { LabDescription } from './layout.ts';
+import { labPod } from './pod.ts';
+import { runSupervisor } from './supervisor.ts';
+import type { LabLog } from './up.ts';
+
+const HELP: Record<string, string> = {
+  lab: `Usage: vpcnetctl lab <command> [options]
+
+A VPC on this machine: an emulated EC2/IMDS/Kubernetes API, node namespaces each running
+a real vpcnet agent, and VPC test hosts. Needs root.
+
+Commands:
+  up        bring a lab up
+  down      remove a lab (every namespace, process and file of it)
+  pod       register a pod in the lab's Kubernetes API
+Run \`vpcnetctl lab <command> --help\` for its options.
+`,
+  up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni] [--detach] [--json]
+
+  --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
+  --nodes N           number of nodes (default 1)
+  --instance-type T   EC2 instance type of the nodes (default t3.medium)
+  --pod-eni           enable branch-ENI pods (ENABLE_POD_ENI=true on the agents)
+  --detach            leave a supervisor running in the background and exit once the lab is ready
+  --json              print the lab's description as one JSON object
+
+Without --detach the lab runs in the foreground until Ctrl-C, which tears it down.
+Pool settings (WARM_IP_TARGET, WARM_ENI_TARGET, MINIMUM_IP_TARGET, ...) in the environment
+are passed to the agents.
+`,
+  down: `Usage: vpcnetctl lab down --name L
+
+Stops the lab's supervisor, emulator and agents, deletes every network namespace whose name
+starts with L- and removes /run/vpcnet-lab/L. Succeeds when there is nothing to remove.
+`,
+  pod: `Usage: vpcnetctl lab pod --name L --node NODE --namespace NS --pod P [--uid U] [--security-groups sg-1,sg-2]
+
+Registers pod NS/P bound to NODE in the lab's Kubernetes API and prints it as JSON.
+`,
+  supervise: 'Usage: vpcnetctl lab supervise --name L   (internal: started by `lab up --detach`)\n',
+  emulator: 'Usage: vpcnetctl lab emulator --name L   (internal: runs inside the lab VPC namespace)\n',
+};
+
+class UsageError extends Error {}
+
+function stderrLog(): LabLog {
+  return (line) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+}
+
+/** `argv` is what follows `vpcnetctl lab` (a leading `lab` is accepted too). Resolves with the exit code. */
+export async function runLabCommand(argv: readonly string[], repoRoot: string): Promise<number> {
+  const args = argv[0] === 'lab' ? argv.slice(1) : [...argv];
+  const command = args[0];
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(HELP.lab ?? '');
+    return command === undefined ? 2 : 0;
+  }
+  const help = HELP[command];
+  if (help === undefined || command === 'lab') {
+    process.stderr.write(`vpcnetctl lab: unknown command ${JSON.stringify(command)}\n\n${HELP.lab}`);
+    return 2;
+  }
+  const rest = args.slice(1);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(help);
+    return 0;
+  }
+  try {
+    return await dispatch(command, rest, repoRoot);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) {
+      process.stderr.write(`vpcnetctl lab ${command}: ${message}\n\n${help}`);
+      return 2;
+    }
+    process.stderr.write(`vpcnetctl lab ${command}: ${message}\n`);
+    return 1;
+  }
+}
+
+async function dispatch(command: string, args: string[], repoRoot: string): Promise<number> {
+  switch (command) {
+    case 'up':
+      return up(args, repoRoot);
+    case 'down': {
+      await labDown(requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name));
+      return 0;
+    }
+    case 'pod':
+      return pod(args);
+    case 'supervise': {
+      const name = requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name);
+      const req = await readUpRequest(name);
+      return runSupervisor({
+        name,
+        nodes: req.nodes,
+        instanceType: req.instanceType,
+        podEni: req.podEni,
+        skipAgents: req.skipAgents,
+        repoRoot,
+        log: stderrLog(),
+        stateDirPrepared: true,
+        keepStateDirOnFailure: true,
+      });
+    }
+    case 'emulator':
+      return runEmulatorProcess(
+        requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name),
+      );
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+async function up(args: string[], repoRoot: string): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      nodes: { type: 'string' },
+      'instance-type': { type: 'string' },
+      'pod-eni': { type: 'boolean' },
+      detach: { type: 'boolean' },
+      json: { type: 'boolean' },
+      // Internal, for the lab's own tests of the network skeleton: no plugin install, no agents.
+      'skip-agents': { type: 'boolean' },
+    },
+  });
+  const nodes = values.nodes === undefined ? 1 : Number(values.nodes);
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 32) {
+    throw new UsageError(`--nodes must be an integer from 1 to 32, not ${values.nodes}`);
+  }
+  const opts = {
+    name: requiredName(values.name),
+    nodes,
+    instanceType: values['instance-type'] ?? 't3.medium',
+    podEni: values['pod-eni'] === true,
+    skipAgents: values['skip-agents'] === true,
+    repoRoot,
+  };
+  const print = (d: LabDescription): void => {
+    process.stdout.write(
+      values.json === true ? `${JSON.stringify(d)}\n` : describe(d, values.detach === true),
+    );
+  };
+  if (values.detach === true) {
+    print(await labUpDetached(opts));
+    return 0;
+  }
+  return runSupervisor({ ...opts, log: stderrLog(), onReady: print });
+}
+
+async function pod(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      node: { type: 'string' },
+      namespace: { type: 'string' },
+      pod: { type: 'string' },
+      uid: { type: 'string' },
+      'security-groups': { type: 'string' },
+    },
+  });
+  for (const key of ['node', 'namespace', 'pod'] as const) {
+    if (values[key] === undefined || values[key] === '') throw new UsageError(`--${key} is required`);
+  }
+  const created = await labPod({
+    name: requiredName(values.name),
+    node: values.node ?? '',
+    namespace: values.namespace ?? '',
+    pod: values.pod ?? '',
+    ...(values.uid === undefined ? {} : { uid: values.uid }),
+    ...(values['security-groups'] === undefined
+      ? {}
+      : { securityGroups: values['security-groups'].split(',').filter((s) => s !== '') }),
+  });
+  process.stdout.write(`${JSON.stringify(created)}\n`);
+  return 0;
+}
+
+function requiredName(name: string | undefined): string {
+  if (name === undefined || name === '') throw new UsageError('--name is required');
+  return name;
+}
+
+function describe(d: LabDescription, detached: boolean): string {
+  const lines = [
+    `lab ${d.name} is up${detached ? '' : ' (Ctrl-C tears it down)'}`,
+    `  VPC namespace: ${d.vpcNetns}`,
+    ...d.nodes.map(
+      (n) => `  ${n.name}: netns ${n.netns}, agent ${n.agentSocket}, CNI ${n.cniBinDir} ${n.cniConfDir}`,
+    ),
+    ...d.vpcHosts.map((h) => `  VPC host: netns ${h.netns}, ${h.ip}`),
+    `  EC2 ${d.emulator.ec2Endpoint}, IMDS ${d.emulator.imdsEndpoint}, kube API ${d.emulator.kubeEndpoint}`,
+    detached ? `  remove it with: vpcnetctl lab down --name ${d.name}` : '',
+  ];
+  return `${lines.filter((l) => l !== '').join('\n')}\n`;
+}

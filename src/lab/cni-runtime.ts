@@ -1,0 +1,109 @@
+// Runs an installed CNI plugin chain exactly as a container runtime does: the conflist's plugins in
+// order for ADD (each given the previous one's result as prevResult), in reverse for DEL, with the
+// CNI_* environment, the plugin exec'd inside the node's network namespace. Used by `npm start`,
+// the integration tests and the benchmark, so all three exercise the real plugin binary.
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'STATUS' | 'GC';
+
+export interface CniCall {
+  /** Node network namespace name to exec the plugin in; undefined = the current namespace. */
+  readonly nodeNetns: string | undefined;
+  readonly cniBinDir: string;
+  readonly command: CniCommand;
+  readonly containerId: string;
+  /** Path of the pod's network namespace, e.g. /var/run/netns/X ('' allowed for a late DEL). */
+  readonly netns: string;
+  readonly ifName: string;
+  /** CNI_ARGS entries, e.g. K8S_POD_NAMESPACE. */
+  readonly args?: Readonly<Record<string, string>>;
+}
+
+export interface PluginOutput {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface NetConfList {
+  readonly cniVersion: string;
+  readonly name: string;
+  readonly plugins: readonly Record<string, unknown>[];
+}
+
+export async function readConfList(path: string): Promise<NetConfList> {
+  const raw = JSON.parse(await readFile(path, 'utf8')) as Partial<NetConfList>;
+  if (typeof raw.cniVersion !== 'string' || typeof raw.name !== 'string' || !Array.isArray(raw.plugins)) {
+    throw new Error(`${path} is not a CNI conflist (needs cniVersion, name, plugins)`);
+  }
+  return raw as NetConfList;
+}
+
+/** Execs one plugin binary with the CNI environment and `stdin`. */
+export function execPlugin(call: CniCall, pluginType: string, stdin: string): Promise<PluginOutput> {
+  const cniArgs = Object.entries(call.args ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(';');
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+    CNI_COMMAND: call.command,
+    CNI_CONTAINERID: call.containerId,
+    CNI_NETNS: call.netns,
+    CNI_IFNAME: call.ifName,
+    CNI_PATH: call.cniBinDir,
+  };
+  if (cniArgs) env.CNI_ARGS = cniArgs;
+  const bin = join(call.cniBinDir, pluginType);
+  const argv = call.nodeNetns === undefined ? [bin] : ['ip', 'netns', 'exec', call.nodeNetns, bin];
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({
+        exitCode: code ?? 1,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
+    child.stdin.end(stdin);
+  });
+}
+
+function pluginConfig(list: NetConfList, plugin: Record<string, unknown>, prevResult: unknown): string {
+  const conf: Record<string, unknown> = { ...plugin, cniVersion: list.cniVersion, name: list.name };
+  if (prevResult !== undefined) conf.prevResult = prevResult;
+  return JSON.stringify(conf);
+}
+
+export class PluginFailed extends Error {
+  constructor(
+    readonly plugin: string,
+    readonly output: PluginOutput,
+  ) {
+    super(`${plugin} failed (exit ${output.exitCode}): ${output.stdout.trim() || output.stderr.trim()}`);
+    this.name = 'PluginFailed';
+  }
+}
+
+/**
+ * Runs the chain for ADD/CHECK/DEL the way libcni does. Returns the last result (ADD) or undefined.
+ * For CHECK and DEL, `prevResult` is the cached ADD result when the runtime has one.
+ */
+export async function runChain(call: CniCall, list: NetConfList, prevResult?: unknown): Promise<unknown> {
+  const plugins = call.command === 'DEL' ? [...list.plugins].reverse() : list.plugins;
+  let result: unknown = call.command === 'ADD' ? undefined : prevResult;
+  for (const plugin of plugins) {
+    const type = plugin.type;
+    if (typeof type !== 'string') throw new Error(`plugin entry without a type in conflist ${list.name}`);
+    const out = await execPlugin(call, type, pluginConfig(list, plugin, result));
+    if (out.exitCode !== 0) throw new PluginFailed(type, out);
+    if (call.command === 'ADD') result = JSON.parse(out.stdout) as unknown;
+  }
+  return call.command === 'ADD' ? result : undefined;
+}

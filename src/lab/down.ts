@@ -1,0 +1,54 @@
+// `lab down`: removes every process, namespace and file of a lab. Idempotent, and works after a
+// crash: processes are found through their PID records, namespaces by the lab's name prefix
+// (also those of an earlier run whose state dir is gone).
+import { rm } from 'node:fs/promises';
+import { checkLabName, labLayout } from './layout.ts';
+import { deleteNetns, labNetnsNames } from './netns.ts';
+import { type ProcessRecord, readRecords, stopRecordedProcess } from './processes.ts';
+
+export interface LabDownOptions {
+  /** Keep the state dir (its logs and error file); the lab's processes and namespaces still go. */
+  readonly keepStateDir?: boolean;
+  readonly log?: (line: Record<string, unknown>) => void;
+}
+
+const SUPERVISOR_GRACE_MS = 20_000;
+const CHILD_GRACE_MS = 5_000;
+
+export async function labDown(name: string, opts: LabDownOptions = {}): Promise<void> {
+  checkLabName(name);
+  const layout = labLayout(name, 0);
+  const log = opts.log ?? (() => undefined);
+  // Never this process: the supervisor tears its own lab down through here.
+  const others = (await readRecords(layout.files.pidsDir)).filter((r) => r.pid !== process.pid);
+  // The supervisor first, so that it restarts nothing while its children are being stopped.
+  await stopAll(
+    others.filter((r) => r.role === 'supervisor'),
+    SUPERVISOR_GRACE_MS,
+    log,
+  );
+  await stopAll(
+    others.filter((r) => r.role !== 'supervisor'),
+    CHILD_GRACE_MS,
+    log,
+  );
+  const namespaces = await labNetnsNames(name);
+  if (namespaces.length > 0) {
+    await deleteNetns(namespaces);
+    log({ msg: 'deleted network namespaces', lab: name, namespaces });
+  }
+  if (opts.keepStateDir !== true) await rm(layout.stateDir, { recursive: true, force: true });
+}
+
+async function stopAll(
+  records: readonly ProcessRecord[],
+  graceMs: number,
+  log: (line: Record<string, unknown>) => void,
+): Promise<void> {
+  await Promise.all(
+    records.map(async (r) => {
+      await stopRecordedProcess(r, graceMs);
+      log({ msg: 'stopped', role: r.role, pid: r.pid });
+    }),
+  );
+}

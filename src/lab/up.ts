@@ -1,0 +1,161 @@
+// `lab up`: builds a VPC on this machine: namespaces, the emulator inside the VPC namespace, one
+// instance per node namespace (its ENIs become links through the fabric), the plugin installed
+// and one agent per node. On any failure it tears down what it made and rethrows.
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import type { LaunchedInstance } from '../emulator/api.ts';
+import { agentSpec, installPlugin, logTail, waitAgentHealthy } from './agents.ts';
+import { type ChildSpec, ctlArgv, spawnRecorded } from './children.ts';
+import { labDown } from './down.ts';
+import { type LabDescription, type LabLayout, labDescription, labLayout, NODE_SUBNET } from './layout.ts';
+import { createLabNetwork, labNetnsNames } from './netns.ts';
+import { unixJson, waitForHttp200 } from './unix-http.ts';
+
+export type LabLog = (line: Record<string, unknown>) => void;
+
+export interface LabUpOptions {
+  readonly name: string;
+  readonly nodes?: number;
+  readonly instanceType?: string;
+  readonly podEni?: boolean;
+  readonly repoRoot: string;
+  readonly log: LabLog;
+  /** The state dir was made by `lab up --detach` for this run (it holds the supervisor's log). */
+  readonly stateDirPrepared?: boolean;
+  /** Internal, for tests of the network skeleton only: no plugin install, no agents. */
+  readonly skipAgents?: boolean;
+  /** Keep the state dir (logs, error file) when bringing the lab up fails. */
+  readonly keepStateDirOnFailure?: boolean;
+}
+
+/** A lab that is up; its child processes are the caller's (the supervisor's) to watch. */
+export interface RunningLab {
+  readonly layout: LabLayout;
+  readonly description: LabDescription;
+  readonly podEni: boolean;
+  readonly children: Map<string, { readonly spec: ChildSpec; child: ChildProcess }>;
+}
+
+const EMULATOR_READY_MS = 30_000;
+const AGENT_READY_MS = 60_000;
+
+/** Throws when any trace of lab `name` exists: its namespaces or (unless prepared) its state dir. */
+export async function assertLabAbsent(name: string, stateDirPrepared = false): Promise<void> {
+  const layout = labLayout(name, 0);
+  const namespaces = await labNetnsNames(name);
+  const traces = [
+    ...(namespaces.length > 0 ? [`network namespaces ${namespaces.join(', ')}`] : []),
+    ...(!stateDirPrepared && existsSync(layout.stateDir) ? [`state dir ${layout.stateDir}`] : []),
+  ];
+  if (traces.length > 0) {
+    throw new Error(
+      `lab ${name} already exists (${traces.join('; ')}); run \`vpcnetctl lab down --name ${name}\` first`,
+    );
+  }
+}
+
+export async function labUp(opts: LabUpOptions): Promise<RunningLab> {
+  const nodeCount = opts.nodes ?? 1;
+  if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 32) {
+    throw new Error(`--nodes must be an integer from 1 to 32, not ${nodeCount}`);
+  }
+  const layout = labLayout(opts.name, nodeCount);
+  await assertLabAbsent(opts.name, opts.stateDirPrepared === true);
+  const running: RunningLab = {
+    layout,
+    description: labDescription(layout),
+    podEni: opts.podEni === true,
+    children: new Map(),
+  };
+  try {
+    await build(running, opts);
+    return running;
+  } catch (err) {
+    opts.log({ msg: 'lab up failed; tearing down', lab: opts.name, error: String(err) });
+    await labDown(opts.name, { keepStateDir: opts.keepStateDirOnFailure === true, log: opts.log }).catch(
+      (e: unknown) => opts.log({ msg: 'teardown after failed lab up failed', error: String(e) }),
+    );
+    throw err;
+  }
+}
+
+async function build(running: RunningLab, opts: LabUpOptions): Promise<void> {
+  const { layout, children } = running;
+  const log = opts.log;
+  await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });
+  for (const n of layout.nodes) {
+    for (const d of [n.stateDir, n.spoolDir, n.cniBinDir, n.cniConfDir]) await mkdir(d, { recursive: true });
+  }
+  await createLabNetwork(layout);
+  log({ msg: 'network created', lab: layout.name, vpcNetns: layout.vpcNetns });
+
+  const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot), layout);
+  await waitForHttp200(layout.emulator.adminSocket, '/admin/state', EMULATOR_READY_MS, () =>
+    exited(emulator),
+  ).catch(async (err: unknown) => {
+    throw new Error(`emulator did not come up: ${String(err)}\n${await logTail(layout.files.emulatorLog)}`);
+  });
+  log({ msg: 'emulator ready', adminSocket: layout.emulator.adminSocket });
+
+  for (const node of layout.nodes) {
+    const instance = (await unixJson(layout.emulator.adminSocket, 'POST', '/admin/instances', {
+      instanceType: opts.instanceType ?? 't3.medium',
+      subnetId: NODE_SUBNET.subnetId,
+      netns: node.netns,
+      nodeName: node.name,
+    })) as LaunchedInstance;
+    log({
+      msg: 'instance launched',
+      node: node.name,
+      instanceId: instance.instanceId,
+      ip: instance.primaryEni.primaryIp,
+    });
+  }
+  if (opts.skipAgents === true) return;
+
+  for (const node of layout.nodes) await installPlugin(node, opts.repoRoot);
+  const started = layout.nodes.map((node) => ({
+    node,
+    child: startChild(children, agentSpec(layout, node, opts.repoRoot, running.podEni), layout),
+  }));
+  for (const { node, child } of started) await waitAgentHealthy(node, await child, AGENT_READY_MS);
+  log({ msg: 'agents healthy', nodes: layout.nodes.map((n) => n.name) });
+}
+
+export function emulatorSpec(layout: LabLayout, repoRoot: string): ChildSpec {
+  return {
+    role: 'emulator',
+    argv: [
+      'ip',
+      'netns',
+      'exec',
+      layout.vpcNetns,
+      ...ctlArgv(repoRoot),
+      'lab',
+      'emulator',
+      '--name',
+      layout.name,
+    ],
+    env: { ...process.env },
+    cwd: repoRoot,
+    logFile: layout.files.emulatorLog,
+    cmdlineMatch: `emulator --name ${layout.name} `,
+  };
+}
+
+export async function startChild(
+  children: RunningLab['children'],
+  spec: ChildSpec,
+  layout: LabLayout,
+): Promise<ChildProcess> {
+  const child = await spawnRecorded(spec, layout.files.pidsDir);
+  children.set(spec.role, { spec, child });
+  return child;
+}
+
+function exited(child: ChildProcess): string | undefined {
+  return child.exitCode !== null || child.signalCode !== null
+    ? `exited (${child.exitCode ?? child.signalCode})`
+    : undefined;
+}

@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
+import * as nodePath from 'node:path';
+import { describe, test } from 'node:test';
+import type { Attachment } from './attachment.ts';
+import { MemoryLedgerFs } from './memory-fs.ts';
+import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
+import { FileLedgerStore, LedgerLoadError, MemoryLedgerStore } from './store.ts';
+
+const PATH = '/var/lib/vpcnet/ledger.json';
+
+function attachment(containerId: string, ip: string): Attachment {
+  return {
+    key: { network: 'vpcnet', containerId, ifName: 'eth0' },
+    pod: { namespace: 'default', name: `pod-${containerId}` },
+    netns: `/var/run/netns/${containerId}`,
+    ip,
+    eniId: 'eni-1',
+    routeTable: 254,
+    hostVeth: `vpc${containerId}`,
+    mtu: 9001,
+    createdAt: 1000,
+    resources: [
+      { kind: 'address', ip, eniId: 'eni-1' },
+      { kind: 'veth', hostName: `vpc${containerId}` },
+      { kind: 'rule', priority: 512, to: ip, table: 254 },
+    ],
+  };
+}
+
+function snapshot(...attachments: Attachment[]): LedgerSnapshot {
+  return {
+    schemaVersion: LEDGER_SCHEMA_VERSION,
+    attachments,
+    cooling: [{ ip: '10.0.0.9', eniId: 'eni-1', freedAt: 500 }],
+  };
+}
+
+async function loadError(fs: MemoryLedgerFs): Promise<LedgerLoadError> {
+  const err = await new FileLedgerStore(PATH, fs).load().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof LedgerLoadError, `expected LedgerLoadError, got ${String(err)}`);
+  return err;
+}
+
+describe('FileLedgerStore', () => {
+  test('a missing file loads as a fresh start', async () => {
+    assert.equal(await new FileLedgerStore(PATH, new MemoryLedgerFs()).load(), undefined);
+  });
+
+  test('a saved snapshot loads back equal', async () => {
+    const fs = new MemoryLedgerFs();
+    const snap = snapshot(attachment('a', '10.0.0.1'), attachment('b', '10.0.0.2'));
+    await new FileLedgerStore(PATH, fs).save(snap);
+    assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), snap);
+  });
+
+  test('save writes a temp file in the same directory, renames it, then fsyncs the directory', async () => {
+    const fs = new MemoryLedgerFs();
+    await new FileLedgerStore(PATH, fs).save(snapshot());
+    assert.deepEqual(fs.calls, [
+      `write ${PATH}.tmp`,
+      `rename ${PATH}.tmp ${PATH}`,
+      'syncDir /var/lib/vpcnet',
+    ]);
+    assert.equal(JSON.parse(fs.files.get(PATH) ?? '').schemaVersion, 1);
+  });
+
+  test('a crash between write and rename leaves the old snapshot', async () => {
+    const fs = new MemoryLedgerFs();
+    const old = snapshot(attachment('a', '10.0.0.1'));
+    await new FileLedgerStore(PATH, fs).save(old);
+    fs.failNext.push('rename');
+    await assert.rejects(new FileLedgerStore(PATH, fs).save(snapshot(attachment('b', '10.0.0.2'))));
+    assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), old);
+  });
+
+  test('an fsync failure of the temp file rejects save and leaves the old snapshot', async () => {
+    const fs = new MemoryLedgerFs();
+    const old = snapshot(attachment('a', '10.0.0.1'));
+    await new FileLedgerStore(PATH, fs).save(old);
+    fs.failNext.push('fsync');
+    await assert.rejects(new FileLedgerStore(PATH, fs).save(snapshot()), /injected fsync failure/);
+    assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), old);
+    assert.equal(fs.files.has(`${PATH}.tmp`), false, 'the torn temp file is cleaned up');
+  });
+
+  test('an fsync failure of the directory rejects save', async () => {
+    const fs = new MemoryLedgerFs();
+    fs.failNext.push('syncDir');
+    await assert.rejects(new FileLedgerStore(PATH, fs).save(snapshot()), /fsync of its directory failed/);
+  });
+
+  test('a file that is not JSON is refused with the file named', async () => {
+    const fs = new MemoryLedgerFs();
+    fs.files.set(PATH, '{"schemaVersion":1,"attach');
+    const err = await loadError(fs);
+    assert.match(err.message, /ledger \/var\/lib\/vpcnet\/ledger\.json is not valid JSON/);
+  });
+
+  test('a future schema version is refused rather than started empty', async () => {
+    const fs = new MemoryLedgerFs();
+    fs.files.set(PATH, JSON.stringify({ ...snapshot(), schemaVersion: 2 }));
+    const err = await loadError(fs);
+    assert.equal(err.field, 'schemaVersion');
+    assert.match(err.message, /ledger\.json.*version 2 is newer/);
+  });
+
+  test('a corrupt field is refused with its path named', async () => {
+    const fs = new MemoryLedgerFs();
+    const bad = JSON.parse(
+      JSON.stringify(snapshot(attachment('a', '10.0.0.1'), attachment('b', '10.0.0.2'))),
+    );
+    bad.attachments[1].resources[2].table = 'main';
+    fs.files.set(PATH, JSON.stringify(bad));
+    const err = await loadError(fs);
+    assert.equal(err.field, 'attachments[1].resources[2].table');
+    assert.match(
+      err.message,
+      /ledger\.json.*attachments\[1\]\.resources\[2\]\.table: expected a non-negative integer/,
+    );
+  });
+
+  test('a missing list is refused', async () => {
+    const fs = new MemoryLedgerFs();
+    fs.files.set(PATH, JSON.stringify({ schemaVersion: 1, attachments: [] }));
+    assert.equal((await loadError(fs)).field, 'cooling');
+  });
+
+  test('an attachment recorded twice is refused', async () => {
+    const fs = new MemoryLedgerFs();
+    fs.files.set(PATH, JSON.stringify(snapshot(attachment('a', '10.0.0.1'), attachment('a', '10.0.0.2'))));
+    const err = await loadError(fs);
+    assert.equal(err.field, 'attachments[1].key');
+    assert.match(err.message, /duplicate of attachments\[0\]/);
+  });
+
+  test('works on a real filesystem and leaves no temp file', async () => {
+    const dir = await fsp.mkdtemp(nodePath.join(os.tmpdir(), 'vpcnet-ledger-'));
+    try {
+      const path = nodePath.join(dir, 'ledger.json');
+      const snap = snapshot(attachment('a', '10.0.0.1'));
+      assert.equal(await new FileLedgerStore(path).load(), undefined);
+      await new FileLedgerStore(path).save(snap);
+      assert.deepEqual(await new FileLedgerStore(path).load(), snap);
+      assert.deepEqual(await fsp.readdir(dir), ['ledger.json']);
+      assert.equal((await fsp.stat(path)).mode & 0o777, 0o600);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('MemoryLedgerStore', () => {
+  test('a saved snapshot is isolated from later changes to the objects passed in', async () => {
+    const store = new MemoryLedgerStore();
+    const attachments = [attachment('a', '10.0.0.1')];
+    await store.save({ schemaVersion: 1, attachments, cooling: [] });
+    attachments.push(attachment('b', '10.0.0.2'));
+    assert.equal((await store.load())?.attachments.length, 1);
+  });
+});

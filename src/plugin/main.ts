@@ -1,0 +1,133 @@
+// The vpcnet CNI plugin: a forwarder. It hands the raw request to the agent and prints the
+// answer; parsing, validation and results live in the agent (src/cni). It decides only
+// what to do when the agent cannot answer, and it answers VERSION itself.
+import { readFileSync } from 'node:fs';
+import {
+  CNI_ERR_INTERNAL,
+  CNI_ERR_IO,
+  CNI_ERR_PLUGIN_NOT_AVAILABLE,
+  CNI_ERR_TRY_AGAIN_LATER,
+  CniError,
+} from '../cni/errors.ts';
+import {
+  DEFAULT_AGENT_SOCKET,
+  DEFAULT_CNI_VERSION,
+  DEFAULT_DEL_SPOOL_DIR,
+  type ForwardedRequest,
+  versionResult,
+} from '../cni/wire.ts';
+import { type AgentTransport, AgentUnreachableError, httpTransport } from './forward.ts';
+import { type DelSpooler, spoolDel } from './spool.ts';
+
+export interface PluginDeps {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdin: string;
+  readonly writeStdout: (text: string) => void;
+  readonly transport: AgentTransport;
+  readonly spool: DelSpooler;
+}
+
+/** Runs one CNI invocation and returns the process exit status. Never throws. */
+export async function runPlugin(deps: PluginDeps): Promise<number> {
+  const command = deps.env.CNI_COMMAND;
+  const conf = looseConfig(deps.stdin);
+  if (command === 'VERSION') {
+    deps.writeStdout(JSON.stringify(versionResult(conf.cniVersion)));
+    return 0;
+  }
+
+  const socketPath = conf.agentSocket ?? DEFAULT_AGENT_SOCKET;
+  const request: ForwardedRequest = { env: cniEnv(deps.env), stdin: deps.stdin };
+  const fail = (err: CniError): number => {
+    deps.writeStdout(JSON.stringify(err.toJson(conf.cniVersion ?? DEFAULT_CNI_VERSION)));
+    return 1;
+  };
+
+  try {
+    const response = await deps.transport(socketPath, request);
+    deps.writeStdout(response.stdout);
+    return response.exitCode;
+  } catch (err) {
+    if (!(err instanceof AgentUnreachableError)) {
+      return fail(new CniError(CNI_ERR_INTERNAL, 'vpcnet agent request failed', (err as Error).message));
+    }
+    const why = `vpcnet agent not reachable at ${socketPath}: ${err.reason}`;
+    if (command === 'DEL') {
+      // The agent applies spooled DELs before serving, so the runtime may forget this pod now.
+      const dir = conf.delSpoolDir ?? DEFAULT_DEL_SPOOL_DIR;
+      try {
+        deps.spool(dir, request);
+        return 0;
+      } catch (spoolErr) {
+        return fail(new CniError(CNI_ERR_IO, `cannot spool DEL in ${dir}`, `${describe(spoolErr)}; ${why}`));
+      }
+    }
+    if (command === 'STATUS') return fail(new CniError(CNI_ERR_PLUGIN_NOT_AVAILABLE, why));
+    return fail(new CniError(CNI_ERR_TRY_AGAIN_LATER, `${why}; try again later`));
+  }
+}
+
+/** Entry point of bin/vpcnet. */
+export async function main(): Promise<void> {
+  process.exitCode = await runPlugin({
+    env: process.env,
+    stdin: await readStdin(),
+    writeStdout: (text) => process.stdout.write(text),
+    transport: httpTransport(),
+    spool: spoolDel,
+  });
+}
+
+interface LooseConfig {
+  readonly cniVersion?: string;
+  readonly agentSocket?: string;
+  readonly delSpoolDir?: string;
+}
+
+/** Just the keys the plugin itself needs; anything malformed is left for the agent to report. */
+function looseConfig(stdin: string): LooseConfig {
+  let value: unknown;
+  try {
+    value = JSON.parse(stdin);
+  } catch {
+    return {};
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  const v = value as Record<string, unknown>;
+  const out: { cniVersion?: string; agentSocket?: string; delSpoolDir?: string } = {};
+  if (typeof v.cniVersion === 'string' && v.cniVersion !== '') out.cniVersion = v.cniVersion;
+  if (typeof v.agentSocket === 'string' && v.agentSocket !== '') out.agentSocket = v.agentSocket;
+  if (typeof v.delSpoolDir === 'string' && v.delSpoolDir !== '') out.delSpoolDir = v.delSpoolDir;
+  return out;
+}
+
+/** Only CNI_* variables cross to the agent; the rest of the runtime's environment is none of its business. */
+function cniEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (k.startsWith('CNI_') && v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+function describe(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  return e.code !== undefined ? `${e.code}: ${e.message}` : String(e.message ?? err);
+}
+
+async function readStdin(): Promise<string> {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch (err) {
+    // A non-blocking pipe refuses a synchronous read; fall back to the stream.
+    if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return readStdinStream();
+    // No stdin at all: the agent will report the empty config.
+    return '';
+  }
+}
+
+async function readStdinStream(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

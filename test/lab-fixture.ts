@@ -1,0 +1,146 @@
+// A lab for namespace suites, driven only through the stable interfaces (DESIGN.md): the built
+// vpcnetctl, the installed plugin exec'd in the node's namespace as a runtime would, and the
+// agent's socket. Every suite gets its own lab name and removes the lab in `after`, also on failure.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { getJson } from '../src/cli/state.ts';
+import { type CniCommand, execPlugin, type PluginOutput, readConfList, runChain } from '../src/lab/cni-runtime.ts';
+
+const run = promisify(execFile);
+export const repoRoot = resolve(import.meta.dirname, '..');
+const ctlPath = join(repoRoot, 'bin', 'vpcnetctl');
+
+export interface LabNodeDesc {
+  name: string;
+  netns: string;
+  agentSocket: string;
+  cniBinDir: string;
+  cniConfDir: string;
+}
+export interface LabDesc {
+  name: string;
+  vpcNetns: string;
+  nodes: LabNodeDesc[];
+  vpcHosts: { netns: string; ip: string }[];
+  emulator: { ec2Endpoint: string; imdsEndpoint: string; kubeEndpoint: string };
+}
+
+export function uniqueLabName(prefix: string): string {
+  return `${prefix}${randomBytes(3).toString('hex')}`;
+}
+
+export async function ctl(args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [ctlPath, ...args], { maxBuffer: 4 << 20 });
+  return stdout;
+}
+
+export async function labUp(name: string, extra: string[] = []): Promise<LabDesc> {
+  return JSON.parse(await ctl(['lab', 'up', '--name', name, '--detach', '--json', ...extra])) as LabDesc;
+}
+
+export async function labDown(name: string): Promise<void> {
+  await ctl(['lab', 'down', '--name', name]);
+}
+
+export async function sh(argv: string[]): Promise<string> {
+  const { stdout } = await run(argv[0]!, argv.slice(1), { maxBuffer: 4 << 20 });
+  return stdout;
+}
+
+export async function reaches(fromNetns: string, ip: string): Promise<boolean> {
+  try {
+    await run('ip', ['netns', 'exec', fromNetns, 'ping', '-c', '1', '-W', '2', ip]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface TestPod {
+  readonly netnsName: string;
+  readonly netnsPath: string;
+  readonly containerId: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string;
+}
+
+export function podArgs(pod: TestPod): Record<string, string> {
+  return {
+    K8S_POD_NAMESPACE: pod.namespace,
+    K8S_POD_NAME: pod.name,
+    ...(pod.uid ? { K8S_POD_UID: pod.uid } : {}),
+    K8S_POD_INFRA_CONTAINER_ID: pod.containerId,
+  };
+}
+
+/** Runs one plugin command for `pod` through the node's installed conflist, as a runtime would. */
+export async function cni(
+  node: LabNodeDesc,
+  command: CniCommand,
+  pod: TestPod,
+  prevResult?: unknown,
+): Promise<PluginOutput> {
+  const list = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
+  const plugin = list.plugins[0]!;
+  const conf: Record<string, unknown> = { ...plugin, cniVersion: list.cniVersion, name: list.name };
+  if (prevResult !== undefined) conf.prevResult = prevResult;
+  return execPlugin(
+    { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command, containerId: pod.containerId, netns: pod.netnsPath, ifName: 'eth0', args: podArgs(pod) },
+    plugin.type as string,
+    JSON.stringify(conf),
+  );
+}
+
+/** ADD through the whole chain; returns the pod's VPC address. */
+export async function addPod(node: LabNodeDesc, pod: TestPod): Promise<{ ip: string; result: unknown }> {
+  const list = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
+  const result = (await runChain(
+    { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command: 'ADD', containerId: pod.containerId, netns: pod.netnsPath, ifName: 'eth0', args: podArgs(pod) },
+    list,
+  )) as { ips: { address: string }[] };
+  return { ip: result.ips[0]!.address.split('/')[0]!, result };
+}
+
+export async function newPod(lab: string, short: string, opts: { name?: string; uid?: string } = {}): Promise<TestPod> {
+  const netnsName = `${lab}-${short}`;
+  await sh(['ip', 'netns', 'add', netnsName]);
+  return {
+    netnsName,
+    netnsPath: `/var/run/netns/${netnsName}`,
+    containerId: `${short}${randomBytes(8).toString('hex')}`,
+    namespace: 'default',
+    name: opts.name ?? short,
+    ...(opts.uid ? { uid: opts.uid } : {}),
+  };
+}
+
+export interface AgentState {
+  pid: number;
+  attachments: { keyString: string; ip: string; hostVeth: string; key: { containerId: string } }[];
+  cooling: { ip: string; freedAt: number }[];
+  pool: { stats: { total: number; assigned: number; cooling: number; available: number } };
+}
+
+export async function agentState(node: LabNodeDesc): Promise<AgentState> {
+  const { status, body } = await getJson(node.agentSocket, '/v1/state');
+  if (status !== 200) throw new Error(`agent state: HTTP ${status}`);
+  return body as AgentState;
+}
+
+export async function hostLinks(node: LabNodeDesc): Promise<string[]> {
+  const out = JSON.parse(await sh(['ip', '-n', node.netns, '-j', 'link', 'show'])) as { ifname: string }[];
+  return out.map((l) => l.ifname);
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

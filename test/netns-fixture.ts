@@ -1,0 +1,92 @@
+// Network namespaces for integration suites: uniquely named, always removed. Everything a suite
+// does to the kernel happens inside namespaces it created here, never in the root namespace.
+import { randomBytes } from 'node:crypto';
+import { type CommandResult, spawnRunner } from '../src/dataplane/command.ts';
+
+export type ExecResult = CommandResult;
+
+const NAME = /^[A-Za-z0-9_.-]+$/;
+
+export function netnsPath(name: string): string {
+  return `/var/run/netns/${name}`;
+}
+
+async function mustRun(argv: readonly string[], stdin?: string): Promise<ExecResult> {
+  const r = await spawnRunner(argv, stdin);
+  if (r.code !== 0) throw new Error(`${argv.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
+  return r;
+}
+
+/** Creates `<prefix><12 hex>` with its loopback up; returns the name. */
+export async function createNetns(prefix: string): Promise<string> {
+  const name = `${prefix}${randomBytes(6).toString('hex')}`;
+  if (!NAME.test(name)) throw new Error(`invalid netns name ${JSON.stringify(name)}`);
+  await mustRun(['ip', 'netns', 'add', name]);
+  try {
+    await mustRun(['ip', '-n', name, 'link', 'set', 'lo', 'up']);
+  } catch (err) {
+    await removeNetns(name);
+    throw err;
+  }
+  return name;
+}
+
+/** Removes the namespace; one that is already gone is fine. */
+export async function removeNetns(name: string): Promise<void> {
+  if (!NAME.test(name)) throw new Error(`invalid netns name ${JSON.stringify(name)}`);
+  const r = await spawnRunner(['ip', 'netns', 'del', name]);
+  if (r.code !== 0 && !/No such file or directory/.test(r.stderr)) {
+    throw new Error(`ip netns del ${name} failed: ${r.stderr.trim()}`);
+  }
+}
+
+/** Runs argv inside the namespace (`ip netns exec`); never throws on a non-zero exit. */
+export function execIn(ns: string, argv: readonly string[], stdin?: string): Promise<ExecResult> {
+  return spawnRunner(['ip', 'netns', 'exec', ns, ...argv], stdin);
+}
+
+/** Like execIn, but a non-zero exit is an error naming the command and its stderr. */
+export function mustExecIn(ns: string, argv: readonly string[], stdin?: string): Promise<ExecResult> {
+  return mustRun(['ip', 'netns', 'exec', ns, ...argv], stdin);
+}
+
+/** Namespaces created through it are removed by removeAll (for a suite's `after` hook). */
+export interface NetnsTracker {
+  create(prefix: string): Promise<string>;
+  removeAll(): Promise<void>;
+}
+
+export function netnsTracker(): NetnsTracker {
+  const names = new Set<string>();
+  return {
+    async create(prefix) {
+      const name = await createNetns(prefix);
+      names.add(name);
+      return name;
+    },
+    async removeAll() {
+      const failures: string[] = [];
+      for (const name of [...names].reverse()) {
+        try {
+          await removeNetns(name);
+          names.delete(name);
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+      }
+      if (failures.length > 0) throw new Error(failures.join('; '));
+    },
+  };
+}
+
+/** Runs fn with a namespace creator; every namespace it created is removed afterwards, also on failure. */
+export async function withNetnsCleanup<T>(
+  fn: (create: (prefix: string) => Promise<string>) => Promise<T>,
+): Promise<T> {
+  const tracker = netnsTracker();
+  try {
+    return await fn((prefix) => tracker.create(prefix));
+  } finally {
+    await tracker.removeAll();
+  }
+}
