@@ -1,6 +1,6 @@
 // Bundles each executable into one self-contained file under bin/.
 // The plugin is exec'd once per pod operation, so it is bundled alone and minified: nothing else loads.
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { build } from 'esbuild';
 
 const entries = [
@@ -9,6 +9,9 @@ const entries = [
   { name: 'vpcnetctl', entry: 'src/bin/vpcnetctl.ts', minify: false },
 ];
 await mkdir('bin', { recursive: true });
+// The bundles are CommonJS files without an extension; the repo's package.json says "type":
+// "module", so bin/ gets its own package.json to make Node load them as CommonJS.
+await writeFile('bin/package.json', '{ "type": "commonjs" }\n');
 await Promise.all(
   entries.map(async (e) => {
     const outfile = `bin/${e.name}`;

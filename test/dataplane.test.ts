@@ -7,7 +7,7 @@ import { DataplaneError } from '../src/dataplane/errors.ts';
 import { LinuxDataplane } from '../src/dataplane/linux.ts';
 import { hostVethMac, hostVethName } from '../src/dataplane/names.ts';
 import type { AttachmentKey } from '../src/ledger/attachment.ts';
-import { execIn, mustExecIn, netnsPath, withNetnsCleanup } from './netns-fixture.ts';
+import { execIn, mustExecIn, netnsPath, removeNetns, withNetnsCleanup } from './netns-fixture.ts';
 
 type Create = (prefix: string) => Promise<string>;
 type Json = Record<string, unknown>;
@@ -72,6 +72,15 @@ async function snatElements(node: string): Promise<string[]> {
 async function reaches(ns: string, ip: string, port = 9): Promise<boolean> {
   const r = await execIn(ns, ['timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${ip}/${port}`]);
   return r.code === 0 || /Connection refused/.test(r.stderr);
+}
+
+async function eventually(check: () => Promise<boolean>, timeoutMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return check();
 }
 
 function median(values: readonly number[]): number {
@@ -139,7 +148,7 @@ test('a pod on the main table gets no from-rule, and a pod netns given as a /pro
     const { node, dp } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
     // A runtime may pass any path to the namespace (containerd: its state dir); /proc/<pid>/ns/net is one.
-    const holder = await mustExecIn(pod, ['bash', '-c', 'sleep 30 & echo $!']);
+    const holder = await mustExecIn(pod, ['bash', '-c', 'sleep 30 >/dev/null 2>&1 & echo $!']);
     const pid = Number(holder.stdout.trim());
     try {
       const spec = specFor(pod, oldSandbox, '10.0.0.5', {
@@ -157,6 +166,35 @@ test('a pod on the main table gets no from-rule, and a pod netns given as a /pro
     } finally {
       process.kill(pid);
     }
+  });
+});
+
+test('without hostNetns (production), the host end lands in the namespace the agent runs in', async () => {
+  await withNetnsCleanup(async (create) => {
+    const { node } = await makeNode(create);
+    const pod = await create('vpcdp-pod-');
+    const spec = specFor(pod, oldSandbox, '10.0.0.5');
+    // The agent process itself runs inside the node namespace, as vpcnetd does on a node.
+    const linux = new URL('../src/dataplane/linux.ts', import.meta.url).pathname;
+    const script = [
+      `import { LinuxDataplane } from ${JSON.stringify(linux)};`,
+      'const dp = new LinuxDataplane();',
+      'const spec = JSON.parse(process.argv[1]);',
+      'await dp.addPod(spec);',
+      'console.log(JSON.stringify(await dp.inspectPod(spec)));',
+    ].join('\n');
+    const r = await mustExecIn(node, [
+      'node',
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+      JSON.stringify(spec),
+    ]);
+    assert.deepEqual(JSON.parse(r.stdout), []);
+    assert.ok(await linkExists(node, spec.hostVeth));
+    assert.ok(await reaches(pod, NODE_LOCAL_IP));
   });
 });
 
@@ -220,10 +258,12 @@ test('removeResources after the pod netns was deleted succeeds and leaves no rul
     const pod = await create('vpcdp-pod-');
     const spec = specFor(pod, oldSandbox, '10.0.0.5', { snat: true });
     const { resources } = await dp.addPod(spec);
-    await mustExecIn(node, ['true']);
-    const del = await execIn(node, ['ip', 'netns', 'del', pod]);
-    assert.equal(del.code, 0, del.stderr);
-    assert.equal(await linkExists(node, spec.hostVeth), false, 'the veth died with the namespace');
+    await removeNetns(pod);
+    // The kernel dismantles a deleted namespace asynchronously.
+    assert.ok(
+      await eventually(async () => !(await linkExists(node, spec.hostVeth))),
+      'the veth died with the namespace',
+    );
     assert.equal((await rulesFor(node, '10.0.0.5')).length, 2, 'rules outlive the namespace');
 
     await dp.removeResources(resources);
@@ -309,9 +349,8 @@ test('inspectPod reports drift made by hand: address, neighbour, host veth state
     await dp.addPod(spec);
     assert.deepEqual(await dp.inspectPod(spec), []);
 
-    await mustExecIn(pod, ['ip', 'addr', 'del', '10.0.0.5/32', 'dev', 'eth0']);
-    assert.deepEqual(await dp.inspectPod(spec), ['address 10.0.0.5/32 missing on eth0']);
-
+    await mustExecIn(node, ['ip', 'rule', 'del', 'from', '10.0.0.5/32', 'lookup', '2', 'prio', '1536']);
+    await mustExecIn(node, ['nft', 'delete', 'element', 'ip', 'vpcnet', 'snat_pods', '{ 10.0.0.5 }']);
     await mustExecIn(pod, [
       'ip',
       'neigh',
@@ -324,17 +363,27 @@ test('inspectPod reports drift made by hand: address, neighbour, host veth state
       'nud',
       'reachable',
     ]);
-    await mustExecIn(node, ['ip', 'rule', 'del', 'from', '10.0.0.5/32', 'lookup', '2', 'prio', '1536']);
-    await mustExecIn(node, ['nft', 'delete', 'element', 'ip', 'vpcnet', 'snat_pods', '{ 10.0.0.5 }']);
-    await mustExecIn(node, ['ip', 'link', 'set', spec.hostVeth, 'down']);
-    const problems = await dp.inspectPod(spec);
-    assert.deepEqual(problems, [
-      'address 10.0.0.5/32 missing on eth0',
+    assert.deepEqual(await dp.inspectPod(spec), [
       'neighbour 169.254.1.1 not permanent',
-      `host veth ${spec.hostVeth} down`,
       'rule from 10.0.0.5 lookup 2 missing',
       'snat element 10.0.0.5 missing',
     ]);
+
+    // Removing the interface's only address also makes the kernel flush its routes and neighbours.
+    await mustExecIn(pod, ['ip', 'addr', 'del', '10.0.0.5/32', 'dev', 'eth0']);
+    const noAddress = await dp.inspectPod(spec);
+    assert.deepEqual(noAddress.slice(0, 4), [
+      'address 10.0.0.5/32 missing on eth0',
+      'route to 169.254.1.1 dev eth0 missing',
+      'default route via 169.254.1.1 missing',
+      'neighbour 169.254.1.1 missing',
+    ]);
+
+    // An admin-down link loses its routes too.
+    await mustExecIn(node, ['ip', 'link', 'set', spec.hostVeth, 'down']);
+    const down = await dp.inspectPod(spec);
+    assert.ok(down.includes(`host veth ${spec.hostVeth} down`), down.join('\n'));
+    assert.ok(down.includes(`host route to 10.0.0.5 dev ${spec.hostVeth} missing`), down.join('\n'));
 
     await mustExecIn(node, ['ip', 'link', 'del', spec.hostVeth]);
     const gone = await dp.inspectPod(spec);
@@ -503,16 +552,12 @@ test('setupEni finds the ENI link by MAC and gives it its address, route table a
 test('listHostVeths lists the veths with the prefix and nothing else', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
-    const pod = await create('vpcdp-pod-');
-    await dp.addPod(specFor(pod, oldSandbox, '10.0.0.5'));
-    await dp.addPod(specFor(pod, newSandbox, '10.0.0.6', { ifName: 'eth1' }));
+    await dp.addPod(specFor(await create('vpcdp-pod-'), oldSandbox, '10.0.0.5'));
+    await dp.addPod(specFor(await create('vpcdp-pod-'), newSandbox, '10.0.0.6'));
     await mustExecIn(node, ['ip', 'link', 'add', 'other0', 'type', 'veth', 'peer', 'name', 'other1']);
     await mustExecIn(node, ['ip', 'link', 'add', 'vpcbridge', 'type', 'bridge']);
     const names = await dp.listHostVeths('vpc');
-    assert.deepEqual(
-      names.sort(),
-      [hostVethName(oldSandbox), hostVethName({ ...newSandbox, ifName: 'eth1' })].sort(),
-    );
+    assert.deepEqual(names.sort(), [hostVethName(oldSandbox), hostVethName(newSandbox)].sort());
   });
 });
 

@@ -72,14 +72,15 @@ describe('LinuxFabric in real namespaces', () => {
   });
 
   test('launching an instance gives the node eth0 with the ENI MAC, its address and a default route', async () => {
-    const link = JSON.parse(await ip(node.netns, '-j', '-4', 'addr', 'show', 'dev', 'eth0')) as {
+    const link = JSON.parse(await ip(node.netns, '-j', 'link', 'show', 'dev', 'eth0')) as {
       address: string;
-      operstate: string;
-      addr_info: { local: string; prefixlen: number }[];
     }[];
     assert.equal(link[0]?.address, instance.primaryEni.mac);
+    const addrs = JSON.parse(await ip(node.netns, '-j', '-4', 'addr', 'show', 'dev', 'eth0')) as {
+      addr_info: { local: string; prefixlen: number }[];
+    }[];
     assert.deepEqual(
-      link[0]?.addr_info.map((a) => `${a.local}/${a.prefixlen}`),
+      addrs[0]?.addr_info.map((a) => `${a.local}/${a.prefixlen}`),
       [`${instance.primaryEni.primaryIp}/20`],
     );
     assert.match(await ip(node.netns, 'route', 'show', 'default'), /default via 10\.0\.0\.1 dev eth0/);
@@ -95,12 +96,16 @@ describe('LinuxFabric in real namespaces', () => {
     const eniId = instance.primaryEni.eniId;
     const vpcSide = vpcLinkName(eniId);
     const secondary = '10.0.0.50';
-    await ec2.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [secondary] }));
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [secondary] }),
+    );
     assert.match(await ip(layout.vpcNetns, 'route', 'show', `${secondary}/32`), new RegExp(`dev ${vpcSide}`));
     const neigh = await ip(layout.vpcNetns, 'neigh', 'show', secondary, 'dev', vpcSide);
     assert.match(neigh, new RegExp(`lladdr ${instance.primaryEni.mac} PERMANENT`));
 
-    await ec2.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [secondary] }));
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [secondary] }),
+    );
     assert.equal((await ip(layout.vpcNetns, 'route', 'show', `${secondary}/32`)).trim(), '');
     assert.equal((await ip(layout.vpcNetns, 'neigh', 'show', secondary, 'dev', vpcSide)).trim(), '');
   });
@@ -109,7 +114,9 @@ describe('LinuxFabric in real namespaces', () => {
     const eniId = instance.primaryEni.eniId;
     const podIp = '10.0.0.60';
     const pod = `${name}-pod1`;
-    await ec2.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [podIp] }));
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [podIp] }),
+    );
     // What the agent's dataplane does for a pod, in its simplest form.
     await runCommand('ip', ['netns', 'add', pod]);
     await ip(node.netns, 'link', 'add', 'pod1', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', pod);

@@ -6,7 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { getJson } from '../src/cli/state.ts';
-import { type CniCommand, execPlugin, type PluginOutput, readConfList, runChain } from '../src/lab/cni-runtime.ts';
+import {
+  type CniCommand,
+  execPlugin,
+  type PluginOutput,
+  readConfList,
+  runChain,
+} from '../src/lab/cni-runtime.ts';
 
 const run = promisify(execFile);
 export const repoRoot = resolve(import.meta.dirname, '..');
@@ -88,7 +94,15 @@ export async function cni(
   const conf: Record<string, unknown> = { ...plugin, cniVersion: list.cniVersion, name: list.name };
   if (prevResult !== undefined) conf.prevResult = prevResult;
   return execPlugin(
-    { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command, containerId: pod.containerId, netns: pod.netnsPath, ifName: 'eth0', args: podArgs(pod) },
+    {
+      nodeNetns: node.netns,
+      cniBinDir: node.cniBinDir,
+      command,
+      containerId: pod.containerId,
+      netns: pod.netnsPath,
+      ifName: 'eth0',
+      args: podArgs(pod),
+    },
     plugin.type as string,
     JSON.stringify(conf),
   );
@@ -98,13 +112,25 @@ export async function cni(
 export async function addPod(node: LabNodeDesc, pod: TestPod): Promise<{ ip: string; result: unknown }> {
   const list = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
   const result = (await runChain(
-    { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command: 'ADD', containerId: pod.containerId, netns: pod.netnsPath, ifName: 'eth0', args: podArgs(pod) },
+    {
+      nodeNetns: node.netns,
+      cniBinDir: node.cniBinDir,
+      command: 'ADD',
+      containerId: pod.containerId,
+      netns: pod.netnsPath,
+      ifName: 'eth0',
+      args: podArgs(pod),
+    },
     list,
   )) as { ips: { address: string }[] };
   return { ip: result.ips[0]!.address.split('/')[0]!, result };
 }
 
-export async function newPod(lab: string, short: string, opts: { name?: string; uid?: string } = {}): Promise<TestPod> {
+export async function newPod(
+  lab: string,
+  short: string,
+  opts: { name?: string; uid?: string } = {},
+): Promise<TestPod> {
   const netnsName = `${lab}-${short}`;
   await sh(['ip', 'netns', 'add', netnsName]);
   return {
@@ -135,7 +161,11 @@ export async function hostLinks(node: LabNodeDesc): Promise<string[]> {
   return out.map((l) => l.ifname);
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 20000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe().catch(() => undefined);

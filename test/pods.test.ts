@@ -67,14 +67,21 @@ describe('pods in a one-node lab', () => {
     assert.equal(del.exitCode, 0, del.stdout);
     const state = await agentState(node);
     assert.ok(!state.attachments.some((x) => x.ip === ip), 'attachment still in the ledger after DEL');
-    assert.ok(state.cooling.some((c) => c.ip === ip), `${ip} is not cooling after DEL`);
+    assert.ok(
+      state.cooling.some((c) => c.ip === ip),
+      `${ip} is not cooling after DEL`,
+    );
     const b = await newPod(name, 'cool2');
     const second = await addPod(node, b);
     assert.notEqual(second.ip, ip, 'a cooling address was handed out again');
-    await waitFor('cooldown to end', async () => {
-      const s = await agentState(node);
-      return s.cooling.some((c) => c.ip === ip) ? undefined : true;
-    }, (COOLDOWN_S + 10) * 1000);
+    await waitFor(
+      'cooldown to end',
+      async () => {
+        const s = await agentState(node);
+        return s.cooling.some((c) => c.ip === ip) ? undefined : true;
+      },
+      (COOLDOWN_S + 10) * 1000,
+    );
     await cni(node, 'DEL', b);
   });
 
@@ -121,10 +128,14 @@ describe('pods in a one-node lab', () => {
     const before = await agentState(node);
     process.kill(before.pid, 'SIGKILL');
     // The lab's supervisor restarts the agent as a DaemonSet would.
-    const after = await waitFor('agent restart', async () => {
-      const s = await agentState(node);
-      return s.pid !== before.pid ? s : undefined;
-    }, 30000);
+    const after = await waitFor(
+      'agent restart',
+      async () => {
+        const s = await agentState(node);
+        return s.pid !== before.pid ? s : undefined;
+      },
+      30000,
+    );
     assert.ok(after.attachments.some((a) => a.ip === ip && a.key.containerId === pod.containerId));
     assert.ok(await reaches(pod.netnsName, lab.vpcHosts[0]!.ip));
     assert.equal((await cni(node, 'CHECK', pod, result)).exitCode, 0);
@@ -136,15 +147,18 @@ describe('pods in a one-node lab', () => {
   });
 
   describe('bad input gets the right CNI error code and changes nothing', () => {
-    async function expectError(
-      env: Record<string, string>,
-      stdin: string,
-      code: number,
-    ): Promise<void> {
+    async function expectError(env: Record<string, string>, stdin: string, code: number): Promise<void> {
       const beforeState = await agentState(node);
       const beforeLinks = await hostLinks(node);
       const { execPlugin } = await import('../src/lab/cni-runtime.ts');
-      const base = { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command: 'ADD' as const, containerId: 'badinput0001', netns: '/var/run/netns/nonexistent', ifName: 'eth0' };
+      const base = {
+        nodeNetns: node.netns,
+        cniBinDir: node.cniBinDir,
+        command: 'ADD' as const,
+        containerId: 'badinput0001',
+        netns: '/var/run/netns/nonexistent',
+        ifName: 'eth0',
+      };
       const out = await execPlugin({ ...base, ...env } as typeof base, 'vpcnet', stdin);
       assert.notEqual(out.exitCode, 0, `expected failure, got ${out.stdout}`);
       const err = JSON.parse(out.stdout) as { code: number; msg: string };
@@ -158,7 +172,9 @@ describe('pods in a one-node lab', () => {
     before(async () => {
       pod = await newPod(name, 'bad');
       const { readFile } = await import('node:fs/promises');
-      const list = JSON.parse(await readFile(`${node.cniConfDir}/10-vpcnet.conflist`, 'utf8')) as { plugins: Record<string, unknown>[] };
+      const list = JSON.parse(await readFile(`${node.cniConfDir}/10-vpcnet.conflist`, 'utf8')) as {
+        plugins: Record<string, unknown>[];
+      };
       Object.assign(confWithSocket, { ...list.plugins[0], cniVersion: '1.0.0', name: 'vpcnet' });
     });
     const confWithSocket: Record<string, unknown> = {};
@@ -181,7 +197,11 @@ describe('pods in a one-node lab', () => {
       await expectError({ netns: '/var/run/netns/does-not-exist-vpcit' }, JSON.stringify(confWithSocket), 3);
     });
     test('unsupported cniVersion → 1', async () => {
-      await expectError({ netns: pod.netnsPath }, JSON.stringify({ ...confWithSocket, cniVersion: '9.9.9' }), 1);
+      await expectError(
+        { netns: pod.netnsPath },
+        JSON.stringify({ ...confWithSocket, cniVersion: '9.9.9' }),
+        1,
+      );
     });
   });
 });

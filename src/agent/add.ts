@@ -24,13 +24,23 @@ export function plannedResources(spec: PodNetworkSpec, eniId: string): OwnedReso
     { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${spec.ip}/32`, table: MAIN_TABLE },
   ];
   if (spec.routeTable !== MAIN_TABLE) {
-    out.push({ kind: 'rule', priority: RULE_PRIORITY_FROM_POD, from: `${spec.ip}/32`, table: spec.routeTable });
+    out.push({
+      kind: 'rule',
+      priority: RULE_PRIORITY_FROM_POD,
+      from: `${spec.ip}/32`,
+      table: spec.routeTable,
+    });
   }
   if (spec.snat) out.push({ kind: 'snat', ip: spec.ip });
   return out;
 }
 
-export function podSpecFor(ctx: OperationContext, req: AttachRequest, netns: string, addr: PooledAddress): PodNetworkSpec {
+export function podSpecFor(
+  ctx: OperationContext,
+  req: AttachRequest,
+  netns: string,
+  addr: PooledAddress,
+): PodNetworkSpec {
   const prefix = req.vethPrefix ?? ctx.vethPrefix;
   return {
     netnsPath: netns,
@@ -65,7 +75,12 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
     throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', (err as Error).message);
   }
   const later = ctx.addresses.allocate(owner);
-  if (!later) throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', 'the pool grew but another pod took the address');
+  if (!later)
+    throw new CniError(
+      CNI_ERR_TRY_AGAIN_LATER,
+      'no free VPC address on this node',
+      'the pool grew but another pod took the address',
+    );
   return later;
 }
 
@@ -125,7 +140,13 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   const att: Attachment = { ...base, resources };
   ctx.ledger.put(att);
   await ctx.ledger.commit();
-  ctx.log.info('attached', { key: req.key, pod: req.pod, ip: addr.ip, eni: addr.eniId, hostVeth: spec.hostVeth });
+  ctx.log.info('attached', {
+    key: req.key,
+    pod: req.pod,
+    ip: addr.ip,
+    eni: addr.eniId,
+    hostVeth: spec.hostVeth,
+  });
   return resultFor(att, spec.hostMac, podMac);
 }
 

@@ -1,18 +1,18 @@
 // The node agent: rebuilds its state from ledger + kernel + cloud before it serves a request
 // (durable before success; convergence), then serves CNI requests on its unix socket.
-import { access } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
+import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { AddressPool, routeTableFor, subnetGateway } from '../ipam/pool.ts';
-import { PoolManager } from '../ipam/manager.ts';
+import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
-import { attachmentKeyString, type Attachment } from '../ledger/attachment.ts';
+import { type Attachment, attachmentKeyString } from '../ledger/attachment.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
 import type { PodSource } from '../pods/pod-source.ts';
-import type { AddressSource } from './address-source.ts';
 import { handleCni } from './cni-handler.ts';
 import type { AgentConfig } from './config.ts';
 import type { OperationContext } from './context.ts';
@@ -37,6 +37,8 @@ export interface AgentDeps {
 export interface RunningAgent {
   readonly ledger: Ledger;
   readonly pool: AddressPool;
+  /** The CNI handler the RPC server serves (also for in-process tests). */
+  cni(req: ForwardedRequest): Promise<ForwardedResponse>;
   stop(): Promise<void>;
 }
 
@@ -47,25 +49,6 @@ async function pathExists(p: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function poolAddressSource(pool: AddressPool, manager: PoolManager, now: () => number): AddressSource {
-  return {
-    allocate(owner) {
-      const got = pool.allocate(owner, now());
-      manager.nudge(); // the pool shrank: let the manager top it up in the background
-      return got ? { ip: got.ip, eniId: got.eni.eniId, routeTable: got.eni.routeTable } : undefined;
-    },
-    waitForAddress: (ms) => manager.waitForAddress(ms),
-    release(ip) {
-      pool.release(ip, now());
-      manager.nudge();
-    },
-    // A failed ADD's address never reached a pod; letting it cool too is merely conservative.
-    unreserve(ip) {
-      pool.release(ip, now());
-    },
-  };
 }
 
 /**
@@ -83,17 +66,13 @@ async function recoverHalfDoneAdds(ledger: Ledger, dataplane: Dataplane, log: Lo
   if (halfDone.length > 0) await ledger.commit();
 }
 
-function restorePool(pool: AddressPool, ledger: Ledger, log: Logger): void {
-  for (const att of ledger.list()) {
-    if (!pool.restoreAssigned(att.ip, attachmentKeyString(att.key))) {
-      log.error('ledger attachment holds an address the node does not have', { key: att.key, ip: att.ip, eni: att.eniId });
-    }
-  }
-  for (const c of ledger.coolingAddresses()) pool.restoreCooling(c.ip, c.freedAt);
-}
-
 /** Convergence at start: host veths with our prefix that no attachment owns are leftovers. */
-async function collectOrphanVeths(ledger: Ledger, dataplane: Dataplane, prefix: string, log: Logger): Promise<void> {
+async function collectOrphanVeths(
+  ledger: Ledger,
+  dataplane: Dataplane,
+  prefix: string,
+  log: Logger,
+): Promise<void> {
   const owned = new Set(ledger.list().map((a) => a.hostVeth));
   const orphans = (await dataplane.listHostVeths(prefix)).filter((name) => !owned.has(name));
   if (orphans.length === 0) return;
@@ -114,7 +93,13 @@ async function configureEni(dataplane: Dataplane, eni: EniInfo, mtu: number): Pr
   });
 }
 
-export function introspection(meta: InstanceMetadata, ledger: Ledger, pool: AddressPool, stats: OperationStats, now: () => number) {
+export function introspection(
+  meta: InstanceMetadata,
+  ledger: Ledger,
+  pool: AddressPool,
+  stats: OperationStats,
+  now: () => number,
+) {
   const t = now();
   return {
     pid: process.pid,
@@ -133,11 +118,20 @@ export function introspection(meta: InstanceMetadata, ledger: Ledger, pool: Addr
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
+  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const ledger = await Ledger.open(new FileLedgerStore(join(config.stateDir, 'ledger.json')), { now });
   const meta = await cloud.metadata();
   const limits = await cloud.instanceTypeLimits(meta.instanceType);
-  log.info('instance', { instanceId: meta.instanceId, type: meta.instanceType, limits, vpcCidrs: meta.vpcCidrs });
+  log.info('instance', {
+    instanceId: meta.instanceId,
+    type: meta.instanceType,
+    limits,
+    vpcCidrs: meta.vpcCidrs,
+  });
   await dataplane.setupNode({ vpcCidrs: meta.vpcCidrs, snatSource: meta.primaryIp });
+
+  // Before the pool is rebuilt from the ledger: a half-done ADD's address must not count as held.
+  await recoverHalfDoneAdds(ledger, dataplane, log);
 
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
@@ -148,24 +142,19 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     metadata: meta,
     limits,
     targets: deps.targets,
+    ledger,
     onEniAttached: (eni: EniInfo) => configureEni(dataplane, eni, config.mtu),
-    onCoolingExpired: (ips: readonly string[]) => {
-      for (const ip of ips) ledger.removeCooling(ip);
-      void ledger.commit().catch((err: unknown) => log.error('ledger commit failed', { error: String(err) }));
-    },
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
   });
+  // Rebuilds the pool from the cloud's view of the ENIs, then the ledger's assignments and cooldowns.
   const enis = await manager.init();
   for (const eni of enis) await configureEni(dataplane, eni, config.mtu);
-
-  await recoverHalfDoneAdds(ledger, dataplane, log);
-  restorePool(pool, ledger, log);
   await collectOrphanVeths(ledger, dataplane, config.vethPrefix, log);
 
   const stats = new OperationStats();
   const ctx: OperationContext = {
     ledger,
-    addresses: poolAddressSource(pool, manager, now),
+    addresses: manager,
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -177,7 +166,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     netnsExists: pathExists,
   };
   const serializer = new PodSerializer();
-  const handle = (req: Parameters<typeof handleCni>[1]) =>
+  const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);
 
   const drained = await drainDelSpool(config.delSpoolDir, handle, log);
@@ -191,10 +180,15 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     introspect: () => introspection(meta, ledger, pool, stats, now),
   });
   ready = true;
-  log.info('serving', { socket: config.agentSocket, attachments: ledger.list().length, pool: pool.stats(now()) });
+  log.info('serving', {
+    socket: config.agentSocket,
+    attachments: ledger.list().length,
+    pool: pool.stats(now()),
+  });
   return {
     ledger,
     pool,
+    cni: handle,
     async stop() {
       ready = false;
       await stopRpcServer(server);

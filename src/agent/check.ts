@@ -6,7 +6,10 @@ import type { AttachRequest, OperationContext } from './context.ts';
 export async function checkAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
   if (!att || att.phase !== undefined) {
-    throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `vpcnet has no attachment for container ${req.key.containerId} ${req.key.ifName}`);
+    throw new CniError(
+      CNI_ERR_CONTAINER_UNKNOWN,
+      `vpcnet has no attachment for container ${req.key.containerId} ${req.key.ifName}`,
+    );
   }
   const problems: string[] = [];
   for (const ip of req.prevResultIps) {
@@ -15,6 +18,10 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
   const spec = podSpecFor(ctx, { ...req, mtu: att.mtu }, req.netns || att.netns, att);
   problems.push(...(await ctx.dataplane.inspectPod(spec)));
   if (problems.length > 0) {
-    throw new CniError(CNI_ERR_CHECK_DRIFT, `attachment of container ${req.key.containerId} has drifted`, problems.join('; '));
+    throw new CniError(
+      CNI_ERR_CHECK_DRIFT,
+      `attachment of container ${req.key.containerId} has drifted`,
+      problems.join('; '),
+    );
   }
 }

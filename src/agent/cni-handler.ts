@@ -25,7 +25,9 @@ function toAttachRequest(req: Exclude<CniRequest, { command: 'VERSION' | 'GC' | 
     ? { namespace: req.pod.namespace, name: req.pod.name, ...(req.pod.uid ? { uid: req.pod.uid } : {}) }
     : {};
   const prev = req.netConf.prevResult;
-  const prevResultIps = (prev?.ips ?? []).map((ip) => ip.address.split('/')[0] ?? '').filter((ip) => ip !== '');
+  const prevResultIps = (prev?.ips ?? [])
+    .map((ip) => ip.address.split('/')[0] ?? '')
+    .filter((ip) => ip !== '');
   return {
     key: req.key,
     netns: req.netns,
@@ -42,7 +44,9 @@ function ok(stdout: string): ForwardedResponse {
 
 function failure(err: unknown, cniVersion: string): ForwardedResponse {
   const cniErr =
-    err instanceof CniError ? err : new CniError(CNI_ERR_INTERNAL, err instanceof Error ? err.message : String(err));
+    err instanceof CniError
+      ? err
+      : new CniError(CNI_ERR_INTERNAL, err instanceof Error ? err.message : String(err));
   return { exitCode: 1, stdout: `${JSON.stringify(cniErr.toJson(cniVersion))}\n` };
 }
 
@@ -58,11 +62,17 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
   }
   if (req.command === 'VERSION') return ok(`${JSON.stringify(versionResult(req.cniVersion))}\n`);
   if (req.command === 'GC' || req.command === 'STATUS') {
-    return failure(new CniError(CNI_ERR_UNSUPPORTED_FIELD, `${req.command} is not supported by this vpcnet version yet`), cniVersion);
+    return failure(
+      new CniError(CNI_ERR_UNSUPPORTED_FIELD, `${req.command} is not supported by this vpcnet version yet`),
+      cniVersion,
+    );
   }
   const attach = toAttachRequest(req);
   const { ctx } = deps;
-  const line = podLineKey(attach.pod.uid || attach.pod.name ? attach.pod : (ctx.ledger.get(attach.key)?.pod ?? {}), attach.key);
+  const line = podLineKey(
+    attach.pod.uid || attach.pod.name ? attach.pod : (ctx.ledger.get(attach.key)?.pod ?? {}),
+    attach.key,
+  );
   try {
     const stdout = await deps.serializer.run(line, async () => {
       switch (req.command) {
@@ -81,7 +91,10 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
     deps.observe?.(req.command, true, performance.now() - started);
     return ok(stdout);
   } catch (err) {
-    ctx.log.warn(`${req.command} failed`, { key: attach.key, error: err instanceof Error ? err.message : String(err) });
+    ctx.log.warn(`${req.command} failed`, {
+      key: attach.key,
+      error: err instanceof Error ? err.message : String(err),
+    });
     deps.observe?.(req.command, false, performance.now() - started);
     return failure(err, req.netConf.cniVersion);
   }

@@ -17,15 +17,22 @@ test('the spool dir follows the state dir unless set', () => {
 });
 
 test('in-cluster API from KUBERNETES_SERVICE_HOST, explicit URL wins', () => {
-  assert.equal(agentConfigFromEnv({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }).kubeApi?.baseUrl, 'https://10.96.0.1:443');
   assert.equal(
-    agentConfigFromEnv({ KUBERNETES_SERVICE_HOST: '10.96.0.1', VPCNET_KUBE_API: 'http://10.0.255.254:6443/' }).kubeApi?.baseUrl,
+    agentConfigFromEnv({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }).kubeApi?.baseUrl,
+    'https://10.96.0.1:443',
+  );
+  assert.equal(
+    agentConfigFromEnv({ KUBERNETES_SERVICE_HOST: '10.96.0.1', VPCNET_KUBE_API: 'http://10.0.255.254:6443/' })
+      .kubeApi?.baseUrl,
     'http://10.0.255.254:6443',
   );
 });
 
 test('invalid values are refused with the variable named', () => {
-  assert.throws(() => agentConfigFromEnv({ VPCNET_MTU: 'big' }), (e: unknown) => e instanceof ConfigError && /VPCNET_MTU/.test(e.message));
+  assert.throws(
+    () => agentConfigFromEnv({ VPCNET_MTU: 'big' }),
+    (e: unknown) => e instanceof ConfigError && /VPCNET_MTU/.test(e.message),
+  );
   assert.throws(() => agentConfigFromEnv({ VPCNET_MTU: '100' }), /between 576 and 9001/);
   assert.throws(() => agentConfigFromEnv({ VPCNET_VETH_PREFIX: 'toolongprefix' }), /VPCNET_VETH_PREFIX/);
   assert.throws(() => agentConfigFromEnv({ VPCNET_KUBE_API: 'ftp://x' }), /VPCNET_KUBE_API/);

@@ -40,21 +40,28 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 function kubeApiFrom(env: Env): KubeApiConfig | undefined {
   const explicit = env.VPCNET_KUBE_API;
   if (explicit !== undefined && explicit !== '') {
-    if (!/^https?:\/\//.test(explicit)) throw new ConfigError(`VPCNET_KUBE_API must be an http(s) URL, got '${explicit}'`);
+    if (!/^https?:\/\//.test(explicit))
+      throw new ConfigError(`VPCNET_KUBE_API must be an http(s) URL, got '${explicit}'`);
     return { baseUrl: explicit.replace(/\/+$/, '') };
   }
   const host = env.KUBERNETES_SERVICE_HOST;
   if (host === undefined || host === '') return undefined;
   const port = env.KUBERNETES_SERVICE_PORT ?? '443';
   const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
-  return { baseUrl: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, caFile: `${sa}/ca.crt`, token: `${sa}/token` };
+  return {
+    baseUrl: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    caFile: `${sa}/ca.crt`,
+    token: `${sa}/token`,
+  };
 }
 
 export function agentConfigFromEnv(env: Env): AgentConfig {
   const stateDir = env.VPCNET_STATE_DIR || '/var/lib/vpcnet';
   const vethPrefix = env.VPCNET_VETH_PREFIX || 'vpc';
   if (!/^[a-z][a-z0-9]{0,3}$/.test(vethPrefix)) {
-    throw new ConfigError(`VPCNET_VETH_PREFIX must be 1-4 lowercase letters/digits starting with a letter, got '${vethPrefix}'`);
+    throw new ConfigError(
+      `VPCNET_VETH_PREFIX must be 1-4 lowercase letters/digits starting with a letter, got '${vethPrefix}'`,
+    );
   }
   const mtu = positiveInt(env, 'VPCNET_MTU', 9001);
   if (mtu < 576 || mtu > 9001) throw new ConfigError(`VPCNET_MTU must be between 576 and 9001, got ${mtu}`);

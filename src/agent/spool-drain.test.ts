@@ -39,15 +39,26 @@ test('a spooled DEL that fails is kept as .failed, not dropped', async () => {
   try {
     await writeFile(join(dir, '0000000001-1-a.del.json'), JSON.stringify(del('x')));
     await writeFile(join(dir, '0000000002-1-b.del.json'), 'not json');
-    const result = await drainDelSpool(dir, async () => ({ exitCode: 1, stdout: '{"code":100}' }), silentLogger);
+    const result = await drainDelSpool(
+      dir,
+      async () => ({ exitCode: 1, stdout: '{"code":100}' }),
+      silentLogger,
+    );
     assert.deepEqual(result, { replayed: 0, failed: 2 });
-    assert.deepEqual((await readdir(dir)).sort(), ['0000000001-1-a.del.json.failed', '0000000002-1-b.del.json.failed']);
+    assert.deepEqual((await readdir(dir)).sort(), [
+      '0000000001-1-a.del.json.failed',
+      '0000000002-1-b.del.json.failed',
+    ]);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 });
 
 test('a missing spool dir means nothing to replay', async () => {
-  const result = await drainDelSpool('/nonexistent/vpcnet-spool', async () => ({ exitCode: 0, stdout: '' }), silentLogger);
+  const result = await drainDelSpool(
+    '/nonexistent/vpcnet-spool',
+    async () => ({ exitCode: 0, stdout: '' }),
+    silentLogger,
+  );
   assert.deepEqual(result, { replayed: 0, failed: 0 });
 });

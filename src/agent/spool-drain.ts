@@ -3,7 +3,12 @@
 // handler as live requests. A replayed DEL that fails is kept, renamed `.failed`, never dropped.
 import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX, type ForwardedRequest, type ForwardedResponse } from '../cni/wire.ts';
+import {
+  type ForwardedRequest,
+  type ForwardedResponse,
+  SPOOL_FILE_SUFFIX,
+  SPOOL_TEMP_PREFIX,
+} from '../cni/wire.ts';
 import type { Logger } from './log.ts';
 
 async function syncDir(dir: string): Promise<void> {
@@ -39,7 +44,9 @@ export async function drainDelSpool(
 ): Promise<DrainResult> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((n) => n.endsWith(SPOOL_FILE_SUFFIX) && !n.startsWith(SPOOL_TEMP_PREFIX)).sort();
+    names = (await readdir(dir))
+      .filter((n) => n.endsWith(SPOOL_FILE_SUFFIX) && !n.startsWith(SPOOL_TEMP_PREFIX))
+      .sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { replayed: 0, failed: 0 };
     throw err;
@@ -57,7 +64,10 @@ export async function drainDelSpool(
     } else {
       await rename(path, `${path}.failed`);
       failed++;
-      log.error('spooled DEL failed; kept as .failed', { file: name, answer: res?.stdout.trim() ?? 'unreadable spool file' });
+      log.error('spooled DEL failed; kept as .failed', {
+        file: name,
+        answer: res?.stdout.trim() ?? 'unreadable spool file',
+      });
     }
   }
   if (names.length > 0) await syncDir(dir);

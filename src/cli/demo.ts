@@ -13,7 +13,7 @@ interface DemoPod {
   readonly name: string;
   readonly netns: string;
   readonly containerId: string;
-  ip?: string;
+  ip: string | undefined;
 }
 
 interface LabDesc {
@@ -22,7 +22,9 @@ interface LabDesc {
 }
 
 async function ctl(repoRoot: string, args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [join(repoRoot, 'bin', 'vpcnetctl'), ...args], { maxBuffer: 1 << 20 });
+  const { stdout } = await run(process.execPath, [join(repoRoot, 'bin', 'vpcnetctl'), ...args], {
+    maxBuffer: 1 << 20,
+  });
   return stdout;
 }
 
@@ -73,7 +75,9 @@ function followLog(path: string, out: (s: string) => void): () => void {
 
 export async function runDemo(argv: string[], repoRoot: string, out: (s: string) => void): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    out('Usage: vpcnetctl demo [--name L] [--no-wait]\n\nBrings up a one-node lab with three pods; Ctrl-C tears it all down.\n');
+    out(
+      'Usage: vpcnetctl demo [--name L] [--no-wait]\n\nBrings up a one-node lab with three pods; Ctrl-C tears it all down.\n',
+    );
     return 0;
   }
   const nameAt = argv.indexOf('--name');
@@ -83,6 +87,7 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
     name: `demo-${k}`,
     netns: `${name}-pod${k}`,
     containerId: `demo${k}${Date.now().toString(16)}`,
+    ip: undefined,
   }));
   let stopLog = () => {};
   let conf: NetConfList | undefined;
@@ -94,27 +99,58 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
       if (lab && conf) {
         const node = lab.nodes[0]!;
         await runChain(
-          { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command: 'DEL', containerId: pod.containerId, netns: `/var/run/netns/${pod.netns}`, ifName: 'eth0', args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name } },
+          {
+            nodeNetns: node.netns,
+            cniBinDir: node.cniBinDir,
+            command: 'DEL',
+            containerId: pod.containerId,
+            netns: `/var/run/netns/${pod.netns}`,
+            ifName: 'eth0',
+            args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name },
+          },
           conf,
         ).catch((err: unknown) => out(`DEL ${pod.name}: ${(err as Error).message}\n`));
       }
     }
-    await ctl(repoRoot, ['lab', 'down', '--name', name]).catch((err: unknown) => out(`lab down: ${(err as Error).message}\n`));
+    await ctl(repoRoot, ['lab', 'down', '--name', name]).catch((err: unknown) =>
+      out(`lab down: ${(err as Error).message}\n`),
+    );
     out('done: no namespace, process or file of the lab is left\n');
   };
   try {
     // A demo that crashed earlier may have left its lab: remove it first (lab down is idempotent).
     await ctl(repoRoot, ['lab', 'down', '--name', name]);
     out(`bringing up lab ${name} (emulated VPC 10.0.0.0/16, one t3.medium node, a VPC host)...\n`);
-    lab = JSON.parse(await ctl(repoRoot, ['lab', 'up', '--name', name, '--nodes', '1', '--detach', '--json'])) as LabDesc;
+    lab = JSON.parse(
+      await ctl(repoRoot, ['lab', 'up', '--name', name, '--nodes', '1', '--detach', '--json']),
+    ) as LabDesc;
     const node = lab.nodes[0]!;
     const host = lab.vpcHosts[0]!;
     conf = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
     for (const pod of pods) {
       await run('ip', ['netns', 'add', pod.netns]);
-      await ctl(repoRoot, ['lab', 'pod', '--name', name, '--node', node.name, '--namespace', 'default', '--pod', pod.name]);
+      await ctl(repoRoot, [
+        'lab',
+        'pod',
+        '--name',
+        name,
+        '--node',
+        node.name,
+        '--namespace',
+        'default',
+        '--pod',
+        pod.name,
+      ]);
       const result = (await runChain(
-        { nodeNetns: node.netns, cniBinDir: node.cniBinDir, command: 'ADD', containerId: pod.containerId, netns: `/var/run/netns/${pod.netns}`, ifName: 'eth0', args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name } },
+        {
+          nodeNetns: node.netns,
+          cniBinDir: node.cniBinDir,
+          command: 'ADD',
+          containerId: pod.containerId,
+          netns: `/var/run/netns/${pod.netns}`,
+          ifName: 'eth0',
+          args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name },
+        },
         conf,
       )) as { ips?: { address: string }[] };
       pod.ip = result.ips?.[0]?.address.split('/')[0];
@@ -122,7 +158,11 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
     const rows = [['POD', 'NETNS', 'VPC ADDRESS', `REACHES VPC HOST ${host.ip}`, 'REACHES OTHER PODS']];
     for (const pod of pods) {
       const toHost = await reaches(pod.netns, host.ip);
-      const others = await Promise.all(pods.filter((p) => p !== pod && p.ip).map(async (p) => `${p.name}:${(await reaches(pod.netns, p.ip!)) ? 'yes' : 'NO'}`));
+      const others = await Promise.all(
+        pods
+          .filter((p) => p !== pod && p.ip)
+          .map(async (p) => `${p.name}:${(await reaches(pod.netns, p.ip!)) ? 'yes' : 'NO'}`),
+      );
       rows.push([`default/${pod.name}`, pod.netns, pod.ip ?? '?', toHost ? 'yes' : 'NO', others.join(' ')]);
     }
     out(`\n${table(rows)}\n\n`);

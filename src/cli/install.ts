@@ -1,7 +1,7 @@
 // `vpcnetctl install`: what the DaemonSet's init step does — put the plugin (one self-contained
 // file) into the CNI bin dir and the conflist into the CNI conf dir, each atomically (temp + rename),
 // so a runtime never execs a half-written plugin or reads a half-written conflist.
-import { copyFile, chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -55,7 +55,11 @@ ${CONFLIST_NAME} into the conf dir. Both are replaced atomically.
   --mtu N               pod interface MTU (default: the agent's VPCNET_MTU, 9001)
 `;
 
-export async function runInstallCommand(argv: string[], pluginSource: string, out: (s: string) => void): Promise<number> {
+export async function runInstallCommand(
+  argv: string[],
+  pluginSource: string,
+  out: (s: string) => void,
+): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -74,11 +78,13 @@ export async function runInstallCommand(argv: string[], pluginSource: string, ou
   }
   const binDir = values['cni-bin-dir'];
   const confDir = values['cni-conf-dir'];
-  if (!binDir || !confDir) throw new Error(`install needs --cni-bin-dir and --cni-conf-dir\n\n${INSTALL_HELP}`);
+  if (!binDir || !confDir)
+    throw new Error(`install needs --cni-bin-dir and --cni-conf-dir\n\n${INSTALL_HELP}`);
   let mtu: number | undefined;
   if (values.mtu !== undefined) {
     mtu = Number(values.mtu);
-    if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9001) throw new Error(`--mtu must be an integer 576..9001, got ${values.mtu}`);
+    if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9001)
+      throw new Error(`--mtu must be an integer 576..9001, got ${values.mtu}`);
   }
   const done = await install({
     cniBinDir: binDir,

@@ -9,7 +9,11 @@ Prints the agent's state as JSON: attachments (with what each owns), the address
 cooling addresses, and operation counters.
 `;
 
-export function getJson(socketPath: string, path: string, timeoutMs = 5000): Promise<{ status: number; body: unknown }> {
+export function getJson(
+  socketPath: string,
+  path: string,
+  timeoutMs = 5000,
+): Promise<{ status: number; body: unknown }> {
   return new Promise((resolvePromise, reject) => {
     const req = request({ socketPath, path, method: 'GET', timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];

@@ -2,12 +2,13 @@
 // the agent makes in production, over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DescribeNetworkInterfacesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeNetworkInterfacesCommand, EC2Client, type ServiceOutputTypes } from '@aws-sdk/client-ec2';
 import type { LaunchedInstance, RunningEmulator, VpcSpec } from '../emulator/api.ts';
 import { seededRandom } from '../emulator/ids.ts';
 import { startEmulator } from '../emulator/server.ts';
-import { type AwsCloud, createAwsCloud } from './aws.ts';
+import { AwsCloud, createAwsCloud } from './aws.ts';
 import { CloudError } from './cloud.ts';
+import { ImdsClient, ImdsError } from './imds.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -100,6 +101,17 @@ describe('AwsCloud against the emulator', () => {
     } finally {
       fromEnv.close();
     }
+  });
+
+  test('IMDS: a token the emulator has expired is replaced after its 401 and the read succeeds', async () => {
+    // A frozen clock makes the client trust its 1 s token; the emulator's own clock expires it.
+    const imds = new ImdsClient({ endpoint: emu.urls[0]!, tokenTtlSeconds: 1, now: () => 0 });
+    assert.equal(await imds.get('instance-id'), node.instanceId);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal(await imds.get('instance-id'), node.instanceId);
+    const missing = await imds.get('no/such/path').catch((e: unknown) => e);
+    assert.ok(missing instanceof ImdsError);
+    assert.equal(missing.status, 404);
   });
 
   test('a freshly launched instance has one ENI, the primary, at device 0 with no secondary IPs', async () => {
@@ -288,4 +300,58 @@ describe('AwsCloud against the emulator', () => {
       patient.close();
     }
   });
+});
+
+test('describeInstanceEnis follows NextToken until the last page', async () => {
+  // Canned EC2 replies served from the SDK's own middleware stack (the emulator does not paginate).
+  const ec2 = new EC2Client({
+    region: 'us-west-2',
+    credentials: CREDENTIALS,
+    endpoint: 'http://127.0.0.1:9',
+  });
+  const eni = (n: number) => ({
+    NetworkInterfaceId: `eni-${n}`,
+    MacAddress: `02:00:00:00:00:0${n}`,
+    SubnetId: 'subnet-0a',
+    PrivateIpAddress: `10.0.0.${10 + n}`,
+    PrivateIpAddresses: [{ PrivateIpAddress: `10.0.0.${10 + n}`, Primary: true }],
+    Attachment: { AttachmentId: `eni-attach-${n}`, DeviceIndex: n },
+  });
+  const pages: Record<string, { NetworkInterfaces: ReturnType<typeof eni>[]; NextToken?: string }> = {
+    first: { NetworkInterfaces: [eni(2)], NextToken: 'p2' },
+    p2: { NetworkInterfaces: [eni(0)], NextToken: 'p3' },
+    p3: { NetworkInterfaces: [eni(1)] },
+  };
+  const tokensAsked: (string | undefined)[] = [];
+  ec2.middlewareStack.add(
+    () =>
+      async (args): Promise<{ output: ServiceOutputTypes; response: unknown }> => {
+        const input = args.input as { NextToken?: string; SubnetIds?: string[] };
+        if (input.SubnetIds !== undefined) {
+          return {
+            output: { Subnets: [{ SubnetId: 'subnet-0a', CidrBlock: '10.0.0.0/20' }], $metadata: {} },
+            response: {},
+          };
+        }
+        tokensAsked.push(input.NextToken);
+        const page = pages[input.NextToken ?? 'first'] ?? { NetworkInterfaces: [] };
+        return { output: { ...page, $metadata: {} }, response: {} };
+      },
+    { step: 'initialize', name: 'cannedEc2Replies' },
+  );
+  const cloud = new AwsCloud({ ec2, imds: new ImdsClient({ endpoint: 'http://127.0.0.1:9' }) });
+  try {
+    const enis = await cloud.describeInstanceEnis('i-0paged');
+    assert.deepEqual(tokensAsked, [undefined, 'p2', 'p3']);
+    assert.deepEqual(
+      enis.map((e) => [e.eniId, e.deviceNumber, e.subnetCidr]),
+      [
+        ['eni-0', 0, '10.0.0.0/20'],
+        ['eni-1', 1, '10.0.0.0/20'],
+        ['eni-2', 2, '10.0.0.0/20'],
+      ],
+    );
+  } finally {
+    cloud.close();
+  }
 });

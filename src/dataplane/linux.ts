@@ -280,30 +280,31 @@ export class LinuxDataplane implements Dataplane {
     }
     const subject = resources.find((r) => r.kind === 'veth')?.hostName ?? '';
     const lines = [...rules, ...routes, ...veths];
-    const errors: string[] = [];
+    const errors: { step: string; message: string }[] = [];
     const [ipResult, nftResult] = await Promise.all([
       lines.length > 0 ? this.#host(['ip', '-force', '-batch', '-'], `${lines.join('\n')}\n`) : undefined,
       snat.length > 0 ? this.#host(['nft', '-f', '-'], removeSnatScript(snat)) : undefined,
     ]);
     if (ipResult && ipResult.code !== 0) {
       const failures = parseBatchFailures(ipResult.stderr);
-      if (failures.length === 0) errors.push(`ip -batch: ${firstLines(ipResult.stderr)}`);
+      if (failures.length === 0)
+        errors.push({ step: 'ip -force -batch', message: firstLines(ipResult.stderr) });
       for (const f of failures) {
         // DEL of something already gone succeeds (DESIGN.md rule 5), e.g. after the netns vanished.
-        if (!isAlreadyGone(f.message)) errors.push(`${lines[f.line - 1] ?? '?'}: ${f.message}`);
+        if (!isAlreadyGone(f.message)) errors.push({ step: lines[f.line - 1] ?? '?', message: f.message });
       }
     }
     // nft reports a missing table or set as ENOENT: then no element can be present either.
     if (nftResult && nftResult.code !== 0 && !isAlreadyGone(nftResult.stderr)) {
-      errors.push(`nft delete element ip vpcnet snat_pods: ${firstLines(nftResult.stderr)}`);
+      errors.push({
+        step: `nft delete element ip vpcnet snat_pods { ${snat.join(', ')} }`,
+        message: firstLines(nftResult.stderr),
+      });
     }
-    if (errors.length > 0) {
-      throw new DataplaneError(
-        'removeResources',
-        errors.join('; '),
-        subject,
-        `${errors.length} step(s) failed`,
-      );
+    const [first, ...rest] = errors;
+    if (first) {
+      const also = rest.map((e) => `; also "${e.step}": ${e.message}`).join('');
+      throw new DataplaneError('removeResources', first.step, subject, first.message + also);
     }
   }
 

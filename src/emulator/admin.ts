@@ -57,12 +57,14 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   const throttleRate = optionalNumber(v.throttleRate, 'throttleRate');
   const errorRate = optionalNumber(v.errorRate, 'errorRate');
   const latencyMs = optionalNumber(v.latencyMs, 'latencyMs');
+  const staleReadMs = optionalNumber(v.staleReadMs, 'staleReadMs');
   const actions = optionalStrings(v.actions, 'actions');
   if (v.imds !== undefined && typeof v.imds !== 'boolean') throw new Error('imds must be a boolean');
   return {
     ...(throttleRate === undefined ? {} : { throttleRate }),
     ...(errorRate === undefined ? {} : { errorRate }),
     ...(latencyMs === undefined ? {} : { latencyMs }),
+    ...(staleReadMs === undefined ? {} : { staleReadMs }),
     ...(actions === undefined ? {} : { actions }),
     ...(v.imds === undefined ? {} : { imds: v.imds }),
   };
@@ -90,6 +92,8 @@ export function stateDump(ops: VpcOperations): unknown {
       description: e.description,
       tags: Object.fromEntries(e.tags),
       attachment: e.attachment ?? null,
+      interfaceType: e.interfaceType,
+      trunkAssociation: e.trunkAssociation ?? null,
     })),
     subnets: state.subnets().map((s) => ({ subnetId: s.spec.subnetId, available: s.availableCount })),
   };

@@ -26,6 +26,11 @@ export interface FaultSettings {
   readonly errorRate?: number;
   /** Added latency per matching call, ms. */
   readonly latencyMs?: number;
+  /**
+   * Eventual consistency: matching Describe* calls (and IMDS when `imds`) see the VPC as it was
+   * this many ms ago (never earlier than when the setting was made). Mutating calls see the truth.
+   */
+  readonly staleReadMs?: number;
   /** Limit to these EC2 actions (e.g. ["AssignPrivateIpAddresses"]); all when absent. */
   readonly actions?: readonly string[];
   readonly imds?: boolean;
@@ -68,6 +73,13 @@ export interface Fabric {
   eniDetached(netns: string, deviceIndex: number, eni: FabricEni): Promise<void>;
   addressesAssigned(eni: FabricEni, ips: readonly string[]): Promise<void>;
   addressesUnassigned(eni: FabricEni, ips: readonly string[]): Promise<void>;
+  /**
+   * Pod ENIs (optional): the branch ENI is now reached through VLAN `vlanId` on the trunk ENI's
+   * link; the VPC side routes the branch's addresses to the trunk link with that tag. Called only
+   * when the trunk is attached to an instance that has a netns.
+   */
+  branchAssociated?(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void>;
+  branchDisassociated?(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void>;
 }
 
 export interface EmulatorOptions {

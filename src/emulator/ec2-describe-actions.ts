@@ -2,20 +2,22 @@
 // DescribeNetworkInterfaces.
 import { Ec2Error } from './ec2-error.ts';
 import { applyFilters, type FilterSchema } from './ec2-filters.ts';
+import { paginate } from './ec2-pagination.ts';
 import type { QueryParams } from './ec2-params.ts';
 import { renderEni, renderInstanceType, renderReservation, renderSubnet } from './ec2-render.ts';
 import type { XmlObject } from './ec2-xml.ts';
 import { knownInstanceTypes, networkLimits } from './instance-types.ts';
 import type { SubnetPool } from './subnet-pool.ts';
-import type { Eni, Instance, VpcState } from './vpc-state.ts';
+import type { Eni, Instance, VpcView } from './vpc-view.ts';
 
-function eniFilters(state: VpcState): FilterSchema<Eni> {
+function eniFilters(state: VpcView): FilterSchema<Eni> {
   return {
     'network-interface-id': (e) => [e.eniId],
     'subnet-id': (e) => [e.subnetId],
     'vpc-id': () => [state.spec.vpcId],
     'availability-zone': (e) => [state.subnet(e.subnetId).spec.availabilityZone],
-    status: (e) => [e.attachment === undefined ? 'available' : 'in-use'],
+    status: (e) => [e.attachment === undefined && e.trunkAssociation === undefined ? 'available' : 'in-use'],
+    'interface-type': (e) => [e.interfaceType],
     description: (e) => [e.description],
     'mac-address': (e) => [e.mac],
     'private-ip-address': (e) => [e.primaryIp],
@@ -32,7 +34,7 @@ function eniFilters(state: VpcState): FilterSchema<Eni> {
   };
 }
 
-function instanceFilters(state: VpcState): FilterSchema<Instance> {
+function instanceFilters(state: VpcView): FilterSchema<Instance> {
   return {
     'instance-id': (i) => [i.instanceId],
     'instance-type': (i) => [i.instanceType],
@@ -47,7 +49,7 @@ function instanceFilters(state: VpcState): FilterSchema<Instance> {
   };
 }
 
-function subnetFilters(state: VpcState): FilterSchema<SubnetPool> {
+function subnetFilters(state: VpcView): FilterSchema<SubnetPool> {
   return {
     'subnet-id': (s) => [s.spec.subnetId],
     'vpc-id': () => [state.spec.vpcId],
@@ -59,22 +61,28 @@ function subnetFilters(state: VpcState): FilterSchema<SubnetPool> {
 
 const noTags = new Map<string, string>();
 
-export function describeNetworkInterfaces(p: QueryParams, state: VpcState): XmlObject {
+export function describeNetworkInterfaces(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('NetworkInterfaceId');
   for (const id of ids) state.eni(id);
   const chosen = ids.length > 0 ? ids.map((id) => state.eni(id)) : state.enis();
-  const found = applyFilters(chosen, p.filters(), eniFilters(state), (e) => e.tags);
-  return { networkInterfaceSet: found.map((e) => renderEni(state, e)) };
+  const page = paginate(
+    applyFilters(chosen, p.filters(), eniFilters(state), (e) => e.tags),
+    p,
+  );
+  return { networkInterfaceSet: page.items.map((e) => renderEni(state, e)), nextToken: page.nextToken };
 }
 
-export function describeInstances(p: QueryParams, state: VpcState): XmlObject {
+export function describeInstances(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('InstanceId');
   const chosen = ids.length > 0 ? ids.map((id) => state.instance(id)) : state.instances();
-  const found = applyFilters(chosen, p.filters(), instanceFilters(state), (i) => i.tags);
-  return { reservationSet: found.map((i) => renderReservation(state, i)) };
+  const page = paginate(
+    applyFilters(chosen, p.filters(), instanceFilters(state), (i) => i.tags),
+    p,
+  );
+  return { reservationSet: page.items.map((i) => renderReservation(state, i)), nextToken: page.nextToken };
 }
 
-export function describeSubnets(p: QueryParams, state: VpcState): XmlObject {
+export function describeSubnets(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('SubnetId');
   const chosen = ids.length > 0 ? ids.map((id) => state.subnet(id)) : state.subnets();
   const found = applyFilters(chosen, p.filters(), subnetFilters(state), () => noTags);

@@ -5,21 +5,38 @@ import type { QueryParams } from './ec2-params.ts';
 import { renderEni } from './ec2-render.ts';
 import type { XmlObject } from './ec2-xml.ts';
 import type { VpcOperations } from './vpc-operations.ts';
+import type { InterfaceType } from './vpc-view.ts';
 
 const OK: XmlObject = { return: true };
 
+function parseInterfaceType(v: string | undefined): InterfaceType {
+  if (v === undefined || v === 'interface') return 'interface';
+  if (v === 'trunk' || v === 'branch') return v;
+  throw invalidParameter(`Invalid value '${v}' for InterfaceType; this emulator supports trunk and branch`);
+}
+
 export function createNetworkInterface(p: QueryParams, ops: VpcOperations): XmlObject {
   const subnetId = p.require('SubnetId');
+  const token = p.get('ClientToken');
+  // The SDK fills ClientToken in and re-sends it on retry; EC2 answers a repeated token with the
+  // ENI it already created instead of creating another.
+  const tokens = ops.createdByClientToken;
+  const earlier = token === undefined ? undefined : tokens.get(token);
+  if (earlier !== undefined && ops.state.enis().some((e) => e.eniId === earlier)) {
+    return { networkInterface: renderEni(ops.state, ops.state.eni(earlier)), clientToken: token };
+  }
   const description = p.get('Description');
   const primaryIp = p.get('PrivateIpAddress');
+  const interfaceType = parseInterfaceType(p.get('InterfaceType'));
+  const extra = p.int('SecondaryPrivateIpAddressCount');
   const eni = ops.createEni({
+    interfaceType,
     subnetId,
     securityGroupIds: p.list('SecurityGroupId'),
     tags: p.tagSpecifications('network-interface'),
     ...(description === undefined ? {} : { description }),
     ...(primaryIp === undefined ? {} : { primaryIp }),
   });
-  const extra = p.int('SecondaryPrivateIpAddressCount');
   if (extra !== undefined && extra > 0) {
     try {
       ops.state.assign(eni.eniId, { count: extra });
@@ -28,7 +45,8 @@ export function createNetworkInterface(p: QueryParams, ops: VpcOperations): XmlO
       throw err;
     }
   }
-  return { networkInterface: renderEni(ops.state, eni) };
+  if (token !== undefined) tokens.set(token, eni.eniId);
+  return { networkInterface: renderEni(ops.state, eni), clientToken: token };
 }
 
 export function deleteNetworkInterface(p: QueryParams, ops: VpcOperations): XmlObject {
@@ -52,21 +70,22 @@ export async function detachNetworkInterface(p: QueryParams, ops: VpcOperations)
 }
 
 export function modifyNetworkInterfaceAttribute(p: QueryParams, ops: VpcOperations): XmlObject {
-  const eni = ops.state.eni(p.require('NetworkInterfaceId'));
+  const eniId = p.require('NetworkInterfaceId');
+  ops.state.eni(eniId);
   const attachmentId = p.get('Attachment.AttachmentId');
   if (attachmentId !== undefined) {
-    const attached = ops.state.eniByAttachment(attachmentId);
-    if (attached !== eni || eni.attachment === undefined) {
-      throw invalidParameter(`Attachment '${attachmentId}' does not belong to ${eni.eniId}`);
-    }
     const dot = p.bool('Attachment.DeleteOnTermination');
-    if (dot !== undefined) eni.attachment.deleteOnTermination = dot;
+    if (dot === undefined) throw missingParameter('Attachment.DeleteOnTermination');
+    ops.state.setDeleteOnTermination(eniId, attachmentId, dot);
     return OK;
   }
-  const known = ['Description.Value', 'SourceDestCheck.Value', 'SecurityGroupId.1'];
-  if (!known.some((k) => p.get(k) !== undefined)) {
+  const description = p.get('Description.Value');
+  const securityGroupIds = p.list('SecurityGroupId');
+  const sourceDestCheck = p.bool('SourceDestCheck.Value');
+  if (description === undefined && securityGroupIds.length === 0 && sourceDestCheck === undefined) {
     throw missingParameter('Attachment, Description, SourceDestCheck or SecurityGroupId');
   }
+  ops.state.modifyEni(eniId, { ...(description === undefined ? {} : { description }), securityGroupIds });
   return OK;
 }
 

@@ -3,7 +3,7 @@
 import type { XmlObject, XmlValue } from './ec2-xml.ts';
 import type { NetworkLimits } from './instance-types.ts';
 import type { SubnetPool } from './subnet-pool.ts';
-import type { Eni, Instance, VpcState } from './vpc-state.ts';
+import type { Eni, Instance, VpcView } from './vpc-view.ts';
 
 export const OWNER_ID = '111122223333';
 
@@ -30,7 +30,7 @@ function addressSet(eni: Eni, region: string): XmlValue {
   }));
 }
 
-export function renderEni(state: VpcState, eni: Eni): XmlObject {
+export function renderEni(state: VpcView, eni: Eni): XmlObject {
   const region = state.spec.region;
   const a = eni.attachment;
   return {
@@ -41,7 +41,7 @@ export function renderEni(state: VpcState, eni: Eni): XmlObject {
     description: eni.description,
     ownerId: OWNER_ID,
     requesterManaged: false,
-    status: a === undefined ? 'available' : 'in-use',
+    status: a === undefined && eni.trunkAssociation === undefined ? 'available' : 'in-use',
     macAddress: eni.mac,
     privateIpAddress: eni.primaryIp,
     privateDnsName: privateDnsName(eni.primaryIp, region),
@@ -63,11 +63,11 @@ export function renderEni(state: VpcState, eni: Eni): XmlObject {
     tagSet: tagSet(eni.tags),
     privateIpAddressesSet: addressSet(eni, region),
     ipv6AddressesSet: [],
-    interfaceType: 'interface',
+    interfaceType: eni.interfaceType,
   };
 }
 
-function renderInstanceEni(state: VpcState, eni: Eni): XmlObject {
+function renderInstanceEni(state: VpcView, eni: Eni): XmlObject {
   const a = eni.attachment;
   return {
     networkInterfaceId: eni.eniId,
@@ -93,11 +93,11 @@ function renderInstanceEni(state: VpcState, eni: Eni): XmlObject {
             deleteOnTermination: a.deleteOnTermination,
           },
     privateIpAddressesSet: addressSet(eni, state.spec.region),
-    interfaceType: 'interface',
+    interfaceType: eni.interfaceType,
   };
 }
 
-export function renderInstance(state: VpcState, instance: Instance): XmlObject {
+export function renderInstance(state: VpcView, instance: Instance): XmlObject {
   const enis = state.enisOf(instance.instanceId);
   const primary = enis.find((e) => e.attachment?.deviceIndex === 0);
   const pool = state.subnet(instance.subnetId);
@@ -124,7 +124,7 @@ export function renderInstance(state: VpcState, instance: Instance): XmlObject {
   };
 }
 
-export function renderReservation(state: VpcState, instance: Instance): XmlObject {
+export function renderReservation(state: VpcView, instance: Instance): XmlObject {
   return {
     reservationId: `r-${instance.instanceId.slice(2)}`,
     ownerId: OWNER_ID,
@@ -133,7 +133,7 @@ export function renderReservation(state: VpcState, instance: Instance): XmlObjec
   };
 }
 
-export function renderSubnet(state: VpcState, pool: SubnetPool): XmlObject {
+export function renderSubnet(state: VpcView, pool: SubnetPool): XmlObject {
   return {
     subnetId: pool.spec.subnetId,
     subnetArn: `arn:aws:ec2:${state.spec.region}:${OWNER_ID}:subnet/${pool.spec.subnetId}`,

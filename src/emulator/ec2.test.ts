@@ -20,7 +20,10 @@ test('a reply carries the 2016-11-15 namespace, requestId element and x-amzn-req
 test('an unknown action is answered 400 InvalidAction in the EC2 error document', async () => {
   const r = await t.post({ Action: 'RunInstances' });
   assert.equal(r.status, 400);
-  assert.match(r.body, /<Response><Errors><Error><Code>InvalidAction<\/Code><Message>[^<]+<\/Message><\/Error><\/Errors>/);
+  assert.match(
+    r.body,
+    /<Response><Errors><Error><Code>InvalidAction<\/Code><Message>[^<]+<\/Message><\/Error><\/Errors>/,
+  );
   assert.ok(r.body.includes(`<RequestID>${r.requestId}</RequestID></Response>`));
 });
 
@@ -60,6 +63,7 @@ test('each call logs one structured line with action, status, ms and requestId',
     ],
   );
   assert.equal(typeof lines[0]?.ms, 'number');
+  assert.equal(lines[1]?.networkInterfaceId, 'eni-00000000000000000');
 });
 
 test('list parameters PrivateIpAddress.N are read in order', async () => {

@@ -19,19 +19,27 @@ import {
 } from './ec2-eni-actions.ts';
 import { Ec2Error } from './ec2-error.ts';
 import { QueryParams } from './ec2-params.ts';
+import {
+  associateTrunkInterface,
+  describeTrunkInterfaceAssociations,
+  disassociateTrunkInterface,
+} from './ec2-trunk-actions.ts';
 import { ec2ErrorResponse, ec2Response, type XmlObject } from './ec2-xml.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, sleep } from './http-reply.ts';
 import type { IdSource } from './ids.ts';
+import type { StaleReadHistory } from './stale-reads.ts';
 import type { VpcOperations } from './vpc-operations.ts';
+import type { VpcView } from './vpc-view.ts';
 
-type Action = (p: QueryParams, ops: VpcOperations) => XmlObject | Promise<XmlObject>;
+/** `view` is what reads see: the live state, or a past one under the stale-read fault. */
+type Action = (p: QueryParams, ops: VpcOperations, view: VpcView) => XmlObject | Promise<XmlObject>;
 
 const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
-  ['DescribeInstances', (p, ops) => describeInstances(p, ops.state)],
+  ['DescribeInstances', (p, _ops, view) => describeInstances(p, view)],
   ['DescribeInstanceTypes', (p) => describeInstanceTypes(p)],
-  ['DescribeSubnets', (p, ops) => describeSubnets(p, ops.state)],
-  ['DescribeNetworkInterfaces', (p, ops) => describeNetworkInterfaces(p, ops.state)],
+  ['DescribeSubnets', (p, _ops, view) => describeSubnets(p, view)],
+  ['DescribeNetworkInterfaces', (p, _ops, view) => describeNetworkInterfaces(p, view)],
   ['CreateNetworkInterface', createNetworkInterface],
   ['DeleteNetworkInterface', deleteNetworkInterface],
   ['AttachNetworkInterface', attachNetworkInterface],
@@ -40,14 +48,36 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['AssignPrivateIpAddresses', assignPrivateIpAddresses],
   ['UnassignPrivateIpAddresses', unassignPrivateIpAddresses],
   ['CreateTags', createTags],
+  ['AssociateTrunkInterface', associateTrunkInterface],
+  ['DisassociateTrunkInterface', disassociateTrunkInterface],
+  ['DescribeTrunkInterfaceAssociations', (p, _ops, view) => describeTrunkInterfaceAssociations(p, view)],
 ]);
 
 export function supportedEc2Actions(): string[] {
   return [...ACTIONS.keys()];
 }
 
+/** The resource IDs a call names, for the log line (what an operator greps for). */
+function subjectIds(p: QueryParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  const names = [
+    'NetworkInterfaceId',
+    'InstanceId',
+    'AttachmentId',
+    'SubnetId',
+    'AssociationId',
+    'TrunkInterfaceId',
+  ];
+  for (const name of names) {
+    const v = p.get(name) ?? p.get(`${name}.1`);
+    if (v !== undefined) out[name[0]!.toLowerCase() + name.slice(1)] = v;
+  }
+  return out;
+}
+
 export interface Ec2Deps {
   readonly ops: VpcOperations;
+  readonly history: StaleReadHistory;
   readonly faults: FaultInjector;
   readonly ids: IdSource;
   readonly log: (line: Record<string, unknown>) => void;
@@ -70,7 +100,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     const fault = deps.faults.decide(action);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) throw fault.error;
-    xml = ec2Response(action, requestId, await run(p, deps.ops));
+    xml = ec2Response(action, requestId, await run(p, deps.ops, deps.history.view(fault.staleReadMs)));
   } catch (err) {
     const e =
       err instanceof Ec2Error ? err : new Ec2Error('InternalError', 'An internal error has occurred', 500);
@@ -84,6 +114,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     action: action ?? null,
     status,
     ...(code === undefined ? {} : { code }),
+    ...subjectIds(p),
     ms: Math.round((performance.now() - started) * 10) / 10,
     requestId,
   });

@@ -14,10 +14,17 @@ export type IpBatchRunner = (
   force?: boolean,
 ) => Promise<void>;
 
+/** Sets sysctls (`net.ipv4.conf.X.proxy_arp` → value) inside `netns`. */
+export type SysctlWriter = (netns: string, settings: Readonly<Record<string, string>>) => Promise<void>;
+
 export interface LinuxFabricOptions {
-  /** Namespace of the VPC side; the current namespace when absent (the emulator runs inside it). */
-  readonly vpcNetns?: string;
+  /**
+   * Namespace of the VPC side. Always named, also when the emulator runs inside it: a fabric
+   * started in the wrong place then fails instead of changing the namespace it happens to be in.
+   */
+  readonly vpcNetns: string;
   readonly ip?: IpBatchRunner;
+  readonly sysctl?: SysctlWriter;
 }
 
 /** Failure of an `ip` invocation, with what was asked and what the kernel answered. */
@@ -56,6 +63,23 @@ export function runIpBatch(
   });
 }
 
+export async function writeSysctls(netns: string, settings: Readonly<Record<string, string>>): Promise<void> {
+  const entries = Object.entries(settings);
+  const args = ['netns', 'exec', netns, 'sysctl', '-q', '-w', ...entries.map(([k, v]) => `${k}=${v}`)];
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on('error', (err) => reject(new IpCommandError(`ip ${args.join(' ')}`, err.message)));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new IpCommandError(`ip ${args.join(' ')}`, stderr)),
+    );
+  });
+}
+
 /** VPC-side link name of an ENI: `v` + the last 12 hex digits of its id (fits IFNAMSIZ). */
 export function vpcLinkName(eniId: string): string {
   const hex = eniId.replace(/^eni-/, '').replace(/[^0-9a-f]/gi, '');
@@ -66,12 +90,14 @@ export function vpcLinkName(eniId: string): string {
 const GONE = /No such process|Cannot find device|No such file or directory|does not exist|Cannot assign/;
 
 export class LinuxFabric implements Fabric {
-  private readonly vpcNetns: string | undefined;
+  private readonly vpcNetns: string;
   private readonly ip: IpBatchRunner;
+  private readonly sysctl: SysctlWriter;
 
-  constructor(opts: LinuxFabricOptions = {}) {
+  constructor(opts: LinuxFabricOptions) {
     this.vpcNetns = opts.vpcNetns;
     this.ip = opts.ip ?? runIpBatch;
+    this.sysctl = opts.sysctl ?? writeSysctls;
   }
 
   async eniAttached(netns: string, deviceIndex: number, eni: FabricEni): Promise<void> {
@@ -96,9 +122,15 @@ export class LinuxFabric implements Fabric {
     await this.ip(this.vpcNetns, [
       `link add ${vpcSide} type veth peer name ${nodeSide} netns ${netns} address ${eni.mac}`,
       `addr replace ${eni.gateway}/32 dev ${vpcSide}`,
-      `link set ${vpcSide} up`,
-      ...routeLines(vpcSide, eni, [eni.primaryIp]),
     ]);
+    // The VPC router answers ARP for every address it routes to another link, as the real VPC
+    // does within a subnet, so a node reaches another node of its subnet on-link; at once
+    // (proxy ARP replies are otherwise delayed up to 0.8 s).
+    await this.sysctl(this.vpcNetns, {
+      [`net.ipv4.conf.${vpcSide}.proxy_arp`]: '1',
+      [`net.ipv4.neigh.${vpcSide}.proxy_delay`]: '0',
+    });
+    await this.ip(this.vpcNetns, [`link set ${vpcSide} up`, ...routeLines(vpcSide, eni, [eni.primaryIp])]);
     const node = [`link set ${nodeSide} up`];
     if (deviceIndex === 0) {
       // What the instance's OS does by DHCP on its primary interface.

@@ -6,11 +6,13 @@ import type { RandomSource } from './ids.ts';
 
 export interface FaultDecision {
   readonly latencyMs: number;
+  /** Serve reads from the VPC as it was this many ms ago (0: the live state). */
+  readonly staleReadMs: number;
   /** The error to answer with instead of running the call, if any. */
   readonly error: Ec2Error | undefined;
 }
 
-const NONE: FaultDecision = { latencyMs: 0, error: undefined };
+const NONE: FaultDecision = { latencyMs: 0, staleReadMs: 0, error: undefined };
 
 function checkRate(name: string, rate: number | undefined): void {
   if (rate !== undefined && !(rate >= 0 && rate <= 1))
@@ -19,10 +21,12 @@ function checkRate(name: string, rate: number | undefined): void {
 
 export class FaultInjector {
   readonly #random: RandomSource;
+  readonly #onSet: (s: FaultSettings) => void;
   #settings: FaultSettings = {};
 
-  constructor(random: RandomSource) {
+  constructor(random: RandomSource, onSet: (s: FaultSettings) => void = () => {}) {
     this.#random = random;
+    this.#onSet = onSet;
   }
 
   get settings(): FaultSettings {
@@ -35,7 +39,11 @@ export class FaultInjector {
     if (settings.latencyMs !== undefined && !(settings.latencyMs >= 0)) {
       throw new Error(`latencyMs must be >= 0, got ${settings.latencyMs}`);
     }
+    if (settings.staleReadMs !== undefined && !(settings.staleReadMs >= 0)) {
+      throw new Error(`staleReadMs must be >= 0, got ${settings.staleReadMs}`);
+    }
     this.#settings = settings;
+    this.#onSet(settings);
   }
 
   /** For an EC2 action name, or `undefined` for an IMDS request. */
@@ -45,14 +53,23 @@ export class FaultInjector {
       return NONE;
     }
     const latencyMs = s.latencyMs ?? 0;
+    const staleReadMs = s.staleReadMs ?? 0;
     // One draw per configured rate, so a rate's decisions do not shift when the other changes.
     const throttled = s.throttleRate !== undefined && this.#random() < s.throttleRate;
     const failed = s.errorRate !== undefined && this.#random() < s.errorRate;
     if (throttled)
-      return { latencyMs, error: new Ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503) };
+      return {
+        latencyMs,
+        staleReadMs,
+        error: new Ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503),
+      };
     if (failed) {
-      return { latencyMs, error: new Ec2Error('InternalError', 'An internal error has occurred', 500) };
+      return {
+        latencyMs,
+        staleReadMs,
+        error: new Ec2Error('InternalError', 'An internal error has occurred', 500),
+      };
     }
-    return { latencyMs, error: undefined };
+    return { latencyMs, staleReadMs, error: undefined };
   }
 }

@@ -4,12 +4,13 @@
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, sleep, textReply } from './http-reply.ts';
 import type { IdSource } from './ids.ts';
-import type { Eni, Instance, VpcState } from './vpc-state.ts';
+import type { StaleReadHistory } from './stale-reads.ts';
+import type { Eni, Instance, VpcView } from './vpc-view.ts';
 
 const MAX_TTL_SECONDS = 21600;
 
 export interface ImdsDeps {
-  readonly state: VpcState;
+  readonly history: StaleReadHistory;
   readonly faults: FaultInjector;
   readonly ids: IdSource;
   readonly fallbackInstance: (() => string | undefined) | undefined;
@@ -45,7 +46,11 @@ export class Imds {
     if (req.path === '/latest/api/token') return this.#token(req);
     if (!this.#authorized(req.header('x-aws-ec2-metadata-token'))) return textReply(401, '');
     if (req.method !== 'GET' && req.method !== 'HEAD') return textReply(405, '');
-    const instance = this.#caller(req.sourceAddress);
+    const view = this.#deps.history.view(fault.staleReadMs);
+    const instance = this.#caller(view, req.sourceAddress);
+    if (instance !== undefined && req.path === '/latest/dynamic/instance-identity/document') {
+      return this.#identityDocument(view, instance);
+    }
     const prefix = '/latest/meta-data';
     if (instance === undefined || !(req.path === prefix || req.path.startsWith(`${prefix}/`))) {
       return textReply(404, 'Not Found\n');
@@ -54,7 +59,7 @@ export class Imds {
       .slice(prefix.length)
       .split('/')
       .filter((s) => s !== '');
-    let node: Tree = this.#tree(instance);
+    let node: Tree = this.#tree(view, instance);
     for (const s of segments) {
       if (typeof node === 'string') return textReply(404, 'Not Found\n');
       const next: Tree | undefined = node.get(s);
@@ -83,6 +88,23 @@ export class Imds {
     };
   }
 
+  #identityDocument(state: VpcView, instance: Instance): HttpReply {
+    const primary = state.enisOf(instance.instanceId).find((e) => e.attachment?.deviceIndex === 0);
+    const doc = {
+      accountId: '111122223333',
+      architecture: 'x86_64',
+      availabilityZone: state.subnet(instance.subnetId).spec.availabilityZone,
+      imageId: 'ami-0123456789abcdef0',
+      instanceId: instance.instanceId,
+      instanceType: instance.instanceType,
+      pendingTime: instance.launchTime.toISOString().replace(/\.\d+Z$/, 'Z'),
+      privateIp: primary?.primaryIp ?? null,
+      region: state.spec.region,
+      version: '2017-09-30',
+    };
+    return { status: 200, headers: { 'content-type': 'text/plain' }, body: JSON.stringify(doc, null, 2) };
+  }
+
   #authorized(token: string | undefined): boolean {
     if (token === undefined) return false;
     const expiry = this.#tokens.get(token);
@@ -94,8 +116,7 @@ export class Imds {
     return true;
   }
 
-  #caller(source: string | undefined): Instance | undefined {
-    const state = this.#deps.state;
+  #caller(state: VpcView, source: string | undefined): Instance | undefined {
     const address = source?.startsWith('::ffff:') ? source.slice(7) : source;
     const bySource = address === undefined ? undefined : state.instanceByAddress(address);
     if (bySource !== undefined) return bySource;
@@ -103,12 +124,11 @@ export class Imds {
     return id === undefined ? undefined : state.instances().find((i) => i.instanceId === id);
   }
 
-  #tree(instance: Instance): Tree {
-    const state = this.#deps.state;
+  #tree(state: VpcView, instance: Instance): Tree {
     const enis = state.enisOf(instance.instanceId);
     const primary = enis.find((e) => e.attachment?.deviceIndex === 0);
     const pool = state.subnet(instance.subnetId);
-    const macs = new Map<string, Tree>(enis.map((e) => [e.mac, this.#macTree(e)]));
+    const macs = new Map<string, Tree>(enis.map((e) => [e.mac, this.#macTree(state, e)]));
     return new Map<string, Tree>([
       ['ami-id', 'ami-0123456789abcdef0'],
       ['hostname', primary ? hostname(primary.primaryIp, state.spec.region) : ''],
@@ -129,8 +149,7 @@ export class Imds {
     ]);
   }
 
-  #macTree(eni: Eni): Tree {
-    const state = this.#deps.state;
+  #macTree(state: VpcView, eni: Eni): Tree {
     const pool = state.subnet(eni.subnetId);
     return new Map<string, Tree>([
       ['device-number', String(eni.attachment?.deviceIndex ?? '')],

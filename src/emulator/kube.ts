@@ -126,6 +126,8 @@ export class KubeApi {
       }
     }
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    // Send the headers now: a client waits for them before it reads events.
+    res.flushHeaders();
     const write = (e: { type: string; object: JsonObject }) => res.write(`${JSON.stringify(e)}\n`);
     for (const e of backlog) write(e);
     if (backlog.some((e) => e.type === 'ERROR')) {

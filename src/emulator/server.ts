@@ -13,6 +13,7 @@ import { IdSource } from './ids.ts';
 import { Imds } from './imds.ts';
 import { KubeApi } from './kube.ts';
 import { PodStore } from './pod-store.ts';
+import { StaleReadHistory } from './stale-reads.ts';
 import { VpcOperations } from './vpc-operations.ts';
 import { VpcState } from './vpc-state.ts';
 
@@ -61,9 +62,10 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const ids = new IdSource(random);
   const state = new VpcState(opts.vpc, ids);
   const ops = new VpcOperations(state, opts.fabric, log);
-  const faults = new FaultInjector(random);
+  const history = new StaleReadHistory(state, () => Date.now());
+  const faults = new FaultInjector(random, (f) => history.reset(f.staleReadMs ?? 0));
   const imds = new Imds({
-    state,
+    history,
     faults,
     ids,
     fallbackInstance: opts.imdsFallbackInstance,
@@ -86,7 +88,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     if (path.startsWith('/admin/')) return reply(res, await handleAdmin(method, path, body, { ops, faults }));
     if (path.startsWith('/api/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST')
-      return reply(res, await handleEc2(body, { ops, faults, ids, log }));
+      return reply(res, await handleEc2(body, { ops, history, faults, ids, log }));
     reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });
   }
 
@@ -123,12 +125,16 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       await rm(opts.adminSocket, { force: true });
       const s = createServer(handler);
       servers.push(s);
+      // The socket is bound synchronously inside listen(), so the umask is narrowed only for that
+      // call (other files this process creates meanwhile keep their modes); chmod makes sure.
       const previous = process.umask(0o177);
+      let listening: Promise<void>;
       try {
-        await listen(s, opts.adminSocket);
+        listening = listen(s, opts.adminSocket);
       } finally {
         process.umask(previous);
       }
+      await listening;
       await chmod(opts.adminSocket, 0o600);
     }
   } catch (err) {

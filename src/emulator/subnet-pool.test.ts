@@ -52,23 +52,26 @@ test('a released address becomes available again', () => {
 
 test('random allocate/release interleavings never hand out an address twice', () => {
   fc.assert(
-    fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 4 })), { maxLength: 60 }), (steps) => {
-      const pool = new SubnetPool(spec);
-      const held = new Set<string>();
-      for (const [allocate, n] of steps) {
-        if (allocate) {
-          if (n > pool.availableCount) continue;
-          for (const ip of pool.allocate(n)) {
-            assert.ok(!held.has(ip), `${ip} handed out twice`);
-            held.add(ip);
+    fc.property(
+      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 4 })), { maxLength: 60 }),
+      (steps) => {
+        const pool = new SubnetPool(spec);
+        const held = new Set<string>();
+        for (const [allocate, n] of steps) {
+          if (allocate) {
+            if (n > pool.availableCount) continue;
+            for (const ip of pool.allocate(n)) {
+              assert.ok(!held.has(ip), `${ip} handed out twice`);
+              held.add(ip);
+            }
+          } else {
+            const some = [...held].slice(0, n);
+            pool.release(some);
+            for (const ip of some) held.delete(ip);
           }
-        } else {
-          const some = [...held].slice(0, n);
-          pool.release(some);
-          for (const ip of some) held.delete(ip);
+          assert.equal(pool.availableCount, 11 - held.size);
         }
-        assert.equal(pool.availableCount, 11 - held.size);
-      }
-    }),
+      },
+    ),
   );
 });

@@ -29,7 +29,10 @@ export interface TestEmulator {
   close(): Promise<void>;
 }
 
-export async function startTestEmulator(extra: Partial<EmulatorOptions> = {}, seed = 42): Promise<TestEmulator> {
+export async function startTestEmulator(
+  extra: Partial<EmulatorOptions> = {},
+  seed = 42,
+): Promise<TestEmulator> {
   const logs: Record<string, unknown>[] = [];
   const emulator = await startEmulator({
     vpc: TEST_VPC,

@@ -10,6 +10,7 @@ import type {
   Eni,
   Instance,
   LaunchRequest,
+  TrunkAssociation,
   VpcState,
 } from './vpc-state.ts';
 
@@ -19,6 +20,8 @@ export class VpcOperations {
   readonly state: VpcState;
   readonly #fabric: Fabric | undefined;
   readonly #log: (line: Record<string, unknown>) => void;
+  /** CreateNetworkInterface idempotency: ClientToken -> ENI ID. */
+  readonly createdByClientToken = new Map<string, string>();
   /** With a fabric, kernel steps of different calls must not interleave (attach racing detach). */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -71,6 +74,18 @@ export class VpcOperations {
     return this.#serial(async () => {
       const instance = this.state.instance(instanceId);
       for (const eni of this.state.enisOf(instanceId).reverse()) {
+        for (const branch of this.state.branchesOf(eni.eniId)) {
+          const { association } = this.state.disassociateTrunk(branch.trunkAssociation!.associationId);
+          try {
+            for (const step of this.#branchSteps(branch, association, 'disassociate')) await step.run();
+          } catch (err) {
+            this.#log({
+              msg: 'fabric branch removal failed during termination',
+              eniId: branch.eniId,
+              error: String(err),
+            });
+          }
+        }
         const attachment = this.state.forceDetach(eni);
         if (attachment === undefined) continue;
         try {
@@ -141,6 +156,42 @@ export class VpcOperations {
       }
       await this.#withRollback(() => this.state.assign(eniId, { ips }), [steps]);
     });
+  }
+
+  associateTrunk(branchEniId: string, trunkEniId: string, vlanId: number): Promise<TrunkAssociation> {
+    return this.#serial(async () => {
+      const association = this.state.associateTrunk(branchEniId, trunkEniId, vlanId);
+      const branch = this.state.eni(branchEniId);
+      await this.#withRollback(
+        () => this.state.disassociateTrunk(association.associationId),
+        [this.#branchSteps(branch, association, 'associate')],
+      );
+      return association;
+    });
+  }
+
+  disassociateTrunk(associationId: string): Promise<void> {
+    return this.#serial(async () => {
+      const { branch, association } = this.state.disassociateTrunk(associationId);
+      await this.#withRollback(
+        () => this.state.restoreTrunkAssociation(branch, association),
+        [this.#branchSteps(branch, association, 'disassociate')],
+      );
+    });
+  }
+
+  #branchSteps(
+    branch: Eni,
+    association: TrunkAssociation,
+    direction: 'associate' | 'disassociate',
+  ): { run: Step; undo: Step }[] {
+    const fabric = this.#fabricFor(this.state.eni(association.trunkEniId));
+    if (fabric?.branchAssociated === undefined || fabric.branchDisassociated === undefined) return [];
+    const trunk = this.fabricEni(this.state.eni(association.trunkEniId));
+    const b = this.fabricEni(branch);
+    const on = () => fabric.branchAssociated!(trunk, association.vlanId, b);
+    const off = () => fabric.branchDisassociated!(trunk, association.vlanId, b);
+    return [direction === 'associate' ? { run: on, undo: off } : { run: off, undo: on }];
   }
 
   /** The fabric applies only to ENIs attached to an instance that lives in a netns. */

@@ -28,7 +28,9 @@ test('launch attaches the primary ENI at device 0 with DeleteOnTermination', () 
 
 test('launch of an unknown instance type or subnet fails', () => {
   const state = fresh();
-  assert.throws(() => state.launch({ instanceType: 'x1.huge', subnetId: SUBNET_A }), { code: 'InvalidParameterValue' });
+  assert.throws(() => state.launch({ instanceType: 'x1.huge', subnetId: SUBNET_A }), {
+    code: 'InvalidParameterValue',
+  });
   assert.throws(() => state.launch({ instanceType: 'm5.large', subnetId: 'subnet-nope' }), {
     code: 'InvalidSubnetID.NotFound',
   });
@@ -37,9 +39,12 @@ test('launch of an unknown instance type or subnet fails', () => {
 test('attaching past the instance type ENI limit fails with AttachmentLimitExceeded', () => {
   const state = fresh();
   const { instance } = state.launch({ instanceType: 't3.medium', subnetId: SUBNET_A });
-  for (const index of [1, 2]) state.attach(state.createEni({ subnetId: SUBNET_A }).eniId, instance.instanceId, index);
+  for (const index of [1, 2])
+    state.attach(state.createEni({ subnetId: SUBNET_A }).eniId, instance.instanceId, index);
   const fourth = state.createEni({ subnetId: SUBNET_A });
-  assert.throws(() => state.attach(fourth.eniId, instance.instanceId, 3), { code: 'AttachmentLimitExceeded' });
+  assert.throws(() => state.attach(fourth.eniId, instance.instanceId, 3), {
+    code: 'AttachmentLimitExceeded',
+  });
   assert.equal(fourth.attachment, undefined);
   assert.equal(state.enisOf(instance.instanceId).length, 3);
 });
@@ -49,7 +54,9 @@ test('attaching at a device index in use, an ENI in use, or across AZs fails wit
   const { instance, primaryEni } = state.launch({ instanceType: 'm5.xlarge', subnetId: SUBNET_A });
   const eni = state.createEni({ subnetId: SUBNET_A });
   assert.throws(() => state.attach(eni.eniId, instance.instanceId, 0), { code: 'InvalidParameterValue' });
-  assert.throws(() => state.attach(primaryEni.eniId, instance.instanceId, 2), { code: 'InvalidParameterValue' });
+  assert.throws(() => state.attach(primaryEni.eniId, instance.instanceId, 2), {
+    code: 'InvalidParameterValue',
+  });
   const far = state.createEni({ subnetId: SUBNET_OTHER_AZ });
   assert.throws(() => state.attach(far.eniId, instance.instanceId, 1), { code: 'InvalidParameterValue' });
 });
@@ -58,7 +65,9 @@ test('assigning past the per-ENI address limit fails with PrivateIpAddressLimitE
   const state = fresh();
   const { primaryEni } = state.launch({ instanceType: 't3.medium', subnetId: SUBNET_A });
   assert.equal(state.assign(primaryEni.eniId, { count: 5 }).length, 5);
-  assert.throws(() => state.assign(primaryEni.eniId, { count: 1 }), { code: 'PrivateIpAddressLimitExceeded' });
+  assert.throws(() => state.assign(primaryEni.eniId, { count: 1 }), {
+    code: 'PrivateIpAddressLimitExceeded',
+  });
   assert.equal(primaryEni.secondaryIps.length, 5);
 });
 
@@ -66,7 +75,9 @@ test('a subnet that runs dry fails with InsufficientFreeAddressesInSubnet', () =
   const state = fresh();
   const { primaryEni } = state.launch({ instanceType: 'm5.4xlarge', subnetId: SUBNET_SMALL });
   state.assign(primaryEni.eniId, { count: 10 });
-  assert.throws(() => state.assign(primaryEni.eniId, { count: 1 }), { code: 'InsufficientFreeAddressesInSubnet' });
+  assert.throws(() => state.assign(primaryEni.eniId, { count: 1 }), {
+    code: 'InsufficientFreeAddressesInSubnet',
+  });
 });
 
 test('many assigns across ENIs never hand out the same address twice', () => {
@@ -92,8 +103,12 @@ test('unassigning the primary or a foreign address fails and changes nothing', (
   const state = fresh();
   const { primaryEni } = state.launch({ instanceType: 't3.medium', subnetId: SUBNET_A });
   const [ip] = state.assign(primaryEni.eniId, { count: 1 });
-  assert.throws(() => state.unassign(primaryEni.eniId, [primaryEni.primaryIp]), { code: 'InvalidParameterValue' });
-  assert.throws(() => state.unassign(primaryEni.eniId, [ip!, '10.0.0.99']), { code: 'InvalidParameterValue' });
+  assert.throws(() => state.unassign(primaryEni.eniId, [primaryEni.primaryIp]), {
+    code: 'InvalidParameterValue',
+  });
+  assert.throws(() => state.unassign(primaryEni.eniId, [ip!, '10.0.0.99']), {
+    code: 'InvalidParameterValue',
+  });
   assert.deepEqual(primaryEni.secondaryIps, [ip]);
 });
 
@@ -125,4 +140,25 @@ test('an instance is found by any address of its attached ENIs', () => {
   assert.equal(state.instanceByAddress(primaryEni.primaryIp)?.instanceId, instance.instanceId);
   assert.equal(state.instanceByAddress(ip!)?.instanceId, instance.instanceId);
   assert.equal(state.instanceByAddress('10.9.9.9'), undefined);
+});
+
+test('a VPC whose subnets overlap, leave the VPC CIDR or are smaller than /28 is refused', () => {
+  const ids = new IdSource(seededRandom(1));
+  const vpc = (subnets: { cidr: string }[]) => ({
+    vpcId: 'vpc-1',
+    cidr: '10.0.0.0/16',
+    region: 'us-west-2',
+    subnets: subnets.map((s, i) => ({
+      subnetId: `subnet-${i}`,
+      cidr: s.cidr,
+      availabilityZone: 'us-west-2a',
+    })),
+  });
+  assert.throws(
+    () => new VpcState(vpc([{ cidr: '10.0.0.0/24' }, { cidr: '10.0.0.128/25' }]), ids),
+    /overlaps/,
+  );
+  assert.throws(() => new VpcState(vpc([{ cidr: '10.1.0.0/24' }]), ids), /inside/);
+  assert.throws(() => new VpcState(vpc([{ cidr: '10.0.0.0/29' }]), ids), /28/);
+  assert.doesNotThrow(() => new VpcState(vpc([{ cidr: '10.0.0.0/24' }, { cidr: '10.0.1.0/24' }]), ids));
 });

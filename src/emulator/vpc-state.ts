@@ -2,42 +2,20 @@
 // synchronous and all-or-nothing: it either changes the state or throws an Ec2Error and
 // leaves it untouched. Kernel side effects (the fabric) live in vpc-operations.ts.
 import type { VpcSpec } from './api.ts';
-import { Ec2Error, invalidParameter, notFound } from './ec2-error.ts';
+import { Ec2Error, invalidParameter } from './ec2-error.ts';
 import type { IdSource } from './ids.ts';
-import { type NetworkLimits, networkLimits } from './instance-types.ts';
-import { SubnetPool } from './subnet-pool.ts';
+import { networkLimits } from './instance-types.ts';
+import { subnetPools } from './vpc-spec.ts';
+import {
+  type Attachment,
+  type Eni,
+  type Instance,
+  type InterfaceType,
+  type TrunkAssociation,
+  VpcView,
+} from './vpc-view.ts';
 
-export interface Attachment {
-  readonly attachmentId: string;
-  readonly instanceId: string;
-  readonly deviceIndex: number;
-  readonly attachTime: Date;
-  deleteOnTermination: boolean;
-}
-
-export interface Eni {
-  readonly eniId: string;
-  readonly mac: string;
-  readonly subnetId: string;
-  readonly primaryIp: string;
-  readonly secondaryIps: string[];
-  readonly securityGroupIds: readonly string[];
-  readonly description: string;
-  readonly tags: Map<string, string>;
-  attachment: Attachment | undefined;
-}
-
-export interface Instance {
-  readonly instanceId: string;
-  readonly instanceType: string;
-  readonly limits: NetworkLimits;
-  readonly subnetId: string;
-  readonly securityGroupIds: readonly string[];
-  readonly netns: string | undefined;
-  readonly nodeName: string | undefined;
-  readonly launchTime: Date;
-  readonly tags: Map<string, string>;
-}
+export type { Attachment, Eni, Instance, InterfaceType, TrunkAssociation } from './vpc-view.ts';
 
 export interface CreateEniRequest {
   readonly subnetId: string;
@@ -45,6 +23,7 @@ export interface CreateEniRequest {
   readonly securityGroupIds?: readonly string[];
   readonly tags?: ReadonlyMap<string, string>;
   readonly primaryIp?: string;
+  readonly interfaceType?: InterfaceType;
 }
 
 export interface LaunchRequest {
@@ -59,71 +38,16 @@ export type AssignRequest = { readonly count: number } | { readonly ips: readonl
 
 export const DEFAULT_SECURITY_GROUP = 'sg-00000000000000001';
 
-export class VpcState {
-  readonly spec: VpcSpec;
+export class VpcState extends VpcView {
   readonly #ids: IdSource;
   readonly #now: () => Date;
-  readonly #subnets = new Map<string, SubnetPool>();
-  readonly #instances = new Map<string, Instance>();
-  readonly #enis = new Map<string, Eni>();
+  /** Called after every change (the stale-read history records a snapshot). */
+  onChange: (() => void) | undefined;
 
   constructor(spec: VpcSpec, ids: IdSource, now: () => Date = () => new Date()) {
-    this.spec = spec;
+    super(spec, subnetPools(spec));
     this.#ids = ids;
     this.#now = now;
-    for (const s of spec.subnets) this.#subnets.set(s.subnetId, new SubnetPool(s));
-  }
-
-  subnets(): SubnetPool[] {
-    return [...this.#subnets.values()];
-  }
-
-  subnet(subnetId: string): SubnetPool {
-    const s = this.#subnets.get(subnetId);
-    if (s === undefined) throw notFound('SubnetID', subnetId);
-    return s;
-  }
-
-  instances(): Instance[] {
-    return [...this.#instances.values()];
-  }
-
-  instance(instanceId: string): Instance {
-    const i = this.#instances.get(instanceId);
-    if (i === undefined) throw notFound('InstanceID', instanceId);
-    return i;
-  }
-
-  enis(): Eni[] {
-    return [...this.#enis.values()];
-  }
-
-  eni(eniId: string): Eni {
-    const e = this.#enis.get(eniId);
-    if (e === undefined) throw notFound('NetworkInterfaceID', eniId);
-    return e;
-  }
-
-  eniByAttachment(attachmentId: string): Eni {
-    for (const e of this.#enis.values()) if (e.attachment?.attachmentId === attachmentId) return e;
-    throw notFound('AttachmentID', attachmentId);
-  }
-
-  /** ENIs attached to the instance, by device index. */
-  enisOf(instanceId: string): Eni[] {
-    return this.enis()
-      .filter((e) => e.attachment?.instanceId === instanceId)
-      .sort((a, b) => (a.attachment?.deviceIndex ?? 0) - (b.attachment?.deviceIndex ?? 0));
-  }
-
-  /** The instance whose ENIs hold this address (primary or secondary). */
-  instanceByAddress(ip: string): Instance | undefined {
-    for (const e of this.#enis.values()) {
-      if (e.attachment !== undefined && (e.primaryIp === ip || e.secondaryIps.includes(ip))) {
-        return this.#instances.get(e.attachment.instanceId);
-      }
-    }
-    return undefined;
   }
 
   createEni(req: CreateEniRequest): Eni {
@@ -146,25 +70,34 @@ export class VpcState {
       description: req.description ?? '',
       tags: new Map(req.tags ?? []),
       attachment: undefined,
+      interfaceType: req.interfaceType ?? 'interface',
+      trunkAssociation: undefined,
     };
-    this.#enis.set(eni.eniId, eni);
+    this.enisById.set(eni.eniId, eni);
+    this.onChange?.();
     return eni;
   }
 
   deleteEni(eniId: string): Eni {
     const eni = this.eni(eniId);
-    if (eni.attachment !== undefined) {
+    if (
+      eni.attachment !== undefined ||
+      eni.trunkAssociation !== undefined ||
+      this.branchesOf(eniId).length > 0
+    ) {
       throw invalidParameter(`Network interface '${eniId}' is currently in use.`);
     }
     this.subnet(eni.subnetId).release([eni.primaryIp, ...eni.secondaryIps]);
-    this.#enis.delete(eniId);
+    this.enisById.delete(eniId);
+    this.onChange?.();
     return eni;
   }
 
   /** Put a deleted ENI back exactly as it was (rollback). */
   restoreEni(eni: Eni): void {
     this.subnet(eni.subnetId).claim([eni.primaryIp, ...eni.secondaryIps]);
-    this.#enis.set(eni.eniId, eni);
+    this.enisById.set(eni.eniId, eni);
+    this.onChange?.();
   }
 
   attach(eniId: string, instanceId: string, deviceIndex: number, deleteOnTermination = false): Attachment {
@@ -177,6 +110,11 @@ export class VpcState {
       throw new Ec2Error(
         'InvalidParameterValue',
         `Network interface '${eniId}' is currently in use by ${eni.attachment.instanceId}.`,
+      );
+    }
+    if (eni.trunkAssociation !== undefined) {
+      throw invalidParameter(
+        `Network interface '${eniId}' is a branch of ${eni.trunkAssociation.trunkEniId}.`,
       );
     }
     const attached = this.enisOf(instanceId);
@@ -206,6 +144,7 @@ export class VpcState {
       deleteOnTermination,
     };
     eni.attachment = attachment;
+    this.onChange?.();
     return attachment;
   }
 
@@ -219,12 +158,14 @@ export class VpcState {
       );
     }
     eni.attachment = undefined;
+    this.onChange?.();
     return { eni, attachment };
   }
 
   /** Re-attach with the same attachment (rollback of a detach). */
   restoreAttachment(eni: Eni, attachment: Attachment): void {
     eni.attachment = attachment;
+    this.onChange?.();
   }
 
   assign(eniId: string, req: AssignRequest): string[] {
@@ -246,6 +187,7 @@ export class VpcState {
       ips = [...req.ips];
     }
     eni.secondaryIps.push(...ips);
+    this.onChange?.();
     return ips;
   }
 
@@ -264,6 +206,7 @@ export class VpcState {
     const kept = eni.secondaryIps.filter((ip) => !gone.has(ip));
     eni.secondaryIps.splice(0, eni.secondaryIps.length, ...kept);
     this.subnet(eni.subnetId).release(ips);
+    this.onChange?.();
   }
 
   launch(req: LaunchRequest): { instance: Instance; primaryEni: Eni } {
@@ -287,7 +230,7 @@ export class VpcState {
       securityGroupIds: instance.securityGroupIds,
       description: `Primary network interface of ${instance.instanceId}`,
     });
-    this.#instances.set(instance.instanceId, instance);
+    this.instancesById.set(instance.instanceId, instance);
     this.attach(primaryEni.eniId, instance.instanceId, 0, true);
     return { instance, primaryEni };
   }
@@ -295,7 +238,8 @@ export class VpcState {
   /** Forget the instance; its ENIs must already be detached or deleted. */
   removeInstance(instanceId: string): Instance {
     const instance = this.instance(instanceId);
-    this.#instances.delete(instanceId);
+    this.instancesById.delete(instanceId);
+    this.onChange?.();
     return instance;
   }
 
@@ -303,6 +247,7 @@ export class VpcState {
   forceDetach(eni: Eni): Attachment | undefined {
     const a = eni.attachment;
     eni.attachment = undefined;
+    this.onChange?.();
     return a;
   }
 
@@ -313,5 +258,75 @@ export class VpcState {
       throw new Ec2Error('InvalidID', `The ID '${id}' is not valid`);
     });
     for (const t of targets) for (const [k, v] of tags) t.set(k, v);
+    this.onChange?.();
+  }
+
+  setDeleteOnTermination(eniId: string, attachmentId: string, value: boolean): void {
+    const eni = this.eni(eniId);
+    const attached = this.eniByAttachment(attachmentId);
+    if (attached !== eni || eni.attachment === undefined) {
+      throw invalidParameter(`Attachment '${attachmentId}' does not belong to ${eniId}`);
+    }
+    eni.attachment.deleteOnTermination = value;
+    this.onChange?.();
+  }
+
+  modifyEni(eniId: string, change: { description?: string; securityGroupIds?: readonly string[] }): void {
+    const eni = this.eni(eniId);
+    if (change.description !== undefined) eni.description = change.description;
+    if (change.securityGroupIds !== undefined && change.securityGroupIds.length > 0) {
+      eni.securityGroupIds = [...change.securityGroupIds];
+    }
+    this.onChange?.();
+  }
+
+  /** AssociateTrunkInterface: the branch ENI gets a VLAN on the trunk ENI. */
+  associateTrunk(branchEniId: string, trunkEniId: string, vlanId: number): TrunkAssociation {
+    const branch = this.eni(branchEniId);
+    const trunk = this.eni(trunkEniId);
+    if (trunk.interfaceType !== 'trunk') {
+      throw invalidParameter(`Network interface '${trunkEniId}' is not a trunk interface.`);
+    }
+    if (branch === trunk || branch.interfaceType === 'trunk') {
+      throw invalidParameter(`Network interface '${branchEniId}' cannot be a branch interface.`);
+    }
+    if (branch.attachment !== undefined || branch.trunkAssociation !== undefined) {
+      throw invalidParameter(`Network interface '${branchEniId}' is currently in use.`);
+    }
+    if (!Number.isInteger(vlanId) || vlanId < 1 || vlanId > 4094) {
+      throw invalidParameter(`Invalid value '${vlanId}' for VlanId; it must be within 1..4094.`);
+    }
+    if (this.branchesOf(trunkEniId).some((b) => b.trunkAssociation?.vlanId === vlanId)) {
+      throw invalidParameter(`VLAN ${vlanId} is already in use on trunk '${trunkEniId}'.`);
+    }
+    const branchAz = this.subnet(branch.subnetId).spec.availabilityZone;
+    const trunkAz = this.subnet(trunk.subnetId).spec.availabilityZone;
+    if (branchAz !== trunkAz) {
+      throw invalidParameter(
+        `Branch '${branchEniId}' is in ${branchAz}; trunk '${trunkEniId}' is in ${trunkAz}.`,
+      );
+    }
+    const association: TrunkAssociation = {
+      associationId: this.#ids.unique('trunk-assoc-'),
+      trunkEniId,
+      vlanId,
+    };
+    branch.trunkAssociation = association;
+    this.onChange?.();
+    return association;
+  }
+
+  disassociateTrunk(associationId: string): { branch: Eni; association: TrunkAssociation } {
+    const branch = this.eniByAssociation(associationId);
+    const association = branch.trunkAssociation!;
+    branch.trunkAssociation = undefined;
+    this.onChange?.();
+    return { branch, association };
+  }
+
+  /** Re-associate exactly as before (rollback of a disassociate). */
+  restoreTrunkAssociation(branch: Eni, association: TrunkAssociation): void {
+    branch.trunkAssociation = association;
+    this.onChange?.();
   }
 }

@@ -17,7 +17,12 @@ interface FakeEni {
   readonly primaryIp: string;
   readonly description: string;
   secondaryIps: string[];
-  attachment?: { attachmentId: string; instanceId: string; deviceIndex: number; deleteOnTermination: boolean };
+  attachment?: {
+    attachmentId: string;
+    instanceId: string;
+    deviceIndex: number;
+    deleteOnTermination: boolean;
+  };
 }
 
 export type FakeCloudMethod = keyof Cloud;
@@ -60,7 +65,12 @@ export class FakeCloud implements Cloud {
       primaryIp,
       description: 'primary',
       secondaryIps: Array.from({ length: options.primarySecondaryIps ?? 0 }, () => this.#allocateIp()),
-      attachment: { attachmentId: 'attach-primary', instanceId: this.meta.instanceId, deviceIndex: 0, deleteOnTermination: true },
+      attachment: {
+        attachmentId: 'attach-primary',
+        instanceId: this.meta.instanceId,
+        deviceIndex: 0,
+        deleteOnTermination: true,
+      },
     };
     this.enis.set(primary.eniId, primary);
   }
@@ -94,7 +104,12 @@ export class FakeCloud implements Cloud {
 
   #eni(eniId: string): FakeEni {
     const eni = this.enis.get(eniId);
-    if (!eni) throw new CloudError(`The networkInterface ID '${eniId}' does not exist`, 'InvalidNetworkInterfaceID.NotFound', false);
+    if (!eni)
+      throw new CloudError(
+        `The networkInterface ID '${eniId}' does not exist`,
+        'InvalidNetworkInterfaceID.NotFound',
+        false,
+      );
     return eni;
   }
 
@@ -144,12 +159,20 @@ export class FakeCloud implements Cloud {
     const eni = this.#eni(eniId);
     const missing = ips.filter((ip) => !eni.secondaryIps.includes(ip));
     if (missing.length > 0) {
-      throw new CloudError(`Some of the IPs are not assigned to ${eniId}: ${missing.join(', ')}`, 'InvalidParameterValue', false);
+      throw new CloudError(
+        `Some of the IPs are not assigned to ${eniId}: ${missing.join(', ')}`,
+        'InvalidParameterValue',
+        false,
+      );
     }
     eni.secondaryIps = eni.secondaryIps.filter((ip) => !ips.includes(ip));
   }
 
-  async createEni(subnetId: string, securityGroupIds: readonly string[], description: string): Promise<CreatedEni> {
+  async createEni(
+    subnetId: string,
+    securityGroupIds: readonly string[],
+    description: string,
+  ): Promise<CreatedEni> {
     this.#enter('createEni', subnetId, securityGroupIds, description);
     const n = this.#nextId++;
     const eni: FakeEni = {
@@ -169,10 +192,18 @@ export class FakeCloud implements Cloud {
     const eni = this.#eni(eniId);
     const attached = this.attached();
     if (attached.length >= this.limits.maxEnis) {
-      throw new CloudError(`Interface count ${attached.length + 1} exceeds the limit for ${this.meta.instanceType}`, 'AttachmentLimitExceeded', false);
+      throw new CloudError(
+        `Interface count ${attached.length + 1} exceeds the limit for ${this.meta.instanceType}`,
+        'AttachmentLimitExceeded',
+        false,
+      );
     }
     if (attached.some((e) => e.attachment?.deviceIndex === deviceIndex)) {
-      throw new CloudError(`Instance ${instanceId} already has an interface attached at device index ${deviceIndex}`, 'InvalidParameterValue', false);
+      throw new CloudError(
+        `Instance ${instanceId} already has an interface attached at device index ${deviceIndex}`,
+        'InvalidParameterValue',
+        false,
+      );
     }
     const attachmentId = `attach-${eniId}`;
     eni.attachment = { attachmentId, instanceId, deviceIndex, deleteOnTermination: false };
@@ -183,7 +214,11 @@ export class FakeCloud implements Cloud {
     this.#enter('setDeleteOnTermination', eniId, attachmentId);
     const eni = this.#eni(eniId);
     if (eni.attachment?.attachmentId !== attachmentId) {
-      throw new CloudError(`Attachment ${attachmentId} is not on ${eniId}`, 'InvalidAttachmentID.NotFound', false);
+      throw new CloudError(
+        `Attachment ${attachmentId} is not on ${eniId}`,
+        'InvalidAttachmentID.NotFound',
+        false,
+      );
     }
     eni.attachment.deleteOnTermination = true;
   }
@@ -191,14 +226,20 @@ export class FakeCloud implements Cloud {
   async detachEni(attachmentId: string): Promise<void> {
     this.#enter('detachEni', attachmentId);
     const eni = [...this.enis.values()].find((e) => e.attachment?.attachmentId === attachmentId);
-    if (!eni) throw new CloudError(`Attachment ${attachmentId} not found`, 'InvalidAttachmentID.NotFound', false);
+    if (!eni)
+      throw new CloudError(`Attachment ${attachmentId} not found`, 'InvalidAttachmentID.NotFound', false);
     delete eni.attachment;
   }
 
   async deleteEni(eniId: string): Promise<void> {
     this.#enter('deleteEni', eniId);
     const eni = this.#eni(eniId);
-    if (eni.attachment) throw new CloudError(`Network interface ${eniId} is currently in use`, 'InvalidNetworkInterface.InUse', false);
+    if (eni.attachment)
+      throw new CloudError(
+        `Network interface ${eniId} is currently in use`,
+        'InvalidNetworkInterface.InUse',
+        false,
+      );
     this.enis.delete(eniId);
   }
 }

@@ -57,7 +57,8 @@ export function subnetGateway(cidr: string): string {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
   const octets = m?.slice(1, 5).map(Number) ?? [];
   const len = Number(m?.[5]);
-  if (!m || octets.some((o) => o > 255) || len > 30) throw new Error(`invalid subnet CIDR ${JSON.stringify(cidr)}`);
+  if (!m || octets.some((o) => o > 255) || len > 30)
+    throw new Error(`invalid subnet CIDR ${JSON.stringify(cidr)}`);
   const addr = octets.reduce((acc, o) => acc * 256 + o, 0);
   const size = 2 ** (32 - len);
   const gw = addr - (addr % size) + 1;
@@ -91,7 +92,9 @@ export class AddressPool {
     if (this.#enis.has(spec.eniId)) throw new Error(`ENI ${spec.eniId} is already in the pool`);
     const clash = this.enis().find((e) => e.deviceNumber === spec.deviceNumber);
     if (clash) {
-      throw new Error(`ENI ${spec.eniId}: device number ${spec.deviceNumber} is already used by ${clash.eniId}`);
+      throw new Error(
+        `ENI ${spec.eniId}: device number ${spec.deviceNumber} is already used by ${clash.eniId}`,
+      );
     }
     const eni: PoolEni = {
       ...spec,
@@ -107,7 +110,8 @@ export class AddressPool {
     const entry = this.#enis.get(eniId);
     if (!entry) return;
     const held = [...entry.addresses].filter(([, s]) => s.kind === 'assigned').map(([ip]) => ip);
-    if (held.length > 0) throw new Error(`cannot remove ENI ${eniId}: addresses still assigned: ${held.join(', ')}`);
+    if (held.length > 0)
+      throw new Error(`cannot remove ENI ${eniId}: addresses still assigned: ${held.join(', ')}`);
     for (const ip of entry.addresses.keys()) this.#eniOfIp.delete(ip);
     this.#enis.delete(eniId);
   }
@@ -130,7 +134,8 @@ export class AddressPool {
     const entry = this.#entry(eniId);
     for (const ip of ips) {
       const state = entry.addresses.get(ip);
-      if (state?.kind === 'assigned') throw new Error(`cannot remove ${ip} from ${eniId}: assigned to ${state.owner}`);
+      if (state?.kind === 'assigned')
+        throw new Error(`cannot remove ${ip} from ${eniId}: assigned to ${state.owner}`);
     }
     for (const ip of ips) {
       if (entry.addresses.delete(ip)) this.#eniOfIp.delete(ip);
@@ -233,6 +238,19 @@ export class AddressPool {
     return expired;
   }
 
+  /** ms until the earliest cooldown ends, or undefined if nothing is cooling. */
+  nextCoolingExpiry(now: number): number | undefined {
+    let next: number | undefined;
+    for (const { addresses } of this.#enis.values()) {
+      for (const state of addresses.values()) {
+        if (state.kind !== 'cooling') continue;
+        const left = Math.max(state.freedAt + this.#cooldownMs - now, 0);
+        next = next === undefined ? left : Math.min(next, left);
+      }
+    }
+    return next;
+  }
+
   stats(now: number): PoolStats {
     const sum = { total: 0, assigned: 0, cooling: 0, available: 0 };
     for (const s of this.eniStats(now)) {
@@ -254,7 +272,14 @@ export class AddressPool {
         else if (state.kind === 'cooling' && !this.#cooled(state, now)) cooling++;
       }
       const total = addresses.size;
-      return { eniId: eni.eniId, deviceNumber: eni.deviceNumber, total, assigned, cooling, available: total - assigned - cooling };
+      return {
+        eniId: eni.eniId,
+        deviceNumber: eni.deviceNumber,
+        total,
+        assigned,
+        cooling,
+        available: total - assigned - cooling,
+      };
     });
   }
 

@@ -27,7 +27,11 @@ export type PoolDecision =
   | { readonly kind: 'release'; readonly count: number }
   | { readonly kind: 'none' };
 
-function parseCount(env: Readonly<Record<string, string | undefined>>, name: string, min: number): number | undefined {
+function parseCount(
+  env: Readonly<Record<string, string | undefined>>,
+  name: string,
+  min: number,
+): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
   const text = raw.trim();

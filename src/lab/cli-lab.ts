@@ -22,6 +22,7 @@ Commands:
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
   up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni] [--detach] [--json]
+                          [--agent-env NAME=VALUE ...]
 
   --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
   --nodes N           number of nodes (default 1)
@@ -29,6 +30,8 @@ Run \`vpcnetctl lab <command> --help\` for its options.
   --pod-eni           enable branch-ENI pods (ENABLE_POD_ENI=true on the agents)
   --detach            leave a supervisor running in the background and exit once the lab is ready
   --json              print the lab's description as one JSON object
+  --agent-env N=V     set N=V in every agent's environment (repeatable), e.g.
+                      --agent-env WARM_IP_TARGET=5 --agent-env IP_COOLDOWN_PERIOD=3
 
 Without --detach the lab runs in the foreground until Ctrl-C, which tears it down.
 Pool settings (WARM_IP_TARGET, WARM_ENI_TARGET, MINIMUM_IP_TARGET, ...) in the environment
@@ -128,6 +131,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
       'pod-eni': { type: 'boolean' },
       detach: { type: 'boolean' },
       json: { type: 'boolean' },
+      'agent-env': { type: 'string', multiple: true },
       // Internal, for the lab's own tests of the network skeleton: no plugin install, no agents.
       'skip-agents': { type: 'boolean' },
     },
@@ -135,6 +139,12 @@ async function up(args: string[], repoRoot: string): Promise<number> {
   const nodes = values.nodes === undefined ? 1 : Number(values.nodes);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 32) {
     throw new UsageError(`--nodes must be an integer from 1 to 32, not ${values.nodes}`);
+  }
+  // Agents inherit this process's environment (see agentEnv), also through a detached supervisor.
+  for (const pair of values['agent-env'] ?? []) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (!m) throw new UsageError(`--agent-env takes NAME=VALUE, not ${JSON.stringify(pair)}`);
+    process.env[m[1]!] = m[2]!;
   }
   const opts = {
     name: requiredName(values.name),

@@ -17,7 +17,7 @@ export class CommandError extends Error {
 export function runCommand(file: string, args: readonly string[], input?: string): Promise<string> {
   const command = [file, ...args].join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8');
@@ -33,10 +33,8 @@ export function runCommand(file: string, args: readonly string[], input?: string
       if (code === 0) resolve(stdout);
       else reject(new CommandError(command, stderr, code));
     });
-    if (child.stdin !== null) {
-      // A program that exits without reading its input must not fail us with EPIPE.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(input);
-    }
+    // A program that exits without reading its input must not fail us with EPIPE.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input ?? '');
   });
 }

@@ -4,7 +4,7 @@
 import { rm } from 'node:fs/promises';
 import { checkLabName, labLayout } from './layout.ts';
 import { deleteNetns, labNetnsNames } from './netns.ts';
-import { type ProcessRecord, readRecords, stopRecordedProcess } from './processes.ts';
+import { isRecordedProcessAlive, type ProcessRecord, readRecords, stopRecordedProcess } from './processes.ts';
 
 export interface LabDownOptions {
   /** Keep the state dir (its logs and error file); the lab's processes and namespaces still go. */
@@ -46,7 +46,7 @@ async function stopAll(
   log: (line: Record<string, unknown>) => void,
 ): Promise<void> {
   await Promise.all(
-    records.map(async (r) => {
+    records.filter(isRecordedProcessAlive).map(async (r) => {
       await stopRecordedProcess(r, graceMs);
       log({ msg: 'stopped', role: r.role, pid: r.pid });
     }),

@@ -17,8 +17,9 @@ export async function runEmulatorProcess(name: string): Promise<number> {
     vpc: layout.vpc,
     listen: layout.emulator.listen,
     adminSocket: layout.emulator.adminSocket,
-    // Already inside the VPC namespace: the fabric's VPC side is the current namespace.
-    fabric: new LinuxFabric(),
+    // Named although this process runs inside it: a misstarted emulator then fails instead of
+    // touching the namespace it happens to run in.
+    fabric: new LinuxFabric({ vpcNetns: layout.vpcNetns }),
     log,
   });
   log({ msg: 'emulator serving', lab: name, urls: emulator.urls, adminSocket: layout.emulator.adminSocket });

@@ -78,7 +78,7 @@ function assertFileParses(fs: MemoryLedgerFs): void {
 
 test('after any sequence of changes, commits, failed saves and crashes, reopen yields the last committed state', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(opArb, { maxLength: 40 }), async (ops) => {
+    fc.asyncProperty(fc.array(opArb, { maxLength: 40, size: 'max' }), async (ops) => {
       const fs = new MemoryLedgerFs();
       let ledger = await Ledger.open(new FileLedgerStore(PATH, fs), clock);
       let memory: Model = { attachments: new Map(), cooling: new Map() };

@@ -221,3 +221,35 @@ test('an agent that answers garbage makes the plugin fail with internal error 10
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('DEL whose agent stops answering is spooled after the timeout instead of failing', async () => {
+  const agent = await startFakeAgent(() => 'hang');
+  const dir = tempDir();
+  try {
+    const out = await run({
+      env: { ...attachEnv, CNI_COMMAND: 'DEL' },
+      stdin: netconf({ agentSocket: agent.socketPath, delSpoolDir: dir }),
+      transport: httpTransport({ connectMs: 1_000, totalMs: 200 }),
+    });
+    assert.deepEqual(out, { exitCode: 0, stdout: '' });
+    assert.equal(readdirSync(dir).filter((n) => n.endsWith('.del.json')).length, 1);
+  } finally {
+    await agent.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a config that is not JSON fails with code 6 without contacting any agent or spooling', async () => {
+  for (const command of ['ADD', 'DEL', 'CHECK']) {
+    const out = await run({
+      env: { ...attachEnv, CNI_COMMAND: command },
+      stdin: '{"cniVersion":"1.0.0", "name": ',
+      transport: noTransport,
+      spool: () => {
+        throw new Error('must not spool');
+      },
+    });
+    assert.equal(out.exitCode, 1);
+    assert.equal((JSON.parse(out.stdout) as { code: number }).code, 6);
+  }
+});

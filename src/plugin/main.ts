@@ -3,6 +3,7 @@
 // what to do when the agent cannot answer, and it answers VERSION itself.
 import { readFileSync } from 'node:fs';
 import {
+  CNI_ERR_DECODE,
   CNI_ERR_INTERNAL,
   CNI_ERR_IO,
   CNI_ERR_PLUGIN_NOT_AVAILABLE,
@@ -30,7 +31,8 @@ export interface PluginDeps {
 /** Runs one CNI invocation and returns the process exit status. Never throws. */
 export async function runPlugin(deps: PluginDeps): Promise<number> {
   const command = deps.env.CNI_COMMAND;
-  const conf = looseConfig(deps.stdin);
+  const parsed = looseConfig(deps.stdin);
+  const conf = parsed ?? {};
   if (command === 'VERSION') {
     deps.writeStdout(JSON.stringify(versionResult(conf.cniVersion)));
     return 0;
@@ -42,6 +44,12 @@ export async function runPlugin(deps: PluginDeps): Promise<number> {
     deps.writeStdout(JSON.stringify(err.toJson(conf.cniVersion ?? DEFAULT_CNI_VERSION)));
     return 1;
   };
+
+  // Without a readable config the plugin cannot know which agent to ask: the request is
+  // undecodable whoever would answer it.
+  if (parsed === undefined) {
+    return fail(new CniError(CNI_ERR_DECODE, 'network configuration on stdin is not a JSON object'));
+  }
 
   try {
     const response = await deps.transport(socketPath, request);
@@ -85,14 +93,14 @@ interface LooseConfig {
 }
 
 /** Just the keys the plugin itself needs; anything malformed is left for the agent to report. */
-function looseConfig(stdin: string): LooseConfig {
+function looseConfig(stdin: string): LooseConfig | undefined {
   let value: unknown;
   try {
     value = JSON.parse(stdin);
   } catch {
-    return {};
+    return undefined;
   }
-  if (typeof value !== 'object' || value === null) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   const out: { cniVersion?: string; agentSocket?: string; delSpoolDir?: string } = {};
   if (typeof v.cniVersion === 'string' && v.cniVersion !== '') out.cniVersion = v.cniVersion;

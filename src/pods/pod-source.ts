@@ -71,7 +71,8 @@ export class KubePodSource implements PodSource {
     const url = new URL(path, this.api.baseUrl);
     const headers: Record<string, string> = { accept: 'application/json' };
     const secure = url.protocol === 'https:';
-    if (this.api.token !== undefined) headers.authorization = `Bearer ${(await readFile(this.api.token, 'utf8')).trim()}`;
+    if (this.api.token !== undefined)
+      headers.authorization = `Bearer ${(await readFile(this.api.token, 'utf8')).trim()}`;
     const ca = secure && this.api.caFile !== undefined ? await readFile(this.api.caFile) : undefined;
     return new Promise((resolve, reject) => {
       const req = (secure ? httpsRequest : httpRequest)(
@@ -80,12 +81,18 @@ export class KubePodSource implements PodSource {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+          );
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new PodLookupError(`GET ${url.href}: no answer in ${this.timeoutMs} ms`)));
-      req.on('error', (err) => reject(err instanceof PodLookupError ? err : new PodLookupError(`GET ${url.href}: ${err.message}`)));
+      req.on('timeout', () =>
+        req.destroy(new PodLookupError(`GET ${url.href}: no answer in ${this.timeoutMs} ms`)),
+      );
+      req.on('error', (err) =>
+        reject(err instanceof PodLookupError ? err : new PodLookupError(`GET ${url.href}: ${err.message}`)),
+      );
       req.end();
     });
   }

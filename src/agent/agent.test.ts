@@ -1,0 +1,285 @@
+// The agent end to end in-process: real ledger file, real pool and pool manager, with a fake cloud
+// and a fake kernel. The property test drives random interleavings of ADD, stale DEL and agent
+// restarts for sandboxes of the same pods and checks the ownership rule after every step.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import fc from 'fast-check';
+import type { ForwardedRequest } from '../cni/wire.ts';
+import { FakeDataplane } from '../dataplane/fake.ts';
+import { FakeCloud } from '../ipam/fake-cloud.ts';
+import { parseWarmPoolTargets } from '../ipam/targets.ts';
+import { noPodSource } from '../pods/pod-source.ts';
+import { type RunningAgent, startAgent } from './agent.ts';
+import { agentConfigFromEnv } from './config.ts';
+import { silentLogger } from './log.ts';
+
+const dirs: string[] = [];
+after(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+interface World {
+  dir: string;
+  cloud: FakeCloud;
+  dataplane: FakeDataplane;
+  /** Files standing in for pod network namespaces (the agent checks CNI_NETNS exists). */
+  netns(name: string): Promise<string>;
+  start(): Promise<RunningAgent>;
+}
+
+async function world(extraEnv: Record<string, string> = {}): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
+  dirs.push(dir);
+  const cloud = new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 });
+  const dataplane = new FakeDataplane();
+  const env = {
+    VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
+    VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_NODE_NAME: 'node1',
+    IP_COOLDOWN_PERIOD: '30',
+    ...extraEnv,
+  };
+  return {
+    dir,
+    cloud,
+    dataplane,
+    async netns(name) {
+      const p = join(dir, `netns-${name}`);
+      await writeFile(p, '');
+      return p;
+    },
+    start: () =>
+      startAgent({
+        config: agentConfigFromEnv(env),
+        targets: parseWarmPoolTargets(env),
+        cloud,
+        dataplane,
+        pods: noPodSource,
+        log: silentLogger,
+        now: Date.now,
+        poolIntervalMs: 60_000,
+      }),
+  };
+}
+
+const conf = JSON.stringify({ cniVersion: '1.0.0', name: 'vpcnet', type: 'vpcnet' });
+
+function req(
+  command: string,
+  containerId: string,
+  netns: string,
+  pod = 'web-0',
+  uid = 'uid-1',
+): ForwardedRequest {
+  return {
+    env: {
+      CNI_COMMAND: command,
+      CNI_CONTAINERID: containerId,
+      CNI_NETNS: netns,
+      CNI_IFNAME: 'eth0',
+      CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod};K8S_POD_UID=${uid}`,
+    },
+    stdin: conf,
+  };
+}
+
+function ipOf(stdout: string): string {
+  const r = JSON.parse(stdout) as { ips: { address: string }[] };
+  return r.ips[0]!.address.split('/')[0]!;
+}
+
+test('ADD answers a 1.0.0 result and the attachment is on disk before the answer', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    const res = await agent.cni(req('ADD', 'c1', await w.netns('a')));
+    assert.equal(res.exitCode, 0, res.stdout);
+    const result = JSON.parse(res.stdout) as {
+      cniVersion: string;
+      ips: { address: string; gateway: string }[];
+    };
+    assert.equal(result.cniVersion, '1.0.0');
+    assert.equal(result.ips[0]!.gateway, '169.254.1.1');
+    const onDisk = JSON.parse(await readFile(join(w.dir, 'state', 'ledger.json'), 'utf8')) as {
+      attachments: { ip: string; key: { containerId: string }; phase?: string }[];
+    };
+    assert.equal(onDisk.attachments.length, 1);
+    assert.equal(onDisk.attachments[0]!.ip, ipOf(res.stdout));
+    assert.equal(onDisk.attachments[0]!.phase, undefined);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('stale DEL for a replaced sandbox keeps the new sandbox network', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    const oldNs = await w.netns('old');
+    const newNs = await w.netns('new');
+    const a = await agent.cni(req('ADD', 'a279', oldNs));
+    const b = await agent.cni(req('ADD', '30c8', newNs));
+    assert.notEqual(ipOf(a.stdout), ipOf(b.stdout));
+    const newVeth = agent.ledger.list().find((x) => x.key.containerId === '30c8')!.hostVeth;
+    assert.equal((await agent.cni(req('DEL', 'a279', oldNs))).exitCode, 0);
+    assert.ok(w.dataplane.hasPod(newVeth), 'the stale DEL removed the new sandbox veth');
+    assert.deepEqual(w.dataplane.snatElements(), [ipOf(b.stdout)]);
+    assert.equal((await agent.cni(req('CHECK', '30c8', newNs))).exitCode, 0);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a failed ADD leaves no ledger record, no kernel state and no lost address', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    const before = agent.pool.stats(Date.now());
+    w.dataplane.failNext('ruleTo', 'RTNETLINK answers: File exists');
+    const res = await agent.cni(req('ADD', 'c1', await w.netns('a')));
+    assert.equal(res.exitCode, 1);
+    assert.match(JSON.parse(res.stdout).msg as string, /File exists/);
+    assert.equal(agent.ledger.list().length, 0);
+    assert.deepEqual(w.dataplane.resources(), []);
+    const afterStats = agent.pool.stats(Date.now());
+    assert.equal(afterStats.assigned, before.assigned);
+    assert.equal(afterStats.total, before.total);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('DEL of an unknown attachment, and a repeated DEL, succeed', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    assert.equal((await agent.cni(req('DEL', 'never-added', ''))).exitCode, 0);
+    const ns = await w.netns('a');
+    await agent.cni(req('ADD', 'c1', ns));
+    assert.equal((await agent.cni(req('DEL', 'c1', ns))).exitCode, 0);
+    assert.equal((await agent.cni(req('DEL', 'c1', ''))).exitCode, 0);
+    assert.deepEqual(w.dataplane.resources(), []);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('the cooldown of a freed address survives an agent restart', async () => {
+  const w = await world({ IP_COOLDOWN_PERIOD: '3600' });
+  let agent = await w.start();
+  const ns = await w.netns('a');
+  const first = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
+  await agent.cni(req('DEL', 'c1', ns));
+  await agent.stop();
+  agent = await w.start();
+  try {
+    assert.equal(agent.pool.state(first)?.kind, 'cooling');
+    const seen = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const out = await agent.cni(req('ADD', `n${i}`, await w.netns(`n${i}`), `p${i}`, `u${i}`));
+      if (out.exitCode === 0) seen.add(ipOf(out.stdout));
+    }
+    assert.ok(!seen.has(first), 'a cooling address was handed out after the restart');
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a half-done ADD found at start is removed: its kernel state and its record', async () => {
+  const w = await world();
+  let agent = await w.start();
+  const ns = await w.netns('a');
+  await agent.cni(req('ADD', 'c1', ns));
+  const att = agent.ledger.list()[0]!;
+  // Simulate a crash between the kernel changes and the final ledger write.
+  agent.ledger.put({ ...att, phase: 'adding' });
+  await agent.ledger.commit();
+  await agent.stop();
+  agent = await w.start();
+  try {
+    assert.equal(agent.ledger.list().length, 0);
+    assert.deepEqual(w.dataplane.resources(), []);
+    assert.equal(agent.pool.state(att.ip)?.kind !== 'assigned', true);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('DELs spooled while the agent was down are applied before it serves', async () => {
+  const w = await world();
+  let agent = await w.start();
+  const ns = await w.netns('a');
+  await agent.cni(req('ADD', 'c1', ns));
+  await agent.stop();
+  const spool = join(w.dir, 'state', 'del-spool');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(spool, { recursive: true });
+  await writeFile(join(spool, '000000000000001-x.del.json'), JSON.stringify(req('DEL', 'c1', ns)));
+  agent = await w.start();
+  try {
+    assert.equal(agent.ledger.list().length, 0);
+    assert.deepEqual(w.dataplane.resources(), []);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('ownership holds under random ADD / stale DEL / restart interleavings', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.oneof(
+          fc.record({
+            op: fc.constant('add' as const),
+            pod: fc.integer({ min: 0, max: 2 }),
+            sandbox: fc.integer({ min: 0, max: 2 }),
+          }),
+          fc.record({
+            op: fc.constant('del' as const),
+            pod: fc.integer({ min: 0, max: 2 }),
+            sandbox: fc.integer({ min: 0, max: 2 }),
+          }),
+          fc.record({ op: fc.constant('restart' as const) }),
+        ),
+        { minLength: 1, maxLength: 25 },
+      ),
+      async (ops) => {
+        const w = await world();
+        let agent = await w.start();
+        try {
+          for (const o of ops) {
+            if (o.op === 'restart') {
+              await agent.stop();
+              agent = await w.start();
+            } else {
+              const cid = `p${o.pod}s${o.sandbox}`;
+              const ns = await w.netns(cid);
+              const out = await agent.cni(
+                req(o.op === 'add' ? 'ADD' : 'DEL', cid, ns, `pod${o.pod}`, `uid${o.pod}`),
+              );
+              assert.equal(out.exitCode, 0, `${o.op} ${cid}: ${out.stdout}`);
+            }
+            // Invariant: the kernel holds exactly what live attachments own, each address has one owner.
+            const live = agent.ledger.list();
+            const ips = live.map((a) => a.ip);
+            assert.equal(new Set(ips).size, ips.length, 'an address has two owners');
+            const owned = new Set(
+              live.flatMap((a) =>
+                a.resources.filter((r) => r.kind === 'veth').map((r) => (r as { hostName: string }).hostName),
+              ),
+            );
+            assert.deepEqual([...w.dataplane.veths.keys()].sort(), [...owned].sort());
+            assert.deepEqual(w.dataplane.snatElements(), [...ips].sort());
+            for (const a of live) assert.equal(agent.pool.state(a.ip)?.kind, 'assigned');
+          }
+        } finally {
+          await agent.stop();
+        }
+      },
+    ),
+    { numRuns: 40 },
+  );
+});

@@ -1,0 +1,138 @@
+// LinuxDataplane against a scripted runner: which processes it starts, and what it undoes when a
+// step fails. The real kernel is exercised in test/dataplane.test.ts.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CommandResult } from './command.ts';
+import type { PodNetworkSpec } from './dataplane.ts';
+import { DataplaneError } from './errors.ts';
+import { LinuxDataplane } from './linux.ts';
+
+interface Call {
+  readonly argv: readonly string[];
+  readonly stdin: string;
+}
+
+/** Answers each call with the next scripted result (success with no output once the script runs out). */
+function scripted(results: Partial<CommandResult>[]) {
+  const calls: Call[] = [];
+  const runner = async (argv: readonly string[], stdin?: string): Promise<CommandResult> => {
+    calls.push({ argv, stdin: stdin ?? '' });
+    return { code: 0, stdout: '', stderr: '', ...results.shift() };
+  };
+  return { calls, runner };
+}
+
+const spec: PodNetworkSpec = {
+  netnsPath: '/var/run/netns/pod-a',
+  ifName: 'eth0',
+  hostVeth: 'vpc0000000000a1',
+  hostMac: '02:00:00:00:00:a1',
+  ip: '10.0.0.5',
+  mtu: 9001,
+  routeTable: 2,
+  snat: true,
+};
+const podLink = '[{"ifname":"eth0","address":"0a:58:0a:00:00:05","flags":["UP"],"mtu":9001}]\n';
+
+test('addPod runs one pod-side batch, one node-side batch and one nft, with the host end created in the agent namespace', async () => {
+  const { calls, runner } = scripted([{ stdout: podLink }]);
+  const dp = new LinuxDataplane({ runner, agentPid: 4242 });
+  const result = await dp.addPod(spec);
+  assert.deepEqual(
+    calls.map((c) => c.argv.join(' ')),
+    ['nsenter --net=/var/run/netns/pod-a ip -j -batch -', 'ip -batch -', 'nft -f -'],
+  );
+  assert.match(
+    calls[0]?.stdin ?? '',
+    /peer name vpc0000000000a1 mtu 9001 address 02:00:00:00:00:a1 netns \/proc\/4242\/ns\/net\n/,
+  );
+  assert.equal(calls[2]?.stdin, 'add element ip vpcnet snat_pods { 10.0.0.5 }\n');
+  assert.equal(result.podInterface.mac, '0a:58:0a:00:00:05');
+  assert.equal(dp.commandsRun, 3);
+});
+
+test('with hostNetns, node-side commands enter that namespace and the host end is created there', async () => {
+  const { calls, runner } = scripted([{ stdout: podLink }]);
+  await new LinuxDataplane({ runner, hostNetns: '/var/run/netns/node1' }).addPod({ ...spec, snat: false });
+  assert.equal(calls[1]?.argv.join(' '), 'nsenter --net=/var/run/netns/node1 ip -batch -');
+  assert.match(calls[0]?.stdin ?? '', / netns \/var\/run\/netns\/node1\n/);
+});
+
+test('a node-side failure at the from-rule undoes the to-rule and the veth, newest first, and names the step', async () => {
+  const { calls, runner } = scripted([
+    { stdout: podLink },
+    { code: 1, stderr: 'RTNETLINK answers: File exists\nCommand failed -:4\n' },
+  ]);
+  const dp = new LinuxDataplane({ runner });
+  await assert.rejects(dp.addPod(spec), (err: unknown) => {
+    assert.ok(err instanceof DataplaneError);
+    assert.equal(err.step, 'rule add from 10.0.0.5/32 lookup 2 prio 1536');
+    assert.equal(err.kernelMessage, 'RTNETLINK answers: File exists');
+    assert.equal(err.hostVeth, 'vpc0000000000a1');
+    return true;
+  });
+  assert.equal(calls[2]?.argv.join(' '), 'ip -force -batch -');
+  assert.equal(calls[2]?.stdin, 'rule del to 10.0.0.5/32 lookup main prio 512\nlink del vpc0000000000a1\n');
+});
+
+test('a pod-side failure at the first line undoes nothing: an existing veth of that name is not ours', async () => {
+  const { calls, runner } = scripted([
+    { code: 1, stderr: 'RTNETLINK answers: File exists\nCommand failed -:1\n' },
+  ]);
+  await assert.rejects(new LinuxDataplane({ runner }).addPod(spec), /step "link add eth0 /);
+  assert.equal(calls.length, 1);
+});
+
+test('a pod-side failure after the veth exists deletes the veth from the node side', async () => {
+  const { calls, runner } = scripted([
+    { code: 1, stderr: 'RTNETLINK answers: Invalid argument\nCommand failed -:5\n' },
+  ]);
+  await assert.rejects(new LinuxDataplane({ runner }).addPod(spec), /route add default via 169\.254\.1\.1/);
+  assert.equal(calls[1]?.stdin, 'link del vpc0000000000a1\n');
+});
+
+test('a rollback that cannot undo something says so in the error', async () => {
+  const { runner } = scripted([
+    { stdout: podLink },
+    { code: 1, stderr: 'RTNETLINK answers: Invalid argument\nCommand failed -:2\n' },
+    { code: 1, stderr: 'RTNETLINK answers: Operation not permitted\nCommand failed -:1\n' },
+  ]);
+  await assert.rejects(
+    new LinuxDataplane({ runner }).addPod(spec),
+    /rollback incomplete: link del vpc0000000000a1: RTNETLINK answers: Operation not permitted/,
+  );
+});
+
+test('removeResources runs one tolerant ip batch (rules, routes, then veths) and one nft, skipping addresses', async () => {
+  const { calls, runner } = scripted([
+    {
+      code: 1,
+      stderr:
+        'RTNETLINK answers: No such file or directory\nCommand failed -:1\nCannot find device "vpc0000000000a1"\nCommand failed -:3\n',
+    },
+  ]);
+  await new LinuxDataplane({ runner }).removeResources([
+    { kind: 'address', ip: '10.0.0.5', eniId: 'eni-1' },
+    { kind: 'veth', hostName: 'vpc0000000000a1' },
+    { kind: 'hostRoute', dst: '10.0.0.5/32', dev: 'vpc0000000000a1' },
+    { kind: 'rule', priority: 512, to: '10.0.0.5/32', table: 254 },
+    { kind: 'snat', ip: '10.0.0.5' },
+  ]);
+  assert.deepEqual(
+    calls.map((c) => c.argv.join(' ')),
+    ['ip -force -batch -', 'nft -f -'],
+  );
+  assert.equal(
+    calls[0]?.stdin,
+    'rule del to 10.0.0.5/32 lookup 254 prio 512\nroute del 10.0.0.5/32 dev vpc0000000000a1\nlink del vpc0000000000a1\n',
+  );
+});
+
+test('removeResources refuses a resource whose fields could inject a second command', async () => {
+  const { calls, runner } = scripted([]);
+  await assert.rejects(
+    new LinuxDataplane({ runner }).removeResources([{ kind: 'veth', hostName: 'x\nlink del eth0' }]),
+    /invalid link name/,
+  );
+  assert.equal(calls.length, 0);
+});

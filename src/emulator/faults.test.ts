@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
+import { FaultInjector } from './faults.ts';
+import { seededRandom } from './ids.ts';
+import { startTestEmulator } from './test-fixture.ts';
+
+function outcomes(seed: number, n: number): string[] {
+  const f = new FaultInjector(seededRandom(seed));
+  f.set({ throttleRate: 0.3, errorRate: 0.2 });
+  return Array.from({ length: n }, () => f.decide('AssignPrivateIpAddresses').error?.code ?? 'ok');
+}
+
+test('the same seed injects the same faults in the same order', () => {
+  const a = outcomes(11, 200);
+  assert.deepEqual(outcomes(11, 200), a);
+  assert.notDeepEqual(outcomes(12, 200), a);
+});
+
+test('fault rates are honoured over many calls', () => {
+  const got = outcomes(5, 4000);
+  const share = (code: string) => got.filter((c) => c === code).length / got.length;
+  assert.ok(
+    Math.abs(share('RequestLimitExceeded') - 0.3) < 0.04,
+    `throttled ${share('RequestLimitExceeded')}`,
+  );
+  // errors only where not throttled: 0.7 * 0.2
+  assert.ok(Math.abs(share('InternalError') - 0.14) < 0.04, `errors ${share('InternalError')}`);
+});
+
+test('faults apply only to the listed actions, and to IMDS only when imds is set', () => {
+  const f = new FaultInjector(seededRandom(1));
+  f.set({ throttleRate: 1, actions: ['AssignPrivateIpAddresses'] });
+  assert.equal(f.decide('AssignPrivateIpAddresses').error?.code, 'RequestLimitExceeded');
+  assert.equal(f.decide('AssignPrivateIpAddresses').error?.status, 503);
+  assert.equal(f.decide('DescribeNetworkInterfaces').error, undefined);
+  assert.equal(f.decide(undefined).error, undefined);
+  f.set({ errorRate: 1, imds: true });
+  assert.equal(f.decide(undefined).error?.code, 'InternalError');
+  assert.equal(f.decide('DescribeSubnets').error?.status, 500);
+});
+
+test('rates outside [0,1] are refused', () => {
+  const f = new FaultInjector(seededRandom(1));
+  assert.throws(() => f.set({ throttleRate: 1.5 }));
+  assert.throws(() => f.set({ latencyMs: -1 }));
+});
+
+test('over the wire: throttling is 503 RequestLimitExceeded, errors 500 InternalError, latency is added', async () => {
+  const t = await startTestEmulator();
+  try {
+    t.emulator.setFaults({ throttleRate: 1 });
+    await assert.rejects(t.ec2.send(new DescribeSubnetsCommand({})), (e: unknown) => {
+      const err = e as { name: string; $metadata: { httpStatusCode: number } };
+      return err.name === 'RequestLimitExceeded' && err.$metadata.httpStatusCode === 503;
+    });
+    t.emulator.setFaults({ errorRate: 1 });
+    const r = await t.post({ Action: 'DescribeSubnets' });
+    assert.equal(r.status, 500);
+    assert.match(r.body, /<Code>InternalError<\/Code>/);
+    t.emulator.setFaults({ latencyMs: 120 });
+    const started = performance.now();
+    await t.ec2.send(new DescribeSubnetsCommand({}));
+    assert.ok(performance.now() - started >= 110);
+    t.emulator.setFaults({ throttleRate: 1, imds: true });
+    const token = await fetch(`${t.url}/latest/api/token`, {
+      method: 'PUT',
+      headers: { 'x-aws-ec2-metadata-token-ttl-seconds': '60' },
+    });
+    assert.equal(token.status, 429);
+    t.emulator.setFaults({});
+    assert.equal((await t.post({ Action: 'DescribeSubnets' })).status, 200);
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { AssignPrivateIpAddressesCommand, DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
+import { IdSource, seededRandom } from './ids.ts';
+import { StaleReadHistory } from './stale-reads.ts';
+import { SUBNET_A, startTestEmulator, TEST_VPC } from './test-fixture.ts';
+import { VpcState } from './vpc-state.ts';
+
+test('a stale view shows the VPC as it was staleMs ago, never before the fault was switched on', () => {
+  let now = 0;
+  const state = new VpcState(TEST_VPC, new IdSource(seededRandom(2)));
+  const history = new StaleReadHistory(state, () => now);
+  const { primaryEni } = state.launch({ instanceType: 'm5.large', subnetId: SUBNET_A });
+  now = 1000;
+  history.reset(500);
+  now = 1100;
+  const [first] = state.assign(primaryEni.eniId, { count: 1 });
+  now = 1300;
+  const [second] = state.assign(primaryEni.eniId, { count: 1 });
+  now = 1400;
+  const seen = (ms: number) => history.view(ms).eni(primaryEni.eniId).secondaryIps;
+  assert.deepEqual(seen(0), [first, second]);
+  assert.deepEqual(seen(200), [first]); // t=1200
+  assert.deepEqual(seen(350), []); // t=1050
+  assert.deepEqual(seen(900), []); // before the switch-on: the oldest snapshot
+  now = 1900;
+  assert.deepEqual(seen(500), [first, second]); // t=1400
+});
+
+test('a snapshot is not changed by later changes to the live state', () => {
+  const state = new VpcState(TEST_VPC, new IdSource(seededRandom(2)));
+  const { primaryEni } = state.launch({ instanceType: 'm5.large', subnetId: SUBNET_A });
+  const snap = state.snapshot();
+  state.assign(primaryEni.eniId, { count: 2 });
+  state.createTags([primaryEni.eniId], new Map([['k', 'v']]));
+  assert.deepEqual(snap.eni(primaryEni.eniId).secondaryIps, []);
+  assert.equal(snap.eni(primaryEni.eniId).tags.size, 0);
+});
+
+test('with staleReadMs, Describe and IMDS lag behind an assign, then catch up', async () => {
+  let caller: string | undefined;
+  const t = await startTestEmulator({ imdsFallbackInstance: () => caller });
+  try {
+    const inst = await t.emulator.launchInstance({ instanceType: 'm5.large', subnetId: SUBNET_A });
+    caller = inst.instanceId;
+    const token = await (
+      await fetch(`${t.url}/latest/api/token`, {
+        method: 'PUT',
+        headers: { 'x-aws-ec2-metadata-token-ttl-seconds': '60' },
+      })
+    ).text();
+    const imdsAddresses = async () =>
+      (
+        await (
+          await fetch(
+            `${t.url}/latest/meta-data/network/interfaces/macs/${inst.primaryEni.mac}/local-ipv4s`,
+            {
+              headers: { 'x-aws-ec2-metadata-token': token },
+            },
+          )
+        ).text()
+      ).split('\n');
+    t.emulator.setFaults({ staleReadMs: 300, imds: true });
+    const out = await t.ec2.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: inst.primaryEni.eniId,
+        SecondaryPrivateIpAddressCount: 1,
+      }),
+    );
+    const ip = out.AssignedPrivateIpAddresses?.[0]?.PrivateIpAddress;
+    const addresses = async () =>
+      (
+        await t.ec2.send(
+          new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [inst.primaryEni.eniId] }),
+        )
+      ).NetworkInterfaces?.[0]?.PrivateIpAddresses?.map((a) => a.PrivateIpAddress);
+    assert.deepEqual(await addresses(), [inst.primaryEni.primaryIp]);
+    assert.deepEqual(await imdsAddresses(), [inst.primaryEni.primaryIp]);
+    await new Promise((r) => setTimeout(r, 350));
+    assert.deepEqual(await addresses(), [inst.primaryEni.primaryIp, ip]);
+    assert.deepEqual(await imdsAddresses(), [inst.primaryEni.primaryIp, ip]);
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,133 @@
+// Property: whatever the order of pod allocations and releases, time passing, manager passes and
+// failing cloud calls, the pool agrees with the cloud, no ENI leaks, the ENI limit holds, and an
+// address held by a pod or still cooling is never given back to the cloud.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import type { FakeCloudMethod } from './fake-cloud.ts';
+import { FakeCloud } from './fake-cloud.ts';
+import { AddressPool } from './pool.ts';
+import { PoolManager } from './pool-manager.ts';
+import type { WarmPoolTargets } from './targets.ts';
+
+const COOLDOWN_S = 30;
+
+type Op =
+  | { readonly op: 'allocate'; readonly owner: number }
+  | { readonly op: 'release'; readonly owner: number }
+  | { readonly op: 'advance'; readonly ms: number }
+  | { readonly op: 'pass'; readonly fail: FakeCloudMethod | undefined };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('allocate' as const), owner: fc.nat(15) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), owner: fc.nat(15) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.nat(20_000) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('pass' as const),
+      fail: fc.constantFrom<FakeCloudMethod | undefined>(
+        undefined,
+        undefined,
+        undefined,
+        'assignPrivateIps',
+        'unassignPrivateIps',
+        'createEni',
+        'attachEni',
+        'setDeleteOnTermination',
+      ),
+    }),
+  },
+);
+
+const targetsArb: fc.Arbitrary<WarmPoolTargets> = fc.oneof(
+  fc.record({ warmEniTarget: fc.nat(2), cooldownSeconds: fc.constant(COOLDOWN_S) }),
+  // IP targets weigh double: only they release addresses.
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      warmEniTarget: fc.constant(1),
+      warmIpTarget: fc.nat(4),
+      minimumIpTarget: fc.nat(6),
+      cooldownSeconds: fc.constant(COOLDOWN_S),
+    }),
+  },
+  fc.record({
+    warmEniTarget: fc.constant(1),
+    maxEni: fc.integer({ min: 1, max: 2 }),
+    cooldownSeconds: fc.constant(COOLDOWN_S),
+  }),
+);
+
+test('the manager keeps pool and cloud in agreement and never gives back a held or cooling address', async () => {
+  await fc.assert(
+    fc.asyncProperty(targetsArb, fc.array(opArb, { maxLength: 60, size: 'max' }), async (targets, ops) => {
+      const cloud = new FakeCloud({ limits: { maxEnis: 3, ipsPerEni: 4 } });
+      const clock = { t: 0, now: () => clock.t };
+      const pool = new AddressPool({ cooldownMs: COOLDOWN_S * 1000 });
+      const quiet = { info() {}, warn() {}, error() {} };
+      const manager = new PoolManager({
+        cloud,
+        pool,
+        clock,
+        log: quiet,
+        metadata: cloud.meta,
+        limits: cloud.limits,
+        targets,
+      });
+      await manager.init();
+      const held = new Map<string, string>(); // owner → ip
+      const freedAt = new Map<string, number>(); // ip → release time
+
+      for (const o of ops) {
+        const owner = `vpcnet/c${'owner' in o ? o.owner : 0}/eth0`;
+        switch (o.op) {
+          case 'allocate': {
+            const got = manager.allocate(owner);
+            if (got) held.set(owner, got.ip);
+            break;
+          }
+          case 'release': {
+            const ip = held.get(owner);
+            if (ip === undefined) break;
+            manager.release(ip);
+            held.delete(owner);
+            freedAt.set(ip, clock.t);
+            break;
+          }
+          case 'advance':
+            clock.t += o.ms;
+            break;
+          case 'pass':
+            if (o.fail) cloud.failNext(o.fail);
+            await manager.reconcileOnce().catch(() => {});
+            break;
+        }
+
+        const attached = cloud.attached();
+        assert.equal(attached.length, cloud.enis.size, 'no ENI is left unattached (leaked)');
+        assert.ok(attached.length <= Math.min(3, targets.maxEni ?? 3), 'the ENI limit holds');
+        const setupDone = new Set(pool.enis().map((e) => e.eniId));
+        for (const eni of attached) {
+          if (!setupDone.has(eni.eniId)) continue;
+          assert.deepEqual(
+            [...pool.addresses(eni.eniId).keys()].sort(),
+            [...eni.secondaryIps].sort(),
+            `pool and cloud agree on ${eni.eniId}`,
+          );
+        }
+        const inCloud = new Set(attached.flatMap((e) => e.secondaryIps));
+        for (const [who, ip] of held) {
+          assert.ok(inCloud.has(ip), `${ip} held by ${who} was given back to the cloud`);
+          assert.deepEqual(pool.state(ip), { kind: 'assigned', owner: who });
+        }
+        for (const [ip, at] of freedAt) {
+          if (clock.t - at < COOLDOWN_S * 1000) assert.ok(inCloud.has(ip), `${ip} given back while cooling`);
+        }
+      }
+      await manager.stop();
+    }),
+    { numRuns: 300 },
+  );
+});

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { PoolStats } from './pool.ts';
+import { decide, parseWarmPoolTargets, type WarmPoolTargets } from './targets.ts';
+
+// t3.small: 3 ENIs × 4 addresses (3 secondary).
+const t3small = { maxEnis: 3, ipsPerEni: 4 };
+const eniMode: WarmPoolTargets = { warmEniTarget: 1, cooldownSeconds: 30 };
+
+function stats(enis: number, total: number, assigned: number, cooling = 0): PoolStats {
+  return { enis, total, assigned, cooling, available: total - assigned - cooling };
+}
+
+describe('parseWarmPoolTargets', () => {
+  test('defaults: one warm ENI, 30 s cooldown, no IP targets or ENI cap', () => {
+    assert.deepEqual(parseWarmPoolTargets({}), { warmEniTarget: 1, cooldownSeconds: 30 });
+  });
+
+  test('reads every variable', () => {
+    assert.deepEqual(
+      parseWarmPoolTargets({
+        WARM_ENI_TARGET: '0',
+        WARM_IP_TARGET: '2',
+        MINIMUM_IP_TARGET: ' 10 ',
+        MAX_ENI: '2',
+        IP_COOLDOWN_PERIOD: '5',
+      }),
+      { warmEniTarget: 0, warmIpTarget: 2, minimumIpTarget: 10, maxEni: 2, cooldownSeconds: 5 },
+    );
+  });
+
+  test('an empty value counts as unset', () => {
+    assert.deepEqual(parseWarmPoolTargets({ WARM_IP_TARGET: '' }), { warmEniTarget: 1, cooldownSeconds: 30 });
+  });
+
+  test('invalid values are refused with the variable and value named', () => {
+    assert.throws(
+      () => parseWarmPoolTargets({ WARM_IP_TARGET: 'abc' }),
+      /^Error: WARM_IP_TARGET must be a non-negative integer, got 'abc'$/,
+    );
+    assert.throws(() => parseWarmPoolTargets({ WARM_ENI_TARGET: '-1' }), /WARM_ENI_TARGET .* got '-1'/);
+    assert.throws(() => parseWarmPoolTargets({ MINIMUM_IP_TARGET: '1.5' }), /MINIMUM_IP_TARGET/);
+    assert.throws(
+      () => parseWarmPoolTargets({ MAX_ENI: '0' }),
+      /MAX_ENI must be a positive integer, got '0'/,
+    );
+    assert.throws(() => parseWarmPoolTargets({ IP_COOLDOWN_PERIOD: '30s' }), /IP_COOLDOWN_PERIOD/);
+  });
+});
+
+describe('decide', () => {
+  // Rows follow the upstream's docs/eni-and-ip-target.md examples for t3.small.
+  const cases: [string, PoolStats, number, WarmPoolTargets, ReturnType<typeof decide>][] = [
+    [
+      'WARM_ENI_TARGET=1, empty primary ENI: fill it',
+      stats(1, 0, 0),
+      1,
+      eniMode,
+      { kind: 'assign', count: 3 },
+    ],
+    ['WARM_ENI_TARGET=1, a full ENI free: nothing to do', stats(1, 3, 0), 1, eniMode, { kind: 'none' }],
+    [
+      'WARM_ENI_TARGET=1, 5 pods on 2 full ENIs: attach a third',
+      stats(2, 6, 5),
+      2,
+      eniMode,
+      { kind: 'attachEni' },
+    ],
+    [
+      'WARM_ENI_TARGET=1, third ENI attached: fill it',
+      stats(3, 6, 5),
+      3,
+      eniMode,
+      { kind: 'assign', count: 3 },
+    ],
+    ['WARM_ENI_TARGET=1, 9 pods, all ENIs full: at the limit', stats(3, 9, 9), 3, eniMode, { kind: 'none' }],
+    [
+      'WARM_ENI_TARGET=0 grows only when nothing is available',
+      stats(1, 0, 0),
+      1,
+      { warmEniTarget: 0, cooldownSeconds: 30 },
+      { kind: 'assign', count: 3 },
+    ],
+    [
+      'WARM_ENI_TARGET=0 with one available: nothing to do',
+      stats(1, 2, 1),
+      1,
+      { warmEniTarget: 0, cooldownSeconds: 30 },
+      { kind: 'none' },
+    ],
+    ['WARM_ENI_TARGET mode never releases addresses', stats(3, 9, 0), 3, eniMode, { kind: 'none' }],
+    [
+      'WARM_IP_TARGET=1 MINIMUM_IP_TARGET=1, empty: assign one',
+      stats(1, 0, 0),
+      1,
+      { ...eniMode, warmIpTarget: 1, minimumIpTarget: 1 },
+      { kind: 'assign', count: 1 },
+    ],
+    [
+      'WARM_IP_TARGET=2 MINIMUM_IP_TARGET=5, empty: the minimum wins, capped by the ENI room',
+      stats(1, 0, 0),
+      1,
+      { ...eniMode, warmIpTarget: 2, minimumIpTarget: 5 },
+      { kind: 'assign', count: 3 },
+    ],
+    [
+      'WARM_IP_TARGET=2 MINIMUM_IP_TARGET=5, primary full: attach',
+      stats(1, 3, 0),
+      1,
+      { ...eniMode, warmIpTarget: 2, minimumIpTarget: 5 },
+      { kind: 'attachEni' },
+    ],
+    [
+      'WARM_IP_TARGET=2 MINIMUM_IP_TARGET=5, 5 pods: two warm on top',
+      stats(2, 6, 5),
+      2,
+      { ...eniMode, warmIpTarget: 2, minimumIpTarget: 5 },
+      { kind: 'attachEni' },
+    ],
+    [
+      'WARM_IP_TARGET=2 MINIMUM_IP_TARGET=5, 5 pods, third ENI: assign one',
+      stats(3, 6, 5),
+      3,
+      { ...eniMode, warmIpTarget: 2, minimumIpTarget: 5 },
+      { kind: 'assign', count: 1 },
+    ],
+    [
+      'WARM_IP_TARGET=1: excess available addresses are released down to the target',
+      stats(2, 6, 2),
+      2,
+      { ...eniMode, warmIpTarget: 1 },
+      { kind: 'release', count: 3 },
+    ],
+    [
+      'MINIMUM_IP_TARGET bounds the release',
+      stats(2, 6, 0),
+      2,
+      { ...eniMode, warmIpTarget: 1, minimumIpTarget: 4 },
+      { kind: 'release', count: 2 },
+    ],
+    [
+      'cooling addresses are neither available nor released',
+      stats(2, 6, 1, 4),
+      2,
+      { ...eniMode, warmIpTarget: 1 },
+      { kind: 'none' },
+    ],
+    [
+      'cooling addresses do not count as available: grow past them',
+      stats(2, 5, 1, 4),
+      2,
+      { ...eniMode, warmIpTarget: 1 },
+      { kind: 'assign', count: 1 },
+    ],
+    [
+      'WARM_IP_TARGET=0 and MINIMUM_IP_TARGET=0 mean unset: WARM_ENI_TARGET applies',
+      stats(1, 0, 0),
+      1,
+      { ...eniMode, warmIpTarget: 0, minimumIpTarget: 0 },
+      { kind: 'assign', count: 3 },
+    ],
+    [
+      'MAX_ENI below the instance limit stops attaching',
+      stats(2, 6, 6),
+      2,
+      { ...eniMode, maxEni: 2 },
+      { kind: 'none' },
+    ],
+    ['unmanaged ENIs occupy device slots', stats(1, 3, 3), 3, eniMode, { kind: 'none' }],
+  ];
+  for (const [name, s, eniCount, targets, expected] of cases) {
+    test(name, () => {
+      assert.deepEqual(decide(s, t3small, targets, eniCount), expected);
+    });
+  }
+
+  test('p3dn.24xlarge, WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10: 7 pods grow the pool to 12, 45 pods spill onto a second ENI', () => {
+    const p3dn = { maxEnis: 15, ipsPerEni: 50 };
+    const targets = { ...eniMode, warmIpTarget: 5, minimumIpTarget: 10 };
+    assert.deepEqual(decide(stats(1, 10, 7), p3dn, targets, 1), { kind: 'assign', count: 2 });
+    assert.deepEqual(decide(stats(1, 49, 45), p3dn, targets, 1), { kind: 'attachEni' });
+    assert.deepEqual(decide(stats(2, 49, 45), p3dn, targets, 2), { kind: 'assign', count: 1 });
+    assert.deepEqual(decide(stats(2, 50, 45), p3dn, targets, 2), { kind: 'none' });
+  });
+
+  test('never releases below the warm target nor more than is available', () => {
+    for (let assigned = 0; assigned <= 9; assigned++) {
+      for (let cooling = 0; assigned + cooling <= 9; cooling++) {
+        const s = stats(3, 9, assigned, cooling);
+        const d = decide(s, t3small, { ...eniMode, warmIpTarget: 2, minimumIpTarget: 3 }, 3);
+        if (d.kind !== 'release') continue;
+        assert.ok(d.count <= s.available - 2, `released ${d.count} of ${s.available} available`);
+        assert.ok(s.total - d.count >= 3, 'kept the minimum');
+      }
+    }
+  });
+});
