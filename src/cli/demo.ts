@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type NetConfList, readConfList, runChain } from '../lab/cni-runtime.ts';
+import { type CniCall, type NetConfList, readConfList, runChain } from '../lab/cni-runtime.ts';
 
 const run = promisify(execFile);
 
@@ -73,6 +73,20 @@ function followLog(path: string, out: (s: string) => void): () => void {
   };
 }
 
+/** The runtime's call for one demo pod on the lab's (only) node. */
+function podCall(lab: LabDesc, pod: DemoPod, command: 'ADD' | 'DEL'): CniCall {
+  const node = lab.nodes[0]!;
+  return {
+    nodeNetns: node.netns,
+    cniBinDir: node.cniBinDir,
+    command,
+    containerId: pod.containerId,
+    netns: `/var/run/netns/${pod.netns}`,
+    ifName: 'eth0',
+    args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name },
+  };
+}
+
 export async function runDemo(argv: string[], repoRoot: string, out: (s: string) => void): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     out(
@@ -97,19 +111,9 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
     out('\ntearing down: DEL each pod through the plugin, then lab down\n');
     for (const pod of pods) {
       if (lab && conf) {
-        const node = lab.nodes[0]!;
-        await runChain(
-          {
-            nodeNetns: node.netns,
-            cniBinDir: node.cniBinDir,
-            command: 'DEL',
-            containerId: pod.containerId,
-            netns: `/var/run/netns/${pod.netns}`,
-            ifName: 'eth0',
-            args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name },
-          },
-          conf,
-        ).catch((err: unknown) => out(`DEL ${pod.name}: ${(err as Error).message}\n`));
+        await runChain(podCall(lab, pod, 'DEL'), conf).catch((err: unknown) =>
+          out(`DEL ${pod.name}: ${(err as Error).message}\n`),
+        );
       }
     }
     await ctl(repoRoot, ['lab', 'down', '--name', name]).catch((err: unknown) =>
@@ -141,18 +145,7 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
         '--pod',
         pod.name,
       ]);
-      const result = (await runChain(
-        {
-          nodeNetns: node.netns,
-          cniBinDir: node.cniBinDir,
-          command: 'ADD',
-          containerId: pod.containerId,
-          netns: `/var/run/netns/${pod.netns}`,
-          ifName: 'eth0',
-          args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: pod.name },
-        },
-        conf,
-      )) as { ips?: { address: string }[] };
+      const result = (await runChain(podCall(lab, pod, 'ADD'), conf)) as { ips?: { address: string }[] };
       pod.ip = result.ips?.[0]?.address.split('/')[0];
     }
     const rows = [['POD', 'NETNS', 'VPC ADDRESS', `REACHES VPC HOST ${host.ip}`, 'REACHES OTHER PODS']];

@@ -1,0 +1,12 @@
+import { defaultCliEnv, runCli } from '../cli/main.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+runCli(process.argv.slice(2), defaultCliEnv()).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`vpcnetctl: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
