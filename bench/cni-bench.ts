@@ -59,7 +59,8 @@ function call(t: Target, command: 'ADD' | 'DEL', id: string, netns: string): Cni
     containerId: id,
     netns,
     ifName: 'eth0',
-    args: { K8S_POD_NAMESPACE: 'bench', K8S_POD_NAME: id },
+    // IgnoreUnknown, as containerd sends it: the reference plugins refuse unknown CNI_ARGS otherwise.
+    args: { IgnoreUnknown: '1', K8S_POD_NAMESPACE: 'bench', K8S_POD_NAME: id },
   };
 }
 
@@ -113,11 +114,12 @@ async function main(): Promise<void> {
   const id = uniqueLabName('vpcb');
   const dir = join(tmpdir(), `${id}-bench`);
   await mkdir(dir, { recursive: true });
-  const refNs = `${id}-ref`;
+  // Not under the lab's `${id}-` prefix: lab up refuses a name whose namespaces exist.
+  const refNs = `${id}ref`;
   try {
     const ref = await referenceTarget(refNs, dir);
     process.stderr.write(`reference: ${PODS} sequential pods, burst ${BURST}...\n`);
-    const refSeries = await measure(ref, `${id}-r`);
+    const refSeries = await measure(ref, `${id}ref-p`);
 
     process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
     const lab = await labUp(id, [

@@ -66,22 +66,24 @@ export function resultFor(att: Attachment, hostMac: string, podMac: string | und
   };
 }
 
+/**
+ * An address from the pool: at once when one is free (ADD never waits on the cloud then);
+ * otherwise wait for the pool manager to grow the pool, until the deadline. Several waiting
+ * ADDs wake together when addresses arrive; one that loses the race waits again.
+ */
 async function obtainAddress(ctx: OperationContext, owner: string): Promise<PooledAddress> {
-  const now = ctx.addresses.allocate(owner);
-  if (now) return now;
-  try {
-    await ctx.addresses.waitForAddress(ctx.addWaitMs);
-  } catch (err) {
-    throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', (err as Error).message);
+  const deadline = ctx.now() + ctx.addWaitMs;
+  for (;;) {
+    const got = ctx.addresses.allocate(owner);
+    if (got) return got;
+    const left = deadline - ctx.now();
+    try {
+      if (left <= 0) throw new Error(`no address became free within ${ctx.addWaitMs} ms`);
+      await ctx.addresses.waitForAddress(left);
+    } catch (err) {
+      throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', (err as Error).message);
+    }
   }
-  const later = ctx.addresses.allocate(owner);
-  if (!later)
-    throw new CniError(
-      CNI_ERR_TRY_AGAIN_LATER,
-      'no free VPC address on this node',
-      'the pool grew but another pod took the address',
-    );
-  return later;
 }
 
 export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {

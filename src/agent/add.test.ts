@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { CniError } from '../cni/errors.ts';
+import { FakeDataplane } from '../dataplane/fake.ts';
+import { Ledger } from '../ledger/ledger.ts';
+import { MemoryLedgerStore } from '../ledger/store.ts';
+import { noPodSource } from '../pods/pod-source.ts';
+import { addAttachment } from './add.ts';
+import type { AddressSource, PooledAddress } from './address-source.ts';
+import type { AttachRequest, OperationContext } from './context.ts';
+import { silentLogger } from './log.ts';
+
+const dirs: string[] = [];
+after(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+/** A pool that is empty until `grants` addresses arrive, each taken by whoever allocates first. */
+function racingPool(arrivals: PooledAddress[], waits: { count: number }): AddressSource {
+  const free: PooledAddress[] = [];
+  return {
+    allocate: () => free.shift(),
+    async waitForAddress() {
+      waits.count++;
+      const next = arrivals.shift();
+      if (!next) throw new Error('pool at its limits');
+      // Another pod wins the first address that arrives; ours comes with the next one.
+      if (waits.count === 1) return;
+      free.push(next);
+    },
+    release() {},
+    unreserve() {},
+  };
+}
+
+async function context(addresses: AddressSource, addWaitMs = 5000): Promise<OperationContext> {
+  const dataplane = new FakeDataplane();
+  await dataplane.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.0.0.10' });
+  return {
+    ledger: await Ledger.open(new MemoryLedgerStore(), { now: Date.now }),
+    addresses,
+    dataplane,
+    pods: noPodSource,
+    node: { vpcCidrs: ['10.0.0.0/16'], primaryIp: '10.0.0.10' },
+    log: silentLogger,
+    now: Date.now,
+    vethPrefix: 'vpc',
+    defaultMtu: 9001,
+    addWaitMs,
+    netnsExists: async () => true,
+  };
+}
+
+async function request(): Promise<AttachRequest> {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-add-'));
+  dirs.push(dir);
+  await writeFile(join(dir, 'ns'), '');
+  return {
+    key: { network: 'vpcnet', containerId: 'c1', ifName: 'eth0' },
+    netns: join(dir, 'ns'),
+    pod: { namespace: 'default', name: 'web-0' },
+    mtu: undefined,
+    vethPrefix: undefined,
+    prevResultIps: [],
+  };
+}
+
+test('an ADD that loses the race for a new address waits again instead of failing', async () => {
+  const waits = { count: 0 };
+  const arrivals = [
+    { ip: '10.0.0.20', eniId: 'eni-1', routeTable: 254 },
+    { ip: '10.0.0.21', eniId: 'eni-1', routeTable: 254 },
+  ];
+  const ctx = await context(racingPool(arrivals, waits));
+  const result = await addAttachment(ctx, await request());
+  assert.equal(result.ips?.[0]?.address, '10.0.0.21/32');
+  assert.equal(waits.count, 2);
+});
+
+test('an ADD with no address in time fails with code 11 and the pool’s reason', async () => {
+  const ctx = await context(racingPool([], { count: 0 }));
+  await assert.rejects(
+    addAttachment(ctx, await request()),
+    (e: unknown) => e instanceof CniError && e.code === 11 && /pool at its limits/.test(e.details ?? ''),
+  );
+  assert.equal(ctx.ledger.list().length, 0);
+});
