@@ -87,7 +87,32 @@ function podCall(lab: LabDesc, pod: DemoPod, command: 'ADD' | 'DEL'): CniCall {
   };
 }
 
-export async function runDemo(argv: string[], repoRoot: string, out: (s: string) => void): Promise<number> {
+export async function runDemo(argv: string[], repoRoot: string, write: (s: string) => void): Promise<number> {
+  const out = (s: string) => {
+    try {
+      write(s);
+    } catch {
+      // stdout is gone (closed terminal or pipe): keep going, the teardown matters more
+    }
+  };
+  // Ctrl-C at any point (also during set-up, also twice) ends in the teardown below, and a
+  // terminal or pipe that went away with it must not kill the process halfway: the lab would stay.
+  process.stdout.on('error', () => {});
+  let stop = () => {};
+  const stopRequested = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  let stopping = false;
+  const onSignal = () => {
+    if (!stopping) out('\nstopping...\n');
+    stopping = true;
+    stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const check = () => {
+    if (stopping) throw new Error('interrupted');
+  };
   if (argv.includes('--help') || argv.includes('-h')) {
     out(
       'Usage: vpcnetctl demo [--name L] [--no-wait]\n\nBrings up a one-node lab with three pods; Ctrl-C tears it all down.\n',
@@ -125,6 +150,7 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
     // A demo that crashed earlier may have left its lab: remove it first (lab down is idempotent).
     await ctl(repoRoot, ['lab', 'down', '--name', name]);
     out(`bringing up lab ${name} (emulated VPC 10.0.0.0/16, one t3.medium node, a VPC host)...\n`);
+    check();
     lab = JSON.parse(
       await ctl(repoRoot, ['lab', 'up', '--name', name, '--nodes', '1', '--detach', '--json']),
     ) as LabDesc;
@@ -132,6 +158,7 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
     const host = lab.vpcHosts[0]!;
     conf = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
     for (const pod of pods) {
+      check();
       await run('ip', ['netns', 'add', pod.netns]);
       await ctl(repoRoot, [
         'lab',
@@ -162,13 +189,15 @@ export async function runDemo(argv: string[], repoRoot: string, out: (s: string)
     if (noWait) return 0;
     out(`serving; the agent's structured log follows. Ctrl-C tears everything down.\n`);
     stopLog = followLog(join(node.cniBinDir, '..', '..', 'agent.log'), out);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', () => resolve());
-      process.once('SIGTERM', () => resolve());
-    });
+    await stopRequested;
     return 0;
+  } catch (err) {
+    if (!stopping) throw err;
+    return 130;
   } finally {
     await teardown();
     for (const pod of pods) await run('ip', ['netns', 'del', pod.netns]).catch(() => {});
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
