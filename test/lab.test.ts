@@ -1,7 +1,5 @@
 // The lab through its CLI: `lab up --detach --json`, reachability inside the lab, the supervisor
 // restarting a dead agent, `lab pod`, and `lab down` (also after the supervisor was SIGKILLed).
-// Uses the built bin/vpcnetctl when it runs; otherwise the lab's source entry point through tsx,
-// and then without agents (the network skeleton only), which the test names say.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,24 +18,16 @@ const repoRoot = join(import.meta.dirname, '..');
 const prefix = `vpclt${randomBytes(3).toString('hex')}`;
 const env = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 
-/** The built CLI when it works (then agents run too), else the lab's source entry point. */
-const builtCtl = join(repoRoot, 'bin', 'vpcnetctl');
-const builtWorks =
-  existsSync(builtCtl) &&
-  existsSync(join(repoRoot, 'bin', 'vpcnetd')) &&
-  spawnSync(process.execPath, [builtCtl, 'lab', '--help'], { env }).status === 0;
-const ctl = builtWorks ? [builtCtl] : ['--import', 'tsx', join(repoRoot, 'src', 'lab', 'lab-main.ts')];
-const ctlEnv = builtWorks ? env : { ...env, VPCNET_LAB_DEV: '1' };
-const skip = builtWorks ? [] : ['--skip-agents'];
-const agents = builtWorks ? 'agents' : 'no agents (bin/ not built)';
+// The lab runs the built executables, as users do (`npm test` builds them first).
+const ctl = [join(repoRoot, 'bin', 'vpcnetctl')];
 
 function vpcnetctl(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [...ctl, ...args], { cwd: repoRoot, env: ctlEnv, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...ctl, ...args], { cwd: repoRoot, env, encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function labUp(name: string, ...extra: string[]): LabDescription {
-  const r = vpcnetctl('lab', 'up', '--name', name, '--detach', '--json', ...skip, ...extra);
+  const r = vpcnetctl('lab', 'up', '--name', name, '--detach', '--json', ...extra);
   assert.equal(r.status, 0, `lab up failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as LabDescription;
 }
@@ -56,7 +46,7 @@ const r = await fetch(base + '/meta-data/instance-id', { headers: { 'x-aws-ec2-m
 process.stdout.write(r.status + ' ' + (await r.text()));
 `;
 
-describe(`lab (${agents})`, () => {
+describe('lab', () => {
   const name = `${prefix}a`;
   let lab: LabDescription;
 
@@ -123,7 +113,7 @@ describe(`lab (${agents})`, () => {
   });
 
   test('lab up refuses a name that is already up and says to run lab down', () => {
-    const r = vpcnetctl('lab', 'up', '--name', name, '--detach', '--json', ...skip);
+    const r = vpcnetctl('lab', 'up', '--name', name, '--detach', '--json');
     assert.equal(r.status, 1);
     assert.match(r.stderr, new RegExp(`lab down --name ${name}`));
     assert.equal(r.stdout, '');
@@ -175,9 +165,7 @@ describe(`lab (${agents})`, () => {
     assert.match(r.stderr, /--security-groups needs pod-ENI support/);
   });
 
-  test('the supervisor restarts an agent that dies, as a DaemonSet would', {
-    skip: !builtWorks,
-  }, async () => {
+  test('the supervisor restarts an agent that dies, as a DaemonSet would', async () => {
     const layout = labLayout(name, 2);
     const before = (await readRecords(layout.files.pidsDir)).find((r) => r.role === 'agent-node1');
     assert.ok(before !== undefined && isRecordedProcessAlive(before));

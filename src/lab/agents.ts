@@ -18,7 +18,7 @@ export function agentRole(node: LabNode): string {
 export function agentEnv(layout: LabLayout, node: LabNode, podEni: boolean): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('AWS_') || k.startsWith('KUBERNETES_') || k === 'VPCNET_LAB_DEV') continue;
+    if (k.startsWith('AWS_') || k.startsWith('KUBERNETES_')) continue;
     env[k] = v;
   }
   return {

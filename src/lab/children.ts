@@ -16,14 +16,11 @@ export interface ChildSpec {
   readonly cmdlineMatch: string;
 }
 
-/**
- * How to run vpcnetctl: the built bin/vpcnetctl, or (when it is not built, or VPCNET_LAB_DEV=1)
- * the lab's own entry point from source through tsx.
- */
+/** How to run vpcnetctl: the built bin/vpcnetctl (the lab runs what users run). */
 export function ctlArgv(repoRoot: string): [string, ...string[]] {
   const built = join(repoRoot, 'bin', 'vpcnetctl');
-  if (process.env.VPCNET_LAB_DEV !== '1' && existsSync(built)) return [process.execPath, built];
-  return [process.execPath, '--import', 'tsx', join(repoRoot, 'src', 'lab', 'lab-main.ts')];
+  if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first`);
+  return [process.execPath, built];
 }
 
 /** Spawns in its own session (a terminal's Ctrl-C reaches the supervisor only) and records it. */

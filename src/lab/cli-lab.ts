@@ -105,7 +105,6 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
         nodes: req.nodes,
         instanceType: req.instanceType,
         podEni: req.podEni,
-        skipAgents: req.skipAgents,
         repoRoot,
         log: stderrLog(),
         stateDirPrepared: true,
@@ -132,8 +131,6 @@ async function up(args: string[], repoRoot: string): Promise<number> {
       detach: { type: 'boolean' },
       json: { type: 'boolean' },
       'agent-env': { type: 'string', multiple: true },
-      // Internal, for the lab's own tests of the network skeleton: no plugin install, no agents.
-      'skip-agents': { type: 'boolean' },
     },
   });
   const nodes = values.nodes === undefined ? 1 : Number(values.nodes);
@@ -151,7 +148,6 @@ async function up(args: string[], repoRoot: string): Promise<number> {
     nodes,
     instanceType: values['instance-type'] ?? 't3.medium',
     podEni: values['pod-eni'] === true,
-    skipAgents: values['skip-agents'] === true,
     repoRoot,
   };
   const print = (d: LabDescription): void => {

@@ -17,7 +17,6 @@ export interface UpRequest {
   readonly nodes: number;
   readonly instanceType: string;
   readonly podEni: boolean;
-  readonly skipAgents: boolean;
 }
 
 const READY_TIMEOUT_MS = 180_000;
@@ -30,7 +29,6 @@ export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<La
     nodes: opts.nodes ?? 1,
     instanceType: opts.instanceType ?? 't3.medium',
     podEni: opts.podEni === true,
-    skipAgents: opts.skipAgents === true,
   };
   await writeFile(layout.files.upRequest, `${JSON.stringify(request)}\n`);
   const fd = openSync(layout.files.supervisorLog, 'a', 0o600);
@@ -85,13 +83,8 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
     );
   });
   const v = JSON.parse(text) as Partial<Record<keyof UpRequest, unknown>>;
-  if (
-    typeof v.nodes !== 'number' ||
-    typeof v.instanceType !== 'string' ||
-    typeof v.podEni !== 'boolean' ||
-    typeof v.skipAgents !== 'boolean'
-  ) {
+  if (typeof v.nodes !== 'number' || typeof v.instanceType !== 'string' || typeof v.podEni !== 'boolean') {
     throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
   }
-  return { nodes: v.nodes, instanceType: v.instanceType, podEni: v.podEni, skipAgents: v.skipAgents };
+  return { nodes: v.nodes, instanceType: v.instanceType, podEni: v.podEni };
 }

@@ -23,8 +23,6 @@ export interface LabUpOptions {
   readonly log: LabLog;
   /** The state dir was made by `lab up --detach` for this run (it holds the supervisor's log). */
   readonly stateDirPrepared?: boolean;
-  /** Internal, for tests of the network skeleton only: no plugin install, no agents. */
-  readonly skipAgents?: boolean;
   /** Keep the state dir (logs, error file) when bringing the lab up fails. */
   readonly keepStateDirOnFailure?: boolean;
 }
@@ -112,7 +110,6 @@ async function build(running: RunningLab, opts: LabUpOptions): Promise<void> {
       ip: instance.primaryEni.primaryIp,
     });
   }
-  if (opts.skipAgents === true) return;
 
   for (const node of layout.nodes) await installPlugin(node, opts.repoRoot);
   const started = layout.nodes.map((node) => ({
