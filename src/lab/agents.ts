@@ -42,7 +42,11 @@ export function agentSpec(layout: LabLayout, node: LabNode, repoRoot: string, po
   const agent = join(repoRoot, 'bin', 'vpcnetd');
   return {
     role: agentRole(node),
-    argv: ['ip', 'netns', 'exec', node.netns, process.execPath, agent],
+    // nsenter, not `ip netns exec`: the agent enters pod namespaces by path, and `ip netns exec`
+    // would give it a private mount namespace in which netns files that a runtime mounts later
+    // (containerd under its state dir) are empty files. A DaemonSet's agent likewise shares the
+    // host's mounts (HostToContainer propagation) while it has the host's network.
+    argv: ['nsenter', `--net=/var/run/netns/${node.netns}`, process.execPath, agent],
     env: agentEnv(layout, node, podEni),
     cwd: repoRoot,
     logFile: node.agentLog,
