@@ -33,7 +33,13 @@ describe('pods in a one-node lab', () => {
 
   before(async () => {
     await labDown(name);
-    lab = await labUp(name, ['--agent-env', `IP_COOLDOWN_PERIOD=${COOLDOWN_S}`]);
+    // The reconcile loop would repair drift made by hand; the CHECK test needs it to stay.
+    lab = await labUp(name, [
+      '--agent-env',
+      `IP_COOLDOWN_PERIOD=${COOLDOWN_S}`,
+      '--agent-env',
+      'VPCNET_RECONCILE_SECONDS=0',
+    ]);
     node = lab.nodes[0]!;
   });
   after(async () => {

@@ -283,3 +283,105 @@ test('ownership holds under random ADD / stale DEL / restart interleavings', asy
     { numRuns: 40 },
   );
 });
+
+test('at start the agent repairs drift and collects host veths no attachment owns (convergence)', async () => {
+  const w = await world({ VPCNET_RECONCILE_SECONDS: '0' });
+  let agent = await w.start();
+  const ns = await w.netns('a');
+  const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
+  const veth = agent.ledger.list()[0]!.hostVeth;
+  await agent.stop();
+  // While the agent is down: a route disappears, and a leftover veth with our prefix appears.
+  w.dataplane.deleteHostRoute(ip);
+  const leftover = { ifName: 'eth0', netnsPath: `${ns}-gone`, hostVeth: 'vpc00000000dead', ip: '10.9.9.9' };
+  await w.dataplane.addPod({
+    ...leftover,
+    hostMac: '02:00:00:00:de:ad',
+    mtu: 9001,
+    routeTable: 254,
+    snat: false,
+  });
+  agent = await w.start();
+  try {
+    assert.equal(w.dataplane.hostRoutes.get(`${ip}/32`), veth, 'the host route is back');
+    assert.equal(w.dataplane.hasPod('vpc00000000dead'), false, 'the leftover veth was collected');
+    assert.equal((await agent.cni(req('CHECK', 'c1', ns))).exitCode, 0);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('the running agent repairs drift on its VPCNET_RECONCILE_SECONDS interval', async () => {
+  const w = await world({ VPCNET_RECONCILE_SECONDS: '1' });
+  const agent = await w.start();
+  try {
+    const ns = await w.netns('a');
+    const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
+    w.dataplane.deleteSnatElement(ip);
+    const deadline = Date.now() + 5000;
+    while (!w.dataplane.snatElements().includes(ip) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(w.dataplane.snatElements(), [ip]);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test("reconcile passes never collect a secondary ENI's own rule at the pods' priority", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
+  dirs.push(dir);
+  const cloud = new FakeCloud({ limits: { maxEnis: 2, ipsPerEni: 4 }, primarySecondaryIps: 3 });
+  // The cloud attaches ENIs; the fake kernel grows the matching link for setupEni to find.
+  const dataplane = new FakeDataplane();
+  const setupEni = dataplane.setupEni.bind(dataplane);
+  dataplane.setupEni = async (spec) => {
+    if (![...dataplane.eniLinks.keys()].includes(spec.mac.toLowerCase())) {
+      dataplane.addEniLink(`ens${spec.deviceNumber + 5}`, spec.mac);
+    }
+    return setupEni(spec);
+  };
+  const env = {
+    VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
+    VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_NODE_NAME: 'node1',
+    VPCNET_RECONCILE_SECONDS: '1',
+    WARM_IP_TARGET: '6',
+  };
+  const agent = await startAgent({
+    config: agentConfigFromEnv(env),
+    targets: parseWarmPoolTargets(env),
+    cloud,
+    dataplane,
+    pods: noPodSource,
+    log: silentLogger,
+    now: Date.now,
+    poolIntervalMs: 20,
+  });
+  try {
+    const eniRule = async () => {
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline) {
+        const rule = dataplane.rules.find((r) => r.priority === 1536 && r.table !== 254);
+        if (rule) return rule;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return undefined;
+    };
+    const rule = await eniRule();
+    assert.ok(rule, 'the pool manager attached a second ENI and set it up');
+    // Wait for a pass that surely ran after the rule existed: it repairs a drift made now.
+    const ns = join(dir, 'netns-a');
+    await writeFile(ns, '');
+    const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
+    dataplane.deleteSnatElement(ip);
+    const deadline = Date.now() + 5000;
+    while (!dataplane.snatElements().includes(ip) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(dataplane.snatElements(), [ip], 'a reconcile pass ran');
+    assert.ok(dataplane.rules.includes(rule), "the ENI's rule is still there");
+  } finally {
+    await agent.stop();
+  }
+});

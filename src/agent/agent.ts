@@ -13,6 +13,7 @@ import { type Attachment, attachmentKeyString } from '../ledger/attachment.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
 import type { PodSource } from '../pods/pod-source.ts';
+import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { AgentConfig } from './config.ts';
 import type { OperationContext } from './context.ts';
@@ -66,22 +67,16 @@ async function recoverHalfDoneAdds(ledger: Ledger, dataplane: Dataplane, log: Lo
   if (halfDone.length > 0) await ledger.commit();
 }
 
-/** Convergence at start: host veths with our prefix that no attachment owns are leftovers. */
-async function collectOrphanVeths(
-  ledger: Ledger,
+async function configureEni(
   dataplane: Dataplane,
-  prefix: string,
-  log: Logger,
+  eni: EniInfo,
+  mtu: number,
+  eniPrimaryIps: Set<string>,
 ): Promise<void> {
-  const owned = new Set(ledger.list().map((a) => a.hostVeth));
-  const orphans = (await dataplane.listHostVeths(prefix)).filter((name) => !owned.has(name));
-  if (orphans.length === 0) return;
-  await dataplane.removeResources(orphans.map((hostName) => ({ kind: 'veth', hostName }) as const));
-  log.warn('removed host veths no attachment owns', { veths: orphans });
-}
-
-async function configureEni(dataplane: Dataplane, eni: EniInfo, mtu: number): Promise<void> {
   if (eni.deviceNumber === 0) return; // the primary ENI is the node's own interface
+  // Ownership: setupEni's `from <primary IP>` rule shares the pods' priority. Protected before it
+  // exists, so a reconcile pass can never take it for an orphan (the pool learns of the ENI later).
+  eniPrimaryIps.add(eni.primaryIp);
   await dataplane.setupEni({
     mac: eni.mac,
     deviceNumber: eni.deviceNumber,
@@ -133,6 +128,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // Before the pool is rebuilt from the ledger: a half-done ADD's address must not count as held.
   await recoverHalfDoneAdds(ledger, dataplane, log);
 
+  const eniPrimaryIps = new Set<string>();
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
     cloud,
@@ -143,13 +139,23 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     targets: deps.targets,
     ledger,
-    onEniAttached: (eni: EniInfo) => configureEni(dataplane, eni, config.mtu),
+    onEniAttached: (eni: EniInfo) => configureEni(dataplane, eni, config.mtu, eniPrimaryIps),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
   });
   // Rebuilds the pool from the cloud's view of the ENIs, then the ledger's assignments and cooldowns.
   const enis = await manager.init();
-  for (const eni of enis) await configureEni(dataplane, eni, config.mtu);
-  await collectOrphanVeths(ledger, dataplane, config.vethPrefix, log);
+  for (const eni of enis) await configureEni(dataplane, eni, config.mtu, eniPrimaryIps);
+  const serializer = new PodSerializer();
+  const reconciler = new Reconciler({
+    ledger,
+    dataplane,
+    serializer,
+    log,
+    clock: { now },
+    vethPrefix: config.vethPrefix,
+    protectedAddresses: () => new Set([...eniPrimaryIps, ...pool.enis().map((e) => e.primaryIp)]),
+    defaultMtu: config.mtu,
+  });
 
   const stats = new OperationStats();
   const ctx: OperationContext = {
@@ -165,14 +171,17 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     addWaitMs: config.addWaitSeconds * 1000,
     netnsExists: pathExists,
   };
-  const serializer = new PodSerializer();
   const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);
 
   const drained = await drainDelSpool(config.delSpoolDir, handle, log);
   if (drained.replayed + drained.failed > 0) log.info('DEL spool drained', { ...drained });
+  // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
+  // repair drift and collect leftovers before serving.
+  await reconciler.runOnce();
 
   manager.start();
+  reconciler.start(config.reconcileSeconds * 1000);
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
@@ -192,6 +201,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     async stop() {
       ready = false;
       await stopRpcServer(server);
+      await reconciler.stop();
       await manager.stop();
       await ledger.commit();
     },

@@ -37,3 +37,11 @@ test('invalid values are refused with the variable named', () => {
   assert.throws(() => agentConfigFromEnv({ VPCNET_VETH_PREFIX: 'toolongprefix' }), /VPCNET_VETH_PREFIX/);
   assert.throws(() => agentConfigFromEnv({ VPCNET_KUBE_API: 'ftp://x' }), /VPCNET_KUBE_API/);
 });
+
+test('the reconcile interval defaults to 30 s, 0 turns the loop off, and junk is refused', () => {
+  assert.equal(agentConfigFromEnv({}).reconcileSeconds, 30);
+  assert.equal(agentConfigFromEnv({ VPCNET_RECONCILE_SECONDS: '0' }).reconcileSeconds, 0);
+  assert.equal(agentConfigFromEnv({ VPCNET_RECONCILE_SECONDS: '5' }).reconcileSeconds, 5);
+  assert.throws(() => agentConfigFromEnv({ VPCNET_RECONCILE_SECONDS: '-1' }), /VPCNET_RECONCILE_SECONDS/);
+  assert.throws(() => agentConfigFromEnv({ VPCNET_RECONCILE_SECONDS: '1.5' }), /VPCNET_RECONCILE_SECONDS/);
+});

@@ -13,6 +13,8 @@ export interface AgentConfig {
   readonly mtu: number;
   /** Seconds an ADD may wait for the pool to grow when it has no free address. */
   readonly addWaitSeconds: number;
+  /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
+  readonly reconcileSeconds: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -34,6 +36,13 @@ function positiveInt(env: Env, name: string, fallback: number): number {
   if (!/^\d+$/.test(raw) || Number(raw) <= 0) {
     throw new ConfigError(`${name} must be a positive integer, got '${raw}'`);
   }
+  return Number(raw);
+}
+
+function nonNegativeInt(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got '${raw}'`);
   return Number(raw);
 }
 
@@ -78,6 +87,7 @@ export function agentConfigFromEnv(env: Env): AgentConfig {
     vethPrefix,
     mtu,
     addWaitSeconds: positiveInt(env, 'VPCNET_ADD_WAIT_SECONDS', 20),
+    reconcileSeconds: nonNegativeInt(env, 'VPCNET_RECONCILE_SECONDS', 30),
     logLevel,
   };
 }

@@ -7,12 +7,19 @@ import { test } from 'node:test';
 import type { ForwardedRequest } from '../cni/wire.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 
-function call(socketPath: string, method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+function call(
+  socketPath: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath, method, path }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     req.on('error', reject);
     req.end(body);
@@ -37,11 +44,19 @@ test('the socket is created 0600, serves CNI requests and health, refuses bad bo
     assert.equal((await call(socket, 'GET', '/v1/healthz')).status, 503);
     ready = true;
     assert.equal((await call(socket, 'GET', '/v1/healthz')).status, 200);
-    const ok = await call(socket, 'POST', '/v1/cni', JSON.stringify({ env: { CNI_COMMAND: 'ADD' }, stdin: '{}' }));
+    const ok = await call(
+      socket,
+      'POST',
+      '/v1/cni',
+      JSON.stringify({ env: { CNI_COMMAND: 'ADD' }, stdin: '{}' }),
+    );
     assert.deepEqual(JSON.parse(ok.body), { exitCode: 0, stdout: '{"ok":true}' });
     assert.deepEqual(seen, [{ env: { CNI_COMMAND: 'ADD' }, stdin: '{}' }]);
     assert.equal((await call(socket, 'POST', '/v1/cni', 'not json')).status, 400);
-    assert.equal((await call(socket, 'POST', '/v1/cni', JSON.stringify({ env: { A: 1 }, stdin: '' }))).status, 400);
+    assert.equal(
+      (await call(socket, 'POST', '/v1/cni', JSON.stringify({ env: { A: 1 }, stdin: '' }))).status,
+      400,
+    );
     assert.equal((await call(socket, 'GET', '/nope')).status, 404);
     assert.deepEqual(JSON.parse((await call(socket, 'GET', '/v1/state')).body), { attachments: [] });
   } finally {
@@ -53,7 +68,11 @@ test('the socket is created 0600, serves CNI requests and health, refuses bad bo
 test('a stale socket file from a crashed agent is replaced', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-rpc-'));
   const socket = join(dir, 'agent.sock');
-  const handlers = { cni: async () => ({ exitCode: 0, stdout: '' }), ready: () => true, introspect: () => ({}) };
+  const handlers = {
+    cni: async () => ({ exitCode: 0, stdout: '' }),
+    ready: () => true,
+    introspect: () => ({}),
+  };
   const first = await startRpcServer(socket, handlers);
   // Simulate a crash: the listener goes away but the file would stay; a new server must start anyway.
   await stopRpcServer(first);

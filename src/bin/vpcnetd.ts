@@ -12,7 +12,8 @@ const HELP = `Usage: vpcnetd
 The vpcnet node agent. Serves the CNI plugin on a unix socket and keeps the node's pool of
 VPC addresses. Configured by environment variables (see README, "Configuration"):
 VPCNET_AGENT_SOCKET, VPCNET_STATE_DIR, VPCNET_DEL_SPOOL_DIR, VPCNET_NODE_NAME, VPCNET_KUBE_API,
-VPCNET_MTU, VPCNET_VETH_PREFIX, VPCNET_LOG_LEVEL, WARM_ENI_TARGET, WARM_IP_TARGET,
+VPCNET_MTU, VPCNET_VETH_PREFIX, VPCNET_LOG_LEVEL, VPCNET_RECONCILE_SECONDS (seconds between
+reconcile passes: drift repair and GC; default 30, 0 = off), WARM_ENI_TARGET, WARM_IP_TARGET,
 MINIMUM_IP_TARGET, MAX_ENI, IP_COOLDOWN_PERIOD, AWS_ENDPOINT_URL_EC2,
 AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_REGION.
 `;

@@ -2,6 +2,7 @@
 // unit tests use a fake. All operations run in the network namespace the agent itself runs in
 // (the node's), except what the spec says happens inside the pod's namespace.
 import type { OwnedResource } from '../ledger/attachment.ts';
+import type { IpLink, IpRoute, IpRule } from './ip-json.ts';
 
 /** Rule priorities, as the upstream uses them (so operators recognise `ip rule` output). */
 export const RULE_PRIORITY_TO_POD = 512;
@@ -56,6 +57,44 @@ export interface AddPodResult {
   readonly podInterface: PodInterfaceState;
 }
 
+/** A piece of the pod side that can be missing or wrong. */
+export type PodSidePiece =
+  | 'interface'
+  | 'interfaceUp'
+  | 'address'
+  | 'gatewayRoute'
+  | 'defaultRoute'
+  | 'neighbour';
+/** A piece of the node side that can be missing or wrong. */
+export type HostSidePiece = 'veth' | 'vethUp' | 'hostRoute' | 'ruleTo' | 'ruleFrom' | 'snat';
+
+/** One piece of drift: which piece (for repair) and the problem as an operator reads it. */
+export interface Drift<P extends string> {
+  readonly piece: P;
+  readonly problem: string;
+}
+
+/**
+ * The node side as one reconcile pass reads it, at once (one `ip -j -batch`, one `nft -j`), in the
+ * kernel's own vocabulary (the `ip -j` views of ip-json.ts), so drift is judged by the same pure
+ * functions for every driver (inspect.ts).
+ */
+export interface NodeObservation {
+  /** Every veth on the node (whatever its prefix: a network's config may set its own). */
+  readonly veths: readonly IpLink[];
+  /** Main-table routes. */
+  readonly routes: readonly IpRoute[];
+  /** Every policy rule. */
+  readonly rules: readonly IpRule[];
+  /** Elements of the SNAT set; undefined if the set does not exist. */
+  readonly snatElements: readonly string[] | undefined;
+}
+
+/** The pod side of one attachment: drift, or why the pod's namespace could not be entered. */
+export type PodSideObservation =
+  | { readonly reachable: true; readonly drift: readonly Drift<PodSidePiece>[] }
+  | { readonly reachable: false; readonly reason: string };
+
 export interface Dataplane {
   /** Idempotent: vpcnet's nftables table, chain and SNAT set exist with the given VPC CIDRs. */
   setupNode(cfg: NodeNetworkConfig): Promise<void>;
@@ -74,4 +113,20 @@ export interface Dataplane {
   inspectPod(spec: PodNetworkSpec): Promise<string[]>;
   /** Names of links on the node whose name starts with the prefix (for GC of orphaned host veths). */
   listHostVeths(prefix: string): Promise<string[]>;
+  /** Reads the node side at once (for the reconcile loop: drift of every attachment, and GC). */
+  observeNode(): Promise<NodeObservation>;
+  /** Reads the pod side of one attachment (one process inside the pod's namespace). */
+  observePodSide(spec: PodNetworkSpec): Promise<PodSideObservation>;
+  /**
+   * Reads the node side of this pod and restores what is missing: host veth up, host route,
+   * to-rule, from-rule, SNAT element (one `ip -batch`, one `nft` at most). Returns the problems it
+   * fixed (inspectPod's wording). Fails if the host veth is gone: that needs addPod.
+   */
+  repairHostSide(spec: PodNetworkSpec): Promise<string[]>;
+  /**
+   * Reads the pod side and restores what is missing inside the pod's namespace: interface up,
+   * address, gateway and default routes, the permanent neighbour (one `ip -batch` there). Returns
+   * the problems it fixed. Fails if the pod interface is gone: that needs addPod.
+   */
+  repairPodSide(spec: PodNetworkSpec): Promise<string[]>;
 }

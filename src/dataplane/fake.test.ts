@@ -143,3 +143,24 @@ test('fake setupEni finds the link by MAC, is idempotent, and rejects an unknown
   await assert.rejects(dp.setupEni({ ...eni, mac: '02:0e:0e:00:00:99' }), /no link has MAC/);
   assert.deepEqual(await dp.listHostVeths(''), [], 'an ENI is not a host veth');
 });
+
+test('fake repairs restore what drift took, and refuse what only addPod can rebuild', async () => {
+  const dp = await nodeReady();
+  await dp.addPod(spec());
+  dp.deleteRule({ priority: 512, to: '10.0.0.5/32', table: 254 });
+  dp.deletePodAddress('/var/run/netns/pod-a', 'eth0', '10.0.0.5');
+  assert.deepEqual(await dp.repairHostSide(spec()), ['rule to 10.0.0.5 lookup main missing']);
+  assert.equal((await dp.repairPodSide(spec())).length, 4);
+  assert.deepEqual(await dp.inspectPod(spec()), []);
+  const node = await dp.observeNode();
+  assert.deepEqual(node.routes, [{ dst: '10.0.0.5', dev: 'vpc0000000000a1' }]);
+  assert.deepEqual(node.snatElements, ['10.0.0.5']);
+  dp.deleteLink('vpc0000000000a1');
+  await assert.rejects(dp.repairHostSide(spec()), /host veth missing/);
+  await assert.rejects(dp.repairPodSide(spec()), /pod interface missing/);
+  dp.deleteNetns('/var/run/netns/pod-a');
+  assert.deepEqual(await dp.observePodSide(spec()), {
+    reachable: false,
+    reason: 'No such file or directory',
+  });
+});

@@ -6,16 +6,20 @@ import type { OwnedResource } from '../ledger/attachment.ts';
 import {
   type AddPodResult,
   type Dataplane,
+  type Drift,
   type EniLinkSpec,
+  type HostSidePiece,
   MAIN_TABLE,
   type NodeNetworkConfig,
+  type NodeObservation,
   POD_GATEWAY,
   type PodNetworkSpec,
+  type PodSideObservation,
   RULE_PRIORITY_FROM_POD,
   RULE_PRIORITY_TO_POD,
 } from './dataplane.ts';
 import { DataplaneError } from './errors.ts';
-import { hostSideProblems, podSideProblems, snatProblems } from './inspect.ts';
+import { hostSideDrift, podSideDrift, snatDrift } from './inspect.ts';
 import type { IpLink, IpRule } from './ip-json.ts';
 
 /** Where a failure can be injected. */
@@ -32,7 +36,10 @@ export type FakeStep =
   | 'removeResources'
   | 'setupNode'
   | 'setupEni'
-  | 'inspectPod';
+  | 'inspectPod'
+  | 'observeNode'
+  | 'repairHostSide'
+  | 'repairPodSide';
 
 export interface FakePodInterface {
   readonly netnsPath: string;
@@ -58,6 +65,8 @@ export interface FakeRule {
   readonly from?: string;
   readonly to?: string;
   readonly table: number;
+  /** Selectors the model does not have (e.g. ['iif']): a rule someone else made, never vpcnet's. */
+  readonly other?: readonly string[];
 }
 
 export interface FakeEniLink {
@@ -71,7 +80,11 @@ export interface FakeEniLink {
 }
 
 const sameRule = (a: FakeRule, b: FakeRule) =>
-  a.priority === b.priority && a.table === b.table && a.from === b.from && a.to === b.to;
+  a.priority === b.priority &&
+  a.table === b.table &&
+  a.from === b.from &&
+  a.to === b.to &&
+  (a.other ?? []).join() === (b.other ?? []).join();
 const hostRouteKey = (dst: string) => (dst.includes('/') ? dst : `${dst}/32`);
 
 export class FakeDataplane implements Dataplane {
@@ -339,54 +352,149 @@ export class FakeDataplane implements Dataplane {
     this.calls.push({ op: 'inspectPod', arg: spec });
     this.#check('inspectPod', 'inspectPod', spec.hostVeth);
     // The same wording as the real driver: the model is rendered as `ip -j` views.
-    const problems: string[] = [];
-    if (this.#deletedNetns.has(spec.netnsPath)) {
-      problems.push(`pod netns ${spec.netnsPath} unreachable: No such file or directory`);
-    } else {
-      const pod = this.podInterface(spec.netnsPath, spec.ifName);
-      problems.push(
-        ...podSideProblems(spec, {
-          link: pod && {
-            ifname: pod.ifName,
-            address: pod.mac,
-            flags: pod.up ? ['UP'] : [],
-            mtu: pod.mtu,
-            addresses: [...pod.addresses].map((local) => ({ family: 'inet', local, prefixlen: 32 })),
-          },
-          defaultRoutes: pod?.defaultRoute ? [{ dst: 'default', gateway: POD_GATEWAY, dev: pod.ifName }] : [],
-          gatewayRoutes: pod?.gatewayRoute ? [{ dst: POD_GATEWAY, dev: pod.ifName }] : [],
-          neighbours: pod?.neighbour
-            ? [
-                {
-                  dst: POD_GATEWAY,
-                  lladdr: pod.neighbour.mac,
-                  state: [pod.neighbour.permanent ? 'PERMANENT' : 'REACHABLE'],
-                },
-              ]
-            : [],
-        }),
-      );
-    }
+    const pod = this.#podSide(spec);
+    return [
+      ...(pod.reachable
+        ? pod.drift.map((d) => d.problem)
+        : [`pod netns ${spec.netnsPath} unreachable: ${pod.reason}`]),
+      ...this.#hostSide(spec).map((d) => d.problem),
+    ];
+  }
+
+  #podSide(spec: PodNetworkSpec): PodSideObservation {
+    if (this.#deletedNetns.has(spec.netnsPath))
+      return { reachable: false, reason: 'No such file or directory' };
+    const pod = this.podInterface(spec.netnsPath, spec.ifName);
+    return {
+      reachable: true,
+      drift: podSideDrift(spec, {
+        link: pod && {
+          ifname: pod.ifName,
+          address: pod.mac,
+          flags: pod.up ? ['UP'] : [],
+          mtu: pod.mtu,
+          addresses: [...pod.addresses].map((local) => ({ family: 'inet', local, prefixlen: 32 })),
+        },
+        defaultRoutes: pod?.defaultRoute ? [{ dst: 'default', gateway: POD_GATEWAY, dev: pod.ifName }] : [],
+        gatewayRoutes: pod?.gatewayRoute ? [{ dst: POD_GATEWAY, dev: pod.ifName }] : [],
+        neighbours: pod?.neighbour
+          ? [
+              {
+                dst: POD_GATEWAY,
+                lladdr: pod.neighbour.mac,
+                state: [pod.neighbour.permanent ? 'PERMANENT' : 'REACHABLE'],
+              },
+            ]
+          : [],
+      }),
+    };
+  }
+
+  #hostSide(spec: PodNetworkSpec): Drift<HostSidePiece>[] {
     const veth = this.veths.get(spec.hostVeth);
-    const link: IpLink | undefined = veth && {
+    const dev = this.hostRoutes.get(`${spec.ip}/32`);
+    return [
+      ...hostSideDrift(spec, {
+        link: veth && this.#linkView(veth),
+        routes: dev === undefined ? [] : [{ dst: spec.ip, dev }],
+        rules: this.#ruleViews(),
+      }),
+      ...snatDrift(spec, this.snatSet && [...this.snatSet]),
+    ];
+  }
+
+  #linkView(veth: FakeVeth): IpLink {
+    return {
       ifname: veth.name,
       address: veth.mac,
       flags: veth.up ? ['UP'] : [],
       mtu: veth.pod.mtu,
       addresses: [],
     };
-    const dev = this.hostRoutes.get(`${spec.ip}/32`);
-    const rules: IpRule[] = this.rules.map((r) => ({
+  }
+
+  #ruleViews(): IpRule[] {
+    return this.rules.map((r) => ({
       priority: r.priority,
       table: r.table,
       src: r.from?.replace(/\/32$/, '') ?? 'all',
       ...(r.to === undefined ? {} : { dst: r.to.replace(/\/32$/, '') }),
+      ...(r.other === undefined ? {} : { other: r.other }),
     }));
-    problems.push(
-      ...hostSideProblems(spec, { link, routes: dev === undefined ? [] : [{ dst: spec.ip, dev }], rules }),
-      ...snatProblems(spec, this.snatSet && [...this.snatSet]),
-    );
-    return problems;
+  }
+
+  async observeNode(): Promise<NodeObservation> {
+    this.calls.push({ op: 'observeNode', arg: undefined });
+    this.#check('observeNode', 'observeNode', '');
+    return {
+      veths: [...this.veths.values()].map((v) => this.#linkView(v)),
+      routes: [...this.hostRoutes].map(([dst, dev]) => ({ dst: dst.replace(/\/32$/, ''), dev })),
+      rules: this.#ruleViews(),
+      snatElements: this.snatSet && [...this.snatSet],
+    };
+  }
+
+  async observePodSide(spec: PodNetworkSpec): Promise<PodSideObservation> {
+    this.calls.push({ op: 'observePodSide', arg: spec });
+    return this.#podSide(spec);
+  }
+
+  async repairHostSide(spec: PodNetworkSpec): Promise<string[]> {
+    this.calls.push({ op: 'repairHostSide', arg: spec });
+    this.#check('repairHostSide', 'repairHostSide', spec.hostVeth);
+    const drift = this.#hostSide(spec);
+    const missing = new Set(drift.map((d) => d.piece));
+    const veth = this.veths.get(spec.hostVeth);
+    if (!veth) {
+      throw new DataplaneError(
+        'repairHostSide',
+        `link show dev ${spec.hostVeth}`,
+        spec.hostVeth,
+        'host veth missing',
+      );
+    }
+    if (missing.has('snat') && !this.snatSet) {
+      throw new DataplaneError('repairHostSide', 'snat', spec.hostVeth, 'Error: No such file or directory');
+    }
+    if (missing.has('vethUp')) veth.up = true;
+    if (missing.has('hostRoute')) this.hostRoutes.set(`${spec.ip}/32`, spec.hostVeth);
+    if (missing.has('ruleTo'))
+      this.rules.push({ priority: RULE_PRIORITY_TO_POD, to: `${spec.ip}/32`, table: MAIN_TABLE });
+    if (missing.has('ruleFrom')) {
+      this.rules.push({ priority: RULE_PRIORITY_FROM_POD, from: `${spec.ip}/32`, table: spec.routeTable });
+    }
+    if (missing.has('snat')) this.snatSet?.add(spec.ip);
+    return drift.map((d) => d.problem);
+  }
+
+  async repairPodSide(spec: PodNetworkSpec): Promise<string[]> {
+    this.calls.push({ op: 'repairPodSide', arg: spec });
+    this.#check('repairPodSide', 'repairPodSide', spec.hostVeth);
+    const side = this.#podSide(spec);
+    if (!side.reachable) {
+      throw new DataplaneError(
+        'repairPodSide',
+        `nsenter --net=${spec.netnsPath}`,
+        spec.hostVeth,
+        side.reason,
+      );
+    }
+    const pod = this.podInterface(spec.netnsPath, spec.ifName);
+    if (!pod) {
+      throw new DataplaneError(
+        'repairPodSide',
+        `addr show dev ${spec.ifName}`,
+        spec.hostVeth,
+        'pod interface missing',
+      );
+    }
+    const missing = new Set(side.drift.map((d) => d.piece));
+    if (missing.has('interfaceUp')) pod.up = true;
+    if (missing.has('address')) pod.addresses.add(spec.ip);
+    if (missing.has('gatewayRoute')) pod.gatewayRoute = true;
+    if (missing.has('defaultRoute')) pod.defaultRoute = true;
+    if (missing.has('neighbour')) pod.neighbour = { mac: spec.hostMac.toLowerCase(), permanent: true };
+    return side.drift.map((d) => d.problem);
   }
 
   async listHostVeths(prefix: string): Promise<string[]> {

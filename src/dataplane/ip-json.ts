@@ -29,6 +29,11 @@ export interface IpRule {
   readonly dst?: string;
   readonly dstlen?: number;
   readonly table: number;
+  /**
+   * Keys of selectors or actions this view does not model (iif, fwmark, not, ...), if any. Such a
+   * rule is never vpcnet's, and `ip rule del` without them would match it too: GC leaves it alone.
+   */
+  readonly other?: readonly string[];
 }
 
 export interface IpNeighbour {
@@ -58,6 +63,8 @@ function strings(o: Json, k: string): string[] {
   const v = o[k];
   return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
 }
+
+const RULE_KEYS = new Set(['priority', 'src', 'srclen', 'dst', 'dstlen', 'table']);
 
 const TABLE_NAMES: Readonly<Record<string, number>> = { main: 254, local: 255, default: 253 };
 
@@ -102,6 +109,7 @@ export function parseRules(value: unknown): IpRule[] {
     const dst = str(o, 'dst');
     const srclen = num(o, 'srclen');
     const dstlen = num(o, 'dstlen');
+    const other = Object.keys(o).filter((k) => !RULE_KEYS.has(k));
     return [
       {
         priority,
@@ -110,6 +118,7 @@ export function parseRules(value: unknown): IpRule[] {
         ...(srclen === undefined ? {} : { srclen }),
         ...(dst === undefined ? {} : { dst }),
         ...(dstlen === undefined ? {} : { dstlen }),
+        ...(other.length === 0 ? {} : { other }),
       },
     ];
   });

@@ -136,3 +136,100 @@ test('removeResources refuses a resource whose fields could inject a second comm
   );
   assert.equal(calls.length, 0);
 });
+
+const hostLinkUp =
+  '[{"ifname":"vpc0000000000a1","address":"02:00:00:00:00:a1","flags":["BROADCAST","UP"],"mtu":9001}]';
+const snatSetWith = (ips: string[]) =>
+  JSON.stringify({
+    nftables: [{ metainfo: {} }, { set: { family: 'ip', name: 'snat_pods', table: 'vpcnet', elem: ips } }],
+  });
+
+test('repairHostSide reads the node side once and restores only the missing pieces in one ip batch and one nft', async () => {
+  const { calls, runner } = scripted([
+    // link show (up) · route show (none) · rule show (only the from-rule)
+    { stdout: `${hostLinkUp}\n[]\n[{"priority":1536,"src":"10.0.0.5","table":"2"}]\n` },
+    { stdout: snatSetWith(['10.0.0.9']) },
+  ]);
+  const dp = new LinuxDataplane({ runner });
+  const fixed = await dp.repairHostSide(spec);
+  assert.deepEqual(fixed, [
+    'host route to 10.0.0.5 dev vpc0000000000a1 missing',
+    'rule to 10.0.0.5 lookup main missing',
+    'snat element 10.0.0.5 missing',
+  ]);
+  assert.deepEqual(
+    calls.map((c) => c.argv.join(' ')),
+    ['ip -j -force -batch -', 'nft -j list set ip vpcnet snat_pods', 'ip -batch -', 'nft -f -'],
+  );
+  assert.equal(
+    calls[2]?.stdin,
+    'route replace 10.0.0.5/32 dev vpc0000000000a1 scope link\nrule add to 10.0.0.5/32 lookup main prio 512\n',
+  );
+  assert.equal(calls[3]?.stdin, 'add element ip vpcnet snat_pods { 10.0.0.5 }\n');
+});
+
+test('repairHostSide of a pod whose host veth is gone changes nothing and says so', async () => {
+  const { calls, runner } = scripted([
+    { code: 1, stderr: 'Device "vpc0000000000a1" does not exist.\nCommand failed -:1\n', stdout: '[]\n[]\n' },
+    { stdout: snatSetWith(['10.0.0.5']) },
+  ]);
+  await assert.rejects(new LinuxDataplane({ runner }).repairHostSide(spec), /host veth missing/);
+  assert.equal(calls.length, 2, 'only the reads ran');
+});
+
+test('repairPodSide restores address, routes and the permanent neighbour in one batch inside the pod', async () => {
+  const { calls, runner } = scripted([
+    {
+      stdout:
+        '[{"ifname":"eth0","address":"0a:58:0a:00:00:05","flags":["UP"],"mtu":9001,"addr_info":[]}]\n[]\n[]\n[]\n',
+    },
+  ]);
+  const fixed = await new LinuxDataplane({ runner }).repairPodSide(spec);
+  assert.equal(fixed.length, 4);
+  assert.deepEqual(
+    calls.map((c) => c.argv.join(' ')),
+    [
+      'nsenter --net=/var/run/netns/pod-a ip -j -force -batch -',
+      'nsenter --net=/var/run/netns/pod-a ip -batch -',
+    ],
+  );
+  assert.equal(
+    calls[1]?.stdin,
+    [
+      'addr replace 10.0.0.5/32 dev eth0',
+      'route replace 169.254.1.1 dev eth0 scope link',
+      'route replace default via 169.254.1.1 dev eth0',
+      'neigh replace 169.254.1.1 dev eth0 lladdr 02:00:00:00:00:a1 nud permanent',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('observePodSide reports a namespace it cannot enter instead of failing', async () => {
+  const { runner } = scripted([
+    { code: 1, stderr: 'nsenter: cannot open /var/run/netns/pod-a: No such file or directory\n' },
+  ]);
+  const seen = await new LinuxDataplane({ runner }).observePodSide(spec);
+  assert.deepEqual(seen, {
+    reachable: false,
+    reason: 'nsenter: cannot open /var/run/netns/pod-a: No such file or directory',
+  });
+});
+
+test('observeNode reads veths, main routes, rules and the SNAT set with one ip batch and one nft', async () => {
+  const { calls, runner } = scripted([
+    {
+      stdout: `${hostLinkUp}\n[{"dst":"10.0.0.5","dev":"vpc0000000000a1","scope":"link","flags":[]}]\n[{"priority":512,"src":"all","dst":"10.0.0.6","iif":"lo","table":"main"}]\n`,
+    },
+    { code: 1, stderr: 'Error: No such file or directory\nlist set ip vpcnet snat_pods\n' },
+  ]);
+  const node = await new LinuxDataplane({ runner }).observeNode();
+  assert.equal(calls[0]?.stdin, 'link show type veth\nroute show table main\nrule show\n');
+  assert.deepEqual(
+    node.veths.map((l) => l.ifname),
+    ['vpc0000000000a1'],
+  );
+  assert.deepEqual(node.routes, [{ dst: '10.0.0.5', dev: 'vpc0000000000a1' }]);
+  assert.deepEqual(node.rules, [{ priority: 512, src: 'all', dst: '10.0.0.6', table: 254, other: ['iif'] }]);
+  assert.equal(node.snatElements, undefined, 'no set yet: no elements');
+});

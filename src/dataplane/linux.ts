@@ -5,16 +5,20 @@ import { type CommandResult, type CommandRunner, spawnRunner } from './command.t
 import {
   type AddPodResult,
   type Dataplane,
+  type Drift,
   type EniLinkSpec,
+  type HostSidePiece,
   MAIN_TABLE,
   type NodeNetworkConfig,
+  type NodeObservation,
   POD_GATEWAY,
   type PodNetworkSpec,
+  type PodSideObservation,
   RULE_PRIORITY_FROM_POD,
   RULE_PRIORITY_TO_POD,
 } from './dataplane.ts';
 import { DataplaneError } from './errors.ts';
-import { hostSideProblems, podSideProblems, snatProblems } from './inspect.ts';
+import { hostSideDrift, podSideDrift, snatDrift } from './inspect.ts';
 import { batchOutputs, isAlreadyGone, parseBatchFailures } from './ip-batch.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules, ruleSelects } from './ip-json.ts';
 import {
@@ -309,6 +313,23 @@ export class LinuxDataplane implements Dataplane {
   }
 
   async inspectPod(spec: PodNetworkSpec): Promise<string[]> {
+    const [pod, host] = await Promise.all([
+      this.#readPodSide(spec),
+      this.#readHostSide(spec, 'inspectPod').catch((err: unknown) => {
+        if (!(err instanceof DataplaneError)) throw err;
+        return [{ piece: 'veth' as const, problem: `node netns unreachable: ${err.kernelMessage}` }];
+      }),
+    ]);
+    return [
+      ...(pod.reachable
+        ? pod.drift.map((d) => d.problem)
+        : [`pod netns ${spec.netnsPath} unreachable: ${pod.reason}`]),
+      ...host.map((d) => d.problem),
+    ];
+  }
+
+  /** One `ip -j -force -batch` inside the pod's namespace; its failure to enter is an answer, not an error. */
+  async #readPodSide(spec: PodNetworkSpec): Promise<PodSideObservation> {
     const { ifName, hostVeth, ip } = spec;
     assertLinkName(ifName);
     assertLinkName(hostVeth);
@@ -319,40 +340,142 @@ export class LinuxDataplane implements Dataplane {
       `route show ${POD_GATEWAY}`,
       `neigh show ${POD_GATEWAY} dev ${ifName}`,
     ];
+    const pod = await this.#inPod(
+      spec.netnsPath,
+      ['ip', '-j', '-force', '-batch', '-'],
+      `${podScript.join('\n')}\n`,
+    );
+    if (pod.code !== 0 && parseBatchFailures(pod.stderr).length === 0) {
+      return { reachable: false, reason: firstLines(pod.stderr) };
+    }
+    const out = batchOutputs(pod.stdout, pod.stderr, [1, 2, 3, 4]);
+    return {
+      reachable: true,
+      drift: podSideDrift(spec, {
+        link: parseLinks(out.get(1))[0],
+        defaultRoutes: parseRoutes(out.get(2)),
+        gatewayRoutes: parseRoutes(out.get(3)),
+        neighbours: parseNeighbours(out.get(4)),
+      }),
+    };
+  }
+
+  /** The node side of one pod (one `ip -j -force -batch`, plus `nft -j` when it is SNATed). */
+  async #readHostSide(spec: PodNetworkSpec, operation: string): Promise<Drift<HostSidePiece>[]> {
+    const { hostVeth, ip } = spec;
+    assertLinkName(hostVeth);
+    assertIpv4(ip);
     const hostScript = [`link show dev ${hostVeth}`, `route show table main ${ip}/32`, 'rule show'];
-    const [pod, host, nft] = await Promise.all([
-      this.#inPod(spec.netnsPath, ['ip', '-j', '-force', '-batch', '-'], `${podScript.join('\n')}\n`),
+    const [host, nft] = await Promise.all([
       this.#host(['ip', '-j', '-force', '-batch', '-'], `${hostScript.join('\n')}\n`),
       spec.snat ? this.#host(listSnatSetArgv()) : undefined,
     ]);
-    const problems: string[] = [];
-    if (pod.code !== 0 && parseBatchFailures(pod.stderr).length === 0) {
-      problems.push(`pod netns ${spec.netnsPath} unreachable: ${firstLines(pod.stderr)}`);
-    } else {
-      const out = batchOutputs(pod.stdout, pod.stderr, [1, 2, 3, 4]);
-      problems.push(
-        ...podSideProblems(spec, {
-          link: parseLinks(out.get(1))[0],
-          defaultRoutes: parseRoutes(out.get(2)),
-          gatewayRoutes: parseRoutes(out.get(3)),
-          neighbours: parseNeighbours(out.get(4)),
-        }),
-      );
-    }
     if (host.code !== 0 && parseBatchFailures(host.stderr).length === 0) {
-      problems.push(`node netns unreachable: ${firstLines(host.stderr)}`);
-    } else {
-      const out = batchOutputs(host.stdout, host.stderr, [1, 2, 3]);
-      problems.push(
-        ...hostSideProblems(spec, {
-          link: parseLinks(out.get(1))[0],
-          routes: parseRoutes(out.get(2)),
-          rules: parseRules(out.get(3)),
-        }),
+      throw new DataplaneError(operation, 'ip -j -batch (node side)', hostVeth, firstLines(host.stderr));
+    }
+    const out = batchOutputs(host.stdout, host.stderr, [1, 2, 3]);
+    return [
+      ...hostSideDrift(spec, {
+        link: parseLinks(out.get(1))[0],
+        routes: parseRoutes(out.get(2)),
+        rules: parseRules(out.get(3)),
+      }),
+      ...(nft ? snatDrift(spec, nft.code === 0 ? parseSnatElements(nft.stdout) : undefined) : []),
+    ];
+  }
+
+  async observeNode(): Promise<NodeObservation> {
+    const script = 'link show type veth\nroute show table main\nrule show\n';
+    const [ip, nft] = await Promise.all([
+      this.#host(['ip', '-j', '-batch', '-'], script),
+      this.#host(listSnatSetArgv()),
+    ]);
+    if (ip.code !== 0) {
+      const f = parseBatchFailures(ip.stderr)[0];
+      const step = f ? (script.split('\n')[f.line - 1] ?? '?') : 'ip -j -batch';
+      throw new DataplaneError('observeNode', step, '', f?.message ?? firstLines(ip.stderr));
+    }
+    // nft says ENOENT when the table or set does not exist (setupNode not run): no elements then.
+    if (nft.code !== 0 && !isAlreadyGone(nft.stderr)) {
+      throw new DataplaneError('observeNode', listSnatSetArgv().join(' '), '', firstLines(nft.stderr));
+    }
+    const out = batchOutputs(ip.stdout, ip.stderr, [1, 2, 3]);
+    return {
+      veths: parseLinks(out.get(1)),
+      routes: parseRoutes(out.get(2)),
+      rules: parseRules(out.get(3)),
+      snatElements: nft.code === 0 ? parseSnatElements(nft.stdout) : undefined,
+    };
+  }
+
+  observePodSide(spec: PodNetworkSpec): Promise<PodSideObservation> {
+    return this.#readPodSide(spec);
+  }
+
+  async repairHostSide(spec: PodNetworkSpec): Promise<string[]> {
+    const { hostVeth, ip } = spec;
+    assertUint('route table', spec.routeTable);
+    const drift = await this.#readHostSide(spec, 'repairHostSide');
+    const missing = new Set(drift.map((d) => d.piece));
+    if (missing.has('veth')) {
+      throw new DataplaneError('repairHostSide', `link show dev ${hostVeth}`, hostVeth, 'host veth missing');
+    }
+    // In this order: a route through a down link is refused, and `up` does not bring routes back.
+    const lines: string[] = [];
+    if (missing.has('vethUp')) lines.push(`link set ${hostVeth} up`);
+    if (missing.has('hostRoute')) lines.push(`route replace ${ip}/32 dev ${hostVeth} scope link`);
+    if (missing.has('ruleTo')) lines.push(`rule add to ${ip}/32 lookup main prio ${RULE_PRIORITY_TO_POD}`);
+    if (missing.has('ruleFrom')) {
+      lines.push(`rule add from ${ip}/32 lookup ${spec.routeTable} prio ${RULE_PRIORITY_FROM_POD}`);
+    }
+    const [ipResult, nftResult] = await Promise.all([
+      lines.length > 0 ? this.#host(['ip', '-batch', '-'], `${lines.join('\n')}\n`) : undefined,
+      missing.has('snat') ? this.#host(['nft', '-f', '-'], addSnatScript([ip])) : undefined,
+    ]);
+    if (ipResult && ipResult.code !== 0) {
+      const f = parseBatchFailures(ipResult.stderr)[0];
+      const step = f ? (lines[f.line - 1] ?? '?') : 'ip -batch (node side)';
+      throw new DataplaneError('repairHostSide', step, hostVeth, f?.message ?? firstLines(ipResult.stderr));
+    }
+    if (nftResult && nftResult.code !== 0) {
+      throw new DataplaneError(
+        'repairHostSide',
+        `nft add element ip vpcnet snat_pods { ${ip} }`,
+        hostVeth,
+        firstLines(nftResult.stderr),
       );
     }
-    if (nft) problems.push(...snatProblems(spec, nft.code === 0 ? parseSnatElements(nft.stdout) : undefined));
-    return problems;
+    return drift.map((d) => d.problem);
+  }
+
+  async repairPodSide(spec: PodNetworkSpec): Promise<string[]> {
+    const { ifName, hostVeth, hostMac, ip } = spec;
+    if (!MAC.test(hostMac)) throw new Error(`invalid host MAC ${JSON.stringify(hostMac)}`);
+    const pod = await this.#readPodSide(spec);
+    if (!pod.reachable) {
+      throw new DataplaneError('repairPodSide', `nsenter --net=${spec.netnsPath}`, hostVeth, pod.reason);
+    }
+    const missing = new Set(pod.drift.map((d) => d.piece));
+    if (missing.has('interface')) {
+      throw new DataplaneError('repairPodSide', `addr show dev ${ifName}`, hostVeth, 'pod interface missing');
+    }
+    // `replace`: a wrong neighbour or a stray route of the same key is overwritten, not refused.
+    const lines: string[] = [];
+    if (missing.has('interfaceUp')) lines.push(`link set ${ifName} up`);
+    if (missing.has('address')) lines.push(`addr replace ${ip}/32 dev ${ifName}`);
+    if (missing.has('gatewayRoute')) lines.push(`route replace ${POD_GATEWAY} dev ${ifName} scope link`);
+    if (missing.has('defaultRoute')) lines.push(`route replace default via ${POD_GATEWAY} dev ${ifName}`);
+    if (missing.has('neighbour')) {
+      lines.push(`neigh replace ${POD_GATEWAY} dev ${ifName} lladdr ${hostMac} nud permanent`);
+    }
+    if (lines.length === 0) return [];
+    const r = await this.#inPod(spec.netnsPath, ['ip', '-batch', '-'], `${lines.join('\n')}\n`);
+    if (r.code !== 0) {
+      const f = parseBatchFailures(r.stderr)[0];
+      const step = f ? (lines[f.line - 1] ?? '?') : `nsenter --net=${spec.netnsPath}`;
+      throw new DataplaneError('repairPodSide', step, hostVeth, f?.message ?? firstLines(r.stderr));
+    }
+    return pod.drift.map((d) => d.problem);
   }
 
   async listHostVeths(prefix: string): Promise<string[]> {

@@ -53,7 +53,8 @@ describe('cnitool (libcni 1.1.2) in a lab node namespace', { skip: cnitoolGate.s
   before(async () => {
     cnitoolGate.assertPresent();
     await labDown(labName);
-    lab = await labUp(labName);
+    // The reconcile loop would repair the address the CHECK test removes by hand.
+    lab = await labUp(labName, ['--agent-env', 'VPCNET_RECONCILE_SECONDS=0']);
     node = lab.nodes[0]!;
   });
   after(async () => {
