@@ -32,7 +32,13 @@ test('a pod the emulated API knows comes back with its UID and annotations', asy
   assert.ok(status === 200 || status === 201, `create answered ${status}`);
   const pods = new KubePodSource({ baseUrl: emu.url });
   const pod = await pods.lookup('default', 'web-0');
-  assert.deepEqual(pod, { name: 'web-0', namespace: 'default', uid: 'uid-web-0', nodeName: 'node1', annotations: { a: 'b' } });
+  assert.deepEqual(pod, {
+    name: 'web-0',
+    namespace: 'default',
+    uid: 'uid-web-0',
+    nodeName: 'node1',
+    annotations: { a: 'b' },
+  });
 });
 
 test('a pod the API does not know is undefined, not an error', async () => {
@@ -42,7 +48,10 @@ test('a pod the API does not know is undefined, not an error', async () => {
 
 test('an unreachable API is a PodLookupError naming the URL', async () => {
   const pods = new KubePodSource({ baseUrl: 'http://127.0.0.1:1' }, 500);
-  await assert.rejects(pods.lookup('default', 'web-0'), (e: unknown) => e instanceof PodLookupError && /127\.0\.0\.1:1/.test(e.message));
+  await assert.rejects(
+    pods.lookup('default', 'web-0'),
+    (e: unknown) => e instanceof PodLookupError && /127\.0\.0\.1:1/.test(e.message),
+  );
 });
 
 test('parsePod refuses a pod without identity', () => {
