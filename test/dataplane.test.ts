@@ -7,7 +7,14 @@ import { DataplaneError } from '../src/dataplane/errors.ts';
 import { LinuxDataplane } from '../src/dataplane/linux.ts';
 import { hostVethMac, hostVethName } from '../src/dataplane/names.ts';
 import type { AttachmentKey } from '../src/ledger/attachment.ts';
-import { execIn, mustExecIn, netnsPath, removeNetns, withNetnsCleanup } from './netns-fixture.ts';
+import {
+  execIn,
+  mustExecIn,
+  netnsPath,
+  plantEniLink,
+  removeNetns,
+  withNetnsCleanup,
+} from './netns-fixture.ts';
 
 type Create = (prefix: string) => Promise<string>;
 type Json = Record<string, unknown>;
@@ -500,20 +507,7 @@ test('setupEni finds the ENI link by MAC and gives it its address, route table a
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     const mac = '02:0e:0e:00:00:01';
-    await mustExecIn(node, [
-      'ip',
-      'link',
-      'add',
-      'ens6',
-      'address',
-      mac,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      'ens6p',
-    ]);
-    await mustExecIn(node, ['ip', 'link', 'set', 'ens6p', 'up']);
+    await plantEniLink(node, 'ens6', mac);
     const eni = {
       mac: mac.toUpperCase(),
       deviceNumber: 1,

@@ -90,3 +90,21 @@ export async function withNetnsCleanup<T>(
     await tracker.removeAll();
   }
 }
+
+/** Plants a link carrying `mac` in `ns`, as the VPC fabric does when an ENI is attached (a veth whose peer is up). */
+export async function plantEniLink(ns: string, name: string, mac: string): Promise<void> {
+  await mustExecIn(ns, [
+    'ip',
+    'link',
+    'add',
+    name,
+    'address',
+    mac,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    `${name}p`,
+  ]);
+  await mustExecIn(ns, ['ip', 'link', 'set', `${name}p`, 'up']);
+}

@@ -12,7 +12,14 @@ import type { Attachment, AttachmentKey } from '../src/ledger/attachment.ts';
 import { Ledger } from '../src/ledger/ledger.ts';
 import { MemoryLedgerStore } from '../src/ledger/store.ts';
 import { Reconciler } from '../src/reconcile/reconciler.ts';
-import { execIn, mustExecIn, netnsPath, removeNetns, withNetnsCleanup } from './netns-fixture.ts';
+import {
+  execIn,
+  mustExecIn,
+  netnsPath,
+  plantEniLink,
+  removeNetns,
+  withNetnsCleanup,
+} from './netns-fixture.ts';
 
 type Create = (prefix: string) => Promise<string>;
 type Json = Record<string, unknown>;
@@ -67,20 +74,7 @@ async function makeNode(create: Create) {
   const dp = new LinuxDataplane({ hostNetns: netnsPath(node) });
   await dp.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.200.0.1' });
   const mac = '02:0e:0e:00:00:01';
-  await mustExecIn(node, [
-    'ip',
-    'link',
-    'add',
-    'ens6',
-    'address',
-    mac,
-    'type',
-    'veth',
-    'peer',
-    'name',
-    'ens6p',
-  ]);
-  await mustExecIn(node, ['ip', 'link', 'set', 'ens6p', 'up']);
+  await plantEniLink(node, 'ens6', mac);
   await dp.setupEni({
     mac,
     deviceNumber: 1,
