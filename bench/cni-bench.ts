@@ -16,7 +16,7 @@ import {
   readConfList,
   runChain,
 } from '../src/lab/cni-runtime.ts';
-import { agentState, labDown, labUp, uniqueLabName } from '../test/lab-fixture.ts';
+import { agentState, labDown, labUp, repoRoot, uniqueLabName } from '../test/lab-fixture.ts';
 
 const run = promisify(execFile);
 
@@ -163,6 +163,8 @@ async function main(): Promise<void> {
     };
     const refVersion = await versionMs(ref, 'bridge');
     const vpcVersion = await versionMs(vpc, 'vpcnet');
+    // The TypeScript forwarder the native one replaced (DESIGN.md, Plugin: a measurement decides).
+    const jsVersion = await versionMs({ ...vpc, cniBinDir: join(repoRoot, 'bin') }, 'vpcnet-js');
 
     const lines = [
       `pods=${PODS} burst=${BURST}  (ms; wall time per runtime call, exec included)`,
@@ -174,6 +176,7 @@ async function main(): Promise<void> {
       row(`burst of ${BURST} ADDs, wall`, vpcSeries.burstAddWallMs, refSeries.burstAddWallMs),
       row(`burst of ${BURST} DELs, wall`, vpcSeries.burstDelWallMs, refSeries.burstDelWallMs),
       row('VERSION exec p50 (process start)', vpcVersion, refVersion),
+      row('  same, TypeScript forwarder', jsVersion, refVersion),
       `agent service time: ADD p50 ${state.operations.ADD?.p50Ms} ms p95 ${state.operations.ADD?.p95Ms} ms; DEL p50 ${state.operations.DEL?.p50Ms} ms p95 ${state.operations.DEL?.p95Ms} ms`,
       `agent RSS: ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
     ];

@@ -12,6 +12,9 @@ command -v iptables-restore >/dev/null || need_pkgs+=(iptables)
 [ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
 command -v nsenter >/dev/null || need_pkgs+=(util-linux)
 command -v ping >/dev/null || need_pkgs+=(iputils-ping)
+# bin/vpcnet is compiled from C, statically when libc.a is there (scripts/build.mjs)
+command -v cc >/dev/null || need_pkgs+=(gcc)
+[ -f "/usr/lib/$(uname -m)-linux-gnu/libc.a" ] || need_pkgs+=(libc6-dev)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "vpcnet setup: missing Debian packages ${need_pkgs[*]} and not root to install them" >&2

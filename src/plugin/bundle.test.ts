@@ -1,4 +1,4 @@
-// Builds bin/vpcnet the way the installer ships it (one esbuild file) and execs it, so a
+// Builds the TypeScript forwarder (bin/vpcnet-js) as one esbuild file and execs it, so a
 // bundle that needs anything beside itself fails here rather than on a node.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';

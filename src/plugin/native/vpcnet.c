@@ -1,0 +1,182 @@
+/*
+ * bin/vpcnet: the vpcnet CNI plugin, as a small native forwarder.
+ *
+ * Why native: the plugin is exec'd once per pod operation, and the benchmark showed Node's
+ * own start (~41 ms for VERSION) was the largest single part of an ADD (DESIGN.md, "Plugin":
+ * "a measurement decides"). These files do exactly what the TypeScript forwarder
+ * (src/plugin/main.ts, forward.ts, spool.ts) does, which stays the spec and is still built as
+ * bin/vpcnet-js; src/plugin/native.test.ts runs both against the same scenarios.
+ *
+ * What it does: read stdin and the CNI_* environment, answer VERSION itself, otherwise POST
+ * {"env":{...},"stdin":"..."} to the agent (HTTP/1.1 on its unix socket, src/cni/wire.ts) and
+ * print the answer's stdout with its exit code. When the agent cannot be reached: DEL is
+ * spooled durably and succeeds, STATUS fails with 50, everything else with 11.
+ *
+ * Byte-for-byte agreement with Node is the point, so a few Node behaviours are copied on
+ * purpose: text is decoded as UTF-8 with U+FFFD for invalid bytes (the WHATWG rule Buffer
+ * uses), JSON strings are escaped as JSON.stringify does, error reasons read like Node's
+ * ("connect ENOENT /run/vpcnet/agent.sock"), and JSON is validated as strictly as JSON.parse.
+ *
+ * Files: json.c (UTF-8 and JSON as Node does them), forward.c (the agent request, forward.ts),
+ * spool.c (spool.ts), node-errors.c (Node's wording of system errors), vpcnet.c (main.ts).
+ *
+ * No heap: every buffer is static and bounded; an input over a bound is reported as an
+ * error naming the bound.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vpcnet.h"
+
+/* Writes everything, through EINTR, partial writes and a non-blocking stdout. */
+static bool write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EAGAIN) {
+      struct pollfd pfd = {fd, POLLOUT, 0};
+      poll(&pfd, 1, -1);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w, n -= (size_t)w;
+  }
+  return true;
+}
+
+/* runPlugin() of main.ts. */
+
+static char stdin_raw[STDIN_MAX + 1];
+static char answer_stdout[3 * RESPONSE_MAX];
+static char stdin_text[TEXT_MAX];
+static char config_strings[TEXT_MAX + 8];
+static char request_body[BODY_MAX];
+static char out_store[MSG_MAX * 2 + 256];
+static char msg_store[MSG_MAX], details_store[MSG_MAX], reason_store[MSG_MAX], why_store[MSG_MAX];
+
+/* Reads all of stdin; -1 past STDIN_MAX. Like readFileSync(0) a read error means "no stdin". */
+static long read_stdin(void) {
+  size_t n = 0;
+  for (;;) {
+    ssize_t r = read(0, stdin_raw + n, sizeof stdin_raw - n);
+    if (r > 0) {
+      n += (size_t)r;
+      if (n > STDIN_MAX) return -1;
+    } else if (r == 0) {
+      return (long)n;
+    } else if (errno == EAGAIN) { /* a non-blocking pipe: wait for it */
+      struct pollfd pfd = {0, POLLIN, 0};
+      poll(&pfd, 1, -1);
+    } else if (errno != EINTR) {
+      return 0;
+    }
+  }
+}
+
+/* Prints the CNI error object (CniError.toJson field order) and returns the exit status 1. */
+static int fail(const char *cni_version, int code, const struct buf *msg, const struct buf *details) {
+  struct buf out = BUF(out_store);
+  char num[16];
+  snprintf(num, sizeof num, "%d", code);
+  put_str(&out, "{\"cniVersion\":"), put_json_cstr(&out, cni_version);
+  put_str(&out, ",\"code\":"), put_str(&out, num);
+  put_str(&out, ",\"msg\":"), put_json_string(&out, msg->p, msg->len, true);
+  if (details) put_str(&out, ",\"details\":"), put_json_string(&out, details->p, details->len, true);
+  put_char(&out, '}');
+  write_all(1, out.p, out.len);
+  return 1;
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to report, not a reason to die (as in Node) */
+  long raw_len = read_stdin();
+  struct buf text = BUF(stdin_text);
+  if (raw_len > 0) utf8_sanitize((const u8 *)stdin_raw, (size_t)raw_len, &text);
+
+  /* looseConfig(): just the keys the plugin itself needs; non-empty strings only */
+  struct json_field f[3] = {{"cniVersion", 0, 0}, {"agentSocket", 0, 0}, {"delSpoolDir", 0, 0}};
+  bool parsed = raw_len >= 0 && json_scan((const u8 *)text.p, text.len, f, 3) == '{';
+  const char *conf[3] = {NULL, NULL, NULL};
+  struct buf strings = BUF(config_strings);
+  for (int k = 0; k < 3 && parsed; k++) {
+    if (f[k].kind != '"') continue;
+    size_t at = strings.len;
+    json_unescape((const u8 *)text.p, f[k].at, &strings);
+    put_char(&strings, 0);
+    if (strings.len - at > 1) conf[k] = strings.p + at;
+  }
+  const char *cni_version = conf[0], *socket_path = conf[1] ? conf[1] : DEFAULT_AGENT_SOCKET;
+  const char *spool_dir = conf[2] ? conf[2] : DEFAULT_DEL_SPOOL_DIR;
+  const char *error_version = cni_version ? cni_version : DEFAULT_CNI_VERSION;
+  const char *command = getenv("CNI_COMMAND");
+  struct buf msg = BUF(msg_store), details = BUF(details_store), reason = BUF(reason_store);
+
+  if (command && strcmp(command, "VERSION") == 0) {
+    /* echo the requested version when we speak it, so the runtime can decode the answer */
+    const char *answer = DEFAULT_CNI_VERSION;
+    struct buf out = BUF(out_store);
+    for (size_t k = 0; k < sizeof SUPPORTED_CNI_VERSIONS / sizeof *SUPPORTED_CNI_VERSIONS; k++) {
+      if (cni_version && strcmp(cni_version, SUPPORTED_CNI_VERSIONS[k]) == 0) answer = SUPPORTED_CNI_VERSIONS[k];
+    }
+    put_str(&out, "{\"cniVersion\":\""), put_str(&out, answer), put_str(&out, "\",\"supportedVersions\":[");
+    for (size_t k = 0; k < sizeof SUPPORTED_CNI_VERSIONS / sizeof *SUPPORTED_CNI_VERSIONS; k++) {
+      put_str(&out, k ? ",\"" : "\""), put_str(&out, SUPPORTED_CNI_VERSIONS[k]), put_char(&out, '"');
+    }
+    put_str(&out, "]}");
+    write_all(1, out.p, out.len);
+    return 0;
+  }
+
+  /* without a readable config the plugin cannot know which agent to ask */
+  if (raw_len < 0) {
+    put_str(&msg, "network configuration on stdin is larger than 1048576 bytes");
+    return fail(error_version, CNI_ERR_DECODE, &msg, NULL);
+  }
+  if (!parsed) {
+    put_str(&msg, "network configuration on stdin is not a JSON object");
+    return fail(error_version, CNI_ERR_DECODE, &msg, NULL);
+  }
+
+  struct buf body = BUF(request_body);
+  put_request(&body, text.p, text.len);
+  if (body.overflow) {
+    put_str(&msg, "vpcnet agent request failed");
+    put_str(&details, "request larger than 8388608 bytes");
+    return fail(error_version, CNI_ERR_INTERNAL, &msg, &details);
+  }
+
+  struct buf answer_text = BUF(answer_stdout);
+  struct agent_answer answer = {0, &answer_text};
+  switch (forward_to_agent(socket_path, body.p, body.len, &answer, &reason)) {
+    case AGENT_ANSWERED:
+      write_all(1, answer_text.p, answer_text.len);
+      return answer.exit_code;
+    case AGENT_ANSWERED_BADLY:
+      put_str(&msg, "vpcnet agent request failed");
+      put_str(&details, "vpcnet agent at "), put_str(&details, socket_path), put_str(&details, " answered badly: ");
+      put_buf(&details, &reason);
+      return fail(error_version, CNI_ERR_INTERNAL, &msg, &details);
+    case AGENT_UNREACHABLE:
+      break;
+  }
+  struct buf why = BUF(why_store);
+  put_str(&why, "vpcnet agent not reachable at "), put_str(&why, socket_path), put_str(&why, ": ");
+  put_buf(&why, &reason);
+  if (strcmp(command ? command : "", "DEL") == 0) {
+    /* the agent applies spooled DELs before serving, so the runtime may forget this pod now */
+    if (spool_del(spool_dir, body.p, body.len, &details) == 0) return 0;
+    put_str(&details, "; "), put_buf(&details, &why);
+    put_str(&msg, "cannot spool DEL in "), put_str(&msg, spool_dir);
+    return fail(error_version, CNI_ERR_IO, &msg, &details);
+  }
+  if (strcmp(command ? command : "", "STATUS") == 0) return fail(error_version, CNI_ERR_PLUGIN_NOT_AVAILABLE, &why, NULL);
+  put_str(&why, "; try again later");
+  return fail(error_version, CNI_ERR_TRY_AGAIN_LATER, &why, NULL);
+}
+
