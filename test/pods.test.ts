@@ -152,6 +152,56 @@ describe('pods in a one-node lab', () => {
     await cni(node, 'DEL', pod);
   });
 
+  test('with the agent unreachable, ADD fails with code 11 and DEL is spooled, then applied when the agent starts', async () => {
+    const pod = await newPod(name, 'spl');
+    const { ip } = await addPod(node, pod);
+    const { readFile, readdir, rename } = await import('node:fs/promises');
+    const list = JSON.parse(await readFile(`${node.cniConfDir}/10-vpcnet.conflist`, 'utf8')) as {
+      plugins: { delSpoolDir?: string }[];
+    };
+    const spoolDir = list.plugins[0]?.delSpoolDir;
+    assert.ok(spoolDir, 'the lab conflist names a spool dir');
+    // The agent is "down" for the plugin: its socket is not where the config says.
+    const before = await agentState(node);
+    await rename(node.agentSocket, `${node.agentSocket}.away`);
+    try {
+      const other = await newPod(name, 'spl2');
+      const add = await cni(node, 'ADD', other);
+      assert.equal(add.exitCode, 1);
+      const err = JSON.parse(add.stdout) as { code: number; msg: string };
+      assert.equal(err.code, 11);
+      assert.ok(err.msg.includes(node.agentSocket), `message does not name the socket: ${err.msg}`);
+      const del = await cni(node, 'DEL', pod);
+      assert.equal(del.exitCode, 0, del.stdout);
+      assert.equal((await readdir(spoolDir)).filter((f) => f.endsWith('.del.json')).length, 1);
+    } finally {
+      // The agent restarts (as after a crash) and drains the spool before it serves.
+      process.kill(before.pid, 'SIGKILL');
+    }
+    const after = await waitFor(
+      'agent restart',
+      async () => {
+        const s = await agentState(node);
+        return s.pid !== before.pid ? s : undefined;
+      },
+      30000,
+    );
+    assert.ok(
+      !after.attachments.some((a) => a.key.containerId === pod.containerId),
+      'spooled DEL was not applied',
+    );
+    assert.ok(
+      after.cooling.some((c) => c.ip === ip),
+      'the spooled DEL did not release the address',
+    );
+    assert.deepEqual(await readdir(spoolDir), []);
+    assert.ok(
+      !(await hostLinks(node)).some(
+        (l) => after.attachments.every((a) => a.hostVeth !== l) && l.startsWith('vpc'),
+      ),
+    );
+  });
+
   describe('bad input gets the right CNI error code and changes nothing', () => {
     async function expectError(env: Record<string, string>, stdin: string, code: number): Promise<void> {
       const beforeState = await agentState(node);
