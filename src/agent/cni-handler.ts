@@ -69,10 +69,9 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
   }
   const attach = toAttachRequest(req);
   const { ctx } = deps;
-  const line = podLineKey(
-    attach.pod.uid || attach.pod.name ? attach.pod : (ctx.ledger.get(attach.key)?.pod ?? {}),
-    attach.key,
-  );
+  // The pod identity its ADD recorded wins: a later DEL may carry less of it (no UID, or no
+  // CNI_ARGS at all) and must still queue behind that pod's other operations.
+  const line = podLineKey(ctx.ledger.get(attach.key)?.pod ?? attach.pod, attach.key);
   try {
     const stdout = await deps.serializer.run(line, async () => {
       switch (req.command) {
