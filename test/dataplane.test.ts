@@ -543,6 +543,57 @@ test('setupEni finds the ENI link by MAC and gives it its address, route table a
   });
 });
 
+test('teardownEni after setupEni leaves no route in its table and no rule for the ENI address, keeps another ENI, and succeeds twice', async () => {
+  await withNetnsCleanup(async (create) => {
+    const { node, dp } = await makeNode(create);
+    await plantEniLink(node, 'ens6', '02:0e:0e:00:00:01');
+    await plantEniLink(node, 'ens7', '02:0e:0e:00:00:02');
+    const eni = {
+      mac: '02:0e:0e:00:00:01',
+      deviceNumber: 1,
+      primaryIp: '10.0.1.10',
+      subnetCidr: '10.0.1.0/24',
+      gateway: '10.0.1.1',
+      routeTable: 2,
+      mtu: 9001,
+    };
+    const other = {
+      ...eni,
+      mac: '02:0e:0e:00:00:02',
+      deviceNumber: 2,
+      primaryIp: '10.0.1.11',
+      routeTable: 3,
+    };
+    await dp.setupEni(eni);
+    await dp.setupEni(other);
+    const mainBefore = await ipJson(node, ['route', 'show', 'table', 'main']);
+    for (let i = 0; i < 2; i++) {
+      await dp.teardownEni(eni);
+      assert.deepEqual(await ipJson(node, ['route', 'show', 'table', '2']), []);
+      assert.deepEqual(await rulesFor(node, '10.0.1.10'), []);
+      const [link] = await ipJson(node, ['addr', 'show', 'dev', 'ens6']);
+      assert.ok(link);
+      assert.deepEqual(
+        (link.addr_info as Json[]).filter((a) => a.family === 'inet'),
+        [],
+        'the /32 is gone',
+      );
+      assert.equal(
+        (await ipJson(node, ['route', 'show', 'table', '3'])).length,
+        2,
+        'the other ENI keeps its table',
+      );
+      assert.deepEqual(
+        (await rulesFor(node, '10.0.1.11')).map((r) => [r.priority, r.table]),
+        [[1536, '3']],
+      );
+      assert.deepEqual(await ipJson(node, ['route', 'show', 'table', 'main']), mainBefore);
+    }
+    await mustExecIn(node, ['ip', 'link', 'del', 'ens6']);
+    await dp.teardownEni(eni);
+  });
+});
+
 test('listHostVeths lists the veths with the prefix and nothing else', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);

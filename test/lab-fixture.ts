@@ -147,7 +147,10 @@ export interface AgentState {
   pid: number;
   attachments: { keyString: string; ip: string; hostVeth: string; key: { containerId: string } }[];
   cooling: { ip: string; freedAt: number }[];
-  pool: { stats: { total: number; assigned: number; cooling: number; available: number } };
+  pool: {
+    stats: { total: number; assigned: number; cooling: number; available: number };
+    enis: { eniId: string; deviceNumber: number }[];
+  };
 }
 
 export async function agentState(node: LabNodeDesc): Promise<AgentState> {

@@ -385,3 +385,78 @@ test("reconcile passes never collect a secondary ENI's own rule at the pods' pri
     await agent.stop();
   }
 });
+
+test('an idle ENI is torn down before the cloud detaches it, and no reconcile pass collects its rule meanwhile', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
+  dirs.push(dir);
+  const cloud = new FakeCloud({ limits: { maxEnis: 2, ipsPerEni: 4 }, primarySecondaryIps: 3 });
+  const dataplane = new FakeDataplane();
+  const setupEni = dataplane.setupEni.bind(dataplane);
+  dataplane.setupEni = async (spec) => {
+    if (!dataplane.eniLinks.has(spec.mac.toLowerCase()))
+      dataplane.addEniLink(`ens${spec.deviceNumber + 5}`, spec.mac);
+    return setupEni(spec);
+  };
+  // A slow teardown: reconcile passes (every second) run while it is under way.
+  const teardownEni = dataplane.teardownEni.bind(dataplane);
+  const attachedAtTeardown: number[] = [];
+  dataplane.teardownEni = async (spec) => {
+    attachedAtTeardown.push(cloud.attached().length);
+    await new Promise((r) => setTimeout(r, 1500));
+    return teardownEni(spec);
+  };
+  const env = {
+    VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
+    VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_NODE_NAME: 'node1',
+    VPCNET_RECONCILE_SECONDS: '1',
+    WARM_IP_TARGET: '1',
+    IP_COOLDOWN_PERIOD: '0',
+  };
+  const agent = await startAgent({
+    config: agentConfigFromEnv(env),
+    targets: parseWarmPoolTargets(env),
+    cloud,
+    dataplane,
+    pods: noPodSource,
+    log: silentLogger,
+    now: Date.now,
+    poolIntervalMs: 20,
+  });
+  try {
+    const pods = ['a', 'b', 'c', 'd'];
+    for (const p of pods) {
+      const ns = join(dir, `netns-${p}`);
+      await writeFile(ns, '');
+      const out = await agent.cni(req('ADD', `c-${p}`, ns, `web-${p}`, `uid-${p}`));
+      assert.equal(out.exitCode, 0, out.stdout);
+    }
+    const eni = cloud.attached()[1];
+    assert.ok(eni, 'the fourth pod made the manager attach a second ENI');
+    assert.ok(dataplane.rules.some((r) => r.from === `${eni.primaryIp}/32`));
+    for (const p of pods) {
+      const out = await agent.cni(req('DEL', `c-${p}`, join(dir, `netns-${p}`), `web-${p}`, `uid-${p}`));
+      assert.equal(out.exitCode, 0, out.stdout);
+    }
+    const deadline = Date.now() + 8000;
+    while (cloud.enis.has(eni.eniId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(cloud.enis.has(eni.eniId), false, 'the idle ENI was detached and deleted');
+    assert.deepEqual(attachedAtTeardown, [2], 'torn down once, while still attached');
+    const collected = dataplane.calls
+      .filter((c) => c.op === 'removeResources')
+      .flatMap((c) => c.arg as { kind: string; from?: string }[])
+      .filter((r) => r.kind === 'rule' && r.from === `${eni.primaryIp}/32`);
+    assert.deepEqual(collected, [], 'the ENI rule was removed by its teardown, never by reconcile GC');
+    assert.equal(
+      dataplane.rules.some((r) => r.from === `${eni.primaryIp}/32`),
+      false,
+    );
+    assert.deepEqual([...(dataplane.eniLinks.get(eni.mac)?.routes.keys() ?? [])], []);
+    assert.deepEqual(
+      agent.pool.enis().map((e) => e.deviceNumber),
+      [0],
+    );
+  } finally {
+    await agent.stop();
+  }
+});

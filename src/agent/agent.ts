@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
-import type { Dataplane } from '../dataplane/dataplane.ts';
+import type { Dataplane, EniLinkSpec } from '../dataplane/dataplane.ts';
 import { AddressPool, routeTableFor, subnetGateway } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
@@ -67,6 +67,18 @@ async function recoverHalfDoneAdds(ledger: Ledger, dataplane: Dataplane, log: Lo
   if (halfDone.length > 0) await ledger.commit();
 }
 
+function eniLinkSpec(eni: EniInfo, mtu: number): EniLinkSpec {
+  return {
+    mac: eni.mac,
+    deviceNumber: eni.deviceNumber,
+    primaryIp: eni.primaryIp,
+    subnetCidr: eni.subnetCidr,
+    gateway: subnetGateway(eni.subnetCidr),
+    routeTable: routeTableFor(eni.deviceNumber),
+    mtu,
+  };
+}
+
 async function configureEni(
   dataplane: Dataplane,
   eni: EniInfo,
@@ -77,15 +89,18 @@ async function configureEni(
   // Ownership: setupEni's `from <primary IP>` rule shares the pods' priority. Protected before it
   // exists, so a reconcile pass can never take it for an orphan (the pool learns of the ENI later).
   eniPrimaryIps.add(eni.primaryIp);
-  await dataplane.setupEni({
-    mac: eni.mac,
-    deviceNumber: eni.deviceNumber,
-    primaryIp: eni.primaryIp,
-    subnetCidr: eni.subnetCidr,
-    gateway: subnetGateway(eni.subnetCidr),
-    routeTable: routeTableFor(eni.deviceNumber),
-    mtu,
-  });
+  await dataplane.setupEni(eniLinkSpec(eni, mtu));
+}
+
+async function teardownEni(
+  dataplane: Dataplane,
+  eni: EniInfo,
+  mtu: number,
+  eniPrimaryIps: Set<string>,
+): Promise<void> {
+  await dataplane.teardownEni(eniLinkSpec(eni, mtu));
+  // Ownership: unprotected only once its rule is gone, so the reconcile GC never meets it as an orphan.
+  eniPrimaryIps.delete(eni.primaryIp);
 }
 
 export function introspection(
@@ -140,6 +155,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     targets: deps.targets,
     ledger,
     onEniAttached: (eni: EniInfo) => configureEni(dataplane, eni, config.mtu, eniPrimaryIps),
+    onEniDetaching: (eni: EniInfo) => teardownEni(dataplane, eni, config.mtu, eniPrimaryIps),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
   });
   // Rebuilds the pool from the cloud's view of the ENIs, then the ledger's assignments and cooldowns.

@@ -165,7 +165,7 @@ describe('AwsCloud against the emulator', () => {
     assert.deepEqual((await primary())?.secondaryIps, []);
   });
 
-  test('a created ENI, attached with DeleteOnTermination, is listed at its device index', async () => {
+  test('a created ENI, attached with DeleteOnTermination, is listed at its device index with its description', async () => {
     const created = await cloud.createEni('subnet-0b', NODE_SGS, 'vpcnet test ENI', {
       'vpcnet/node': node.instanceId,
     });
@@ -188,6 +188,7 @@ describe('AwsCloud against the emulator', () => {
       subnetCidr: '10.0.16.0/20',
       primaryIp: created.primaryIp,
       secondaryIps: [],
+      description: 'vpcnet test ENI',
     });
 
     // What EC2 itself now says about the attachment and the tags we asked for.

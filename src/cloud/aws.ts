@@ -229,6 +229,7 @@ export class AwsCloud implements Cloud {
       subnetCidr: await this.subnetCidr(subnetId),
       primaryIp,
       secondaryIps,
+      ...(eni.Description === undefined ? {} : { description: eni.Description }),
     };
   }
 

@@ -27,6 +27,8 @@ export interface EniInfo {
   readonly primaryIp: string;
   /** Secondary private IPs (primary not included). */
   readonly secondaryIps: readonly string[];
+  /** The ENI's description; vpcnet marks the ENIs it creates with it (eni-attach.ts). */
+  readonly description?: string;
 }
 
 export interface InstanceTypeLimits {

@@ -101,6 +101,12 @@ export interface Dataplane {
   /** Idempotent: the ENI's link (found by MAC) is up, has its address and its route table. Returns link name. */
   setupEni(spec: EniLinkSpec): Promise<string>;
   /**
+   * Idempotent undo of setupEni before the ENI is detached: flushes the ENI's route table, deletes
+   * its primary-IP rule and /32 address. Touches no other table or rule; what is gone counts as
+   * removed. Refuses the main table (the primary ENI is never torn down).
+   */
+  teardownEni(spec: EniLinkSpec): Promise<void>;
+  /**
    * Creates the pod's network: veth (peer created directly in the pod namespace as ifName),
    * /32 address, default route via POD_GATEWAY with a permanent neighbour, host route,
    * rules, SNAT membership. Each step is undone if a later one fails.

@@ -144,6 +144,36 @@ test('fake setupEni finds the link by MAC, is idempotent, and rejects an unknown
   assert.deepEqual(await dp.listHostVeths(''), [], 'an ENI is not a host veth');
 });
 
+test('fake teardownEni undoes exactly what setupEni made, idempotently, and refuses the main table', async () => {
+  const dp = new FakeDataplane();
+  dp.addEniLink('ens6', '02:0e:0e:00:00:01');
+  dp.addEniLink('ens7', '02:0e:0e:00:00:02');
+  const eni = {
+    mac: '02:0e:0e:00:00:01',
+    deviceNumber: 1,
+    primaryIp: '10.0.1.10',
+    subnetCidr: '10.0.1.0/24',
+    gateway: '10.0.1.1',
+    routeTable: 2,
+    mtu: 9001,
+  };
+  const other = { ...eni, mac: '02:0e:0e:00:00:02', deviceNumber: 2, primaryIp: '10.0.1.11', routeTable: 3 };
+  await dp.setupEni(eni);
+  await dp.setupEni(other);
+  for (let i = 0; i < 2; i++) {
+    await dp.teardownEni(eni);
+    assert.deepEqual(dp.rules, [{ priority: 1536, from: '10.0.1.11/32', table: 3 }]);
+    assert.deepEqual([...(dp.eniLinks.get(eni.mac)?.addresses ?? [])], []);
+    assert.deepEqual([...(dp.eniLinks.get(eni.mac)?.routes.keys() ?? [])], []);
+    assert.deepEqual(
+      [...(dp.eniLinks.get(other.mac)?.routes.keys() ?? [])],
+      [3],
+      'another ENI keeps its table',
+    );
+  }
+  await assert.rejects(dp.teardownEni({ ...eni, deviceNumber: 0, routeTable: 254 }), /refusing/);
+});
+
 test('fake repairs restore what drift took, and refuse what only addPod can rebuild', async () => {
   const dp = await nodeReady();
   await dp.addPod(spec());

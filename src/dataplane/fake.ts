@@ -36,6 +36,7 @@ export type FakeStep =
   | 'removeResources'
   | 'setupNode'
   | 'setupEni'
+  | 'teardownEni'
   | 'inspectPod'
   | 'observeNode'
   | 'repairHostSide'
@@ -233,6 +234,23 @@ export class FakeDataplane implements Dataplane {
       if (!this.rules.some((r) => sameRule(r, rule))) this.rules.push(rule);
     }
     return link.name;
+  }
+
+  async teardownEni(spec: EniLinkSpec): Promise<void> {
+    this.calls.push({ op: 'teardownEni', arg: spec });
+    if (spec.routeTable === MAIN_TABLE || spec.deviceNumber === 0) {
+      throw new Error(`teardownEni: refusing to tear down ENI device ${spec.deviceNumber} (main table)`);
+    }
+    const link = this.eniLinks.get(spec.mac.toLowerCase());
+    this.#check('teardownEni', 'teardownEni', link?.name ?? '');
+    // Exactly what setupEni made; a link already gone took its address and routes with it.
+    link?.addresses.delete(spec.primaryIp);
+    link?.routes.delete(spec.routeTable);
+    this.deleteRule({
+      priority: RULE_PRIORITY_FROM_POD,
+      from: `${spec.primaryIp}/32`,
+      table: spec.routeTable,
+    });
   }
 
   async addPod(spec: PodNetworkSpec): Promise<AddPodResult> {

@@ -233,3 +233,63 @@ test('observeNode reads veths, main routes, rules and the SNAT set with one ip b
   assert.deepEqual(node.rules, [{ priority: 512, src: 'all', dst: '10.0.0.6', table: 254, other: ['iif'] }]);
   assert.equal(node.snatElements, undefined, 'no set yet: no elements');
 });
+
+const eniSpec = {
+  mac: '02:0E:0E:00:00:01',
+  deviceNumber: 1,
+  primaryIp: '10.0.1.10',
+  subnetCidr: '10.0.1.0/24',
+  gateway: '10.0.1.1',
+  routeTable: 2,
+  mtu: 9001,
+};
+const eniLinkWithAddress =
+  '[{"ifname":"lo","address":"00:00:00:00:00:00","flags":["UP"],"mtu":65536,"addr_info":[]},' +
+  '{"ifname":"ens6","address":"02:0e:0e:00:00:01","flags":["UP"],"mtu":9001,' +
+  '"addr_info":[{"family":"inet","local":"10.0.1.10","prefixlen":32}]}]\n';
+
+test('teardownEni reads the addresses, then flushes the ENI table, deletes its rule and its /32 in one tolerant batch', async () => {
+  const { calls, runner } = scripted([{ stdout: eniLinkWithAddress }]);
+  const dp = new LinuxDataplane({ runner, hostNetns: '/var/run/netns/node1' });
+  await dp.teardownEni(eniSpec);
+  assert.deepEqual(
+    calls.map((c) => c.argv.join(' ')),
+    [
+      'nsenter --net=/var/run/netns/node1 ip -j -batch -',
+      'nsenter --net=/var/run/netns/node1 ip -force -batch -',
+    ],
+  );
+  assert.equal(calls[0]?.stdin, 'addr show\n');
+  assert.equal(
+    calls[1]?.stdin,
+    'route flush table 2\nrule del from 10.0.1.10/32 lookup 2 prio 1536\naddr del 10.0.1.10/32 dev ens6\n',
+  );
+});
+
+test('teardownEni again, or after the link is gone, skips the address and counts a missing rule as removed', async () => {
+  const { calls, runner } = scripted([
+    { stdout: '[{"ifname":"lo","address":"00:00:00:00:00:00","flags":["UP"],"mtu":65536,"addr_info":[]}]\n' },
+    { code: 1, stderr: 'RTNETLINK answers: No such file or directory\nCommand failed -:2\n' },
+  ]);
+  await new LinuxDataplane({ runner }).teardownEni(eniSpec);
+  assert.equal(calls[1]?.stdin, 'route flush table 2\nrule del from 10.0.1.10/32 lookup 2 prio 1536\n');
+});
+
+test('teardownEni reports a real failure with its step, and refuses the main table without running anything', async () => {
+  const { runner } = scripted([
+    { stdout: eniLinkWithAddress },
+    { code: 1, stderr: 'RTNETLINK answers: Operation not permitted\nCommand failed -:1\n' },
+  ]);
+  await assert.rejects(new LinuxDataplane({ runner }).teardownEni(eniSpec), (err: unknown) => {
+    assert.ok(err instanceof DataplaneError);
+    assert.equal(err.step, 'route flush table 2');
+    assert.equal(err.kernelMessage, 'RTNETLINK answers: Operation not permitted');
+    return true;
+  });
+  const idle = scripted([]);
+  await assert.rejects(
+    new LinuxDataplane({ runner: idle.runner }).teardownEni({ ...eniSpec, deviceNumber: 0, routeTable: 254 }),
+    /refusing to tear down ENI device 0/,
+  );
+  assert.equal(idle.calls.length, 0);
+});

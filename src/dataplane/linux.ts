@@ -149,6 +149,45 @@ export class LinuxDataplane implements Dataplane {
     return dev;
   }
 
+  async teardownEni(spec: EniLinkSpec): Promise<void> {
+    assertIpv4(spec.primaryIp);
+    assertUint('route table', spec.routeTable);
+    // The primary ENI is the node's own interface: its main table is never flushed.
+    if (spec.routeTable === MAIN_TABLE || spec.deviceNumber === 0) {
+      throw new Error(`teardownEni: refusing to tear down ENI device ${spec.deviceNumber} (main table)`);
+    }
+    const read = await this.#host(['ip', '-j', '-batch', '-'], 'addr show\n');
+    if (read.code !== 0) throw new DataplaneError('teardownEni', 'addr show', '', firstLines(read.stderr));
+    const mac = spec.mac.toLowerCase();
+    const link = parseLinks(batchOutputs(read.stdout, read.stderr, [1]).get(1)).find(
+      (l) => l.address === mac,
+    );
+    const t = spec.routeTable;
+    // Exactly what setupEni made: its table's routes, its rule, its address (ownership).
+    const lines = [
+      `route flush table ${t}`,
+      `rule del from ${spec.primaryIp}/32 lookup ${t} prio ${RULE_PRIORITY_FROM_POD}`,
+    ];
+    const dev = link?.ifname ?? '';
+    // A link already gone (ENI detached) took its address with it.
+    if (
+      link?.addresses.some((a) => a.family === 'inet' && a.local === spec.primaryIp && a.prefixlen === 32)
+    ) {
+      assertLinkName(dev);
+      lines.push(`addr del ${spec.primaryIp}/32 dev ${dev}`);
+    }
+    const r = await this.#host(['ip', '-force', '-batch', '-'], `${lines.join('\n')}\n`);
+    if (r.code === 0) return;
+    const failures = parseBatchFailures(r.stderr);
+    if (failures.length === 0)
+      throw new DataplaneError('teardownEni', 'ip -force -batch', dev, firstLines(r.stderr));
+    const [first, ...rest] = failures.filter((f) => !isAlreadyGone(f.message));
+    if (first) {
+      const also = rest.map((f) => `; also "${lines[f.line - 1] ?? '?'}": ${f.message}`).join('');
+      throw new DataplaneError('teardownEni', lines[first.line - 1] ?? '?', dev, first.message + also);
+    }
+  }
+
   async addPod(spec: PodNetworkSpec): Promise<AddPodResult> {
     const { ifName, hostVeth, hostMac, ip, mtu } = spec;
     assertLinkName(ifName);

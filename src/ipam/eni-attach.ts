@@ -8,6 +8,14 @@ export function cloudErrorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Every ENI vpcnet creates has a description starting with this: the mark that lets it free one. */
+export const VPCNET_ENI_DESCRIPTION_PREFIX = 'vpcnet:';
+
+/** Ownership: vpcnet detaches and deletes only ENIs it created, never the primary ENI. */
+export function createdByVpcnet(eni: EniInfo): boolean {
+  return eni.deviceNumber !== 0 && (eni.description ?? '').startsWith(VPCNET_ENI_DESCRIPTION_PREFIX);
+}
+
 /**
  * Creates an ENI in the primary ENI's subnet with the instance's security groups and attaches
  * it at `deviceIndex`. Errors name the ENI, the subnet or the device index and the EC2 code.
@@ -18,7 +26,7 @@ export async function createAndAttachEni(
   deviceIndex: number,
   onLeftOver: (eniId: string, err: unknown) => void,
 ): Promise<EniInfo> {
-  const description = `vpcnet: node ${metadata.instanceId}`;
+  const description = `${VPCNET_ENI_DESCRIPTION_PREFIX} node ${metadata.instanceId}`;
   let created: Awaited<ReturnType<Cloud['createEni']>>;
   try {
     created = await cloud.createEni(metadata.subnetId, metadata.securityGroupIds, description);
@@ -44,5 +52,6 @@ export async function createAndAttachEni(
     subnetCidr: metadata.subnetCidr,
     primaryIp: created.primaryIp,
     secondaryIps: [],
+    description,
   };
 }

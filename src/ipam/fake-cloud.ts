@@ -131,6 +131,7 @@ export class FakeCloud implements Cloud {
         subnetCidr: this.meta.subnetCidr,
         primaryIp: e.primaryIp,
         secondaryIps: [...e.secondaryIps],
+        description: e.description,
       }));
   }
 

@@ -1,6 +1,7 @@
 // Property: whatever the order of pod allocations and releases, time passing, manager passes and
-// failing cloud calls, the pool agrees with the cloud, no ENI leaks, the ENI limit holds, and an
-// address held by a pod or still cooling is never given back to the cloud.
+// failing cloud calls, the pool agrees with the cloud, no ENI leaks, the ENI limit holds, an
+// address held by a pod or still cooling is never given back to the cloud, and idle ENIs that are
+// freed take no address a pod holds or will be handed (nothing is lost or allocated from them).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -16,13 +17,16 @@ const COOLDOWN_S = 30;
 type Op =
   | { readonly op: 'allocate'; readonly owner: number }
   | { readonly op: 'release'; readonly owner: number }
+  | { readonly op: 'drain' }
   | { readonly op: 'advance'; readonly ms: number }
   | { readonly op: 'pass'; readonly fail: FakeCloudMethod | undefined };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('allocate' as const), owner: fc.nat(15) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), owner: fc.nat(15) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.nat(20_000) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.nat(40_000) }) },
+  // Every pod leaves at once (the end of a burst): what makes ENIs idle.
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('drain' as const) }) },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -36,6 +40,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
         'createEni',
         'attachEni',
         'setDeleteOnTermination',
+        'detachEni',
+        'deleteEni',
       ),
     }),
   },
@@ -60,13 +66,16 @@ const targetsArb: fc.Arbitrary<WarmPoolTargets> = fc.oneof(
   }),
 );
 
-test('the manager keeps pool and cloud in agreement and never gives back a held or cooling address', async () => {
+test('the manager keeps pool and cloud in agreement, never gives back a held or cooling address, and frees only idle ENIs', async () => {
+  let freedEnis = 0;
   await fc.assert(
     fc.asyncProperty(targetsArb, fc.array(opArb, { maxLength: 60, size: 'max' }), async (targets, ops) => {
       const cloud = new FakeCloud({ limits: { maxEnis: 3, ipsPerEni: 4 } });
       const clock = { t: 0, now: () => clock.t };
       const pool = new AddressPool({ cooldownMs: COOLDOWN_S * 1000 });
       const quiet = { info() {}, warn() {}, error() {} };
+      const held = new Map<string, string>(); // owner → ip
+      const freedAt = new Map<string, number>(); // ip → release time
       const manager = new PoolManager({
         cloud,
         pool,
@@ -75,17 +84,32 @@ test('the manager keeps pool and cloud in agreement and never gives back a held 
         metadata: cloud.meta,
         limits: cloud.limits,
         targets,
+        onEniDetaching: async (eni) => {
+          assert.notEqual(eni.deviceNumber, 0, 'the primary ENI is never freed');
+          assert.equal(pool.eni(eni.eniId), undefined, 'out of the pool before its link goes');
+          const ips = new Set(eni.secondaryIps);
+          for (const [who, ip] of held)
+            assert.ok(!ips.has(ip), `${eni.eniId} freed with ${ip} held by ${who}`);
+          for (const [ip, at] of freedAt) {
+            if (clock.t - at < COOLDOWN_S * 1000)
+              assert.ok(!ips.has(ip), `${eni.eniId} freed with ${ip} cooling`);
+          }
+        },
       });
       await manager.init();
-      const held = new Map<string, string>(); // owner → ip
-      const freedAt = new Map<string, number>(); // ip → release time
 
       for (const o of ops) {
         const owner = `vpcnet/c${'owner' in o ? o.owner : 0}/eth0`;
         switch (o.op) {
           case 'allocate': {
             const got = manager.allocate(owner);
-            if (got) held.set(owner, got.ip);
+            if (got) {
+              held.set(owner, got.ip);
+              assert.ok(
+                cloud.attached().some((e) => e.eniId === got.eniId && e.secondaryIps.includes(got.ip)),
+                `${got.ip} handed out from ${got.eniId}, which does not hold it`,
+              );
+            }
             break;
           }
           case 'release': {
@@ -96,17 +120,32 @@ test('the manager keeps pool and cloud in agreement and never gives back a held 
             freedAt.set(ip, clock.t);
             break;
           }
+          case 'drain':
+            for (const [who, ip] of held) {
+              manager.release(ip);
+              held.delete(who);
+              freedAt.set(ip, clock.t);
+            }
+            break;
           case 'advance':
             clock.t += o.ms;
             break;
           case 'pass':
             if (o.fail) cloud.failNext(o.fail);
-            await manager.reconcileOnce().catch(() => {});
+            if ((await manager.reconcileOnce().catch(() => undefined))?.kind === 'freeEni') freedEnis++;
             break;
         }
 
         const attached = cloud.attached();
-        assert.equal(attached.length, cloud.enis.size, 'no ENI is left unattached (leaked)');
+        assert.equal(attached[0]?.eniId, 'eni-primary', 'the primary ENI stays');
+        const detached = [...cloud.enis.keys()].filter((id) => !attached.some((e) => e.eniId === id));
+        assert.deepEqual(
+          detached,
+          manager.pendingEniDeletes(),
+          'an unattached ENI is one still being deleted',
+        );
+        for (const e of pool.enis())
+          assert.ok(cloud.enis.get(e.eniId)?.attachment, `${e.eniId} in the pool is attached`);
         assert.ok(attached.length <= Math.min(3, targets.maxEni ?? 3), 'the ENI limit holds');
         const setupDone = new Set(pool.enis().map((e) => e.eniId));
         for (const eni of attached) {
@@ -130,4 +169,5 @@ test('the manager keeps pool and cloud in agreement and never gives back a held 
     }),
     { numRuns: 300 },
   );
+  assert.ok(freedEnis > 0, 'the runs freed some ENIs');
 });

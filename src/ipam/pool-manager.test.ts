@@ -16,6 +16,8 @@ interface Setup {
   readonly clock: { t: number; now(): number };
   readonly logs: string[];
   readonly attachedHook: EniInfo[];
+  /** Each onEniDetaching call: the ENI, and whether the pool still knew it or its addresses then. */
+  readonly detachingHook: { eni: EniInfo; inPool: boolean }[];
 }
 
 const running: PoolManager[] = [];
@@ -47,6 +49,7 @@ async function setup(
   const pool = new AddressPool({ cooldownMs: targets.cooldownSeconds * 1000 });
   const logs: string[] = [];
   const attachedHook: EniInfo[] = [];
+  const detachingHook: { eni: EniInfo; inPool: boolean }[] = [];
   const record = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
     logs.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`);
   const manager = new PoolManager({
@@ -60,6 +63,10 @@ async function setup(
     onEniAttached: async (eni) => {
       attachedHook.push(eni);
     },
+    onEniDetaching: async (eni) => {
+      const inPool = pool.eni(eni.eniId) !== undefined || eni.secondaryIps.some((ip) => pool.state(ip));
+      detachingHook.push({ eni, inPool });
+    },
     intervalMs: 10,
     retryBaseMs: 5,
     maxBackoffMs: 20,
@@ -67,7 +74,24 @@ async function setup(
   });
   running.push(manager);
   await manager.init();
-  return { cloud, pool, manager, clock, logs, attachedHook };
+  return { cloud, pool, manager, clock, logs, attachedHook, detachingHook };
+}
+
+/** Pods arrive one by one, the manager settling in between, until `pods` hold addresses. */
+async function burst(manager: PoolManager, pods: number): Promise<string[]> {
+  const ips: string[] = [];
+  for (let i = 0; i < pods; i++) {
+    await settle(manager);
+    const got = manager.allocate(`vpcnet/p${i}/eth0`);
+    assert.ok(got, `pod ${i} got no address`);
+    ips.push(got.ip);
+  }
+  await settle(manager);
+  return ips;
+}
+
+function attachedDevices(cloud: FakeCloud): number[] {
+  return cloud.attached().map((e) => e.attachment?.deviceIndex ?? -1);
 }
 
 /** Applies decisions until there is nothing left to do; returns what was done. */
@@ -416,3 +440,181 @@ function attachmentFor(id: string, ip: string): Attachment {
 function clock0(): number {
   return 1_000_000;
 }
+
+describe('PoolManager frees idle ENIs', () => {
+  test('after a burst to 3 ENIs and every pod gone, idle ENIs are detached and deleted down to the target once cooldowns end, never the primary', async () => {
+    const { cloud, pool, manager, clock, detachingHook } = await setup({ targets: { warmIpTarget: 1 } });
+    const ips = await burst(manager, 7);
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+    for (const ip of ips) manager.release(ip);
+
+    assert.deepEqual(await settle(manager), [], 'cooling addresses keep every ENI');
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+
+    clock.t += 30_000;
+    assert.deepEqual(await settle(manager), ['freeEni', 'freeEni', 'release 2']);
+    assert.deepEqual(attachedDevices(cloud), [0]);
+    assert.deepEqual([...cloud.enis.keys()], ['eni-primary'], 'the freed ENIs are deleted, not left over');
+    assert.deepEqual(
+      cloud.calls.filter((c) => /^(detachEni|deleteEni)/.test(c)),
+      ['detachEni attach-eni-0002', 'deleteEni eni-0002', 'detachEni attach-eni-0001', 'deleteEni eni-0001'],
+      'the highest device first; each deleted right after its detach',
+    );
+    assert.deepEqual(
+      detachingHook.map((h) => [h.eni.eniId, h.eni.deviceNumber, h.inPool]),
+      [
+        ['eni-0002', 2, false],
+        ['eni-0001', 1, false],
+      ],
+      'the link is torn down after the ENI left the pool, before the detach',
+    );
+    assert.deepEqual(
+      pool.enis().map((e) => e.eniId),
+      ['eni-primary'],
+    );
+    assert.deepEqual(pool.stats(clock.now()), { total: 1, assigned: 0, cooling: 0, available: 1, enis: 1 });
+    assert.deepEqual(await settle(manager), []);
+  });
+
+  test('WARM_ENI_TARGET=1 keeps one ENI’s worth of addresses and frees the rest', async () => {
+    const { cloud, manager, clock } = await setup();
+    const ips = await burst(manager, 7);
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+    for (const ip of ips) manager.release(ip);
+    clock.t += 30_000;
+    assert.deepEqual(await settle(manager), ['freeEni', 'freeEni']);
+    assert.deepEqual(secondaryCounts(cloud), [3]);
+  });
+
+  test('an ENI with an assigned or a cooling address is never freed', async () => {
+    const { cloud, pool, manager, clock } = await setup({ targets: { warmIpTarget: 1 } });
+    const ips = await burst(manager, 7);
+    const device = (ip: string) =>
+      cloud.attached().find((e) => e.secondaryIps.includes(ip))?.attachment?.deviceIndex;
+    const keep = ips.find((ip) => device(ip) === 1) ?? '';
+    const late = ips.find((ip) => device(ip) === 2) ?? '';
+    for (const ip of ips) if (ip !== keep && ip !== late) manager.release(ip);
+    clock.t += 20_000;
+    manager.release(late);
+    clock.t += 10_000; // every cooldown has ended but the late one's
+    await settle(manager);
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2], 'device 1 holds a pod, device 2 a cooling address');
+    assert.ok(cloud.attached()[2]?.secondaryIps.includes(late), 'the cooling address stayed on the node');
+    assert.equal(cloud.calls.filter((c) => c.startsWith('detachEni')).length, 0);
+
+    clock.t += 20_000;
+    await settle(manager);
+    assert.deepEqual(attachedDevices(cloud), [0, 1], 'device 2 goes once its cooldown ended');
+    assert.ok(cloud.attached()[1]?.secondaryIps.includes(keep), 'the held address is still there');
+    assert.equal(pool.state(keep)?.kind, 'assigned');
+  });
+
+  test('a failing detach puts the ENI and its addresses back with its link configured again, and the loop retries with backoff', async () => {
+    const { cloud, pool, manager, clock, logs, attachedHook, detachingHook } = await setup({
+      targets: { warmIpTarget: 1 },
+    });
+    const ips = await burst(manager, 4);
+    assert.deepEqual(attachedDevices(cloud), [0, 1]);
+    for (const ip of ips) manager.release(ip);
+    clock.t += 30_000;
+    const eni1 = cloud.attached()[1];
+    assert.ok(eni1);
+
+    cloud.failNext('detachEni');
+    await assert.rejects(
+      manager.reconcileOnce(),
+      /^Error: cannot detach ENI eni-0001 \(attachment attach-eni-0001\): RequestLimitExceeded/,
+    );
+    assert.deepEqual(
+      [...pool.addresses('eni-0001').keys()].sort(),
+      [...eni1.secondaryIps].sort(),
+      'pool and cloud agree again: no address lost',
+    );
+    assert.ok([...pool.addresses('eni-0001').values()].every((st) => st.kind === 'free'));
+    assert.equal(detachingHook.length, 1);
+    assert.deepEqual(
+      attachedHook.map((e) => e.eniId),
+      ['eni-0001', 'eni-0001'],
+      'the torn-down link is configured again before its addresses return',
+    );
+
+    cloud.failNext('detachEni', undefined, 2);
+    manager.start();
+    await eventually('ENI freed', () => attachedDevices(cloud).join() === '0');
+    assert.equal(cloud.enis.has('eni-0001'), false);
+    assert.equal(logs.filter((l) => l.startsWith('error address pool pass failed')).length, 2);
+    assert.match(logs.find((l) => l.startsWith('info detached ENI')) ?? '', /eni-0001/);
+  });
+
+  test('a failing link teardown keeps the ENI attached and in the pool until a later pass', async () => {
+    let teardownFails = true;
+    const { cloud, pool, manager, clock } = await setup({
+      targets: { warmIpTarget: 1 },
+      deps: {
+        onEniDetaching: async () => {
+          if (teardownFails) throw new Error('RTNETLINK answers: Operation not permitted');
+        },
+      },
+    });
+    for (const ip of await burst(manager, 4)) manager.release(ip);
+    clock.t += 30_000;
+    await assert.rejects(
+      settle(manager),
+      /cannot free ENI eni-0001: its link teardown failed: RTNETLINK answers: Operation not permitted/,
+    );
+    assert.equal(cloud.calls.filter((c) => c.startsWith('detachEni')).length, 0);
+    assert.deepEqual(
+      [...pool.addresses('eni-0001').keys()].sort(),
+      [...(cloud.attached()[1]?.secondaryIps ?? [])].sort(),
+    );
+    teardownFails = false;
+    await settle(manager);
+    assert.deepEqual(attachedDevices(cloud), [0]);
+  });
+
+  test('a detached ENI whose delete fails is deleted by a later pass', async () => {
+    const { cloud, manager, clock, logs } = await setup({ targets: { warmIpTarget: 1 } });
+    for (const ip of await burst(manager, 4)) manager.release(ip);
+    clock.t += 30_000;
+    cloud.failNext(
+      'deleteEni',
+      new CloudError(
+        'Network interface eni-0001 is currently in use',
+        'InvalidNetworkInterface.InUse',
+        false,
+      ),
+    );
+    assert.deepEqual(await manager.reconcileOnce(), { kind: 'freeEni', eniId: 'eni-0001' });
+    assert.deepEqual(attachedDevices(cloud), [0]);
+    assert.equal(cloud.enis.has('eni-0001'), true);
+    assert.deepEqual(manager.pendingEniDeletes(), ['eni-0001']);
+    assert.match(logs.find((l) => l.startsWith('warn cannot delete detached ENI')) ?? '', /InUse/);
+    await manager.reconcileOnce();
+    assert.equal(cloud.enis.has('eni-0001'), false);
+    assert.deepEqual(manager.pendingEniDeletes(), []);
+  });
+
+  test('an idle ENI vpcnet did not create is left alone; one it created before a restart is freed', async () => {
+    const { cloud, manager } = await setup({
+      primarySecondaryIps: 3,
+      targets: { warmIpTarget: 1 },
+      prepare: async (cloud) => {
+        for (const [device, description] of [
+          [1, 'made by someone else'],
+          [2, `vpcnet: node ${cloud.meta.instanceId}`],
+        ] as const) {
+          const eni = await cloud.createEni('subnet-1', ['sg-1'], description);
+          await cloud.attachEni(eni.eniId, cloud.meta.instanceId, device);
+          await cloud.assignPrivateIps(eni.eniId, 2);
+        }
+      },
+    });
+    await settle(manager);
+    assert.deepEqual(attachedDevices(cloud), [0, 1]);
+    assert.deepEqual(
+      cloud.calls.filter((c) => c.startsWith('detachEni')),
+      ['detachEni attach-eni-0002'],
+    );
+    assert.equal(cloud.attached()[1]?.description, 'made by someone else');
+  });
+});

@@ -3,16 +3,22 @@
 // a free address. Only an empty pool makes a caller wait (waitForAddress), and then with a
 // deadline and an error that names the limit it ran into.
 
-import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
+import {
+  type Cloud,
+  CloudError,
+  type EniInfo,
+  type InstanceMetadata,
+  type InstanceTypeLimits,
+} from '../cloud/cloud.ts';
 import { attachmentKeyString } from '../ledger/attachment.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { AddressWaiters } from './address-waiters.ts';
-import { cloudErrorText, createAndAttachEni } from './eni-attach.ts';
+import { cloudErrorText, createAndAttachEni, createdByVpcnet } from './eni-attach.ts';
 import { PassLoop } from './pass-loop.ts';
 import type { AddressPool, EniSpec, PoolEni } from './pool.ts';
 import {
-  decide,
   effectiveMaxEnis,
+  nextPoolStep,
   type PoolDecision,
   secondaryIpsPerEni,
   type WarmPoolTargets,
@@ -40,6 +46,11 @@ export interface PoolManagerDeps {
    * enter the pool only after this succeeds; a failure is retried on the next pass.
    */
   readonly onEniAttached?: (eni: EniInfo) => Promise<void>;
+  /**
+   * Tears down the host link config of an ENI about to be detached (the agent's dataplane). Called
+   * after the ENI left the pool and before the cloud detaches it; a failure keeps the ENI.
+   */
+  readonly onEniDetaching?: (eni: EniInfo) => Promise<void>;
   /** Addresses whose cooldown ended (the ledger may drop their cooling records). */
   readonly onCoolingExpired?: (ips: readonly string[]) => void;
   /** When given, init() restores assignments and cooldowns from it. */
@@ -69,6 +80,10 @@ export class PoolManager {
   readonly #unconfigured = new Map<string, EniInfo>();
   /** ENIs whose DeleteOnTermination could not be set yet (eniId → attachmentId). */
   readonly #pendingDeleteOnTermination = new Map<string, string>();
+  /** Attached ENIs vpcnet created (eniId → ENI): the only ones it may detach and delete. */
+  readonly #detachable = new Map<string, EniInfo>();
+  /** ENIs vpcnet detached (or failed to attach) but could not delete yet: retried every pass so none is left over. */
+  readonly #pendingEniDeletes = new Set<string>();
   readonly #waiters = new AddressWaiters();
   /** Serializes passes: two concurrent passes could both attach an ENI. */
   #chain: Promise<unknown> = Promise.resolve();
@@ -105,6 +120,7 @@ export class PoolManager {
         continue;
       }
       if (pool.eni(eni.eniId)) continue;
+      if (createdByVpcnet(eni)) this.#detachable.set(eni.eniId, eni);
       pool.addEni(specOf(eni));
       pool.addAddresses(eni.eniId, eni.secondaryIps);
       managed.push(eni);
@@ -136,10 +152,16 @@ export class PoolManager {
     return this.#d.pool.enis().length + this.#unmanaged.size + this.#unconfigured.size;
   }
 
-  /** What decide() says for the pool as it is now. */
+  /** ENIs vpcnet detached whose deletion is still being retried. */
+  pendingEniDeletes(): string[] {
+    return [...this.#pendingEniDeletes];
+  }
+
+  /** What nextPoolStep() says for the pool as it is now. */
   decision(): PoolDecision {
     const { pool, limits, targets, clock } = this.#d;
-    return decide(pool.stats(clock.now()), limits, targets, this.attachedEniCount());
+    const detachable = new Set(this.#detachable.keys());
+    return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), detachable);
   }
 
   /** One pass: finish half-done ENI set-up, expire cooldowns, then apply one decision. */
@@ -151,6 +173,7 @@ export class PoolManager {
 
   async #pass(): Promise<PoolDecision> {
     await this.#retryDeleteOnTermination();
+    await this.#retryEniDeletes();
     for (const eni of [...this.#unconfigured.values()]) await this.#configure(eni);
     this.#expireCooling();
     const decision = this.decision();
@@ -161,6 +184,8 @@ export class PoolManager {
         return this.#attachEni();
       case 'release':
         return this.#release(decision.count);
+      case 'freeEni':
+        return this.#freeEni(decision.eniId);
       case 'none':
         return decision;
     }
@@ -212,15 +237,17 @@ export class PoolManager {
 
   async #attachEni(): Promise<PoolDecision> {
     const { cloud, metadata, log } = this.#d;
-    const eni = await createAndAttachEni(cloud, metadata, this.#nextDeviceIndex(), (eniId, err) =>
-      log.error('cannot delete an ENI that failed to attach; it is left over', {
+    const eni = await createAndAttachEni(cloud, metadata, this.#nextDeviceIndex(), (eniId, err) => {
+      log.warn('cannot delete an ENI that failed to attach yet; will retry', {
         eni: eniId,
         error: cloudErrorText(err),
-      }),
-    );
+      });
+      this.#pendingEniDeletes.add(eniId);
+    });
     log.info('attached ENI', { eni: eni.eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
     // As the upstream does: the ENI goes away with the instance. Retried until it sticks.
     this.#pendingDeleteOnTermination.set(eni.eniId, eni.attachmentId);
+    this.#detachable.set(eni.eniId, eni);
     await this.#retryDeleteOnTermination();
     await this.#configure(eni);
     return { kind: 'attachEni' };
@@ -240,7 +267,7 @@ export class PoolManager {
     }
   }
 
-  /** The ENI's addresses are handed out only once its link is configured. */
+  /** The ENI (with its secondary IPs) is handed out from only once its link is configured. */
   async #configure(eni: EniInfo): Promise<void> {
     try {
       await this.#d.onEniAttached?.(eni);
@@ -255,6 +282,7 @@ export class PoolManager {
     }
     this.#unconfigured.delete(eni.eniId);
     this.#d.pool.addEni(specOf(eni));
+    this.#d.pool.addAddresses(eni.eniId, eni.secondaryIps);
   }
 
   async #release(count: number): Promise<PoolDecision> {
@@ -274,6 +302,83 @@ export class PoolManager {
     }
     log.info('released excess addresses', { eni: eniId, ips: pick.ips });
     return { kind: 'release', count: pick.ips.length };
+  }
+
+  /**
+   * Detaches and deletes an idle ENI vpcnet created. Out of the pool first, so no ADD can take
+   * one of its addresses; then the agent tears down its link; then the cloud calls. If teardown
+   * or detach fails, the ENI and its addresses come back (link configured again) and a later
+   * pass retries, with the loop's backoff.
+   */
+  async #freeEni(eniId: string): Promise<PoolDecision> {
+    const { pool, clock, log } = this.#d;
+    const known = this.#detachable.get(eniId);
+    const stats = pool.eniStats(clock.now()).find((s) => s.eniId === eniId);
+    // Decided in this same turn, so this holds; checked anyway, as it is what makes freeing safe.
+    if (!known || !stats || stats.assigned > 0 || stats.cooling > 0) return { kind: 'none' };
+    const ips = [...pool.addresses(eniId).keys()];
+    const eni: EniInfo = { ...known, secondaryIps: ips };
+    pool.removeEni(eniId);
+    log.info('freeing idle ENI', { eni: eniId, device: eni.deviceNumber, addresses: ips.length });
+    try {
+      await this.#d.onEniDetaching?.(eni);
+    } catch (err) {
+      await this.#restore(eni);
+      throw new Error(`cannot free ENI ${eniId}: its link teardown failed: ${cloudErrorText(err)}`, {
+        cause: err,
+      });
+    }
+    try {
+      await this.#d.cloud.detachEni(eni.attachmentId);
+    } catch (err) {
+      // Already detached (e.g. an earlier call timed out after it succeeded) counts as detached.
+      if (!(err instanceof CloudError && err.code === 'InvalidAttachmentID.NotFound')) {
+        await this.#restore(eni);
+        throw new Error(
+          `cannot detach ENI ${eniId} (attachment ${eni.attachmentId}): ${cloudErrorText(err)}`,
+          { cause: err },
+        );
+      }
+    }
+    this.#detachable.delete(eniId);
+    this.#pendingDeleteOnTermination.delete(eniId);
+    log.info('detached ENI', { eni: eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
+    // Detached, it no longer goes away with the instance: deleted now, or retried until it is.
+    this.#pendingEniDeletes.add(eniId);
+    await this.#retryEniDeletes();
+    return { kind: 'freeEni', eniId };
+  }
+
+  /** Puts an ENI that could not be freed back: link configured again, then into the pool. */
+  async #restore(eni: EniInfo): Promise<void> {
+    try {
+      await this.#configure(eni);
+    } catch (err) {
+      // #configure keeps it among the unconfigured ENIs: the next pass tries again.
+      this.#d.log.error('ENI kept but its link could not be configured again; will retry', {
+        eni: eni.eniId,
+        error: cloudErrorText(err),
+      });
+    }
+  }
+
+  async #retryEniDeletes(): Promise<void> {
+    for (const eniId of [...this.#pendingEniDeletes]) {
+      try {
+        await this.#d.cloud.deleteEni(eniId);
+      } catch (err) {
+        if (!(err instanceof CloudError && err.code === 'InvalidNetworkInterfaceID.NotFound')) {
+          // E.g. InvalidNetworkInterface.InUse while EC2 finishes the detach.
+          this.#d.log.warn('cannot delete detached ENI yet; will retry', {
+            eni: eniId,
+            error: cloudErrorText(err),
+          });
+          continue;
+        }
+      }
+      this.#pendingEniDeletes.delete(eniId);
+      this.#d.log.info('deleted ENI', { eni: eniId });
+    }
   }
 
   // ---- background loop ----

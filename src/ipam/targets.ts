@@ -10,7 +10,7 @@
 // - IP_COOLDOWN_PERIOD (seconds, default 30): how long a freed address waits before reuse.
 
 import type { InstanceTypeLimits } from '../cloud/cloud.ts';
-import type { PoolStats } from './pool.ts';
+import type { EniStats, PoolStats } from './pool.ts';
 
 export interface WarmPoolTargets {
   readonly warmEniTarget: number;
@@ -25,6 +25,7 @@ export type PoolDecision =
   | { readonly kind: 'assign'; readonly count: number }
   | { readonly kind: 'attachEni' }
   | { readonly kind: 'release'; readonly count: number }
+  | { readonly kind: 'freeEni'; readonly eniId: string }
   | { readonly kind: 'none' };
 
 function parseCount(
@@ -107,4 +108,71 @@ export function decide(
 function grow(short: number, room: number, canAttach: boolean): PoolDecision {
   if (room > 0) return { kind: 'assign', count: Math.min(short, room) };
   return canAttach ? { kind: 'attachEni' } : { kind: 'none' };
+}
+
+/**
+ * The idle ENI to detach and delete, if any, as the upstream's getDeletableENI chooses it: never
+ * the primary ENI (device 0) nor one vpcnet did not create (`detachable` lists those it may
+ * free); only one with no assigned and no cooling address (convergence: a cooling address stays
+ * on the node until its cooldown ends); and only if the pool without that ENI's addresses still
+ * meets the targets, so the next decide() does not grow again: WARM_IP_TARGET and
+ * MINIMUM_IP_TARGET when set, else WARM_ENI_TARGET ENIs' worth of available addresses (with a
+ * target of 0: at least one). The highest device number goes first, since pods fill from the
+ * lowest.
+ */
+export function eniToFree(
+  enis: readonly EniStats[],
+  limits: InstanceTypeLimits,
+  targets: WarmPoolTargets,
+  detachable: ReadonlySet<string>,
+): string | undefined {
+  const available = enis.reduce((sum, e) => sum + e.available, 0);
+  const total = enis.reduce((sum, e) => sum + e.total, 0);
+  const byDeviceDesc = [...enis].sort((a, b) => b.deviceNumber - a.deviceNumber);
+  for (const eni of byDeviceDesc) {
+    if (eni.deviceNumber === 0 || !detachable.has(eni.eniId)) continue;
+    if (eni.assigned > 0 || eni.cooling > 0) continue;
+    const restAvailable = available - eni.available;
+    const restTotal = total - eni.total;
+    if (meetsTargets(restAvailable, restTotal, limits, targets)) return eni.eniId;
+  }
+  return undefined;
+}
+
+function meetsTargets(
+  available: number,
+  total: number,
+  limits: InstanceTypeLimits,
+  targets: WarmPoolTargets,
+): boolean {
+  if (usesIpTargets(targets)) {
+    return available >= (targets.warmIpTarget ?? 0) && total >= (targets.minimumIpTarget ?? 0);
+  }
+  const want = targets.warmEniTarget * secondaryIpsPerEni(limits);
+  return available >= Math.max(want, 1);
+}
+
+/**
+ * The next step for the pool: decide() on the whole pool; when it neither grows nor is blocked
+ * on growing (release or none), an idle ENI to free comes first: detaching it gives its
+ * addresses back in two calls, where releasing them one ENI at a time would take more.
+ */
+export function nextPoolStep(
+  enis: readonly EniStats[],
+  limits: InstanceTypeLimits,
+  targets: WarmPoolTargets,
+  eniCount: number,
+  detachable: ReadonlySet<string>,
+): PoolDecision {
+  const stats: PoolStats = {
+    total: enis.reduce((sum, e) => sum + e.total, 0),
+    assigned: enis.reduce((sum, e) => sum + e.assigned, 0),
+    cooling: enis.reduce((sum, e) => sum + e.cooling, 0),
+    available: enis.reduce((sum, e) => sum + e.available, 0),
+    enis: enis.length,
+  };
+  const decision = decide(stats, limits, targets, eniCount);
+  if (decision.kind !== 'release' && decision.kind !== 'none') return decision;
+  const eniId = eniToFree(enis, limits, targets, detachable);
+  return eniId === undefined ? decision : { kind: 'freeEni', eniId };
 }
