@@ -88,3 +88,53 @@ test('an ADD with no address in time fails with code 11 and the pool’s reason'
   );
   assert.equal(ctx.ledger.list().length, 0);
 });
+
+/** A dataplane whose addPod builds the pod, then fails without undoing anything (an incomplete rollback). */
+function leakyDataplane(inner: FakeDataplane, removeFails = false): FakeDataplane {
+  return Object.assign(Object.create(inner) as FakeDataplane, {
+    addPod: async (spec: Parameters<FakeDataplane['addPod']>[0]) => {
+      await inner.addPod(spec);
+      throw new Error('rule add failed (rollback incomplete: link del refused)');
+    },
+    removeResources: async (rs: Parameters<FakeDataplane['removeResources']>[0]) => {
+      if (removeFails) throw new Error('kernel refused');
+      return inner.removeResources(rs);
+    },
+  });
+}
+
+function onePool(): AddressSource {
+  let free: PooledAddress | undefined = { ip: '10.0.0.30', eniId: 'eni-1', routeTable: 254 };
+  return {
+    allocate: () => {
+      const a = free;
+      free = undefined;
+      return a;
+    },
+    waitForAddress: async () => {
+      throw new Error('empty');
+    },
+    release() {},
+    unreserve() {},
+  };
+}
+
+test('a failed ADD removes what an incomplete rollback left before it forgets the attachment', async () => {
+  const ctx = await context(onePool());
+  const inner = ctx.dataplane as FakeDataplane;
+  const leaky = { ...ctx, dataplane: leakyDataplane(inner) };
+  await assert.rejects(addAttachment(leaky, await request()), /rollback incomplete/);
+  assert.deepEqual(inner.resources(), []);
+  assert.equal(ctx.ledger.list().length, 0);
+});
+
+test('when even that cleanup fails, the adding record stays so DEL or recovery can remove the rest', async () => {
+  const ctx = await context(onePool());
+  const inner = ctx.dataplane as FakeDataplane;
+  const leaky = { ...ctx, dataplane: leakyDataplane(inner, true) };
+  await assert.rejects(addAttachment(leaky, await request()), /rollback incomplete/);
+  const left = ctx.ledger.list();
+  assert.equal(left.length, 1);
+  assert.equal(left[0]!.phase, 'adding');
+  assert.ok(left[0]!.resources.some((r) => r.kind === 'veth'));
+});

@@ -97,7 +97,11 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
     // A repeated ADD for the same attachment: answer from the ledger if the kernel still matches.
     const spec = podSpecFor(ctx, req, existing.netns, existing);
     const problems = await ctx.dataplane.inspectPod(spec);
-    if (problems.length === 0) return resultFor(existing, spec.hostMac, undefined);
+    if (problems.length === 0) {
+      // Durable before success: an earlier commit of this record may have failed.
+      await ctx.ledger.commit();
+      return resultFor(existing, spec.hostMac, undefined);
+    }
     ctx.log.warn('repeated ADD finds drift; rebuilding', { key: req.key, problems });
   }
   if (existing) await removeForRebuild(ctx, existing);
@@ -135,10 +139,7 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
       ...done.resources.filter((r) => r.kind !== 'address'),
     ];
   } catch (err) {
-    // The dataplane rolled back its own steps; give the address back (no pod ever used it).
-    ctx.ledger.remove(req.key);
-    ctx.addresses.unreserve(addr.ip);
-    await ctx.ledger.commit();
+    await forgetFailedAdd(ctx, req, spec, addr, existing !== undefined);
     throw err;
   }
   const t2 = performance.now();
@@ -156,6 +157,38 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
     ms: { ledgerIntent: round(t1 - t0), kernel: round(t2 - t1), ledgerDone: round(t3 - t2) },
   });
   return resultFor(att, spec.hostMac, podMac);
+}
+
+/**
+ * After a failed addPod. Ownership: whatever of this attachment's planned kernel state is still
+ * there (the dataplane's rollback may have been incomplete) is removed before the record goes;
+ * if that fails too, the 'adding' record stays, so a DEL or the recovery at start removes it.
+ * An address a pod may already have used (a rebuild) cools down; a fresh one is free at once.
+ */
+async function forgetFailedAdd(
+  ctx: OperationContext,
+  req: AttachRequest,
+  spec: PodNetworkSpec,
+  addr: PooledAddress,
+  wasInUse: boolean,
+): Promise<void> {
+  try {
+    await ctx.dataplane.removeResources(plannedResources(spec, addr.eniId).filter((r) => r.kind !== 'address'));
+  } catch (cleanupErr) {
+    ctx.log.error('failed ADD left kernel state behind; its record stays for DEL or recovery', {
+      key: req.key,
+      error: cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr),
+    });
+    return;
+  }
+  ctx.ledger.remove(req.key);
+  if (wasInUse) {
+    ctx.ledger.addCooling(addr.ip, addr.eniId, ctx.now());
+    ctx.addresses.release(addr.ip);
+  } else {
+    ctx.addresses.unreserve(addr.ip);
+  }
+  await ctx.ledger.commit();
 }
 
 function round(ms: number): number {

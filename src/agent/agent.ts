@@ -62,6 +62,8 @@ async function recoverHalfDoneAdds(ledger: Ledger, dataplane: Dataplane, log: Lo
   for (const att of halfDone) {
     await dataplane.removeResources(att.resources);
     ledger.remove(att.key);
+    // It may have been a rebuild of a pod that used this address: cool down to be safe.
+    ledger.addCooling(att.ip, att.eniId);
     log.warn('removed half-done ADD found at start', { key: att.key, ip: att.ip });
   }
   if (halfDone.length > 0) await ledger.commit();

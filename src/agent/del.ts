@@ -32,6 +32,9 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
   } else {
     ctx.log.debug('DEL of unknown attachment', { key: req.key });
   }
+  // Durable before success: a retried DEL whose first attempt removed the record but failed to
+  // write it must not answer success before the removal is on disk.
+  await ctx.ledger.commit();
 }
 
 /**
