@@ -38,6 +38,7 @@ async function world(extraEnv: Record<string, string> = {}): Promise<World> {
   const env = {
     VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
     VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
     VPCNET_NODE_NAME: 'node1',
     IP_COOLDOWN_PERIOD: '30',
     ...extraEnv,
@@ -344,6 +345,7 @@ test("reconcile passes never collect a secondary ENI's own rule at the pods' pri
   const env = {
     VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
     VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
     VPCNET_NODE_NAME: 'node1',
     VPCNET_RECONCILE_SECONDS: '1',
     WARM_IP_TARGET: '6',
@@ -408,6 +410,7 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
   const env = {
     VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
     VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
     VPCNET_NODE_NAME: 'node1',
     VPCNET_RECONCILE_SECONDS: '1',
     WARM_IP_TARGET: '1',

@@ -11,8 +11,8 @@ test('defaults follow the documented paths', () => {
   assert.equal(c.kubeApi, undefined);
 });
 
-test('the spool dir follows the state dir unless set', () => {
-  assert.equal(agentConfigFromEnv({ VPCNET_STATE_DIR: '/s' }).delSpoolDir, '/s/del-spool');
+test('the spool dir is the plugin default unless set, whatever the state dir', () => {
+  assert.equal(agentConfigFromEnv({ VPCNET_STATE_DIR: '/s' }).delSpoolDir, '/var/lib/vpcnet/del-spool');
   assert.equal(agentConfigFromEnv({ VPCNET_STATE_DIR: '/s', VPCNET_DEL_SPOOL_DIR: '/q' }).delSpoolDir, '/q');
 });
 

@@ -1,6 +1,6 @@
 // Agent configuration, parsed once from the environment (see config-contract.md).
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { DEFAULT_DEL_SPOOL_DIR } from '../cni/wire.ts';
 
 export interface AgentConfig {
   readonly agentSocket: string;
@@ -81,7 +81,9 @@ export function agentConfigFromEnv(env: Env): AgentConfig {
   return {
     agentSocket: env.VPCNET_AGENT_SOCKET || '/run/vpcnet/agent.sock',
     stateDir,
-    delSpoolDir: env.VPCNET_DEL_SPOOL_DIR || join(stateDir, 'del-spool'),
+    // The plugin's own default, not one derived from the state dir: both sides must agree on
+    // where DELs wait while the agent is down, also when only VPCNET_STATE_DIR is set.
+    delSpoolDir: env.VPCNET_DEL_SPOOL_DIR || DEFAULT_DEL_SPOOL_DIR,
     nodeName: env.VPCNET_NODE_NAME || hostname(),
     kubeApi: kubeApiFrom(env),
     vethPrefix,
