@@ -476,6 +476,22 @@ describe('PoolManager frees idle ENIs', () => {
     assert.deepEqual(await settle(manager), []);
   });
 
+  test('an ENI that a ledger attachment names is never freed, even when the pool shows it idle', async () => {
+    const ledger = await Ledger.open(new MemoryLedgerStore(), { now: () => 0 });
+    const { cloud, manager, clock } = await setup({ targets: { warmIpTarget: 1 }, deps: { ledger } });
+    const ips = await burst(manager, 7);
+    const onDevice2 = ips.find(
+      (ip) => cloud.attached().find((e) => e.secondaryIps.includes(ip))?.attachment?.deviceIndex === 2,
+    );
+    const eni2 = cloud.attached().find((e) => e.attachment?.deviceIndex === 2)?.eniId ?? '';
+    // The pool lost track of this pod's address (as after a stale read), but the ledger has it.
+    ledger.put({ ...attachmentFor('p', onDevice2 ?? ''), eniId: eni2 });
+    for (const ip of ips) manager.release(ip);
+    clock.t += 30_000;
+    await settle(manager);
+    assert.ok(attachedDevices(cloud).includes(2), 'the ENI a live attachment uses was detached');
+  });
+
   test('WARM_ENI_TARGET=1 keeps one ENI’s worth of addresses and frees the rest', async () => {
     const { cloud, manager, clock } = await setup();
     const ips = await burst(manager, 7);

@@ -161,6 +161,9 @@ export class PoolManager {
   decision(): PoolDecision {
     const { pool, limits, targets, clock } = this.#d;
     const detachable = new Set(this.#detachable.keys());
+    // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
+    // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
+    for (const att of this.#d.ledger?.list() ?? []) detachable.delete(att.eniId);
     return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), detachable);
   }
 
