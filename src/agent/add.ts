@@ -173,7 +173,9 @@ async function forgetFailedAdd(
   wasInUse: boolean,
 ): Promise<void> {
   try {
-    await ctx.dataplane.removeResources(plannedResources(spec, addr.eniId).filter((r) => r.kind !== 'address'));
+    await ctx.dataplane.removeResources(
+      plannedResources(spec, addr.eniId).filter((r) => r.kind !== 'address'),
+    );
   } catch (cleanupErr) {
     ctx.log.error('failed ADD left kernel state behind; its record stays for DEL or recovery', {
       key: req.key,

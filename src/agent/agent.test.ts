@@ -66,6 +66,11 @@ async function world(extraEnv: Record<string, string> = {}): Promise<World> {
   };
 }
 
+/** A spool file name as the plugin writes it (src/plugin/spool.ts): wall-clock ms first. */
+function spoolName(ms: number): string {
+  return `${String(ms).padStart(15, '0')}-${'1'.padStart(20, '0')}-1-abcd0123.del.json`;
+}
+
 const conf = JSON.stringify({ cniVersion: '1.0.0', name: 'vpcnet', type: 'vpcnet' });
 
 function req(
@@ -218,11 +223,50 @@ test('DELs spooled while the agent was down are applied before it serves', async
   const spool = join(w.dir, 'state', 'del-spool');
   const { mkdir } = await import('node:fs/promises');
   await mkdir(spool, { recursive: true });
-  await writeFile(join(spool, '000000000000001-x.del.json'), JSON.stringify(req('DEL', 'c1', ns)));
+  await writeFile(join(spool, spoolName(Date.now())), JSON.stringify(req('DEL', 'c1', ns)));
   agent = await w.start();
   try {
     assert.equal(agent.ledger.list().length, 0);
     assert.deepEqual(w.dataplane.resources(), []);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a spooled DEL older than the attachment holding its key (a reused container ID) leaves that attachment alone', async () => {
+  const w = await world();
+  const ns = await w.netns('a');
+  let agent = await w.start();
+  const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
+  await agent.stop();
+  const { mkdir, readdir } = await import('node:fs/promises');
+  const spool = join(w.dir, 'state', 'del-spool');
+  await mkdir(spool, { recursive: true });
+  // Spooled for an earlier attachment with this key, a minute before the current one was created.
+  await writeFile(join(spool, spoolName(Date.now() - 60_000)), JSON.stringify(req('DEL', 'c1', ns)));
+  agent = await w.start();
+  try {
+    assert.equal(agent.ledger.list()[0]?.ip, ip, 'the stale spooled DEL removed the current attachment');
+    assert.deepEqual(await readdir(spool), [], 'the stale DEL was kept instead of dropped');
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a DEL spooled while the agent runs is applied without a restart', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    const ns = await w.netns('a');
+    await agent.cni(req('ADD', 'c1', ns));
+    const { mkdir } = await import('node:fs/promises');
+    const spool = join(w.dir, 'state', 'del-spool');
+    await mkdir(spool, { recursive: true });
+    await writeFile(join(spool, spoolName(Date.now())), JSON.stringify(req('DEL', 'c1', ns)));
+    const deadline = Date.now() + 15_000;
+    while (agent.ledger.list().length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    assert.equal(agent.ledger.list().length, 0, 'the spooled DEL was not applied while the agent ran');
   } finally {
     await agent.stop();
   }

@@ -4,6 +4,7 @@ import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
+import { parseCniRequest } from '../cni/request.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { Dataplane, EniLinkSpec } from '../dataplane/dataplane.ts';
 import { AddressPool, routeTableFor, subnetGateway } from '../ipam/pool.ts';
@@ -128,6 +129,41 @@ export function introspection(
   };
 }
 
+const SPOOL_DRAIN_INTERVAL_MS = 5000;
+
+/** A drain of the DEL spool that never overlaps itself and never throws (failures are logged). */
+function spoolDrainer(
+  dir: string,
+  ledger: Ledger,
+  handle: (req: ForwardedRequest) => Promise<ForwardedResponse>,
+  log: Logger,
+): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  // A spooled DEL older than the attachment now holding its key was meant for an earlier one
+  // (a reused container ID): DEL does not guess, and must not remove the newer attachment.
+  const isStale = (req: ForwardedRequest, spooledAtMs: number): boolean => {
+    try {
+      const parsed = parseCniRequest(req.env, req.stdin);
+      if (parsed.command !== 'DEL') return false;
+      const att = ledger.get(parsed.key);
+      return att !== undefined && att.createdAt > spooledAtMs;
+    } catch {
+      return false; // the handler reports what is wrong with it
+    }
+  };
+  return () => {
+    running ??= drainDelSpool(dir, { handle, isStale, log })
+      .then((r) => {
+        if (r.replayed + r.retrying + r.failed + r.stale > 0) log.info('DEL spool drained', { ...r });
+      })
+      .catch((err: unknown) => log.error('DEL spool drain failed', { dir, error: String(err) }))
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+}
+
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
@@ -192,8 +228,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);
 
-  const drained = await drainDelSpool(config.delSpoolDir, handle, log);
-  if (drained.replayed + drained.failed > 0) log.info('DEL spool drained', { ...drained });
+  const drainSpool = spoolDrainer(config.delSpoolDir, ledger, handle, log);
+  await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
   // repair drift and collect leftovers before serving.
   await reconciler.runOnce();
@@ -207,6 +243,11 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     introspect: () => introspection(meta, ledger, pool, stats, now),
   });
   ready = true;
+  // DELs spooled while the socket was being replaced, and any the plugin spools later because a
+  // connection was refused or reset, are applied without waiting for the next restart.
+  await drainSpool();
+  const spoolTimer = setInterval(() => void drainSpool(), SPOOL_DRAIN_INTERVAL_MS);
+  spoolTimer.unref();
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -218,6 +259,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     cni: handle,
     async stop() {
       ready = false;
+      clearInterval(spoolTimer);
       await stopRpcServer(server);
       await reconciler.stop();
       await manager.stop();
