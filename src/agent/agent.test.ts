@@ -507,3 +507,48 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
     await agent.stop();
   }
 });
+
+test('CNI GC removes exactly the attachments of this network the runtime no longer lists; STATUS answers ready', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    const keep = await w.netns('keep');
+    const gone = await w.netns('gone');
+    await agent.cni(req('ADD', 'keep1', keep, 'keep', 'u-keep'));
+    await agent.cni(req('ADD', 'gone1', gone, 'gone', 'u-gone'));
+    const keepVeth = agent.ledger.list().find((a) => a.key.containerId === 'keep1')!.hostVeth;
+    const gc = await agent.cni({
+      env: { CNI_COMMAND: 'GC' },
+      stdin: JSON.stringify({
+        cniVersion: '1.1.0',
+        name: 'vpcnet',
+        type: 'vpcnet',
+        'cni.dev/valid-attachments': [{ containerID: 'keep1', ifname: 'eth0' }],
+      }),
+    });
+    assert.equal(gc.exitCode, 0, gc.stdout);
+    assert.deepEqual(
+      agent.ledger.list().map((a) => a.key.containerId),
+      ['keep1'],
+    );
+    assert.deepEqual([...w.dataplane.veths.keys()], [keepVeth]);
+    const other = await agent.cni({
+      env: { CNI_COMMAND: 'GC' },
+      stdin: JSON.stringify({
+        cniVersion: '1.1.0',
+        name: 'othernet',
+        type: 'vpcnet',
+        'cni.dev/valid-attachments': [],
+      }),
+    });
+    assert.equal(other.exitCode, 0);
+    assert.equal(agent.ledger.list().length, 1, 'GC of another network touched this one');
+    const status = await agent.cni({
+      env: { CNI_COMMAND: 'STATUS' },
+      stdin: JSON.stringify({ cniVersion: '1.1.0', name: 'vpcnet', type: 'vpcnet' }),
+    });
+    assert.deepEqual(status, { exitCode: 0, stdout: '' });
+  } finally {
+    await agent.stop();
+  }
+});

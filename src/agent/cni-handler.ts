@@ -1,7 +1,7 @@
 // The agent's CNI edge: parses the forwarded request once (src/cni), runs the operation on the
 // pod's line (one pod, one line), and shapes the answer for the runtime's CNI version. This is the
 // only place where errors become CNI error codes.
-import { CNI_ERR_INTERNAL, CNI_ERR_UNSUPPORTED_FIELD, CniError } from '../cni/errors.ts';
+import { CNI_ERR_INTERNAL, CniError } from '../cni/errors.ts';
 import { type CniRequest, parseCniRequest } from '../cni/request.ts';
 import { formatResult } from '../cni/result.ts';
 import { errorVersionFor } from '../cni/versions.ts';
@@ -50,6 +50,43 @@ function failure(err: unknown, cniVersion: string): ForwardedResponse {
   return { exitCode: 1, stdout: `${JSON.stringify(cniErr.toJson(cniVersion))}\n` };
 }
 
+/**
+ * CNI GC: every attachment of this network that the runtime no longer lists is removed, each
+ * exactly as its DEL would (in its pod's line, from the ledger). An ADD still at work is left
+ * alone: the runtime lists only what it knew when it started the GC.
+ */
+async function collectGarbage(
+  deps: CniHandlerDeps,
+  req: Extract<CniRequest, { command: 'GC' }>,
+): Promise<void> {
+  const { ctx } = deps;
+  const valid = new Set(req.validAttachments.map((a) => `${a.containerId}/${a.ifName}`));
+  const stale = ctx.ledger
+    .list()
+    .filter(
+      (a) =>
+        a.key.network === req.netConf.name &&
+        a.phase === undefined &&
+        !valid.has(`${a.key.containerId}/${a.key.ifName}`),
+    );
+  for (const att of stale) {
+    await deps.serializer.run(podLineKey(att.pod, att.key), async () => {
+      // Only the attachment the runtime did not list: not one re-created with its key meanwhile.
+      if (ctx.ledger.get(att.key)?.createdAt !== att.createdAt) return;
+      await delAttachment(ctx, {
+        key: att.key,
+        netns: undefined,
+        pod: att.pod,
+        mtu: undefined,
+        vethPrefix: undefined,
+        prevResultIps: [],
+      });
+    });
+  }
+  if (stale.length > 0)
+    ctx.log.info('GC removed attachments the runtime no longer lists', { count: stale.length });
+}
+
 export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Promise<ForwardedResponse> {
   const started = performance.now();
   const cniVersion = errorVersionFor(fwd.stdin);
@@ -61,11 +98,17 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
     return failure(err, cniVersion);
   }
   if (req.command === 'VERSION') return ok(`${JSON.stringify(versionResult(req.cniVersion))}\n`);
-  if (req.command === 'GC' || req.command === 'STATUS') {
-    return failure(
-      new CniError(CNI_ERR_UNSUPPORTED_FIELD, `${req.command} is not supported by this vpcnet version yet`),
-      cniVersion,
-    );
+  // STATUS: the agent serves only once it has rebuilt its state, so an answer means ready.
+  if (req.command === 'STATUS') return ok('');
+  if (req.command === 'GC') {
+    try {
+      await collectGarbage(deps, req);
+      deps.observe?.('GC', true, performance.now() - started);
+      return ok('');
+    } catch (err) {
+      deps.observe?.('GC', false, performance.now() - started);
+      return failure(err, req.netConf.cniVersion);
+    }
   }
   const attach = toAttachRequest(req);
   const { ctx } = deps;
