@@ -7,7 +7,7 @@ import { CniError } from '../cni/errors.ts';
 import { FakeDataplane } from '../dataplane/fake.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../ledger/store.ts';
-import { noPodSource } from '../pods/pod-source.ts';
+import { noPodSource, type PodSource } from '../pods/pod-source.ts';
 import { addAttachment } from './add.ts';
 import type { AddressSource, PooledAddress } from './address-source.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
@@ -51,6 +51,7 @@ async function context(addresses: AddressSource, addWaitMs = 5000): Promise<Oper
     defaultMtu: 9001,
     addWaitMs,
     netnsExists: async () => true,
+    enablePodEni: false,
   };
 }
 
@@ -137,4 +138,27 @@ test('when even that cleanup fails, the adding record stays so DEL or recovery c
   assert.equal(left.length, 1);
   assert.equal(left[0]!.phase, 'adding');
   assert.ok(left[0]!.resources.some((r) => r.kind === 'veth'));
+});
+
+test('with ENABLE_POD_ENI, a pod annotated for a branch ENI is refused, not given the node’s security groups', async () => {
+  const base = await context(onePool());
+  const pods: PodSource = {
+    lookup: async (namespace, name) => ({
+      namespace,
+      name,
+      uid: 'u1',
+      nodeName: 'node1',
+      annotations: name === 'web-0' ? { 'vpc.amazonaws.com/pod-eni': '[{"eniId":"eni-b1"}]' } : {},
+    }),
+  };
+  const ctx = { ...base, pods, enablePodEni: true };
+  await assert.rejects(
+    addAttachment(ctx, await request()),
+    (e: unknown) => e instanceof CniError && /branch ENI/.test(e.msg) && /web-0/.test(e.msg),
+  );
+  assert.equal(ctx.ledger.list().length, 0);
+  assert.deepEqual((ctx.dataplane as FakeDataplane).resources(), []);
+  // Without the flag the annotation is not looked at, as upstream does.
+  const plain = { ...(await context(onePool())), pods, enablePodEni: false };
+  assert.equal((await addAttachment(plain, await request())).ips?.[0]?.address, '10.0.0.30/32');
 });

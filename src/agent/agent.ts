@@ -223,6 +223,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vethPrefix: config.vethPrefix,
     defaultMtu: config.mtu,
     addWaitMs: config.addWaitSeconds * 1000,
+    enablePodEni: config.enablePodEni,
     netnsExists: pathExists,
   };
   const handle = (req: ForwardedRequest) =>

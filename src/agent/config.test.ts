@@ -45,3 +45,10 @@ test('the reconcile interval defaults to 30 s, 0 turns the loop off, and junk is
   assert.throws(() => agentConfigFromEnv({ VPCNET_RECONCILE_SECONDS: '-1' }), /VPCNET_RECONCILE_SECONDS/);
   assert.throws(() => agentConfigFromEnv({ VPCNET_RECONCILE_SECONDS: '1.5' }), /VPCNET_RECONCILE_SECONDS/);
 });
+
+test('upstream switches vpcnet cannot honour yet are refused or parsed, never ignored', () => {
+  assert.throws(() => agentConfigFromEnv({ ENABLE_PREFIX_DELEGATION: 'true' }), /ENABLE_PREFIX_DELEGATION/);
+  assert.equal(agentConfigFromEnv({ ENABLE_PREFIX_DELEGATION: 'false' }).enablePodEni, false);
+  assert.equal(agentConfigFromEnv({ ENABLE_POD_ENI: 'true' }).enablePodEni, true);
+  assert.throws(() => agentConfigFromEnv({ ENABLE_POD_ENI: 'yes' }), /ENABLE_POD_ENI must be true or false/);
+});

@@ -15,6 +15,12 @@ export interface AgentConfig {
   readonly addWaitSeconds: number;
   /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
   readonly reconcileSeconds: number;
+  /**
+   * ENABLE_POD_ENI (upstream name). Branch ENIs are not built yet: when on, an ADD for a pod the
+   * resource controller annotated with a branch ENI is refused rather than given the node's
+   * security groups.
+   */
+  readonly enablePodEni: boolean;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -64,7 +70,20 @@ function kubeApiFrom(env: Env): KubeApiConfig | undefined {
   };
 }
 
+function bool(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
 export function agentConfigFromEnv(env: Env): AgentConfig {
+  // Upstream users switching over must not get something else than they asked for in silence.
+  if (bool(env, 'ENABLE_PREFIX_DELEGATION')) {
+    throw new ConfigError(
+      'ENABLE_PREFIX_DELEGATION=true is not supported yet: vpcnet assigns secondary IPs only',
+    );
+  }
   const stateDir = env.VPCNET_STATE_DIR || '/var/lib/vpcnet';
   const vethPrefix = env.VPCNET_VETH_PREFIX || 'vpc';
   if (!/^[a-z][a-z0-9]{0,3}$/.test(vethPrefix)) {
@@ -90,6 +109,7 @@ export function agentConfigFromEnv(env: Env): AgentConfig {
     mtu,
     addWaitSeconds: positiveInt(env, 'VPCNET_ADD_WAIT_SECONDS', 20),
     reconcileSeconds: nonNegativeInt(env, 'VPCNET_RECONCILE_SECONDS', 30),
+    enablePodEni: bool(env, 'ENABLE_POD_ENI'),
     logLevel,
   };
 }

@@ -22,6 +22,8 @@ export interface OperationContext {
   readonly vethPrefix: string;
   readonly defaultMtu: number;
   readonly addWaitMs: number;
+  /** ENABLE_POD_ENI: refuse pods annotated for a branch ENI (not built yet) instead of ignoring them. */
+  readonly enablePodEni: boolean;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
   readonly netnsExists: (path: string) => Promise<boolean>;
 }

@@ -27,7 +27,8 @@ Run \`vpcnetctl lab <command> --help\` for its options.
   --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
   --nodes N           number of nodes (default 1)
   --instance-type T   EC2 instance type of the nodes (default t3.medium)
-  --pod-eni           enable branch-ENI pods (ENABLE_POD_ENI=true on the agents)
+  --pod-eni           ENABLE_POD_ENI=true on the agents (branch ENIs are not built yet:
+                      pods annotated with one are refused, not given the node's SGs)
   --detach            leave a supervisor running in the background and exit once the lab is ready
   --json              print the lab's description as one JSON object
   --agent-env N=V     set N=V in every agent's environment (repeatable), e.g.

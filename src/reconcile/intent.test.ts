@@ -31,6 +31,7 @@ async function addThroughTheAgent(over: Partial<AttachRequest>) {
     defaultMtu: 9001,
     addWaitMs: 0,
     netnsExists: async () => true,
+    enablePodEni: false,
   };
   const req: AttachRequest = {
     key: { network: 'vpcnet', containerId: 'c1', ifName: 'eth0' },
