@@ -52,6 +52,7 @@ async function context(addresses: AddressSource, addWaitMs = 5000): Promise<Oper
     addWaitMs,
     netnsExists: async () => true,
     enablePodEni: false,
+    netnsIdentity: async () => undefined,
   };
 }
 

@@ -145,10 +145,12 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
     ? { ip: existing.ip, eniId: existing.eniId, routeTable: existing.routeTable }
     : await obtainAddress(ctx, ownerKey);
   const spec = podSpecFor(ctx, req, netns, addr);
+  const netnsId = await ctx.netnsIdentity(netns);
   const base = {
     key: req.key,
     pod: req.pod,
     netns,
+    ...(netnsId !== undefined ? { netnsId } : {}),
     ip: addr.ip,
     eniId: addr.eniId,
     routeTable: addr.routeTable,

@@ -110,11 +110,13 @@ test('ADD answers a 1.0.0 result and the attachment is on disk before the answer
     assert.equal(result.cniVersion, '1.0.0');
     assert.equal(result.ips[0]!.gateway, '169.254.1.1');
     const onDisk = JSON.parse(await readFile(join(w.dir, 'state', 'ledger.json'), 'utf8')) as {
-      attachments: { ip: string; key: { containerId: string }; phase?: string }[];
+      attachments: { ip: string; key: { containerId: string }; phase?: string; netnsId?: string }[];
     };
     assert.equal(onDisk.attachments.length, 1);
     assert.equal(onDisk.attachments[0]!.ip, ipOf(res.stdout));
     assert.equal(onDisk.attachments[0]!.phase, undefined);
+    // The namespace is recorded by identity too, so a reused path is never mistaken for it.
+    assert.match(onDisk.attachments[0]!.netnsId ?? '', /^\d+:\d+$/);
   } finally {
     await agent.stop();
   }

@@ -7,6 +7,7 @@ import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
 import { parseCniRequest } from '../cni/request.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { Dataplane, EniLinkSpec } from '../dataplane/dataplane.ts';
+import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import { AddressPool, routeTableFor, subnetGateway } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
@@ -209,6 +210,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vethPrefix: config.vethPrefix,
     protectedAddresses: () => new Set([...eniPrimaryIps, ...pool.enis().map((e) => e.primaryIp)]),
     defaultMtu: config.mtu,
+    netnsIdentity,
   });
 
   const stats = new OperationStats();
@@ -225,6 +227,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     addWaitMs: config.addWaitSeconds * 1000,
     enablePodEni: config.enablePodEni,
     netnsExists: pathExists,
+    netnsIdentity,
   };
   const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);

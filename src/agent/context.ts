@@ -26,6 +26,8 @@ export interface OperationContext {
   readonly enablePodEni: boolean;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
   readonly netnsExists: (path: string) => Promise<boolean>;
+  /** device:inode of the namespace at that path, undefined if it cannot be read. */
+  readonly netnsIdentity: (path: string) => Promise<string | undefined>;
 }
 
 /** A parsed ADD/DEL/CHECK, reduced to what the operations need. */

@@ -50,6 +50,12 @@ export interface Attachment {
   readonly pod: PodIdentity;
   /** CNI_NETNS at ADD time (may be gone by DEL). */
   readonly netns: string;
+  /**
+   * Identity of that namespace at ADD time (device:inode of the netns file). A path can be
+   * reused by a new sandbox after the old namespace went away without a DEL; the reconcile loop
+   * rebuilds a pod network only into the namespace it was made for (ownership).
+   */
+  readonly netnsId?: string;
   /** The pod's VPC address (no prefix length; configured as /32). */
   readonly ip: string;
   readonly eniId: string;

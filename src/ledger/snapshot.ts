@@ -125,11 +125,17 @@ function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
   throw new LedgerFormatError(`${at}.phase`, `expected "adding" or absent, got ${describe(o.phase)}`);
 }
 
+function parseNetnsId(o: Obj, at: string): { netnsId?: string } {
+  if (o.netnsId === undefined) return {};
+  return { netnsId: nonEmpty(o, 'netnsId', at) };
+}
+
 function parseAttachment(v: unknown, at: string): Attachment {
   const o = obj(v, at);
   const k = obj(o.key, `${at}.key`);
   return {
     ...parsePhase(o, at),
+    ...parseNetnsId(o, at),
     key: {
       network: nonEmpty(k, 'network', `${at}.key`),
       containerId: nonEmpty(k, 'containerId', `${at}.key`),

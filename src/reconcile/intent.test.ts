@@ -32,6 +32,7 @@ async function addThroughTheAgent(over: Partial<AttachRequest>) {
     addWaitMs: 0,
     netnsExists: async () => true,
     enablePodEni: false,
+    netnsIdentity: async () => undefined,
   };
   const req: AttachRequest = {
     key: { network: 'vpcnet', containerId: 'c1', ifName: 'eth0' },

@@ -463,3 +463,30 @@ test('resources of the record that are no kernel resources (the address) are nev
     .flatMap((c) => c.arg as OwnedResource[]);
   assert.ok(removed.every((r) => r.kind !== 'address'));
 });
+
+test('a pod netns path that now names another namespace is never rebuilt into; the same namespace is', async () => {
+  for (const [now, rebuilt] of [
+    ['4:2002', false],
+    ['4:1001', true],
+  ] as const) {
+    const w = await world();
+    const att = { ...(await w.attach()), netnsId: '4:1001' };
+    w.ledger.put(att);
+    w.dp.deleteLink(att.hostVeth);
+    const reconciler = new Reconciler({
+      ledger: w.ledger,
+      dataplane: w.dp,
+      serializer: w.serializer,
+      log: recordingLogger([]),
+      clock: { now: () => 0 },
+      vethPrefix: 'vpc',
+      protectedAddresses: () => new Set([ENI_PRIMARY]),
+      defaultMtu: 9001,
+      netnsIdentity: async () => now,
+    });
+    const report = await reconciler.runOnce();
+    assert.equal(report.repaired.length, rebuilt ? 1 : 0, `identity ${now}`);
+    assert.equal(w.dp.hasPod(att.hostVeth), rebuilt);
+    if (!rebuilt) assert.deepEqual(report.netnsGone, [att.key]);
+  }
+});

@@ -31,6 +31,8 @@ export interface ReconcilerDeps {
   readonly protectedAddresses: () => ReadonlySet<string>;
   /** MTU for a record that carries none. */
   readonly defaultMtu: number;
+  /** device:inode of the namespace a path names now (see Attachment.netnsId); absent = not checked. */
+  readonly netnsIdentity?: (path: string) => Promise<string | undefined>;
 }
 
 export interface RepairRecord {
@@ -153,7 +155,12 @@ export class Reconciler {
       // An ADD or DEL for this pod may have run while this waited: it changed or removed the
       // record (every ledger change replaces the object). Then the next pass looks again.
       if (ledger.get(att.key) !== att) return;
-      if (!pod.reachable) {
+      // Ownership: a new sandbox may live at the old path now; its network is not ours to build.
+      const replaced =
+        att.netnsId !== undefined &&
+        this.#deps.netnsIdentity !== undefined &&
+        (await this.#deps.netnsIdentity(att.netns)) !== att.netnsId;
+      if (!pod.reachable || replaced) {
         report.netnsGone.push(att.key);
         const once = `${attachmentKeyString(att.key)} ${att.netns}`;
         if (!this.#reportedGone.has(once)) {
@@ -161,7 +168,7 @@ export class Reconciler {
           log.warn('reconcile: pod netns gone, leaving the attachment to its DEL', {
             key: att.key,
             netns: att.netns,
-            reason: pod.reason,
+            reason: replaced ? 'another namespace now has this path' : pod.reachable ? '' : pod.reason,
           });
         }
         return;
