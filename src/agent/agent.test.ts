@@ -265,9 +265,7 @@ test('a DEL spooled while the agent runs is applied without a restart', async ()
     const spool = join(w.dir, 'state', 'del-spool');
     await mkdir(spool, { recursive: true });
     await writeFile(join(spool, spoolName(Date.now())), JSON.stringify(req('DEL', 'c1', ns)));
-    const deadline = Date.now() + 15_000;
-    while (agent.ledger.list().length > 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 200));
+    await until(() => agent.ledger.list().length === 0, 15_000);
     assert.equal(agent.ledger.list().length, 0, 'the spooled DEL was not applied while the agent ran');
   } finally {
     await agent.stop();
@@ -365,78 +363,15 @@ test('the running agent repairs drift on its VPCNET_RECONCILE_SECONDS interval',
     const ns = await w.netns('a');
     const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
     w.dataplane.deleteSnatElement(ip);
-    const deadline = Date.now() + 5000;
-    while (!w.dataplane.snatElements().includes(ip) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => w.dataplane.snatElements().includes(ip), 5000);
     assert.deepEqual(w.dataplane.snatElements(), [ip]);
   } finally {
     await agent.stop();
   }
 });
 
-test("reconcile passes never collect a secondary ENI's own rule at the pods' priority", async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
-  dirs.push(dir);
-  const cloud = new FakeCloud({ limits: { maxEnis: 2, ipsPerEni: 4 }, primarySecondaryIps: 3 });
-  // The cloud attaches ENIs; the fake kernel grows the matching link for setupEni to find.
-  const dataplane = new FakeDataplane();
-  const setupEni = dataplane.setupEni.bind(dataplane);
-  dataplane.setupEni = async (spec) => {
-    if (![...dataplane.eniLinks.keys()].includes(spec.mac.toLowerCase())) {
-      dataplane.addEniLink(`ens${spec.deviceNumber + 5}`, spec.mac);
-    }
-    return setupEni(spec);
-  };
-  const env = {
-    VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
-    VPCNET_STATE_DIR: join(dir, 'state'),
-    VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
-    VPCNET_NODE_NAME: 'node1',
-    VPCNET_RECONCILE_SECONDS: '1',
-    WARM_IP_TARGET: '6',
-  };
-  const agent = await startAgent({
-    config: agentConfigFromEnv(env),
-    targets: parseWarmPoolTargets(env),
-    cloud,
-    dataplane,
-    pods: noPodSource,
-    log: silentLogger,
-    now: Date.now,
-    poolIntervalMs: 20,
-  });
-  try {
-    const eniRule = async () => {
-      const deadline = Date.now() + 5000;
-      while (Date.now() < deadline) {
-        const rule = dataplane.rules.find((r) => r.priority === 1536 && r.table !== 254);
-        if (rule) return rule;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return undefined;
-    };
-    const rule = await eniRule();
-    assert.ok(rule, 'the pool manager attached a second ENI and set it up');
-    // Wait for a pass that surely ran after the rule existed: it repairs a drift made now.
-    const ns = join(dir, 'netns-a');
-    await writeFile(ns, '');
-    const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
-    dataplane.deleteSnatElement(ip);
-    const deadline = Date.now() + 5000;
-    while (!dataplane.snatElements().includes(ip) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.deepEqual(dataplane.snatElements(), [ip], 'a reconcile pass ran');
-    assert.ok(dataplane.rules.includes(rule), "the ENI's rule is still there");
-  } finally {
-    await agent.stop();
-  }
-});
-
-test('an idle ENI is torn down before the cloud detaches it, and no reconcile pass collects its rule meanwhile', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
-  dirs.push(dir);
+/** A cloud that can attach a second ENI, and a fake kernel that grows the ENI's link as the fabric does. */
+function eniAttachingNode(): { cloud: FakeCloud; dataplane: FakeDataplane } {
   const cloud = new FakeCloud({ limits: { maxEnis: 2, ipsPerEni: 4 }, primarySecondaryIps: 3 });
   const dataplane = new FakeDataplane();
   const setupEni = dataplane.setupEni.bind(dataplane);
@@ -445,6 +380,65 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
       dataplane.addEniLink(`ens${spec.deviceNumber + 5}`, spec.mac);
     return setupEni(spec);
   };
+  return { cloud, dataplane };
+}
+
+/** An agent on that node with a reconcile pass every second and a fast pool loop. */
+async function startOnNode(
+  node: { cloud: FakeCloud; dataplane: FakeDataplane },
+  extraEnv: Record<string, string>,
+): Promise<{ agent: RunningAgent; dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
+  dirs.push(dir);
+  const env = {
+    VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
+    VPCNET_STATE_DIR: join(dir, 'state'),
+    VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
+    VPCNET_NODE_NAME: 'node1',
+    VPCNET_RECONCILE_SECONDS: '1',
+    ...extraEnv,
+  };
+  const agent = await startAgent({
+    config: agentConfigFromEnv(env),
+    targets: parseWarmPoolTargets(env),
+    cloud: node.cloud,
+    dataplane: node.dataplane,
+    pods: noPodSource,
+    log: silentLogger,
+    now: Date.now,
+    poolIntervalMs: 20,
+  });
+  return { agent, dir };
+}
+
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
+
+test("reconcile passes never collect a secondary ENI's own rule at the pods' priority", async () => {
+  const { cloud, dataplane } = eniAttachingNode();
+  const { agent, dir } = await startOnNode({ cloud, dataplane }, { WARM_IP_TARGET: '6' });
+  try {
+    const eniRule = () => dataplane.rules.find((r) => r.priority === 1536 && r.table !== 254);
+    await until(() => eniRule() !== undefined, 5000);
+    const rule = eniRule();
+    assert.ok(rule, 'the pool manager attached a second ENI and set it up');
+    // Wait for a pass that surely ran after the rule existed: it repairs a drift made now.
+    const ns = join(dir, 'netns-a');
+    await writeFile(ns, '');
+    const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
+    dataplane.deleteSnatElement(ip);
+    await until(() => dataplane.snatElements().includes(ip), 5000);
+    assert.deepEqual(dataplane.snatElements(), [ip], 'a reconcile pass ran');
+    assert.ok(dataplane.rules.includes(rule), "the ENI's rule is still there");
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('an idle ENI is torn down before the cloud detaches it, and no reconcile pass collects its rule meanwhile', async () => {
+  const { cloud, dataplane } = eniAttachingNode();
   // A slow teardown: reconcile passes (every second) run while it is under way.
   const teardownEni = dataplane.teardownEni.bind(dataplane);
   const attachedAtTeardown: number[] = [];
@@ -453,25 +447,10 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
     await new Promise((r) => setTimeout(r, 1500));
     return teardownEni(spec);
   };
-  const env = {
-    VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
-    VPCNET_STATE_DIR: join(dir, 'state'),
-    VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
-    VPCNET_NODE_NAME: 'node1',
-    VPCNET_RECONCILE_SECONDS: '1',
-    WARM_IP_TARGET: '1',
-    IP_COOLDOWN_PERIOD: '0',
-  };
-  const agent = await startAgent({
-    config: agentConfigFromEnv(env),
-    targets: parseWarmPoolTargets(env),
-    cloud,
-    dataplane,
-    pods: noPodSource,
-    log: silentLogger,
-    now: Date.now,
-    poolIntervalMs: 20,
-  });
+  const { agent, dir } = await startOnNode(
+    { cloud, dataplane },
+    { WARM_IP_TARGET: '1', IP_COOLDOWN_PERIOD: '0' },
+  );
   try {
     const pods = ['a', 'b', 'c', 'd'];
     for (const p of pods) {
@@ -487,8 +466,7 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
       const out = await agent.cni(req('DEL', `c-${p}`, join(dir, `netns-${p}`), `web-${p}`, `uid-${p}`));
       assert.equal(out.exitCode, 0, out.stdout);
     }
-    const deadline = Date.now() + 8000;
-    while (cloud.enis.has(eni.eniId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(() => !cloud.enis.has(eni.eniId), 8000);
     assert.equal(cloud.enis.has(eni.eniId), false, 'the idle ENI was detached and deleted');
     assert.deepEqual(attachedAtTeardown, [2], 'torn down once, while still attached');
     const collected = dataplane.calls
