@@ -46,6 +46,30 @@ export async function labUp(name: string, extra: string[] = []): Promise<LabDesc
   return JSON.parse(await ctl(['lab', 'up', '--name', name, '--detach', '--json', ...extra])) as LabDesc;
 }
 
+/** Registers a pod bound to `node` in the lab's Kubernetes API (`vpcnetctl lab pod`). */
+export async function registerPod(
+  lab: string,
+  node: string,
+  namespace: string,
+  pod: string,
+  uid: string,
+): Promise<void> {
+  await ctl([
+    'lab',
+    'pod',
+    '--name',
+    lab,
+    '--node',
+    node,
+    '--namespace',
+    namespace,
+    '--pod',
+    pod,
+    '--uid',
+    uid,
+  ]);
+}
+
 export async function labDown(name: string): Promise<void> {
   await ctl(['lab', 'down', '--name', name]);
 }

@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   agentState,
-  ctl,
   hostLinks,
   type LabDesc,
   type LabNodeDesc,
   labDown,
   labUp,
   reaches,
+  registerPod,
   sh,
   uniqueLabName,
 } from '../lab-fixture.ts';
@@ -76,20 +76,7 @@ describe('cnitool (libcni 1.1.2) in a lab node namespace', { skip: cnitoolGate.s
       uid: `uid-${labName}-${short}`,
     };
     created.push(pod);
-    await ctl([
-      'lab',
-      'pod',
-      '--name',
-      labName,
-      '--node',
-      node.name,
-      '--namespace',
-      pod.namespace,
-      '--pod',
-      pod.name,
-      '--uid',
-      pod.uid,
-    ]);
+    await registerPod(labName, node.name, pod.namespace, pod.name, pod.uid);
     return pod;
   }
 

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   agentState,
-  ctl,
   hostLinks,
   type LabDesc,
   type LabNodeDesc,
   labDown,
   labUp,
+  registerPod,
   uniqueLabName,
 } from '../lab-fixture.ts';
 import { gate, runProcess } from './clients.ts';
@@ -63,20 +63,7 @@ describe('containerd 1.6 CRI in a lab node namespace', { skip: containerdGate.sk
 
   async function registeredPod(name: string, attempt = 0): Promise<PodSandboxMetadata> {
     const uid = `uid-${labName}-${name}`;
-    await ctl([
-      'lab',
-      'pod',
-      '--name',
-      labName,
-      '--node',
-      node.name,
-      '--namespace',
-      'default',
-      '--pod',
-      name,
-      '--uid',
-      uid,
-    ]);
+    await registerPod(labName, node.name, 'default', name, uid);
     return { name, uid, namespace: 'default', attempt };
   }
 
