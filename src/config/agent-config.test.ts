@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type AgentConfig, agentConfigFromEnv } from './agent-config.ts';
+import { ConfigError } from './config-error.ts';
+
+/** The parser with a fixed host name, so no test depends on the machine it runs on. */
+function parse(env: Record<string, string>): AgentConfig {
+  return agentConfigFromEnv(env, { hostname: () => 'host-1' });
+}
+
+test('defaults follow the documented paths', () => {
+  const c = parse({ VPCNET_NODE_NAME: 'n1' });
+  assert.equal(c.agentSocket, '/run/vpcnet/agent.sock');
+  assert.equal(c.stateDir, '/var/lib/vpcnet');
+  assert.equal(c.delSpoolDir, '/var/lib/vpcnet/del-spool');
+  assert.equal(c.mtu, 9001);
+  assert.equal(c.kubeApi, undefined);
+  assert.equal(c.nodeName, 'n1');
+  assert.equal(c.vethPrefix, 'vpc');
+  assert.equal(c.logLevel, 'info');
+});
+
+test('the node name defaults to the host name', () => {
+  assert.equal(parse({}).nodeName, 'host-1');
+  assert.equal(parse({ VPCNET_NODE_NAME: '' }).nodeName, 'host-1');
+});
+
+test('the spool dir is the plugin default unless set, whatever the state dir', () => {
+  assert.equal(parse({ VPCNET_STATE_DIR: '/s' }).delSpoolDir, '/var/lib/vpcnet/del-spool');
+  assert.equal(parse({ VPCNET_STATE_DIR: '/s', VPCNET_DEL_SPOOL_DIR: '/q' }).delSpoolDir, '/q');
+});
+
+test('in-cluster API from KUBERNETES_SERVICE_HOST, explicit URL wins', () => {
+  assert.equal(parse({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }).kubeApi?.baseUrl, 'https://10.96.0.1:443');
+  assert.equal(
+    parse({ KUBERNETES_SERVICE_HOST: '10.96.0.1', VPCNET_KUBE_API: 'http://10.0.255.254:6443/' }).kubeApi
+      ?.baseUrl,
+    'http://10.0.255.254:6443',
+  );
+});
+
+test('the in-cluster API authenticates as the service account, on the service port, IPv6 in brackets', () => {
+  assert.deepEqual(parse({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }).kubeApi, {
+    baseUrl: 'https://[fd00::1]:6443',
+    caFile: '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt',
+    token: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+  });
+  assert.deepEqual(parse({ VPCNET_KUBE_API: 'https://api.example:443' }).kubeApi, {
+    baseUrl: 'https://api.example:443',
+  });
+  assert.throws(
+    () => parse({ KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: 'https' }),
+    /KUBERNETES_SERVICE_PORT must be an integer between 1 and 65535, got 'https'/,
+  );
+});
+
+test('invalid values are refused with the variable named', () => {
+  assert.throws(
+    () => parse({ VPCNET_MTU: 'big' }),
+    (e: unknown) => e instanceof ConfigError && /VPCNET_MTU/.test(e.message),
+  );
+  assert.throws(() => parse({ VPCNET_MTU: '100' }), /between 576 and 9001/);
+  assert.throws(() => parse({ VPCNET_MTU: '9002' }), /^ConfigError: VPCNET_MTU .* got '9002'$/);
+  assert.equal(parse({ VPCNET_MTU: '576' }).mtu, 576);
+  assert.throws(() => parse({ VPCNET_VETH_PREFIX: 'toolongprefix' }), /VPCNET_VETH_PREFIX/);
+  assert.throws(
+    () => parse({ VPCNET_VETH_PREFIX: '1ab' }),
+    /VPCNET_VETH_PREFIX must be 1-4 lowercase letters\/digits starting with a letter, got '1ab'/,
+  );
+  assert.throws(() => parse({ VPCNET_KUBE_API: 'ftp://x' }), /VPCNET_KUBE_API/);
+  assert.throws(
+    () => parse({ VPCNET_LOG_LEVEL: 'verbose' }),
+    /VPCNET_LOG_LEVEL must be debug, info, warn or error, got 'verbose'/,
+  );
+  assert.equal(parse({ VPCNET_LOG_LEVEL: 'debug' }).logLevel, 'debug');
+});
+
+test('an ADD waits 20 s for the pool by default; the wait must be positive', () => {
+  assert.equal(parse({}).addWaitSeconds, 20);
+  assert.equal(parse({ VPCNET_ADD_WAIT_SECONDS: '3' }).addWaitSeconds, 3);
+  assert.throws(
+    () => parse({ VPCNET_ADD_WAIT_SECONDS: '0' }),
+    /VPCNET_ADD_WAIT_SECONDS must be a positive integer, got '0'/,
+  );
+});
+
+test('the reconcile interval defaults to 10 s, 0 turns the loop off, and junk is refused', () => {
+  assert.equal(parse({}).reconcileSeconds, 10);
+  assert.equal(parse({ VPCNET_RECONCILE_SECONDS: '0' }).reconcileSeconds, 0);
+  assert.equal(parse({ VPCNET_RECONCILE_SECONDS: '5' }).reconcileSeconds, 5);
+  assert.throws(() => parse({ VPCNET_RECONCILE_SECONDS: '-1' }), /VPCNET_RECONCILE_SECONDS/);
+  assert.throws(() => parse({ VPCNET_RECONCILE_SECONDS: '1.5' }), /VPCNET_RECONCILE_SECONDS/);
+});
+
+test('upstream switches vpcnet cannot honour yet are refused or parsed, never ignored', () => {
+  assert.throws(() => parse({ ENABLE_PREFIX_DELEGATION: 'true' }), /ENABLE_PREFIX_DELEGATION/);
+  assert.throws(
+    () => parse({ ENABLE_PREFIX_DELEGATION: 'true' }),
+    (e: unknown) => e instanceof ConfigError && /not supported yet/.test(e.message),
+  );
+  assert.equal(parse({ ENABLE_PREFIX_DELEGATION: 'false' }).enablePodEni, false);
+  assert.equal(parse({ ENABLE_POD_ENI: 'true' }).enablePodEni, true);
+  assert.throws(() => parse({ ENABLE_POD_ENI: 'yes' }), /ENABLE_POD_ENI must be true or false/);
+});
+
+test('pods with security groups are enforced strictly by default, as upstream', () => {
+  assert.equal(parse({}).podSecurityGroupEnforcingMode, 'strict');
+  assert.equal(
+    parse({ POD_SECURITY_GROUP_ENFORCING_MODE: 'standard' }).podSecurityGroupEnforcingMode,
+    'standard',
+  );
+  assert.throws(
+    () => parse({ POD_SECURITY_GROUP_ENFORCING_MODE: 'Strict' }),
+    /^ConfigError: POD_SECURITY_GROUP_ENFORCING_MODE must be strict or standard, got 'Strict'$/,
+  );
+});
+
+test('branch ENIs are reached through VLAN devices unless the macvlan driver is chosen', () => {
+  assert.equal(parse({}).trunkDriver, 'vlan');
+  assert.equal(parse({ VPCNET_TRUNK_DRIVER: 'macvlan' }).trunkDriver, 'macvlan');
+  assert.throws(
+    () => parse({ VPCNET_TRUNK_DRIVER: 'ipvlan' }),
+    /VPCNET_TRUNK_DRIVER must be vlan or macvlan/,
+  );
+});
+
+test('the node translates pod traffic leaving the VPC unless external SNAT is on', () => {
+  assert.equal(parse({}).externalSnat, false);
+  assert.equal(parse({ AWS_VPC_K8S_CNI_EXTERNALSNAT: 'true' }).externalSnat, true);
+  assert.throws(
+    () => parse({ AWS_VPC_K8S_CNI_EXTERNALSNAT: '1' }),
+    /AWS_VPC_K8S_CNI_EXTERNALSNAT must be true or false/,
+  );
+});
+
+describe('warm pool targets', () => {
+  test('defaults: one warm ENI, 30 s cooldown, no IP targets or ENI cap', () => {
+    assert.deepEqual(parse({}).targets, { warmEniTarget: 1, cooldownSeconds: 30 });
+  });
+
+  test('reads every variable', () => {
+    assert.deepEqual(
+      parse({
+        WARM_ENI_TARGET: '0',
+        WARM_IP_TARGET: '2',
+        MINIMUM_IP_TARGET: ' 10 ',
+        MAX_ENI: '2',
+        IP_COOLDOWN_PERIOD: '5',
+      }).targets,
+      { warmEniTarget: 0, warmIpTarget: 2, minimumIpTarget: 10, maxEni: 2, cooldownSeconds: 5 },
+    );
+  });
+
+  test('an empty value counts as unset', () => {
+    assert.deepEqual(parse({ WARM_IP_TARGET: '' }).targets, { warmEniTarget: 1, cooldownSeconds: 30 });
+    assert.deepEqual(parse({ MAX_ENI: '  ' }).targets, { warmEniTarget: 1, cooldownSeconds: 30 });
+  });
+
+  test('invalid values are refused with the variable and value named', () => {
+    assert.throws(
+      () => parse({ WARM_IP_TARGET: 'abc' }),
+      /^ConfigError: WARM_IP_TARGET must be a non-negative integer, got 'abc'$/,
+    );
+    assert.throws(() => parse({ WARM_ENI_TARGET: '-1' }), /WARM_ENI_TARGET .* got '-1'/);
+    assert.throws(() => parse({ MINIMUM_IP_TARGET: '1.5' }), /MINIMUM_IP_TARGET/);
+    assert.throws(() => parse({ MAX_ENI: '0' }), /MAX_ENI must be a positive integer, got '0'/);
+    assert.throws(() => parse({ IP_COOLDOWN_PERIOD: '30s' }), /IP_COOLDOWN_PERIOD/);
+  });
+});

@@ -1,0 +1,87 @@
+// The agent's configuration, parsed once from the environment at start (the table is
+// settings.ts). Everything inside the agent trusts these types.
+import { hostname } from 'node:os';
+import type { WarmPoolTargets } from '../ipam/targets.ts';
+import type { KubeApiConfig } from '../pods/kube-api-config.ts';
+import { type Env, readSettings } from './setting.ts';
+import { AGENT_SETTINGS } from './settings.ts';
+
+export interface AgentConfig {
+  readonly agentSocket: string;
+  readonly stateDir: string;
+  readonly delSpoolDir: string;
+  readonly nodeName: string;
+  /** undefined = no API (cnitool, podman): regular networking only. */
+  readonly kubeApi: KubeApiConfig | undefined;
+  readonly vethPrefix: string;
+  readonly mtu: number;
+  /** How branch ENIs are reached on the trunk link. */
+  readonly trunkDriver: 'vlan' | 'macvlan';
+  /**
+   * ENABLE_POD_ENI (upstream name). Branch ENIs are not built yet: when on, an ADD for a pod the
+   * resource controller annotated with a branch ENI is refused rather than given the node's
+   * security groups.
+   */
+  readonly enablePodEni: boolean;
+  /** POD_SECURITY_GROUP_ENFORCING_MODE (upstream name and default): routing of branch-ENI pods. */
+  readonly podSecurityGroupEnforcingMode: 'strict' | 'standard';
+  /** AWS_VPC_K8S_CNI_EXTERNALSNAT: an external NAT device, not the node, translates pod traffic. */
+  readonly externalSnat: boolean;
+  readonly targets: WarmPoolTargets;
+  /** Seconds an ADD may wait for the pool to grow when it has no free address. */
+  readonly addWaitSeconds: number;
+  /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
+  readonly reconcileSeconds: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+/** What the defaults may ask of the host. */
+export interface ConfigHost {
+  hostname(): string;
+}
+
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** The API a pod reaches through the `kubernetes` service, authenticated as its service account. */
+function inClusterApi(host: string, port: number): KubeApiConfig {
+  return {
+    baseUrl: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    caFile: `${SERVICE_ACCOUNT_DIR}/ca.crt`,
+    token: `${SERVICE_ACCOUNT_DIR}/token`,
+  };
+}
+
+/** Parses the agent's environment; throws ConfigError naming the first bad variable. */
+export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): AgentConfig {
+  const v = readSettings(AGENT_SETTINGS, env);
+  // As upstream, an IP target of 0 means unset.
+  const targets: WarmPoolTargets = {
+    warmEniTarget: v.warmEniTarget,
+    cooldownSeconds: v.ipCooldownSeconds,
+    ...(v.warmIpTarget === undefined ? {} : { warmIpTarget: v.warmIpTarget }),
+    ...(v.minimumIpTarget === undefined ? {} : { minimumIpTarget: v.minimumIpTarget }),
+    ...(v.maxEni === undefined ? {} : { maxEni: v.maxEni }),
+  };
+  let kubeApi: KubeApiConfig | undefined;
+  if (v.kubeApi !== undefined) kubeApi = { baseUrl: v.kubeApi };
+  else if (v.kubernetesServiceHost !== undefined) {
+    kubeApi = inClusterApi(v.kubernetesServiceHost, v.kubernetesServicePort);
+  }
+  return {
+    agentSocket: v.agentSocket,
+    stateDir: v.stateDir,
+    delSpoolDir: v.delSpoolDir,
+    nodeName: v.nodeName ?? host.hostname(),
+    kubeApi,
+    vethPrefix: v.vethPrefix,
+    mtu: v.mtu,
+    trunkDriver: v.trunkDriver,
+    enablePodEni: v.enablePodEni,
+    podSecurityGroupEnforcingMode: v.podSecurityGroupEnforcingMode,
+    externalSnat: v.externalSnat,
+    targets,
+    addWaitSeconds: v.addWaitSeconds,
+    reconcileSeconds: v.reconcileSeconds,
+    logLevel: v.logLevel,
+  };
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { AGENT_SETTINGS, CLOUD_DRIVER_VARIABLES, DOCUMENTED_VARIABLES } from './settings.ts';
+
+test('every variable is declared once', () => {
+  const names = DOCUMENTED_VARIABLES.map((v) => v.env);
+  assert.deepEqual(
+    names.filter((n, i) => names.indexOf(n) !== i),
+    [],
+  );
+});
+
+test('every default is itself a valid value of its setting', () => {
+  for (const setting of Object.values(AGENT_SETTINGS)) {
+    if (setting.fallback === undefined) continue;
+    assert.equal(setting.kind.parse(String(setting.fallback)), setting.fallback, setting.env);
+  }
+});
+
+test('the settings users switch over with keep the upstream names', () => {
+  const upstream = DOCUMENTED_VARIABLES.filter((v) => v.upstream).map((v) => v.env);
+  for (const name of [
+    'WARM_ENI_TARGET',
+    'WARM_IP_TARGET',
+    'MINIMUM_IP_TARGET',
+    'MAX_ENI',
+    'IP_COOLDOWN_PERIOD',
+    'ENABLE_POD_ENI',
+    'ENABLE_PREFIX_DELEGATION',
+    'POD_SECURITY_GROUP_ENFORCING_MODE',
+    'AWS_VPC_K8S_CNI_EXTERNALSNAT',
+  ]) {
+    assert.ok(upstream.includes(name), name);
+  }
+});
+
+test('the AWS endpoint variables are documented as read by the cloud driver', () => {
+  assert.deepEqual(
+    CLOUD_DRIVER_VARIABLES.map((v) => v.env),
+    ['AWS_ENDPOINT_URL_EC2', 'AWS_EC2_METADATA_SERVICE_ENDPOINT', 'AWS_REGION'],
+  );
+  for (const v of CLOUD_DRIVER_VARIABLES) assert.match(v.description, /^read by the cloud driver/);
+});

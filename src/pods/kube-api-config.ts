@@ -1,0 +1,9 @@
+// How to reach the Kubernetes API: what KubePodSource needs, decided by the agent's configuration.
+export interface KubeApiConfig {
+  /** Base URL without a trailing slash: `https://10.96.0.1:443`. */
+  readonly baseUrl: string;
+  /** Path of a file holding the bearer token (the service account's); read per request. */
+  readonly token?: string;
+  /** Path of the CA bundle that signs the API server's certificate. */
+  readonly caFile?: string;
+}
