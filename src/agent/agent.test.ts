@@ -8,12 +8,11 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import type { ForwardedRequest } from '../cni/wire.ts';
+import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { FakeDataplane } from '../dataplane/fake.ts';
 import { FakeCloud } from '../ipam/fake-cloud.ts';
-import { parseWarmPoolTargets } from '../ipam/targets.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 import { type RunningAgent, startAgent } from './agent.ts';
-import { agentConfigFromEnv } from './config.ts';
 import { silentLogger } from './log.ts';
 
 const dirs: string[] = [];
@@ -43,6 +42,7 @@ async function world(extraEnv: Record<string, string> = {}): Promise<World> {
     IP_COOLDOWN_PERIOD: '30',
     ...extraEnv,
   };
+  const config = agentConfigFromEnv(env);
   return {
     dir,
     cloud,
@@ -54,8 +54,8 @@ async function world(extraEnv: Record<string, string> = {}): Promise<World> {
     },
     start: () =>
       startAgent({
-        config: agentConfigFromEnv(env),
-        targets: parseWarmPoolTargets(env),
+        config,
+        targets: config.targets,
         cloud,
         dataplane,
         pods: noPodSource,
@@ -398,9 +398,10 @@ async function startOnNode(
     VPCNET_RECONCILE_SECONDS: '1',
     ...extraEnv,
   };
+  const config = agentConfigFromEnv(env);
   const agent = await startAgent({
-    config: agentConfigFromEnv(env),
-    targets: parseWarmPoolTargets(env),
+    config,
+    targets: config.targets,
     cloud: node.cloud,
     dataplane: node.dataplane,
     pods: noPodSource,

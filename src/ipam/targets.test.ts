@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EniStats, PoolStats } from './pool.ts';
-import { decide, eniToFree, nextPoolStep, parseWarmPoolTargets, type WarmPoolTargets } from './targets.ts';
+import { decide, eniToFree, nextPoolStep, type WarmPoolTargets } from './targets.ts';
 
 // t3.small: 3 ENIs × 4 addresses (3 secondary).
 const t3small = { maxEnis: 3, ipsPerEni: 4 };
@@ -10,43 +10,6 @@ const eniMode: WarmPoolTargets = { warmEniTarget: 1, cooldownSeconds: 30 };
 function stats(enis: number, total: number, assigned: number, cooling = 0): PoolStats {
   return { enis, total, assigned, cooling, available: total - assigned - cooling };
 }
-
-describe('parseWarmPoolTargets', () => {
-  test('defaults: one warm ENI, 30 s cooldown, no IP targets or ENI cap', () => {
-    assert.deepEqual(parseWarmPoolTargets({}), { warmEniTarget: 1, cooldownSeconds: 30 });
-  });
-
-  test('reads every variable', () => {
-    assert.deepEqual(
-      parseWarmPoolTargets({
-        WARM_ENI_TARGET: '0',
-        WARM_IP_TARGET: '2',
-        MINIMUM_IP_TARGET: ' 10 ',
-        MAX_ENI: '2',
-        IP_COOLDOWN_PERIOD: '5',
-      }),
-      { warmEniTarget: 0, warmIpTarget: 2, minimumIpTarget: 10, maxEni: 2, cooldownSeconds: 5 },
-    );
-  });
-
-  test('an empty value counts as unset', () => {
-    assert.deepEqual(parseWarmPoolTargets({ WARM_IP_TARGET: '' }), { warmEniTarget: 1, cooldownSeconds: 30 });
-  });
-
-  test('invalid values are refused with the variable and value named', () => {
-    assert.throws(
-      () => parseWarmPoolTargets({ WARM_IP_TARGET: 'abc' }),
-      /^Error: WARM_IP_TARGET must be a non-negative integer, got 'abc'$/,
-    );
-    assert.throws(() => parseWarmPoolTargets({ WARM_ENI_TARGET: '-1' }), /WARM_ENI_TARGET .* got '-1'/);
-    assert.throws(() => parseWarmPoolTargets({ MINIMUM_IP_TARGET: '1.5' }), /MINIMUM_IP_TARGET/);
-    assert.throws(
-      () => parseWarmPoolTargets({ MAX_ENI: '0' }),
-      /MAX_ENI must be a positive integer, got '0'/,
-    );
-    assert.throws(() => parseWarmPoolTargets({ IP_COOLDOWN_PERIOD: '30s' }), /IP_COOLDOWN_PERIOD/);
-  });
-});
 
 describe('decide', () => {
   // Rows follow the upstream's docs/eni-and-ip-target.md examples for t3.small.

@@ -28,36 +28,6 @@ export type PoolDecision =
   | { readonly kind: 'freeEni'; readonly eniId: string }
   | { readonly kind: 'none' };
 
-function parseCount(
-  env: Readonly<Record<string, string | undefined>>,
-  name: string,
-  min: number,
-): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const text = raw.trim();
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
-    const what = min > 0 ? 'a positive integer' : 'a non-negative integer';
-    throw new Error(`${name} must be ${what}, got '${raw}'`);
-  }
-  return value;
-}
-
-/** Reads the targets from the agent's environment; throws a message naming the bad variable. */
-export function parseWarmPoolTargets(env: Readonly<Record<string, string | undefined>>): WarmPoolTargets {
-  const warmIpTarget = parseCount(env, 'WARM_IP_TARGET', 0);
-  const minimumIpTarget = parseCount(env, 'MINIMUM_IP_TARGET', 0);
-  const maxEni = parseCount(env, 'MAX_ENI', 1);
-  return {
-    warmEniTarget: parseCount(env, 'WARM_ENI_TARGET', 0) ?? 1,
-    cooldownSeconds: parseCount(env, 'IP_COOLDOWN_PERIOD', 0) ?? 30,
-    ...(warmIpTarget === undefined ? {} : { warmIpTarget }),
-    ...(minimumIpTarget === undefined ? {} : { minimumIpTarget }),
-    ...(maxEni === undefined ? {} : { maxEni }),
-  };
-}
-
 /** Secondary addresses one ENI can hold: the ENI's own primary address takes one slot. */
 export function secondaryIpsPerEni(limits: InstanceTypeLimits): number {
   return Math.max(limits.ipsPerEni - 1, 0);

@@ -1,5 +1,5 @@
 // One vpcnet agent per lab node, started inside the node's namespace and configured by its
-// environment (src/agent/config-contract.md) to use the emulator as its cloud and kube API.
+// environment (src/config/settings.ts) to use the emulator as its cloud and kube API.
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

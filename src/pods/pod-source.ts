@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { KubeApiConfig } from '../agent/config.ts';
+import type { KubeApiConfig } from './kube-api-config.ts';
 
 export interface PodMetadata {
   readonly namespace: string;
