@@ -1,12 +1,16 @@
-// LinuxDataplane against the real kernel. Each test builds its own "node" namespace (the dataplane
-// runs its node-side commands there via hostNetns) and pod namespaces, and removes them all after.
+// The dataplane on the Linux kernel driver, checked with the kernel's own tools (ip, nft) and with
+// traffic. Each test builds its own "node" namespace (the node side runs there via hostNetns) and
+// pod namespaces, and removes them all after. The scenario table that the fake kernel also passes
+// is in dataplane-scenarios.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PodNetworkSpec } from '../src/dataplane/dataplane.ts';
+import { Dataplane } from '../src/dataplane/dataplane.ts';
 import { DataplaneError } from '../src/dataplane/errors.ts';
-import { LinuxDataplane } from '../src/dataplane/linux.ts';
-import { hostVethMac, hostVethName } from '../src/dataplane/names.ts';
-import type { AttachmentKey } from '../src/ledger/attachment.ts';
+import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
+import type { AttachmentKey } from '../src/plan/attachment.ts';
+import { hostVethMac, hostVethName, podVethMac } from '../src/plan/names.ts';
+import { planRegularPod } from '../src/plan/pod-plan.ts';
+import type { Resource } from '../src/plan/resource.ts';
 import {
   execIn,
   mustExecIn,
@@ -25,29 +29,50 @@ const oldSandbox: AttachmentKey = { network: 'vpcnet', containerId: 'a279aaaa000
 const newSandbox: AttachmentKey = { network: 'vpcnet', containerId: '30c8bbbb0002', ifName: 'eth0' };
 
 /** A node namespace with an address on lo (something for pods to reach) and a dataplane driving it. */
-async function makeNode(create: Create): Promise<{ node: string; dp: LinuxDataplane }> {
+async function makeNode(create: Create): Promise<{ node: string; dp: Dataplane; kernel: LinuxKernel }> {
   const node = await create('vpcdp-node-');
   await mustExecIn(node, ['ip', 'addr', 'add', `${NODE_LOCAL_IP}/32`, 'dev', 'lo']);
-  return { node, dp: new LinuxDataplane({ hostNetns: netnsPath(node) }) };
+  const kernel = new LinuxKernel({ hostNetns: netnsPath(node) });
+  return { node, dp: new Dataplane(kernel), kernel };
 }
 
-function specFor(
+interface PodPlan {
+  readonly netns: string;
+  readonly hostVeth: string;
+  readonly hostMac: string;
+  readonly resources: Resource[];
+}
+
+function planFor(
   pod: string,
   key: AttachmentKey,
   ip: string,
-  over: Partial<PodNetworkSpec> = {},
-): PodNetworkSpec {
+  over: { routeTable?: number; snat?: boolean; netns?: string } = {},
+): PodPlan {
   return {
-    netnsPath: netnsPath(pod),
-    ifName: key.ifName,
+    netns: over.netns ?? netnsPath(pod),
     hostVeth: hostVethName(key),
     hostMac: hostVethMac(key),
-    ip,
-    mtu: 9001,
-    routeTable: 2,
-    snat: false,
-    ...over,
+    resources: planRegularPod({
+      key,
+      vethPrefix: 'vpc',
+      ip,
+      eniId: 'eni-1',
+      routeTable: over.routeTable ?? 2,
+      mtu: 9001,
+      snat: over.snat ?? false,
+    }),
   };
+}
+
+async function problems(dp: Dataplane, p: PodPlan): Promise<string[]> {
+  const seen = await dp.inspect(p.netns, p.resources);
+  return [
+    ...(seen.podUnreachable === undefined
+      ? []
+      : [`pod netns ${p.netns} unreachable: ${seen.podUnreachable}`]),
+    ...seen.findings.map((f) => f.problem),
+  ];
 }
 
 async function ipJson(ns: string, args: readonly string[]): Promise<Json[]> {
@@ -95,14 +120,14 @@ function median(values: readonly number[]): number {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
 
-test('addPod builds eth0 with a /32, a default route via 169.254.1.1 with a permanent neighbour, and an up host veth with route and rules', async () => {
+test('create builds eth0 with a /32, a default route via 169.254.1.1 with a permanent neighbour, and an up host veth with route and rules', async () => {
   await withNetnsCleanup(async (create) => {
-    const { node, dp } = await makeNode(create);
+    const { node, dp, kernel } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5');
-    const before = dp.commandsRun;
-    const result = await dp.addPod(spec);
-    assert.ok(dp.commandsRun - before <= 3, `addPod ran ${dp.commandsRun - before} processes`);
+    const p = planFor(pod, oldSandbox, '10.0.0.5');
+    const before = kernel.commandsRun;
+    await dp.create(p.netns, p.resources);
+    assert.ok(kernel.commandsRun - before <= 3, `create ran ${kernel.commandsRun - before} processes`);
 
     const [eth0] = await ipJson(pod, ['addr', 'show', 'dev', 'eth0']);
     assert.ok(eth0);
@@ -113,24 +138,20 @@ test('addPod builds eth0 with a /32, a default route via 169.254.1.1 with a perm
       inet.map((a) => `${a.local}/${a.prefixlen}`),
       ['10.0.0.5/32'],
     );
-    assert.equal(
-      result.podInterface.mac,
-      eth0.address,
-      'addPod reports the MAC the pod interface really has',
-    );
+    assert.equal(eth0.address, podVethMac(oldSandbox), 'the pod interface has the MAC the result reports');
     assert.deepEqual(await ipJson(pod, ['route', 'show', 'default']), [
       { dst: 'default', gateway: '169.254.1.1', dev: 'eth0', flags: [] },
     ]);
     const [neigh] = await ipJson(pod, ['neigh', 'show', '169.254.1.1', 'dev', 'eth0']);
-    assert.equal(neigh?.lladdr, spec.hostMac);
+    assert.equal(neigh?.lladdr, p.hostMac);
     assert.deepEqual(neigh?.state, ['PERMANENT']);
 
-    const [veth] = await ipJson(node, ['link', 'show', 'dev', spec.hostVeth]);
+    const [veth] = await ipJson(node, ['link', 'show', 'dev', p.hostVeth]);
     assert.ok(veth, 'host veth exists in the node namespace');
     assert.ok((veth.flags as string[]).includes('UP'));
-    assert.equal(veth.address, spec.hostMac);
+    assert.equal(veth.address, p.hostMac);
     assert.deepEqual(await ipJson(node, ['route', 'show', 'table', 'main', '10.0.0.5/32']), [
-      { dst: '10.0.0.5', dev: spec.hostVeth, scope: 'link', flags: [] },
+      { dst: '10.0.0.5', dev: p.hostVeth, scope: 'link', flags: [] },
     ]);
     const rules = await rulesFor(node, '10.0.0.5');
     assert.deepEqual(
@@ -140,13 +161,7 @@ test('addPod builds eth0 with a /32, a default route via 169.254.1.1 with a perm
         [1536, '10.0.0.5', undefined, '2'],
       ],
     );
-    assert.deepEqual(result.resources, [
-      { kind: 'veth', hostName: spec.hostVeth },
-      { kind: 'hostRoute', dst: '10.0.0.5/32', dev: spec.hostVeth },
-      { kind: 'rule', priority: 512, to: '10.0.0.5/32', table: 254 },
-      { kind: 'rule', priority: 1536, from: '10.0.0.5/32', table: 2 },
-    ]);
-    assert.deepEqual(await dp.inspectPod(spec), []);
+    assert.deepEqual(await problems(dp, p), []);
   });
 });
 
@@ -158,18 +173,15 @@ test('a pod on the main table gets no from-rule, and a pod netns given as a /pro
     const holder = await mustExecIn(pod, ['bash', '-c', 'sleep 30 >/dev/null 2>&1 & echo $!']);
     const pid = Number(holder.stdout.trim());
     try {
-      const spec = specFor(pod, oldSandbox, '10.0.0.5', {
-        netnsPath: `/proc/${pid}/ns/net`,
-        routeTable: 254,
-      });
-      const result = await dp.addPod(spec);
-      assert.equal(result.resources.filter((r) => r.kind === 'rule').length, 1);
+      const p = planFor(pod, oldSandbox, '10.0.0.5', { netns: `/proc/${pid}/ns/net`, routeTable: 254 });
+      await dp.create(p.netns, p.resources);
+      assert.equal(p.resources.filter((r) => r.kind === 'rule').length, 1);
       assert.deepEqual(
         (await rulesFor(node, '10.0.0.5')).map((r) => r.priority),
         [512],
       );
       assert.ok(await linkExists(pod, 'eth0'));
-      assert.deepEqual(await dp.inspectPod(spec), []);
+      assert.deepEqual(await problems(dp, p), []);
     } finally {
       process.kill(pid);
     }
@@ -180,15 +192,16 @@ test('without hostNetns (production), the host end lands in the namespace the ag
   await withNetnsCleanup(async (create) => {
     const { node } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5');
+    const p = planFor(pod, oldSandbox, '10.0.0.5');
     // The agent process itself runs inside the node namespace, as vpcnetd does on a node.
-    const linux = new URL('../src/dataplane/linux.ts', import.meta.url).pathname;
+    const src = (f: string) => JSON.stringify(new URL(`../src/dataplane/${f}`, import.meta.url).pathname);
     const script = [
-      `import { LinuxDataplane } from ${JSON.stringify(linux)};`,
-      'const dp = new LinuxDataplane();',
-      'const spec = JSON.parse(process.argv[1]);',
-      'await dp.addPod(spec);',
-      'console.log(JSON.stringify(await dp.inspectPod(spec)));',
+      `import { Dataplane } from ${src('dataplane.ts')};`,
+      `import { LinuxKernel } from ${src('linux/linux-kernel.ts')};`,
+      'const dp = new Dataplane(new LinuxKernel());',
+      'const [netns, resources] = JSON.parse(process.argv[1]);',
+      'await dp.create(netns, resources);',
+      'console.log(JSON.stringify((await dp.inspect(netns, resources)).findings));',
     ].join('\n');
     const r = await mustExecIn(node, [
       'node',
@@ -197,10 +210,10 @@ test('without hostNetns (production), the host end lands in the namespace the ag
       '--input-type=module',
       '-e',
       script,
-      JSON.stringify(spec),
+      JSON.stringify([p.netns, p.resources]),
     ]);
     assert.deepEqual(JSON.parse(r.stdout), []);
-    assert.ok(await linkExists(node, spec.hostVeth));
+    assert.ok(await linkExists(node, p.hostVeth));
     assert.ok(await reaches(pod, NODE_LOCAL_IP));
   });
 });
@@ -209,7 +222,8 @@ test('pod and node reach each other through the veth', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
-    await dp.addPod(specFor(pod, oldSandbox, '10.0.0.5'));
+    const p = planFor(pod, oldSandbox, '10.0.0.5');
+    await dp.create(p.netns, p.resources);
     assert.ok(await reaches(pod, NODE_LOCAL_IP), 'pod -> node');
     assert.ok(await reaches(node, '10.0.0.5'), 'node -> pod');
     assert.equal(await reaches(pod, '10.99.0.77'), false, 'an address nobody has is not reachable');
@@ -221,69 +235,73 @@ test('stale DEL for a replaced sandbox keeps the new sandbox working (two contai
     const { node, dp } = await makeNode(create);
     const oldPod = await create('vpcdp-pod-');
     const newPod = await create('vpcdp-pod-');
-    const oldSpec = specFor(oldPod, oldSandbox, '10.0.0.5');
-    const newSpec = specFor(newPod, newSandbox, '10.0.0.6');
-    const old = await dp.addPod(oldSpec);
-    await dp.addPod(newSpec);
-    assert.notEqual(oldSpec.hostVeth, newSpec.hostVeth);
-    assert.ok(await linkExists(node, oldSpec.hostVeth));
-    assert.ok(await linkExists(node, newSpec.hostVeth));
+    const oldPlan = planFor(oldPod, oldSandbox, '10.0.0.5');
+    const newPlan = planFor(newPod, newSandbox, '10.0.0.6');
+    await dp.create(oldPlan.netns, oldPlan.resources);
+    await dp.create(newPlan.netns, newPlan.resources);
+    assert.notEqual(oldPlan.hostVeth, newPlan.hostVeth);
+    assert.ok(await linkExists(node, oldPlan.hostVeth));
+    assert.ok(await linkExists(node, newPlan.hostVeth));
 
-    await dp.removeResources(old.resources);
-    assert.equal(await linkExists(node, oldSpec.hostVeth), false);
+    await dp.remove(oldPlan.resources);
+    assert.equal(await linkExists(node, oldPlan.hostVeth), false);
     assert.deepEqual(await rulesFor(node, '10.0.0.5'), []);
     assert.ok(await reaches(newPod, NODE_LOCAL_IP), 'new sandbox -> node');
     assert.ok(await reaches(node, '10.0.0.6'), 'node -> new sandbox');
-    assert.deepEqual(await dp.inspectPod(newSpec), []);
+    assert.deepEqual(await problems(dp, newPlan), []);
   });
 });
 
-test('removeResources removes exactly what it is given, and a second time succeeds', async () => {
+test('remove deletes the pod end with the host end, and the host route, rules and SNAT element with them', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     await dp.setupNode(VPC);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5', { snat: true });
-    const { resources } = await dp.addPod(spec);
+    const p = planFor(pod, oldSandbox, '10.0.0.5', { snat: true });
+    await dp.create(p.netns, p.resources);
     assert.deepEqual(await snatElements(node), ['10.0.0.5']);
-    // An address resource belongs to IPAM; the dataplane must accept and skip it.
-    const all = [{ kind: 'address' as const, ip: '10.0.0.5', eniId: 'eni-1' }, ...resources];
-    await dp.removeResources(all);
-    assert.equal(await linkExists(node, spec.hostVeth), false);
+    await dp.remove(p.resources);
+    assert.equal(await linkExists(node, p.hostVeth), false);
     assert.equal(await linkExists(pod, 'eth0'), false, 'deleting the host end removed the pod end');
     assert.deepEqual(await rulesFor(node, '10.0.0.5'), []);
     assert.deepEqual(await ipJson(node, ['route', 'show', 'table', 'main', '10.0.0.5/32']), []);
     assert.deepEqual(await snatElements(node), []);
-    await dp.removeResources(all);
+    await dp.remove(p.resources);
   });
 });
 
-test('removeResources after the pod netns was deleted succeeds and leaves no rule or SNAT element behind', async () => {
+test('remove after the pod netns was deleted succeeds and leaves no rule or SNAT element behind', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     await dp.setupNode(VPC);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5', { snat: true });
-    const { resources } = await dp.addPod(spec);
+    const p = planFor(pod, oldSandbox, '10.0.0.5', { snat: true });
+    await dp.create(p.netns, p.resources);
     await removeNetns(pod);
     // The kernel dismantles a deleted namespace asynchronously.
     assert.ok(
-      await eventually(async () => !(await linkExists(node, spec.hostVeth))),
+      await eventually(async () => !(await linkExists(node, p.hostVeth))),
       'the veth died with the namespace',
     );
     assert.equal((await rulesFor(node, '10.0.0.5')).length, 2, 'rules outlive the namespace');
-
-    await dp.removeResources(resources);
+    await dp.remove(p.resources);
     assert.deepEqual(await rulesFor(node, '10.0.0.5'), []);
     assert.deepEqual(await snatElements(node), []);
   });
 });
 
-test('removeResources reports a real failure instead of calling it gone', async () => {
+test('remove reports a real failure instead of calling it gone', async () => {
   await withNetnsCleanup(async (create) => {
     const { dp } = await makeNode(create);
     // Deleting the loopback is refused by the kernel (EINVAL/EOPNOTSUPP): not "already gone".
-    await assert.rejects(dp.removeResources([{ kind: 'veth', hostName: 'lo' }]), (err: unknown) => {
+    const lo: Resource = {
+      kind: 'veth',
+      hostName: 'lo',
+      hostMac: '02:00:00:00:00:01',
+      podIfName: 'eth0',
+      mtu: 1,
+    };
+    await assert.rejects(dp.remove([lo]), (err: unknown) => {
       assert.ok(err instanceof DataplaneError);
       assert.match(err.step, /link del lo/);
       return true;
@@ -291,22 +309,22 @@ test('removeResources reports a real failure instead of calling it gone', async 
   });
 });
 
-test('a failure mid-addPod rolls back what this addPod did and keeps what it did not create', async () => {
+test('a failure mid-create rolls back what this create did and keeps what it did not create', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
     // Someone else's rule with the same selector: our `rule add from` fails with EEXIST.
     await mustExecIn(node, ['ip', 'rule', 'add', 'from', '10.0.0.5/32', 'lookup', '2', 'prio', '1536']);
-    const spec = specFor(pod, oldSandbox, '10.0.0.5');
-    await assert.rejects(dp.addPod(spec), (err: unknown) => {
+    const p = planFor(pod, oldSandbox, '10.0.0.5');
+    await assert.rejects(dp.create(p.netns, p.resources), (err: unknown) => {
       assert.ok(err instanceof DataplaneError);
       assert.equal(err.step, 'rule add from 10.0.0.5/32 lookup 2 prio 1536');
-      assert.equal(err.hostVeth, spec.hostVeth);
+      assert.equal(err.hostVeth, p.hostVeth);
       assert.match(err.kernelMessage, /File exists/);
-      assert.match(err.message, new RegExp(spec.hostVeth));
+      assert.match(err.message, new RegExp(p.hostVeth));
       return true;
     });
-    assert.equal(await linkExists(node, spec.hostVeth), false, 'host veth rolled back');
+    assert.equal(await linkExists(node, p.hostVeth), false, 'host veth rolled back');
     assert.equal(await linkExists(pod, 'eth0'), false, 'pod interface rolled back');
     assert.deepEqual(
       (await rulesFor(node, '10.0.0.5')).map((r) => [r.priority, r.src]),
@@ -316,45 +334,45 @@ test('a failure mid-addPod rolls back what this addPod did and keeps what it did
   });
 });
 
-test('addPod fails at the SNAT step when the node was never set up, and leaves nothing behind', async () => {
+test('create fails at the SNAT step when the node was never set up, and leaves nothing behind', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5', { snat: true });
+    const p = planFor(pod, oldSandbox, '10.0.0.5', { snat: true });
     await assert.rejects(
-      dp.addPod(spec),
+      dp.create(p.netns, p.resources),
       /step "nft add element ip vpcnet snat_pods \{ 10\.0\.0\.5 \}" failed/,
     );
-    assert.equal(await linkExists(node, spec.hostVeth), false);
+    assert.equal(await linkExists(node, p.hostVeth), false);
     assert.equal(await linkExists(pod, 'eth0'), false);
     assert.deepEqual(await rulesFor(node, '10.0.0.5'), []);
   });
 });
 
-test('addPod never deletes an existing link that has the host veth name (not ours)', async () => {
+test('create never deletes an existing link that has the host veth name (not ours)', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5');
-    await mustExecIn(node, ['ip', 'link', 'add', spec.hostVeth, 'type', 'veth', 'peer', 'name', 'squatter1']);
-    await assert.rejects(dp.addPod(spec), (err: unknown) => {
+    const p = planFor(pod, oldSandbox, '10.0.0.5');
+    await mustExecIn(node, ['ip', 'link', 'add', p.hostVeth, 'type', 'veth', 'peer', 'name', 'squatter1']);
+    await assert.rejects(dp.create(p.netns, p.resources), (err: unknown) => {
       assert.ok(err instanceof DataplaneError);
       assert.match(err.step, /^link add eth0 /);
       return true;
     });
-    assert.ok(await linkExists(node, spec.hostVeth), 'the existing link survives');
+    assert.ok(await linkExists(node, p.hostVeth), 'the existing link survives');
     assert.equal(await linkExists(pod, 'eth0'), false);
   });
 });
 
-test('inspectPod reports drift made by hand: address, neighbour, host veth state, rule, SNAT element', async () => {
+test('drift made with ip and nft by hand is found: neighbour state, rule, SNAT element, a deleted veth', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, dp } = await makeNode(create);
     await dp.setupNode(VPC);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5', { snat: true });
-    await dp.addPod(spec);
-    assert.deepEqual(await dp.inspectPod(spec), []);
+    const p = planFor(pod, oldSandbox, '10.0.0.5', { snat: true });
+    await dp.create(p.netns, p.resources);
+    assert.deepEqual(await problems(dp, p), []);
 
     await mustExecIn(node, ['ip', 'rule', 'del', 'from', '10.0.0.5/32', 'lookup', '2', 'prio', '1536']);
     await mustExecIn(node, ['nft', 'delete', 'element', 'ip', 'vpcnet', 'snat_pods', '{ 10.0.0.5 }']);
@@ -366,47 +384,31 @@ test('inspectPod reports drift made by hand: address, neighbour, host veth state
       'dev',
       'eth0',
       'lladdr',
-      spec.hostMac,
+      p.hostMac,
       'nud',
       'reachable',
     ]);
-    assert.deepEqual(await dp.inspectPod(spec), [
+    assert.deepEqual(await problems(dp, p), [
       'neighbour 169.254.1.1 not permanent',
-      'rule from 10.0.0.5 lookup 2 missing',
+      'rule from 10.0.0.5 lookup 2 prio 1536 missing',
       'snat element 10.0.0.5 missing',
     ]);
 
-    // Removing the interface's only address also makes the kernel flush its routes and neighbours.
-    await mustExecIn(pod, ['ip', 'addr', 'del', '10.0.0.5/32', 'dev', 'eth0']);
-    const noAddress = await dp.inspectPod(spec);
-    assert.deepEqual(noAddress.slice(0, 4), [
-      'address 10.0.0.5/32 missing on eth0',
-      'route to 169.254.1.1 dev eth0 missing',
-      'default route via 169.254.1.1 missing',
-      'neighbour 169.254.1.1 missing',
-    ]);
-
-    // An admin-down link loses its routes too.
-    await mustExecIn(node, ['ip', 'link', 'set', spec.hostVeth, 'down']);
-    const down = await dp.inspectPod(spec);
-    assert.ok(down.includes(`host veth ${spec.hostVeth} down`), down.join('\n'));
-    assert.ok(down.includes(`host route to 10.0.0.5 dev ${spec.hostVeth} missing`), down.join('\n'));
-
-    await mustExecIn(node, ['ip', 'link', 'del', spec.hostVeth]);
-    const gone = await dp.inspectPod(spec);
-    assert.ok(gone.includes(`pod interface eth0 missing in ${spec.netnsPath}`), gone.join('\n'));
-    assert.ok(gone.includes(`host veth ${spec.hostVeth} missing`), gone.join('\n'));
-    assert.ok(gone.includes(`host route to 10.0.0.5 dev ${spec.hostVeth} missing`), gone.join('\n'));
+    await mustExecIn(node, ['ip', 'link', 'del', p.hostVeth]);
+    const gone = await problems(dp, p);
+    assert.ok(gone.includes('pod interface eth0 missing'), gone.join('\n'));
+    assert.ok(gone.includes(`host veth ${p.hostVeth} missing`), gone.join('\n'));
+    assert.ok(gone.includes(`host route 10.0.0.5 dev ${p.hostVeth} missing`), gone.join('\n'));
   });
 });
 
-test('inspectPod reports a vanished pod netns instead of failing', async () => {
+test('inspect reports a vanished pod netns instead of failing', async () => {
   await withNetnsCleanup(async (create) => {
     const { dp } = await makeNode(create);
-    const spec = specFor('vpcdp-missing-ns', oldSandbox, '10.0.0.5');
-    const problems = await dp.inspectPod(spec);
-    assert.match(problems[0] ?? '', /^pod netns \/var\/run\/netns\/vpcdp-missing-ns unreachable/);
-    assert.ok(problems.includes(`host veth ${spec.hostVeth} missing`));
+    const p = planFor('vpcdp-missing-ns', oldSandbox, '10.0.0.5');
+    const found = await problems(dp, p);
+    assert.match(found[0] ?? '', /^pod netns \/var\/run\/netns\/vpcdp-missing-ns unreachable/);
+    assert.ok(found.includes(`host veth ${p.hostVeth} missing`));
   });
 });
 
@@ -469,7 +471,8 @@ test('setupNode is idempotent, and SNAT rewrites the source of pod traffic leavi
     await dp.setupNode(VPC);
     await dp.setupNode(VPC);
     const pod = await create('vpcdp-pod-');
-    await dp.addPod(specFor(pod, oldSandbox, '10.0.0.5', { snat: true }));
+    const p = planFor(pod, oldSandbox, '10.0.0.5', { snat: true });
+    await dp.create(p.netns, p.resources);
     const listing = (await mustExecIn(node, ['nft', 'list', 'chain', 'ip', 'vpcnet', 'postrouting'])).stdout;
     assert.equal(listing.match(/snat to/g)?.length, 1, listing);
 
@@ -594,46 +597,34 @@ test('teardownEni after setupEni leaves no route in its table and no rule for th
   });
 });
 
-test('listHostVeths lists the veths with the prefix and nothing else', async () => {
+test('create and remove stay within their process budget (timings in the output)', async (t) => {
   await withNetnsCleanup(async (create) => {
-    const { node, dp } = await makeNode(create);
-    await dp.addPod(specFor(await create('vpcdp-pod-'), oldSandbox, '10.0.0.5'));
-    await dp.addPod(specFor(await create('vpcdp-pod-'), newSandbox, '10.0.0.6'));
-    await mustExecIn(node, ['ip', 'link', 'add', 'other0', 'type', 'veth', 'peer', 'name', 'other1']);
-    await mustExecIn(node, ['ip', 'link', 'add', 'vpcbridge', 'type', 'bridge']);
-    const names = await dp.listHostVeths('vpc');
-    assert.deepEqual(names.sort(), [hostVethName(oldSandbox), hostVethName(newSandbox)].sort());
-  });
-});
-
-test('addPod and removeResources stay within their process budget (timings in the output)', async (t) => {
-  await withNetnsCleanup(async (create) => {
-    const { node, dp } = await makeNode(create);
+    const { node, dp, kernel } = await makeNode(create);
     await dp.setupNode(VPC);
     const pod = await create('vpcdp-pod-');
-    const spec = specFor(pod, oldSandbox, '10.0.0.5', { snat: true });
+    const p = planFor(pod, oldSandbox, '10.0.0.5', { snat: true });
     const add: number[] = [];
     const del: number[] = [];
     const addProcs: number[] = [];
     const delProcs: number[] = [];
     for (let i = 0; i < 20; i++) {
-      let n = dp.commandsRun;
+      let n = kernel.commandsRun;
       let t0 = performance.now();
-      const { resources } = await dp.addPod(spec);
+      await dp.create(p.netns, p.resources);
       add.push(performance.now() - t0);
-      addProcs.push(dp.commandsRun - n);
-      n = dp.commandsRun;
+      addProcs.push(kernel.commandsRun - n);
+      n = kernel.commandsRun;
       t0 = performance.now();
-      await dp.removeResources(resources);
+      await dp.remove(p.resources);
       del.push(performance.now() - t0);
-      delProcs.push(dp.commandsRun - n);
+      delProcs.push(kernel.commandsRun - n);
     }
-    assert.ok(Math.max(...addProcs) <= 3, `addPod processes: ${addProcs}`);
-    assert.ok(Math.max(...delProcs) <= 2, `removeResources processes: ${delProcs}`);
-    assert.equal(await linkExists(node, spec.hostVeth), false);
+    assert.ok(Math.max(...addProcs) <= 3, `create processes: ${addProcs}`);
+    assert.ok(Math.max(...delProcs) <= 2, `remove processes: ${delProcs}`);
+    assert.equal(await linkExists(node, p.hostVeth), false);
     t.diagnostic(
-      `addPod median ${median(add).toFixed(1)} ms (${addProcs[0]} processes), ` +
-        `removeResources median ${median(del).toFixed(1)} ms (${delProcs[0]} processes), n=20, snat on, table 2`,
+      `create median ${median(add).toFixed(1)} ms (${addProcs[0]} processes), ` +
+        `remove median ${median(del).toFixed(1)} ms (${delProcs[0]} processes), n=20, snat on, table 2`,
     );
   });
 });

@@ -1,7 +1,7 @@
 // Network namespaces for integration suites: uniquely named, always removed. Everything a suite
 // does to the kernel happens inside namespaces it created here, never in the root namespace.
 import { randomBytes } from 'node:crypto';
-import { type CommandResult, spawnRunner } from '../src/dataplane/command.ts';
+import { type CommandResult, spawnRunner } from '../src/dataplane/linux/command.ts';
 
 export type ExecResult = CommandResult;
 

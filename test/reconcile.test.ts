@@ -3,14 +3,14 @@
 // drift and orphans are made by hand with ip/nft inside those namespaces, and all are removed after.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { silentLogger } from '../src/agent/log.ts';
-import { PodSerializer } from '../src/agent/serializer.ts';
-import type { PodNetworkSpec } from '../src/dataplane/dataplane.ts';
-import { LinuxDataplane } from '../src/dataplane/linux.ts';
-import { hostVethMac, hostVethName } from '../src/dataplane/names.ts';
-import type { Attachment, AttachmentKey } from '../src/ledger/attachment.ts';
+import { Dataplane } from '../src/dataplane/dataplane.ts';
+import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
+import { silentLogger } from '../src/infra/log.ts';
 import { Ledger } from '../src/ledger/ledger.ts';
 import { MemoryLedgerStore } from '../src/ledger/store.ts';
+import { type Attachment, type AttachmentKey, attachmentHostVeth } from '../src/plan/attachment.ts';
+import { PodSerializer } from '../src/plan/pod-line.ts';
+import { planRegularPod } from '../src/plan/pod-plan.ts';
 import { Reconciler } from '../src/reconcile/reconciler.ts';
 import {
   execIn,
@@ -71,7 +71,8 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 3000): Prom
 async function makeNode(create: Create) {
   const node = await create('vpcrec-node-');
   await mustExecIn(node, ['ip', 'addr', 'add', `${NODE_LOCAL_IP}/32`, 'dev', 'lo']);
-  const dp = new LinuxDataplane({ hostNetns: netnsPath(node) });
+  const kernel = new LinuxKernel({ hostNetns: netnsPath(node) });
+  const dp = new Dataplane(kernel);
   await dp.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.200.0.1' });
   const mac = '02:0e:0e:00:00:01';
   await plantEniLink(node, 'ens6', mac);
@@ -93,73 +94,72 @@ async function makeNode(create: Create) {
     clock: { now: Date.now },
     vethPrefix: 'vpc',
     protectedAddresses: () => new Set([ENI_PRIMARY]),
-    defaultMtu: 9001,
   });
   let n = 0;
   /** A pod attached as the agent's ADD would: kernel state built, attachment recorded. */
   async function attach(
     ip: string,
     record = true,
-  ): Promise<{ pod: string; att: Attachment; spec: PodNetworkSpec }> {
+  ): Promise<{ pod: string; att: Attachment; hostVeth: string }> {
     n++;
     const pod = await create('vpcrec-pod-');
     const key: AttachmentKey = { network: 'vpcnet', containerId: `c${n}${pod.slice(-6)}`, ifName: 'eth0' };
-    const spec: PodNetworkSpec = {
-      netnsPath: netnsPath(pod),
-      ifName: 'eth0',
-      hostVeth: hostVethName(key),
-      hostMac: hostVethMac(key),
-      ip,
-      mtu: 9001,
-      routeTable: 2,
-      snat: true,
-    };
-    const done = await dp.addPod(spec);
-    const att: Attachment = {
+    const resources = planRegularPod({
       key,
-      pod: { namespace: 'default', name: pod, uid: pod },
-      netns: spec.netnsPath,
+      vethPrefix: 'vpc',
       ip,
       eniId: 'eni-1',
       routeTable: 2,
-      hostVeth: spec.hostVeth,
       mtu: 9001,
+      snat: true,
+    });
+    await dp.create(netnsPath(pod), resources);
+    const att: Attachment = {
+      key,
+      pod: { namespace: 'default', name: pod, uid: pod },
+      netns: netnsPath(pod),
       createdAt: Date.now(),
-      resources: [{ kind: 'address', ip, eniId: 'eni-1' }, ...done.resources],
+      resources,
     };
     if (record) ledger.put(att);
-    return { pod, att, spec };
+    return { pod, att, hostVeth: attachmentHostVeth(att) };
   }
-  return { node, dp, ledger, reconciler, attach };
+  /** What CHECK would report for the attachment. */
+  async function problems(att: Attachment): Promise<string[]> {
+    const seen = await dp.inspect(att.netns, att.resources);
+    return [...(seen.podUnreachable ? ['pod unreachable'] : []), ...seen.findings.map((f) => f.problem)];
+  }
+  return { node, dp, kernel, ledger, reconciler, attach, problems };
 }
 
 test('a host route and to-rule deleted by hand are restored by one pass, and pod and node reach each other again', async () => {
   await withNetnsCleanup(async (create) => {
-    const { node, dp, reconciler, attach } = await makeNode(create);
-    const { pod, att, spec } = await attach('10.0.1.21');
+    const { node, kernel, reconciler, attach, problems } = await makeNode(create);
+    const { pod, att, hostVeth } = await attach('10.0.1.21');
     const eth0Before = (await ipJson(pod, ['link', 'show', 'dev', 'eth0']))[0]?.ifindex;
-    await mustExecIn(node, ['ip', 'route', 'del', '10.0.1.21/32', 'dev', spec.hostVeth]);
+    await mustExecIn(node, ['ip', 'route', 'del', '10.0.1.21/32', 'dev', hostVeth]);
     await mustExecIn(node, ['ip', 'rule', 'del', 'to', '10.0.1.21/32', 'lookup', 'main', 'prio', '512']);
     assert.equal(await reaches(node, '10.0.1.21'), false, 'the drift breaks node -> pod');
 
-    const before = dp.commandsRun;
+    const before = kernel.commandsRun;
     const report = await reconciler.runOnce();
     assert.deepEqual(report.repaired, [
       {
         key: att.key,
-        hostVeth: spec.hostVeth,
+        hostVeth,
         rebuilt: false,
         fixed: [
-          `host route to 10.0.1.21 dev ${spec.hostVeth} missing`,
-          'rule to 10.0.1.21 lookup main missing',
+          `host route 10.0.1.21 dev ${hostVeth} missing`,
+          'rule to 10.0.1.21 lookup main prio 512 missing',
         ],
       },
     ]);
-    // observe node (ip + nft), pod side, then the repair: read (ip + nft) and one ip -batch.
-    assert.ok(dp.commandsRun - before <= 6, `the pass ran ${dp.commandsRun - before} processes`);
-    assert.deepEqual(await dp.inspectPod(spec), []);
+    // observe node (ip + nft) and pod side, then in the pod's line: read both again (ip + nft + pod)
+    // and one ip -batch for the repair.
+    assert.ok(kernel.commandsRun - before <= 7, `the pass ran ${kernel.commandsRun - before} processes`);
+    assert.deepEqual(await problems(att), []);
     assert.deepEqual(await ipJson(node, ['route', 'show', 'table', 'main', '10.0.1.21/32']), [
-      { dst: '10.0.1.21', dev: spec.hostVeth, scope: 'link', flags: [] },
+      { dst: '10.0.1.21', dev: hostVeth, scope: 'link', flags: [] },
     ]);
     assert.ok(await reaches(node, '10.0.1.21'), 'node -> pod');
     assert.ok(await reaches(pod, NODE_LOCAL_IP), 'pod -> node');
@@ -175,14 +175,14 @@ test('a host route and to-rule deleted by hand are restored by one pass, and pod
 
 test('pod-side drift (address removed inside the pod) is restored inside the pod namespace', async () => {
   await withNetnsCleanup(async (create) => {
-    const { node, dp, reconciler, attach } = await makeNode(create);
-    const { pod, spec } = await attach('10.0.1.22');
+    const { node, reconciler, attach, problems } = await makeNode(create);
+    const { pod, att } = await attach('10.0.1.22');
     await mustExecIn(pod, ['ip', 'addr', 'del', '10.0.1.22/32', 'dev', 'eth0']);
     assert.equal(await reaches(pod, NODE_LOCAL_IP), false);
     const report = await reconciler.runOnce();
     assert.equal(report.repaired.length, 1);
     assert.ok(report.repaired[0]?.fixed.includes('address 10.0.1.22/32 missing on eth0'));
-    assert.deepEqual(await dp.inspectPod(spec), []);
+    assert.deepEqual(await problems(att), []);
     assert.ok(await reaches(pod, NODE_LOCAL_IP), 'pod -> node');
     assert.ok(await reaches(node, '10.0.1.22'), 'node -> pod');
   });
@@ -190,17 +190,17 @@ test('pod-side drift (address removed inside the pod) is restored inside the pod
 
 test('a host veth deleted by hand is rebuilt by one pass with the same address', async () => {
   await withNetnsCleanup(async (create) => {
-    const { node, dp, ledger, reconciler, attach } = await makeNode(create);
-    const { pod, att, spec } = await attach('10.0.1.23');
+    const { node, ledger, reconciler, attach, problems } = await makeNode(create);
+    const { pod, att, hostVeth } = await attach('10.0.1.23');
     const other = await attach('10.0.1.24');
-    await mustExecIn(node, ['ip', 'link', 'del', spec.hostVeth]);
+    await mustExecIn(node, ['ip', 'link', 'del', hostVeth]);
     assert.equal(await reaches(pod, NODE_LOCAL_IP), false);
 
     const report = await reconciler.runOnce();
     assert.equal(report.repaired.length, 1);
     assert.equal(report.repaired[0]?.rebuilt, true);
     assert.deepEqual(report.repaired[0]?.key, att.key);
-    assert.deepEqual(await dp.inspectPod(spec), []);
+    assert.deepEqual(await problems(att), []);
     const [eth0] = await ipJson(pod, ['addr', 'show', 'dev', 'eth0']);
     assert.deepEqual(
       ((eth0?.addr_info ?? []) as Json[]).filter((a) => a.family === 'inet').map((a) => a.local),
@@ -209,15 +209,15 @@ test('a host veth deleted by hand is rebuilt by one pass with the same address',
     assert.ok(await reaches(pod, NODE_LOCAL_IP), 'pod -> node');
     assert.ok(await reaches(node, '10.0.1.23'), 'node -> pod');
     assert.deepEqual(ledger.get(att.key)?.resources, att.resources);
-    assert.deepEqual(await dp.inspectPod(other.spec), [], 'the other pod is untouched');
+    assert.deepEqual(await problems(other.att), [], 'the other pod is untouched');
     assert.deepEqual(await snatElements(node), ['10.0.1.23', '10.0.1.24']);
   });
 });
 
 test("orphan rules and SNAT elements are collected; the ENI's own rule, live pods' rules and others' rules stay", async () => {
   await withNetnsCleanup(async (create) => {
-    const { node, dp, reconciler, attach } = await makeNode(create);
-    const { spec } = await attach('10.0.1.25');
+    const { node, reconciler, attach, problems } = await makeNode(create);
+    const { att, hostVeth } = await attach('10.0.1.25');
     const orphan = await attach('10.0.1.26', false);
     await mustExecIn(node, ['ip', 'rule', 'add', 'to', '10.0.3.3/32', 'lookup', 'main', 'prio', '512']);
     await mustExecIn(node, ['ip', 'rule', 'add', 'from', '10.0.3.4/32', 'lookup', '2', 'prio', '1536']);
@@ -249,21 +249,19 @@ test("orphan rules and SNAT elements are collected; the ENI's own rule, live pod
     ]);
     assert.deepEqual(await snatElements(node), ['10.0.1.25']);
     const links = (await ipJson(node, ['link', 'show', 'type', 'veth'])).map((l) => l.ifname);
-    assert.ok(!links.includes(orphan.spec.hostVeth), 'the orphan veth was collected');
-    assert.ok(links.includes(spec.hostVeth) && links.includes('ens6'), 'the live veth and the ENI stay');
-    assert.deepEqual(await dp.inspectPod(spec), []);
+    assert.ok(!links.includes(orphan.hostVeth), 'the orphan veth was collected');
+    assert.ok(links.includes(hostVeth) && links.includes('ens6'), 'the live veth and the ENI stay');
+    assert.deepEqual(await problems(att), []);
   });
 });
 
 test('a pod whose namespace was deleted is left for its DEL: the pass rebuilds and removes nothing', async () => {
   await withNetnsCleanup(async (create) => {
     const { node, reconciler, attach } = await makeNode(create);
-    const { pod, att, spec } = await attach('10.0.1.27');
+    const { pod, att, hostVeth } = await attach('10.0.1.27');
     await removeNetns(pod);
     assert.ok(
-      await eventually(
-        async () => (await execIn(node, ['ip', 'link', 'show', 'dev', spec.hostVeth])).code !== 0,
-      ),
+      await eventually(async () => (await execIn(node, ['ip', 'link', 'show', 'dev', hostVeth])).code !== 0),
     );
     const report = await reconciler.runOnce();
     assert.deepEqual(report.netnsGone, [att.key]);

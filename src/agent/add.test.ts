@@ -4,14 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { CniError } from '../cni/errors.ts';
-import { FakeDataplane } from '../dataplane/fake.ts';
+import { Dataplane } from '../dataplane/dataplane.ts';
+import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import { silentLogger } from '../infra/log.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../ledger/store.ts';
+import type { Resource } from '../plan/resource.ts';
 import { noPodSource, type PodSource } from '../pods/pod-source.ts';
 import { addAttachment } from './add.ts';
 import type { AddressSource, PooledAddress } from './address-source.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
-import { silentLogger } from './log.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -36,10 +38,14 @@ function racingPool(arrivals: PooledAddress[], waits: { count: number }): Addres
   };
 }
 
-async function context(addresses: AddressSource, addWaitMs = 5000): Promise<OperationContext> {
-  const dataplane = new FakeDataplane();
+type TestContext = OperationContext & { kernel: FakeKernel };
+
+async function context(addresses: AddressSource, addWaitMs = 5000): Promise<TestContext> {
+  const kernel = new FakeKernel();
+  const dataplane = new Dataplane(kernel);
   await dataplane.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.0.0.10' });
   return {
+    kernel,
     ledger: await Ledger.open(new MemoryLedgerStore(), { now: Date.now }),
     addresses,
     dataplane,
@@ -50,6 +56,7 @@ async function context(addresses: AddressSource, addWaitMs = 5000): Promise<Oper
     vethPrefix: 'vpc',
     defaultMtu: 9001,
     addWaitMs,
+    externalSnat: false,
     netnsExists: async () => true,
     enablePodEni: false,
     netnsIdentity: async () => undefined,
@@ -91,18 +98,24 @@ test('an ADD with no address in time fails with code 11 and the pool’s reason'
   assert.equal(ctx.ledger.list().length, 0);
 });
 
-/** A dataplane whose addPod builds the pod, then fails without undoing anything (an incomplete rollback). */
-function leakyDataplane(inner: FakeDataplane, removeFails = false): FakeDataplane {
-  return Object.assign(Object.create(inner) as FakeDataplane, {
-    addPod: async (spec: Parameters<FakeDataplane['addPod']>[0]) => {
-      await inner.addPod(spec);
-      throw new Error('rule add failed (rollback incomplete: link del refused)');
-    },
-    removeResources: async (rs: Parameters<FakeDataplane['removeResources']>[0]) => {
-      if (removeFails) throw new Error('kernel refused');
-      return inner.removeResources(rs);
-    },
-  });
+/** A dataplane whose create builds the pod, then fails without undoing anything (an incomplete rollback). */
+class LeakyDataplane extends Dataplane {
+  constructor(
+    kernel: FakeKernel,
+    private readonly removeFails: boolean,
+  ) {
+    super(kernel);
+  }
+
+  override async create(netns: string, resources: readonly Resource[]): Promise<void> {
+    await super.create(netns, resources);
+    throw new Error('rule add failed (rollback incomplete: link del refused)');
+  }
+
+  override async remove(resources: readonly Resource[]): Promise<void> {
+    if (this.removeFails) throw new Error('kernel refused');
+    return super.remove(resources);
+  }
 }
 
 function onePool(): AddressSource {
@@ -123,17 +136,15 @@ function onePool(): AddressSource {
 
 test('a failed ADD removes what an incomplete rollback left before it forgets the attachment', async () => {
   const ctx = await context(onePool());
-  const inner = ctx.dataplane as FakeDataplane;
-  const leaky = { ...ctx, dataplane: leakyDataplane(inner) };
+  const leaky = { ...ctx, dataplane: new LeakyDataplane(ctx.kernel, false) };
   await assert.rejects(addAttachment(leaky, await request()), /rollback incomplete/);
-  assert.deepEqual(inner.resources(), []);
+  assert.deepEqual(ctx.kernel.podResidue(), []);
   assert.equal(ctx.ledger.list().length, 0);
 });
 
 test('when even that cleanup fails, the adding record stays so DEL or recovery can remove the rest', async () => {
   const ctx = await context(onePool());
-  const inner = ctx.dataplane as FakeDataplane;
-  const leaky = { ...ctx, dataplane: leakyDataplane(inner, true) };
+  const leaky = { ...ctx, dataplane: new LeakyDataplane(ctx.kernel, true) };
   await assert.rejects(addAttachment(leaky, await request()), /rollback incomplete/);
   const left = ctx.ledger.list();
   assert.equal(left.length, 1);
@@ -158,7 +169,7 @@ test('with ENABLE_POD_ENI, a pod annotated for a branch ENI is refused, not give
     (e: unknown) => e instanceof CniError && /branch ENI/.test(e.msg) && /web-0/.test(e.msg),
   );
   assert.equal(ctx.ledger.list().length, 0);
-  assert.deepEqual((ctx.dataplane as FakeDataplane).resources(), []);
+  assert.deepEqual(ctx.kernel.podResidue(), []);
   // Without the flag the annotation is not looked at, as upstream does.
   const plain = { ...(await context(onePool())), pods, enablePodEni: false };
   assert.equal((await addAttachment(plain, await request())).ips?.[0]?.address, '10.0.0.30/32');

@@ -1,6 +1,6 @@
 // ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
-// record the attachment durably before touching the kernel, build the pod's network, record the
-// result durably, answer.
+// record the attachment's pod plan durably before touching the kernel, build exactly that plan,
+// record the result durably, answer.
 import {
   CNI_ERR_CONTAINER_UNKNOWN,
   CNI_ERR_INTERNAL,
@@ -8,64 +8,36 @@ import {
   CniError,
 } from '../cni/errors.ts';
 import type { CniResult } from '../cni/result.ts';
-import {
-  MAIN_TABLE,
-  POD_GATEWAY,
-  type PodNetworkSpec,
-  RULE_PRIORITY_FROM_POD,
-  RULE_PRIORITY_TO_POD,
-} from '../dataplane/dataplane.ts';
-import { hostVethMac, hostVethName } from '../dataplane/names.ts';
-import type { Attachment, OwnedResource } from '../ledger/attachment.ts';
+import { errorText } from '../infra/error-text.ts';
+import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
+import { POD_GATEWAY, planRegularPod } from '../plan/pod-plan.ts';
+import { type Resource, vethOf, vpcAddressOf } from '../plan/resource.ts';
 import type { PooledAddress } from './address-source.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 
-/** What an attachment will own once its ADD completes; recorded before the first kernel change. */
-export function plannedResources(spec: PodNetworkSpec, eniId: string): OwnedResource[] {
-  const out: OwnedResource[] = [
-    { kind: 'address', ip: spec.ip, eniId },
-    { kind: 'veth', hostName: spec.hostVeth },
-    { kind: 'hostRoute', dst: `${spec.ip}/32`, dev: spec.hostVeth },
-    { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${spec.ip}/32`, table: MAIN_TABLE },
-  ];
-  if (spec.routeTable !== MAIN_TABLE) {
-    out.push({
-      kind: 'rule',
-      priority: RULE_PRIORITY_FROM_POD,
-      from: `${spec.ip}/32`,
-      table: spec.routeTable,
-    });
-  }
-  if (spec.snat) out.push({ kind: 'snat', ip: spec.ip });
-  return out;
-}
-
-export function podSpecFor(
-  ctx: OperationContext,
-  req: AttachRequest,
-  netns: string,
-  addr: PooledAddress,
-): PodNetworkSpec {
-  const prefix = req.vethPrefix ?? ctx.vethPrefix;
-  return {
-    netnsPath: netns,
-    ifName: req.key.ifName,
-    hostVeth: hostVethName(req.key, prefix),
-    hostMac: hostVethMac(req.key),
+/** The plan of a regular pod for this request and address. */
+export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
+  return planRegularPod({
+    key: req.key,
+    vethPrefix: req.vethPrefix ?? ctx.vethPrefix,
     ip: addr.ip,
-    mtu: req.mtu ?? ctx.defaultMtu,
+    eniId: addr.eniId,
     routeTable: addr.routeTable,
-    snat: true,
-  };
+    mtu: req.mtu ?? ctx.defaultMtu,
+    snat: !ctx.externalSnat,
+  });
 }
 
-export function resultFor(att: Attachment, hostMac: string, podMac: string | undefined): CniResult {
+/** The CNI result of an attachment, from its recorded plan. */
+export function resultFor(att: Attachment): CniResult {
+  const veth = vethOf(att.resources);
+  const ip = vpcAddressOf(att.resources)?.ip;
   return {
     interfaces: [
-      { name: att.hostVeth, mac: hostMac },
-      { name: att.key.ifName, ...(podMac ? { mac: podMac } : {}), sandbox: att.netns },
+      { name: veth?.hostName ?? '', mac: veth?.hostMac ?? '' },
+      { name: att.key.ifName, ...(veth?.podMac ? { mac: veth.podMac } : {}), sandbox: att.netns },
     ],
-    ips: [{ address: `${att.ip}/32`, gateway: POD_GATEWAY, interface: 1 }],
+    ips: ip === undefined ? [] : [{ address: `${ip}/32`, gateway: POD_GATEWAY, interface: 1 }],
     routes: [{ dst: '0.0.0.0/0', gw: POD_GATEWAY }],
     dns: {},
   };
@@ -86,7 +58,7 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
       if (left <= 0) throw new Error(`no address became free within ${ctx.addWaitMs} ms`);
       await ctx.addresses.waitForAddress(left);
     } catch (err) {
-      throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', (err as Error).message);
+      throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', errorText(err));
     }
   }
 }
@@ -96,7 +68,7 @@ export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
 /**
  * With ENABLE_POD_ENI on, a pod the resource controller gave a branch ENI must get that ENI's
  * security groups. vpcnet cannot do that yet, so it refuses the pod instead of quietly giving it
- * the node's. The pod's annotations come from the Kubernetes API (DESIGN.md, Pods).
+ * the node's. The pod's annotations come from the Kubernetes API (docs/design.md, Pods).
  */
 async function refuseBranchEniPods(ctx: OperationContext, req: AttachRequest): Promise<void> {
   if (!ctx.enablePodEni || !req.pod.namespace || !req.pod.name) return;
@@ -107,7 +79,7 @@ async function refuseBranchEniPods(ctx: OperationContext, req: AttachRequest): P
     throw new CniError(
       CNI_ERR_TRY_AGAIN_LATER,
       `cannot read pod ${req.pod.namespace}/${req.pod.name} from the Kubernetes API (ENABLE_POD_ENI=true needs it)`,
-      err instanceof Error ? err.message : String(err),
+      errorText(err),
     );
   }
   if (pod?.annotations[POD_ENI_ANNOTATION] !== undefined) {
@@ -129,111 +101,98 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   const existing = ctx.ledger.get(req.key);
   if (existing && existing.phase === undefined) {
     // A repeated ADD for the same attachment: answer from the ledger if the kernel still matches.
-    const spec = podSpecFor(ctx, req, existing.netns, existing);
-    const problems = await ctx.dataplane.inspectPod(spec);
-    if (problems.length === 0) {
+    const seen = await ctx.dataplane.inspect(existing.netns, existing.resources);
+    if (seen.findings.length === 0 && seen.podUnreachable === undefined) {
       // Durable before success: an earlier commit of this record may have failed.
       await ctx.ledger.commit();
-      return resultFor(existing, spec.hostMac, undefined);
+      return resultFor(existing);
     }
-    ctx.log.warn('repeated ADD finds drift; rebuilding', { key: req.key, problems });
+    ctx.log.warn('repeated ADD finds drift; rebuilding', {
+      key: req.key,
+      problems: seen.findings.map((f) => f.problem),
+    });
   }
-  if (existing) await removeForRebuild(ctx, existing);
+  // A repeated or half-done ADD keeps its address and plan: its kernel state is made again.
+  if (existing) await ctx.dataplane.remove(existing.resources);
 
-  const ownerKey = `${req.key.network}/${req.key.containerId}/${req.key.ifName}`;
-  const addr: PooledAddress = existing
-    ? { ip: existing.ip, eniId: existing.eniId, routeTable: existing.routeTable }
-    : await obtainAddress(ctx, ownerKey);
-  const spec = podSpecFor(ctx, req, netns, addr);
+  const address = existing ? vpcAddressOf(existing.resources) : undefined;
+  const resources =
+    existing && address
+      ? existing.resources
+      : regularPlan(ctx, req, await obtainAddress(ctx, attachmentKeyString(req.key)));
+  const vpcAddress = vpcAddressOf(resources);
   const netnsId = await ctx.netnsIdentity(netns);
   const base = {
     key: req.key,
     pod: req.pod,
     netns,
     ...(netnsId !== undefined ? { netnsId } : {}),
-    ip: addr.ip,
-    eniId: addr.eniId,
-    routeTable: addr.routeTable,
-    hostVeth: spec.hostVeth,
-    mtu: spec.mtu,
     createdAt: ctx.now(),
+    resources,
   };
   // Durable before success, and before the kernel: a crash from here on leaves a record of what
-  // this ADD may have created, so recovery removes exactly that (ownership).
+  // this ADD may create, so recovery removes exactly that (ownership).
   const t0 = performance.now();
-  ctx.ledger.put({ ...base, phase: 'adding', resources: plannedResources(spec, addr.eniId) });
+  ctx.ledger.put({ ...base, phase: 'adding' });
   await ctx.ledger.commit();
   const t1 = performance.now();
-
-  let podMac: string;
-  let resources: OwnedResource[];
   try {
-    const done = await ctx.dataplane.addPod(spec);
-    podMac = done.podInterface.mac;
-    resources = [
-      { kind: 'address', ip: addr.ip, eniId: addr.eniId },
-      ...done.resources.filter((r) => r.kind !== 'address'),
-    ];
+    await ctx.dataplane.create(netns, resources);
   } catch (err) {
-    await forgetFailedAdd(ctx, req, spec, addr, existing !== undefined);
+    await forgetFailedAdd(ctx, req, resources, existing !== undefined);
     throw err;
   }
   const t2 = performance.now();
-  const att: Attachment = { ...base, resources };
+  const att: Attachment = base;
   ctx.ledger.put(att);
   await ctx.ledger.commit();
   const t3 = performance.now();
   ctx.log.info('attached', {
     key: req.key,
     pod: req.pod,
-    ip: addr.ip,
-    eni: addr.eniId,
-    hostVeth: spec.hostVeth,
+    ip: vpcAddress?.ip,
+    eni: vpcAddress?.eniId,
+    hostVeth: vethOf(resources)?.hostName,
     // Where an ADD's time goes: the two durable ledger writes and the kernel work.
     ms: { ledgerIntent: round(t1 - t0), kernel: round(t2 - t1), ledgerDone: round(t3 - t2) },
   });
-  return resultFor(att, spec.hostMac, podMac);
+  return resultFor(att);
 }
 
 /**
- * After a failed addPod. Ownership: whatever of this attachment's planned kernel state is still
- * there (the dataplane's rollback may have been incomplete) is removed before the record goes;
- * if that fails too, the 'adding' record stays, so a DEL or the recovery at start removes it.
+ * After a failed create. Ownership: whatever of this attachment's plan is still in the kernel
+ * (the dataplane's rollback may have been incomplete) is removed before the record goes; if that
+ * fails too, the 'adding' record stays, so a DEL or the recovery at start removes it.
  * An address a pod may already have used (a rebuild) cools down; a fresh one is free at once.
  */
 async function forgetFailedAdd(
   ctx: OperationContext,
   req: AttachRequest,
-  spec: PodNetworkSpec,
-  addr: PooledAddress,
+  resources: readonly Resource[],
   wasInUse: boolean,
 ): Promise<void> {
   try {
-    await ctx.dataplane.removeResources(
-      plannedResources(spec, addr.eniId).filter((r) => r.kind !== 'address'),
-    );
+    await ctx.dataplane.remove(resources);
   } catch (cleanupErr) {
     ctx.log.error('failed ADD left kernel state behind; its record stays for DEL or recovery', {
       key: req.key,
-      error: cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr),
+      error: errorText(cleanupErr),
     });
     return;
   }
   ctx.ledger.remove(req.key);
-  if (wasInUse) {
-    ctx.ledger.addCooling(addr.ip, addr.eniId, ctx.now());
-    ctx.addresses.release(addr.ip);
-  } else {
-    ctx.addresses.unreserve(addr.ip);
+  const address = vpcAddressOf(resources);
+  if (address) {
+    if (wasInUse) {
+      ctx.ledger.addCooling(address.ip, address.eniId, ctx.now());
+      ctx.addresses.release(address.ip);
+    } else {
+      ctx.addresses.unreserve(address.ip);
+    }
   }
   await ctx.ledger.commit();
 }
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
-}
-
-/** Removes an existing record's kernel state but keeps its address, for a repeated or half-done ADD. */
-async function removeForRebuild(ctx: OperationContext, att: Attachment): Promise<void> {
-  await ctx.dataplane.removeResources(att.resources.filter((r) => r.kind !== 'address'));
 }

@@ -9,11 +9,14 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 import type { ForwardedRequest } from '../cni/wire.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
-import { FakeDataplane } from '../dataplane/fake.ts';
+import { Dataplane } from '../dataplane/dataplane.ts';
+import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import { silentLogger } from '../infra/log.ts';
 import { FakeCloud } from '../ipam/fake-cloud.ts';
+import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
+import { planRegularPod } from '../plan/pod-plan.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 import { type RunningAgent, startAgent } from './agent.ts';
-import { silentLogger } from './log.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -23,7 +26,8 @@ after(async () => {
 interface World {
   dir: string;
   cloud: FakeCloud;
-  dataplane: FakeDataplane;
+  dataplane: Dataplane;
+  kernel: FakeKernel;
   /** Files standing in for pod network namespaces (the agent checks CNI_NETNS exists). */
   netns(name: string): Promise<string>;
   start(): Promise<RunningAgent>;
@@ -33,7 +37,8 @@ async function world(extraEnv: Record<string, string> = {}): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
   dirs.push(dir);
   const cloud = new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 });
-  const dataplane = new FakeDataplane();
+  const kernel = new FakeKernel();
+  const dataplane = new Dataplane(kernel);
   const env = {
     VPCNET_AGENT_SOCKET: join(dir, 'agent.sock'),
     VPCNET_STATE_DIR: join(dir, 'state'),
@@ -47,6 +52,7 @@ async function world(extraEnv: Record<string, string> = {}): Promise<World> {
     dir,
     cloud,
     dataplane,
+    kernel,
     async netns(name) {
       const p = join(dir, `netns-${name}`);
       await writeFile(p, '');
@@ -110,10 +116,15 @@ test('ADD answers a 1.0.0 result and the attachment is on disk before the answer
     assert.equal(result.cniVersion, '1.0.0');
     assert.equal(result.ips[0]!.gateway, '169.254.1.1');
     const onDisk = JSON.parse(await readFile(join(w.dir, 'state', 'ledger.json'), 'utf8')) as {
-      attachments: { ip: string; key: { containerId: string }; phase?: string; netnsId?: string }[];
+      attachments: {
+        resources: { kind: string; ip?: string }[];
+        key: { containerId: string };
+        phase?: string;
+        netnsId?: string;
+      }[];
     };
     assert.equal(onDisk.attachments.length, 1);
-    assert.equal(onDisk.attachments[0]!.ip, ipOf(res.stdout));
+    assert.equal(onDisk.attachments[0]!.resources.find((r) => r.kind === 'vpcAddress')?.ip, ipOf(res.stdout));
     assert.equal(onDisk.attachments[0]!.phase, undefined);
     // The namespace is recorded by identity too, so a reused path is never mistaken for it.
     assert.match(onDisk.attachments[0]!.netnsId ?? '', /^\d+:\d+$/);
@@ -131,10 +142,10 @@ test('stale DEL for a replaced sandbox keeps the new sandbox network', async () 
     const a = await agent.cni(req('ADD', 'a279', oldNs));
     const b = await agent.cni(req('ADD', '30c8', newNs));
     assert.notEqual(ipOf(a.stdout), ipOf(b.stdout));
-    const newVeth = agent.ledger.list().find((x) => x.key.containerId === '30c8')!.hostVeth;
+    const newVeth = attachmentHostVeth(agent.ledger.list().find((x) => x.key.containerId === '30c8')!);
     assert.equal((await agent.cni(req('DEL', 'a279', oldNs))).exitCode, 0);
-    assert.ok(w.dataplane.hasPod(newVeth), 'the stale DEL removed the new sandbox veth');
-    assert.deepEqual(w.dataplane.snatElements(), [ipOf(b.stdout)]);
+    assert.ok(w.kernel.veths().includes(newVeth), 'the stale DEL removed the new sandbox veth');
+    assert.deepEqual(w.kernel.snatElements(), [ipOf(b.stdout)]);
     assert.equal((await agent.cni(req('CHECK', '30c8', newNs))).exitCode, 0);
   } finally {
     await agent.stop();
@@ -146,12 +157,15 @@ test('a failed ADD leaves no ledger record, no kernel state and no lost address'
   const agent = await w.start();
   try {
     const before = agent.pool.stats(Date.now());
-    w.dataplane.failNext('ruleTo', 'RTNETLINK answers: File exists');
+    w.kernel.failNext(
+      (op) => op.op === 'ruleAdd' && op.rule.priority === 512,
+      'RTNETLINK answers: File exists',
+    );
     const res = await agent.cni(req('ADD', 'c1', await w.netns('a')));
     assert.equal(res.exitCode, 1);
     assert.match(JSON.parse(res.stdout).msg as string, /File exists/);
     assert.equal(agent.ledger.list().length, 0);
-    assert.deepEqual(w.dataplane.resources(), []);
+    assert.deepEqual(w.kernel.podResidue(), []);
     const afterStats = agent.pool.stats(Date.now());
     assert.equal(afterStats.assigned, before.assigned);
     assert.equal(afterStats.total, before.total);
@@ -169,7 +183,7 @@ test('DEL of an unknown attachment, and a repeated DEL, succeed', async () => {
     await agent.cni(req('ADD', 'c1', ns));
     assert.equal((await agent.cni(req('DEL', 'c1', ns))).exitCode, 0);
     assert.equal((await agent.cni(req('DEL', 'c1', ''))).exitCode, 0);
-    assert.deepEqual(w.dataplane.resources(), []);
+    assert.deepEqual(w.kernel.podResidue(), []);
   } finally {
     await agent.stop();
   }
@@ -209,8 +223,8 @@ test('a half-done ADD found at start is removed: its kernel state and its record
   agent = await w.start();
   try {
     assert.equal(agent.ledger.list().length, 0);
-    assert.deepEqual(w.dataplane.resources(), []);
-    assert.equal(agent.pool.state(att.ip)?.kind !== 'assigned', true);
+    assert.deepEqual(w.kernel.podResidue(), []);
+    assert.equal(agent.pool.state(attachmentIp(att) ?? '')?.kind !== 'assigned', true);
   } finally {
     await agent.stop();
   }
@@ -229,7 +243,7 @@ test('DELs spooled while the agent was down are applied before it serves', async
   agent = await w.start();
   try {
     assert.equal(agent.ledger.list().length, 0);
-    assert.deepEqual(w.dataplane.resources(), []);
+    assert.deepEqual(w.kernel.podResidue(), []);
   } finally {
     await agent.stop();
   }
@@ -248,7 +262,12 @@ test('a spooled DEL older than the attachment holding its key (a reused containe
   await writeFile(join(spool, spoolName(Date.now() - 60_000)), JSON.stringify(req('DEL', 'c1', ns)));
   agent = await w.start();
   try {
-    assert.equal(agent.ledger.list()[0]?.ip, ip, 'the stale spooled DEL removed the current attachment');
+    const current = agent.ledger.list()[0];
+    assert.equal(
+      current && attachmentIp(current),
+      ip,
+      'the stale spooled DEL removed the current attachment',
+    );
     assert.deepEqual(await readdir(spool), [], 'the stale DEL was kept instead of dropped');
   } finally {
     await agent.stop();
@@ -309,16 +328,22 @@ test('ownership holds under random ADD / stale DEL / restart interleavings', asy
             }
             // Invariant: the kernel holds exactly what live attachments own, each address has one owner.
             const live = agent.ledger.list();
-            const ips = live.map((a) => a.ip);
+            const ips = live.map((a) => attachmentIp(a) ?? '');
             assert.equal(new Set(ips).size, ips.length, 'an address has two owners');
             const owned = new Set(
               live.flatMap((a) =>
                 a.resources.filter((r) => r.kind === 'veth').map((r) => (r as { hostName: string }).hostName),
               ),
             );
-            assert.deepEqual([...w.dataplane.veths.keys()].sort(), [...owned].sort());
-            assert.deepEqual(w.dataplane.snatElements(), [...ips].sort());
-            for (const a of live) assert.equal(agent.pool.state(a.ip)?.kind, 'assigned');
+            assert.deepEqual(w.kernel.veths().sort(), [...owned].sort());
+            assert.deepEqual(w.kernel.snatElements(), [...ips].sort());
+            for (const ip of ips) assert.equal(agent.pool.state(ip)?.kind, 'assigned');
+            // And the other way round: every address the pool calls assigned has a live owner.
+            const assigned = agent.pool
+              .enis()
+              .flatMap((e) => [...agent.pool.addresses(e.eniId)].filter(([, st]) => st.kind === 'assigned'))
+              .map(([ip]) => ip);
+            assert.deepEqual(assigned.sort(), [...ips].sort(), 'an assigned address has no attachment');
           }
         } finally {
           await agent.stop();
@@ -334,22 +359,25 @@ test('at start the agent repairs drift and collects host veths no attachment own
   let agent = await w.start();
   const ns = await w.netns('a');
   const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
-  const veth = agent.ledger.list()[0]!.hostVeth;
+  const veth = attachmentHostVeth(agent.ledger.list()[0]!);
   await agent.stop();
   // While the agent is down: a route disappears, and a leftover veth with our prefix appears.
-  w.dataplane.deleteHostRoute(ip);
-  const leftover = { ifName: 'eth0', netnsPath: `${ns}-gone`, hostVeth: 'vpc00000000dead', ip: '10.9.9.9' };
-  await w.dataplane.addPod({
-    ...leftover,
-    hostMac: '02:00:00:00:de:ad',
-    mtu: 9001,
+  w.kernel.deleteRoute('node', `${ip}/32`);
+  const leftover = planRegularPod({
+    key: { network: 'vpcnet', containerId: 'dead', ifName: 'eth0' },
+    vethPrefix: 'vpc',
+    ip: '10.9.9.9',
+    eniId: 'eni-x',
     routeTable: 254,
+    mtu: 9001,
     snat: false,
   });
+  await w.dataplane.create(`${ns}-gone`, leftover);
+  const leftoverVeth = w.kernel.veths().find((v) => v !== veth)!;
   agent = await w.start();
   try {
-    assert.equal(w.dataplane.hostRoutes.get(`${ip}/32`), veth, 'the host route is back');
-    assert.equal(w.dataplane.hasPod('vpc00000000dead'), false, 'the leftover veth was collected');
+    assert.equal(w.kernel.hostRoute(ip), veth, 'the host route is back');
+    assert.equal(w.kernel.veths().includes(leftoverVeth), false, 'the leftover veth was collected');
     assert.equal((await agent.cni(req('CHECK', 'c1', ns))).exitCode, 0);
   } finally {
     await agent.stop();
@@ -362,30 +390,37 @@ test('the running agent repairs drift on its VPCNET_RECONCILE_SECONDS interval',
   try {
     const ns = await w.netns('a');
     const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
-    w.dataplane.deleteSnatElement(ip);
-    await until(() => w.dataplane.snatElements().includes(ip), 5000);
-    assert.deepEqual(w.dataplane.snatElements(), [ip]);
+    w.kernel.deleteSnatElement(ip);
+    await until(() => w.kernel.snatElements().includes(ip), 5000);
+    assert.deepEqual(w.kernel.snatElements(), [ip]);
   } finally {
     await agent.stop();
   }
 });
 
 /** A cloud that can attach a second ENI, and a fake kernel that grows the ENI's link as the fabric does. */
-function eniAttachingNode(): { cloud: FakeCloud; dataplane: FakeDataplane } {
+interface EniNode {
+  cloud: FakeCloud;
+  dataplane: Dataplane;
+  kernel: FakeKernel;
+}
+
+function eniAttachingNode(): EniNode {
   const cloud = new FakeCloud({ limits: { maxEnis: 2, ipsPerEni: 4 }, primarySecondaryIps: 3 });
-  const dataplane = new FakeDataplane();
+  const kernel = new FakeKernel();
+  const dataplane = new Dataplane(kernel);
   const setupEni = dataplane.setupEni.bind(dataplane);
   dataplane.setupEni = async (spec) => {
-    if (!dataplane.eniLinks.has(spec.mac.toLowerCase()))
-      dataplane.addEniLink(`ens${spec.deviceNumber + 5}`, spec.mac);
+    const name = `ens${spec.deviceNumber + 5}`;
+    if (!kernel.link(name)) kernel.addLink(name, spec.mac);
     return setupEni(spec);
   };
-  return { cloud, dataplane };
+  return { cloud, dataplane, kernel };
 }
 
 /** An agent on that node with a reconcile pass every second and a fast pool loop. */
 async function startOnNode(
-  node: { cloud: FakeCloud; dataplane: FakeDataplane },
+  node: EniNode,
   extraEnv: Record<string, string>,
 ): Promise<{ agent: RunningAgent; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-agent-'));
@@ -418,10 +453,11 @@ async function until(done: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 test("reconcile passes never collect a secondary ENI's own rule at the pods' priority", async () => {
-  const { cloud, dataplane } = eniAttachingNode();
-  const { agent, dir } = await startOnNode({ cloud, dataplane }, { WARM_IP_TARGET: '6' });
+  const node = eniAttachingNode();
+  const kernel = node.kernel;
+  const { agent, dir } = await startOnNode(node, { WARM_IP_TARGET: '6' });
   try {
-    const eniRule = () => dataplane.rules.find((r) => r.priority === 1536 && r.table !== 254);
+    const eniRule = () => kernel.ns().rules.find((r) => r.priority === 1536 && r.table !== 254);
     await until(() => eniRule() !== undefined, 5000);
     const rule = eniRule();
     assert.ok(rule, 'the pool manager attached a second ENI and set it up');
@@ -429,17 +465,18 @@ test("reconcile passes never collect a secondary ENI's own rule at the pods' pri
     const ns = join(dir, 'netns-a');
     await writeFile(ns, '');
     const ip = ipOf((await agent.cni(req('ADD', 'c1', ns))).stdout);
-    dataplane.deleteSnatElement(ip);
-    await until(() => dataplane.snatElements().includes(ip), 5000);
-    assert.deepEqual(dataplane.snatElements(), [ip], 'a reconcile pass ran');
-    assert.ok(dataplane.rules.includes(rule), "the ENI's rule is still there");
+    kernel.deleteSnatElement(ip);
+    await until(() => kernel.snatElements().includes(ip), 5000);
+    assert.deepEqual(kernel.snatElements(), [ip], 'a reconcile pass ran');
+    assert.ok(kernel.ns().rules.includes(rule), "the ENI's rule is still there");
   } finally {
     await agent.stop();
   }
 });
 
 test('an idle ENI is torn down before the cloud detaches it, and no reconcile pass collects its rule meanwhile', async () => {
-  const { cloud, dataplane } = eniAttachingNode();
+  const node = eniAttachingNode();
+  const { cloud, dataplane, kernel } = node;
   // A slow teardown: reconcile passes (every second) run while it is under way.
   const teardownEni = dataplane.teardownEni.bind(dataplane);
   const attachedAtTeardown: number[] = [];
@@ -448,10 +485,7 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
     await new Promise((r) => setTimeout(r, 1500));
     return teardownEni(spec);
   };
-  const { agent, dir } = await startOnNode(
-    { cloud, dataplane },
-    { WARM_IP_TARGET: '1', IP_COOLDOWN_PERIOD: '0' },
-  );
+  const { agent, dir } = await startOnNode(node, { WARM_IP_TARGET: '1', IP_COOLDOWN_PERIOD: '0' });
   try {
     const pods = ['a', 'b', 'c', 'd'];
     for (const p of pods) {
@@ -462,7 +496,7 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
     }
     const eni = cloud.attached()[1];
     assert.ok(eni, 'the fourth pod made the manager attach a second ENI');
-    assert.ok(dataplane.rules.some((r) => r.from === `${eni.primaryIp}/32`));
+    assert.ok(kernel.ns().rules.some((r) => r.from === `${eni.primaryIp}/32`));
     for (const p of pods) {
       const out = await agent.cni(req('DEL', `c-${p}`, join(dir, `netns-${p}`), `web-${p}`, `uid-${p}`));
       assert.equal(out.exitCode, 0, out.stdout);
@@ -470,16 +504,18 @@ test('an idle ENI is torn down before the cloud detaches it, and no reconcile pa
     await until(() => !cloud.enis.has(eni.eniId), 8000);
     assert.equal(cloud.enis.has(eni.eniId), false, 'the idle ENI was detached and deleted');
     assert.deepEqual(attachedAtTeardown, [2], 'torn down once, while still attached');
-    const collected = dataplane.calls
-      .filter((c) => c.op === 'removeResources')
-      .flatMap((c) => c.arg as { kind: string; from?: string }[])
-      .filter((r) => r.kind === 'rule' && r.from === `${eni.primaryIp}/32`);
-    assert.deepEqual(collected, [], 'the ENI rule was removed by its teardown, never by reconcile GC');
+    const ruleDels = kernel.ops.filter(
+      (o) => o.op.op === 'ruleDel' && o.op.rule.from === `${eni.primaryIp}/32`,
+    );
+    assert.equal(ruleDels.length, 1, 'the ENI rule was removed once, by its teardown, never by reconcile GC');
     assert.equal(
-      dataplane.rules.some((r) => r.from === `${eni.primaryIp}/32`),
+      kernel.ns().rules.some((r) => r.from === `${eni.primaryIp}/32`),
       false,
     );
-    assert.deepEqual([...(dataplane.eniLinks.get(eni.mac)?.routes.keys() ?? [])], []);
+    assert.deepEqual(
+      kernel.ns().routes.filter((r) => r.table !== 254),
+      [],
+    );
     assert.deepEqual(
       agent.pool.enis().map((e) => e.deviceNumber),
       [0],
@@ -497,7 +533,7 @@ test('CNI GC removes exactly the attachments of this network the runtime no long
     const gone = await w.netns('gone');
     await agent.cni(req('ADD', 'keep1', keep, 'keep', 'u-keep'));
     await agent.cni(req('ADD', 'gone1', gone, 'gone', 'u-gone'));
-    const keepVeth = agent.ledger.list().find((a) => a.key.containerId === 'keep1')!.hostVeth;
+    const keepVeth = attachmentHostVeth(agent.ledger.list().find((a) => a.key.containerId === 'keep1')!);
     const gc = await agent.cni({
       env: { CNI_COMMAND: 'GC' },
       stdin: JSON.stringify({
@@ -512,7 +548,7 @@ test('CNI GC removes exactly the attachments of this network the runtime no long
       agent.ledger.list().map((a) => a.key.containerId),
       ['keep1'],
     );
-    assert.deepEqual([...w.dataplane.veths.keys()], [keepVeth]);
+    assert.deepEqual(w.kernel.veths(), [keepVeth]);
     const other = await agent.cni({
       env: { CNI_COMMAND: 'GC' },
       stdin: JSON.stringify({

@@ -6,22 +6,25 @@ import { join } from 'node:path';
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
 import { parseCniRequest } from '../cni/request.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
-import type { Dataplane, EniLinkSpec } from '../dataplane/dataplane.ts';
+import type { AgentConfig } from '../config/agent-config.ts';
+import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
+import type { Logger } from '../infra/log.ts';
+import { PeriodicLoop } from '../infra/periodic.ts';
 import { AddressPool, routeTableFor, subnetGateway } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
-import { type Attachment, attachmentKeyString } from '../ledger/attachment.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
+import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
+import type { EniLinkSpec } from '../plan/eni-plan.ts';
+import { PodSerializer } from '../plan/pod-line.ts';
+import { vethOf, vpcAddressOf } from '../plan/resource.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
-import type { AgentConfig } from './config.ts';
 import type { OperationContext } from './context.ts';
-import type { Logger } from './log.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
-import { PodSerializer } from './serializer.ts';
 import { drainDelSpool } from './spool-drain.ts';
 import { OperationStats } from './stats.ts';
 
@@ -62,11 +65,12 @@ async function pathExists(p: string): Promise<boolean> {
 async function recoverHalfDoneAdds(ledger: Ledger, dataplane: Dataplane, log: Logger): Promise<void> {
   const halfDone = ledger.list().filter((a) => a.phase === 'adding');
   for (const att of halfDone) {
-    await dataplane.removeResources(att.resources);
+    await dataplane.remove(att.resources);
     ledger.remove(att.key);
     // It may have been a rebuild of a pod that used this address: cool down to be safe.
-    ledger.addCooling(att.ip, att.eniId);
-    log.warn('removed half-done ADD found at start', { key: att.key, ip: att.ip });
+    const address = vpcAddressOf(att.resources);
+    if (address) ledger.addCooling(address.ip, address.eniId);
+    log.warn('removed half-done ADD found at start', { key: att.key, ip: address?.ip });
   }
   if (halfDone.length > 0) await ledger.commit();
 }
@@ -119,7 +123,14 @@ export function introspection(
     pid: process.pid,
     instanceId: meta.instanceId,
     instanceType: meta.instanceType,
-    attachments: ledger.list().map((a: Attachment) => ({ ...a, keyString: attachmentKeyString(a.key) })),
+    // What each record owns is in `resources`; its address and host veth are repeated for operators.
+    attachments: ledger.list().map((a: Attachment) => ({
+      keyString: attachmentKeyString(a.key),
+      ip: vpcAddressOf(a.resources)?.ip,
+      eniId: vpcAddressOf(a.resources)?.eniId,
+      hostVeth: vethOf(a.resources)?.hostName,
+      ...a,
+    })),
     cooling: ledger.coolingAddresses(),
     pool: {
       stats: pool.stats(t),
@@ -177,7 +188,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     vpcCidrs: meta.vpcCidrs,
   });
-  await dataplane.setupNode({ vpcCidrs: meta.vpcCidrs, snatSource: meta.primaryIp });
+  // With external SNAT (upstream's AWS_VPC_K8S_CNI_EXTERNALSNAT) the node translates nothing.
+  if (!config.externalSnat)
+    await dataplane.setupNode({ vpcCidrs: meta.vpcCidrs, snatSource: meta.primaryIp });
 
   // Before the pool is rebuilt from the ledger: a half-done ADD's address must not count as held.
   await recoverHalfDoneAdds(ledger, dataplane, log);
@@ -209,8 +222,20 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     clock: { now },
     vethPrefix: config.vethPrefix,
     protectedAddresses: () => new Set([...eniPrimaryIps, ...pool.enis().map((e) => e.primaryIp)]),
-    defaultMtu: config.mtu,
     netnsIdentity,
+    ...(config.reconcileSeconds > 0
+      ? {
+          loop: (pass: () => Promise<unknown>) => {
+            const intervalMs = config.reconcileSeconds * 1000;
+            return new PeriodicLoop({
+              run: pass,
+              intervalMs,
+              firstAfterMs: intervalMs,
+              unref: true,
+            });
+          },
+        }
+      : {}),
   });
 
   const stats = new OperationStats();
@@ -225,6 +250,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vethPrefix: config.vethPrefix,
     defaultMtu: config.mtu,
     addWaitMs: config.addWaitSeconds * 1000,
+    externalSnat: config.externalSnat,
     enablePodEni: config.enablePodEni,
     netnsExists: pathExists,
     netnsIdentity,
@@ -239,7 +265,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   await reconciler.runOnce();
 
   manager.start();
-  reconciler.start(config.reconcileSeconds * 1000);
+  reconciler.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
@@ -250,8 +276,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
   // connection was refused or reset, are applied without waiting for the next restart.
   await drainSpool();
-  const spoolTimer = setInterval(() => void drainSpool(), SPOOL_DRAIN_INTERVAL_MS);
-  spoolTimer.unref();
+  const spoolLoop = new PeriodicLoop({
+    run: drainSpool,
+    intervalMs: SPOOL_DRAIN_INTERVAL_MS,
+    firstAfterMs: SPOOL_DRAIN_INTERVAL_MS,
+    unref: true,
+  });
+  spoolLoop.start();
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -263,7 +294,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     cni: handle,
     async stop() {
       ready = false;
-      clearInterval(spoolTimer);
+      await spoolLoop.stop();
       await stopRpcServer(server);
       await reconciler.stop();
       await manager.stop();

@@ -1,6 +1,6 @@
 // CHECK: the attachment the ledger records must still be what the kernel has.
 import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../cni/errors.ts';
-import { podSpecFor } from './add.ts';
+import { attachmentIp } from '../plan/attachment.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 
 export async function checkAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
@@ -12,11 +12,15 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
     );
   }
   const problems: string[] = [];
-  for (const ip of req.prevResultIps) {
-    if (ip !== att.ip) problems.push(`prevResult names address ${ip}, the attachment has ${att.ip}`);
+  const ip = attachmentIp(att);
+  for (const prev of req.prevResultIps) {
+    if (prev !== ip) problems.push(`prevResult names address ${prev}, the attachment has ${ip ?? 'none'}`);
   }
-  const spec = podSpecFor(ctx, { ...req, mtu: att.mtu }, req.netns || att.netns, att);
-  problems.push(...(await ctx.dataplane.inspectPod(spec)));
+  const netns = req.netns || att.netns;
+  const seen = await ctx.dataplane.inspect(netns, att.resources);
+  if (seen.podUnreachable !== undefined)
+    problems.push(`pod netns ${netns} unreachable: ${seen.podUnreachable}`);
+  problems.push(...seen.findings.map((f) => f.problem));
   if (problems.length > 0) {
     throw new CniError(
       CNI_ERR_CHECK_DRIFT,

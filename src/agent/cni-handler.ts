@@ -6,12 +6,13 @@ import { type CniRequest, parseCniRequest } from '../cni/request.ts';
 import { formatResult } from '../cni/result.ts';
 import { errorVersionFor } from '../cni/versions.ts';
 import { type ForwardedRequest, type ForwardedResponse, versionResult } from '../cni/wire.ts';
-import type { PodIdentity } from '../ledger/attachment.ts';
+import { errorText } from '../infra/error-text.ts';
+import type { PodIdentity } from '../plan/attachment.ts';
+import { type PodSerializer, podLineKey } from '../plan/pod-line.ts';
 import { addAttachment } from './add.ts';
 import { checkAttachment } from './check.ts';
-import { type AttachRequest, type OperationContext, podLineKey } from './context.ts';
+import type { AttachRequest, OperationContext } from './context.ts';
 import { delAttachment } from './del.ts';
-import type { PodSerializer } from './serializer.ts';
 
 export interface CniHandlerDeps {
   readonly ctx: OperationContext;
@@ -43,10 +44,7 @@ function ok(stdout: string): ForwardedResponse {
 }
 
 function failure(err: unknown, cniVersion: string): ForwardedResponse {
-  const cniErr =
-    err instanceof CniError
-      ? err
-      : new CniError(CNI_ERR_INTERNAL, err instanceof Error ? err.message : String(err));
+  const cniErr = err instanceof CniError ? err : new CniError(CNI_ERR_INTERNAL, errorText(err));
   return { exitCode: 1, stdout: `${JSON.stringify(cniErr.toJson(cniVersion))}\n` };
 }
 
@@ -135,7 +133,7 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
   } catch (err) {
     ctx.log.warn(`${req.command} failed`, {
       key: attach.key,
-      error: err instanceof Error ? err.message : String(err),
+      error: errorText(err),
     });
     deps.observe?.(req.command, false, performance.now() - started);
     return failure(err, req.netConf.cniVersion);

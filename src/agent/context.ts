@@ -1,10 +1,10 @@
 // Everything the agent's CNI operations use, injected (kernel, cloud-backed pool, ledger, clock, log).
 import type { Dataplane } from '../dataplane/dataplane.ts';
-import type { AttachmentKey, PodIdentity } from '../ledger/attachment.ts';
+import type { Logger } from '../infra/log.ts';
 import type { Ledger } from '../ledger/ledger.ts';
+import type { AttachmentKey, PodIdentity } from '../plan/attachment.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
-import type { Logger } from './log.ts';
 
 export interface NodeFacts {
   readonly vpcCidrs: readonly string[];
@@ -22,6 +22,8 @@ export interface OperationContext {
   readonly vethPrefix: string;
   readonly defaultMtu: number;
   readonly addWaitMs: number;
+  /** AWS_VPC_K8S_CNI_EXTERNALSNAT: pod addresses never join the node's SNAT set. */
+  readonly externalSnat: boolean;
   /** ENABLE_POD_ENI: refuse pods annotated for a branch ENI (not built yet) instead of ignoring them. */
   readonly enablePodEni: boolean;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
@@ -39,11 +41,4 @@ export interface AttachRequest {
   readonly vethPrefix: string | undefined;
   /** Pod addresses named by prevResult (a hint for DEL when the ledger has no record). */
   readonly prevResultIps: readonly string[];
-}
-
-/** One pod, one line: the key the agent serializes on (pod UID, else namespace/name, else container). */
-export function podLineKey(pod: PodIdentity, key: AttachmentKey): string {
-  if (pod.uid) return `uid:${pod.uid}`;
-  if (pod.namespace && pod.name) return `pod:${pod.namespace}/${pod.name}`;
-  return `container:${key.containerId}`;
 }

@@ -2,29 +2,30 @@
 // the attachment (network, containerID, ifName) owns. A stale DEL for a replaced sandbox has a
 // different container ID, so it can never touch the new sandbox's veth, address, routes or rules.
 // DEL of something unknown, or already gone, succeeds.
-import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../dataplane/dataplane.ts';
-import { hostVethName } from '../dataplane/names.ts';
-import type { OwnedResource } from '../ledger/attachment.ts';
+import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
+import { hostVethMac, hostVethName } from '../plan/names.ts';
+import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
+import { type Resource, vpcAddressOf } from '../plan/resource.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 
 export async function delAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
   if (att) {
-    await ctx.dataplane.removeResources(att.resources);
+    await ctx.dataplane.remove(att.resources);
     ctx.ledger.remove(req.key);
-    const address = att.resources.find((r) => r.kind === 'address');
+    const address = vpcAddressOf(att.resources);
     if (address) {
       // Convergence: the freed address cools down before reuse, and the cooldown is durable.
       ctx.ledger.addCooling(address.ip, address.eniId, ctx.now());
       ctx.addresses.release(address.ip);
     }
     await ctx.ledger.commit();
-    ctx.log.info('detached', { key: req.key, ip: att.ip, hostVeth: att.hostVeth });
+    ctx.log.info('detached', { key: req.key, ip: attachmentIp(att), hostVeth: attachmentHostVeth(att) });
     return;
   }
   const fallback = fallbackResources(ctx, req);
   if (fallback.length > 0) {
-    await ctx.dataplane.removeResources(fallback);
+    await ctx.dataplane.remove(fallback);
     ctx.log.info('DEL without ledger record: removed what only this attachment can own', {
       key: req.key,
       resources: fallback,
@@ -42,9 +43,16 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
  * key, so only this attachment can own it. prevResult's addresses are only a hint: their rules and
  * SNAT entry are removed only when no live attachment in the ledger holds that address.
  */
-function fallbackResources(ctx: OperationContext, req: AttachRequest): OwnedResource[] {
-  const hostVeth = hostVethName(req.key, req.vethPrefix ?? ctx.vethPrefix);
-  const out: OwnedResource[] = [{ kind: 'veth', hostName: hostVeth }];
+function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[] {
+  const out: Resource[] = [
+    {
+      kind: 'veth',
+      hostName: hostVethName(req.key, req.vethPrefix ?? ctx.vethPrefix),
+      hostMac: hostVethMac(req.key),
+      podIfName: req.key.ifName,
+      mtu: req.mtu ?? ctx.defaultMtu,
+    },
+  ];
   for (const ip of req.prevResultIps) {
     if (ctx.ledger.findByIp(ip)) continue;
     out.push(

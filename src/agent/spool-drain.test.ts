@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
-import { silentLogger } from './log.ts';
+import { silentLogger } from '../infra/log.ts';
 import { drainDelSpool, spooledAt } from './spool-drain.ts';
 
 function del(containerId: string): ForwardedRequest {

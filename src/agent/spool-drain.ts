@@ -19,7 +19,7 @@ import {
   SPOOL_FILE_SUFFIX,
   SPOOL_TEMP_PREFIX,
 } from '../cni/wire.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../infra/log.ts';
 
 async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');

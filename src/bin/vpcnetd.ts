@@ -1,11 +1,12 @@
 // bin/vpcnetd: the node agent. Configuration comes from the environment, parsed once here
 // (src/config/settings.ts declares every variable; README, Configuration, lists them).
 import { startAgent } from '../agent/agent.ts';
-import { jsonLogger } from '../agent/log.ts';
 import { createAwsCloud } from '../cloud/aws.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';
-import { LinuxDataplane } from '../dataplane/linux.ts';
+import { Dataplane } from '../dataplane/dataplane.ts';
+import { LinuxKernel } from '../dataplane/linux/linux-kernel.ts';
+import { jsonLogger } from '../infra/log.ts';
 import { KubePodSource, noPodSource } from '../pods/pod-source.ts';
 
 async function main(): Promise<void> {
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
     config,
     targets: config.targets,
     cloud,
-    dataplane: new LinuxDataplane(),
+    dataplane: new Dataplane(new LinuxKernel()),
     pods: config.kubeApi ? new KubePodSource(config.kubeApi) : noPodSource,
     log,
     now: Date.now,

@@ -1,138 +1,201 @@
-// The node's kernel as the agent sees it. linux.ts is the real driver (ip -batch, nft);
-// unit tests use a fake. All operations run in the network namespace the agent itself runs in
-// (the node's), except what the spec says happens inside the pod's namespace.
-import type { OwnedResource } from '../ledger/attachment.ts';
-import type { IpLink, IpRoute, IpRule } from './ip-json.ts';
+// The dataplane: carries out pod plans on a kernel. It creates an attachment's resources in plan
+// order (pod side in one run, then node side in one run) and undoes what it did if a step fails,
+// removes exactly the resources it is given, reads the kernel back as views, and repairs findings.
+// Which steps each resource needs comes from the plan's kinds; the kernel driver only executes.
 
-/** Rule priorities, as the upstream uses them (so operators recognise `ip rule` output). */
-export const RULE_PRIORITY_TO_POD = 512;
-export const RULE_PRIORITY_FROM_POD = 1536;
-export const MAIN_TABLE = 254;
-/** The pod's default gateway: link-local, answered by a permanent neighbour entry. */
-export const POD_GATEWAY = '169.254.1.1';
+import { type EniLinkSpec, planEniLink } from '../plan/eni-plan.ts';
+import { isAlreadyGone, type KernelOp, opText, type Step, validateOp } from '../plan/kernel-op.ts';
+import { createSteps, type Finding, findDrift, type Orphan, removalSteps } from '../plan/kinds.ts';
+import { type Resource, vethOf } from '../plan/resource.ts';
+import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
+import { DataplaneError } from './errors.ts';
+import { type Kernel, type Namespace, NODE, type NodeNetworkConfig } from './kernel.ts';
 
-export interface NodeNetworkConfig {
-  /** CIDRs of the VPC: traffic to these is not SNATed. */
-  readonly vpcCidrs: readonly string[];
-  /** Node primary IP: source for SNAT of pod traffic leaving the VPC. */
-  readonly snatSource: string;
+export type { NodeNetworkConfig } from './kernel.ts';
+
+/** What one inspection found; `podUnreachable` says why the pod side could not be judged. */
+export interface Inspection {
+  readonly findings: readonly Finding[];
+  readonly podUnreachable?: string;
 }
 
-export interface EniLinkSpec {
-  readonly mac: string;
-  readonly deviceNumber: number;
-  /** ENI primary address, configured /32 on the link. */
-  readonly primaryIp: string;
-  readonly subnetCidr: string;
-  /** The subnet's router (first address + 1). */
-  readonly gateway: string;
-  readonly routeTable: number;
-  readonly mtu: number;
+interface Failed {
+  readonly step: string;
+  readonly message: string;
 }
 
-export interface PodNetworkSpec {
-  /** Path of the pod's network namespace (CNI_NETNS). */
-  readonly netnsPath: string;
-  /** Interface name inside the pod (CNI_IFNAME). */
-  readonly ifName: string;
-  /** Host-side veth name, derived from the attachment key (<= 15 chars). */
-  readonly hostVeth: string;
-  /** MAC of the host veth; the pod's gateway neighbour entry points at it. */
-  readonly hostMac: string;
-  readonly ip: string;
-  readonly mtu: number;
-  /** Route table of the address's ENI; MAIN_TABLE for the primary ENI (no from-rule then). */
-  readonly routeTable: number;
-  /** Add the address to the SNAT set (pod traffic leaving the VPC is SNATed to the node IP). */
-  readonly snat: boolean;
+interface OwnedStep extends Step {
+  /** Index of the resource the step belongs to. */
+  readonly owner: number;
 }
 
-export interface PodInterfaceState {
-  /** MAC of the interface inside the pod. */
-  readonly mac: string;
+function subjectOf(resources: readonly Resource[]): string {
+  return vethOf(resources)?.hostName ?? '';
 }
 
-export interface AddPodResult {
-  readonly resources: OwnedResource[];
-  readonly podInterface: PodInterfaceState;
-}
+export class Dataplane {
+  readonly kernel: Kernel;
 
-/** A piece of the pod side that can be missing or wrong. */
-export type PodSidePiece =
-  | 'interface'
-  | 'interfaceUp'
-  | 'address'
-  | 'gatewayRoute'
-  | 'defaultRoute'
-  | 'neighbour';
-/** A piece of the node side that can be missing or wrong. */
-export type HostSidePiece = 'veth' | 'vethUp' | 'hostRoute' | 'ruleTo' | 'ruleFrom' | 'snat';
+  constructor(kernel: Kernel) {
+    this.kernel = kernel;
+  }
 
-/** One piece of drift: which piece (for repair) and the problem as an operator reads it. */
-export interface Drift<P extends string> {
-  readonly piece: P;
-  readonly problem: string;
-}
+  /** Idempotent: vpcnet's SNAT table, chain and set exist (not called when SNAT is external). */
+  setupNode(cfg: NodeNetworkConfig): Promise<void> {
+    return this.kernel.setupSnat(cfg);
+  }
 
-/**
- * The node side as one reconcile pass reads it, at once (one `ip -j -batch`, one `nft -j`), in the
- * kernel's own vocabulary (the `ip -j` views of ip-json.ts), so drift is judged by the same pure
- * functions for every driver (inspect.ts).
- */
-export interface NodeObservation {
-  /** Every veth on the node (whatever its prefix: a network's config may set its own). */
-  readonly veths: readonly IpLink[];
-  /** Main-table routes. */
-  readonly routes: readonly IpRoute[];
-  /** Every policy rule. */
-  readonly rules: readonly IpRule[];
-  /** Elements of the SNAT set; undefined if the set does not exist. */
-  readonly snatElements: readonly string[] | undefined;
-}
-
-/** The pod side of one attachment: drift, or why the pod's namespace could not be entered. */
-export type PodSideObservation =
-  | { readonly reachable: true; readonly drift: readonly Drift<PodSidePiece>[] }
-  | { readonly reachable: false; readonly reason: string };
-
-export interface Dataplane {
-  /** Idempotent: vpcnet's nftables table, chain and SNAT set exist with the given VPC CIDRs. */
-  setupNode(cfg: NodeNetworkConfig): Promise<void>;
-  /** Idempotent: the ENI's link (found by MAC) is up, has its address and its route table. Returns link name. */
-  setupEni(spec: EniLinkSpec): Promise<string>;
   /**
-   * Idempotent undo of setupEni before the ENI is detached: flushes the ENI's route table, deletes
-   * its primary-IP rule and /32 address. Touches no other table or rule; what is gone counts as
-   * removed. Refuses the main table (the primary ENI is never torn down).
+   * Creates every resource of a pod plan (pod side inside `netns`, then the node side). If a step
+   * fails, what this call created is removed again (never what it did not create: a first step
+   * that fails because its object exists leaves that object alone) and the error names the step.
    */
-  teardownEni(spec: EniLinkSpec): Promise<void>;
+  async create(netns: string, resources: readonly Resource[]): Promise<void> {
+    const steps: OwnedStep[] = resources.flatMap((r, owner) => createSteps(r).map((s) => ({ ...s, owner })));
+    for (const s of steps) validateOp(s.op);
+    const touched = new Set<number>();
+    const subject = subjectOf(resources);
+    for (const side of ['pod', 'node'] as const) {
+      const batch = steps.filter((s) => s.side === side);
+      if (batch.length === 0) continue;
+      const ns: Namespace = side === 'pod' ? { side, path: netns } : NODE;
+      const result = await this.kernel.run(
+        ns,
+        batch.map((s) => s.op),
+        'stop',
+      );
+      if (!result.entered) {
+        return this.#failCreate(resources, touched, subject, `nsenter --net=${netns}`, result.reason);
+      }
+      const failure = result.failures[0];
+      const done = failure === undefined ? batch : batch.slice(0, failure.index);
+      for (const s of done) touched.add(s.owner);
+      if (failure !== undefined) {
+        const step = batch[failure.index];
+        return this.#failCreate(resources, touched, subject, step ? opText(step.op) : '?', failure.message);
+      }
+    }
+  }
+
+  async #failCreate(
+    resources: readonly Resource[],
+    touched: ReadonlySet<number>,
+    subject: string,
+    step: string,
+    message: string,
+  ): Promise<never> {
+    // Ownership: undo only what this call did; a resource none of whose steps ran is not ours.
+    const undo = resources.filter((_, i) => touched.has(i));
+    const leftover = await this.#removeTolerant(undo, 'addPod').then(
+      (left) => left.map((f) => `${f.step}: ${f.message}`).join('; '),
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    const suffix = leftover === '' ? '' : ` (rollback incomplete: ${leftover})`;
+    throw new DataplaneError('addPod', step, subject, message + suffix);
+  }
+
+  /** Removes exactly these resources (from the node side); what is already gone counts as removed. */
+  async remove(resources: readonly Resource[], operation = 'removePod'): Promise<void> {
+    const [first, ...rest] = await this.#removeTolerant(resources, operation);
+    if (first === undefined) return;
+    const also = rest.map((f) => `; also "${f.step}": ${f.message}`).join('');
+    throw new DataplaneError(operation, first.step, subjectOf(resources), first.message + also);
+  }
+
+  /** Runs removals to the end; returns what could not be removed (nothing when all is gone). */
+  #removeTolerant(resources: readonly Resource[], operation: string): Promise<Failed[]> {
+    return this.#runRemovals(removalSteps(resources), operation, subjectOf(resources));
+  }
+
+  async #runRemovals(steps: readonly Step[], operation: string, subject: string): Promise<Failed[]> {
+    // A pod's own side goes with its veth: DEL never enters a namespace that may be gone.
+    const ops = steps.filter((s) => s.side === 'node').map((s) => s.op);
+    if (ops.length === 0) return [];
+    for (const op of ops) validateOp(op);
+    const result = await this.kernel.run(NODE, ops, 'all');
+    if (!result.entered) throw new DataplaneError(operation, 'enter node namespace', subject, result.reason);
+    return result.failures
+      .filter((f) => !isAlreadyGone(f.message))
+      .map((f) => ({ step: opText(ops[f.index] as KernelOp), message: f.message }));
+  }
+
+  observeNode(): Promise<NodeView> {
+    return this.kernel.readNode();
+  }
+
+  observePod(netns: string): Promise<PodView> {
+    return this.kernel.readPod(netns);
+  }
+
+  /** Reads the node and the pod's namespace and judges every resource of the plan against them. */
+  async inspect(netns: string, resources: readonly Resource[]): Promise<Inspection> {
+    const [node, pod] = await Promise.all([this.kernel.readNode(), this.kernel.readPod(netns)]);
+    const findings = findDrift(resources, { node, ...(pod.reachable ? { pod } : {}) });
+    return pod.reachable ? { findings } : { findings, podUnreachable: pod.reason };
+  }
+
+  /** Removes what GC found (exactly those objects); what is already gone counts as removed. */
+  async collect(orphans: readonly Orphan[]): Promise<void> {
+    const [first, ...rest] = await this.#runRemovals(
+      orphans.flatMap((o) => o.remove),
+      'collect',
+      '',
+    );
+    if (first === undefined) return;
+    const also = rest.map((f) => `; also "${f.step}": ${f.message}`).join('');
+    throw new DataplaneError('collect', first.step, '', first.message + also);
+  }
+
   /**
-   * Creates the pod's network: veth (peer created directly in the pod namespace as ifName),
-   * /32 address, default route via POD_GATEWAY with a permanent neighbour, host route,
-   * rules, SNAT membership. Each step is undone if a later one fails.
-   * Returns the resources created (to be recorded in the ledger).
+   * Restores what the findings name, in place (pod side inside `netns`, then the node side).
+   * Findings without a repair (a missing veth) need create() again; they are refused here.
    */
-  addPod(spec: PodNetworkSpec): Promise<AddPodResult>;
-  /** Removes exactly these resources; what is already gone counts as removed. */
-  removeResources(resources: readonly OwnedResource[]): Promise<void>;
-  /** Reads back the state; returns human-readable problems (empty = healthy). */
-  inspectPod(spec: PodNetworkSpec): Promise<string[]>;
-  /** Names of links on the node whose name starts with the prefix (for GC of orphaned host veths). */
-  listHostVeths(prefix: string): Promise<string[]>;
-  /** Reads the node side at once (for the reconcile loop: drift of every attachment, and GC). */
-  observeNode(): Promise<NodeObservation>;
-  /** Reads the pod side of one attachment (one process inside the pod's namespace). */
-  observePodSide(spec: PodNetworkSpec): Promise<PodSideObservation>;
+  async repair(netns: string, findings: readonly Finding[], operation = 'repairPod'): Promise<void> {
+    const subject = subjectOf(findings.map((f) => f.resource));
+    const unrepairable = findings.find((f) => f.repair === undefined);
+    if (unrepairable) throw new DataplaneError(operation, 'repair', subject, unrepairable.problem);
+    const steps = findings.flatMap((f) => f.repair ?? []);
+    for (const s of steps) validateOp(s.op);
+    for (const side of ['pod', 'node'] as const) {
+      const batch = steps.filter((s) => s.side === side).map((s) => s.op);
+      if (batch.length === 0) continue;
+      const result = await this.kernel.run(side === 'pod' ? { side, path: netns } : NODE, batch, 'stop');
+      if (!result.entered)
+        throw new DataplaneError(operation, `nsenter --net=${netns}`, subject, result.reason);
+      const failure = result.failures[0];
+      if (failure !== undefined) {
+        const op = batch[failure.index];
+        throw new DataplaneError(operation, op ? opText(op) : '?', subject, failure.message);
+      }
+    }
+  }
+
+  /** Idempotent: the ENI's link (found by MAC) is up, has its address, route table and rule. */
+  async setupEni(spec: EniLinkSpec): Promise<string> {
+    const node = await this.kernel.readNode();
+    const mac = spec.mac.toLowerCase();
+    const link = node.links.find((l) => l.address === mac);
+    if (!link) throw new Error(`setupEni: no link has MAC ${mac} (ENI device ${spec.deviceNumber})`);
+    const findings = findDrift(planEniLink(spec, link.ifname), { node });
+    await this.repair('', findings, 'setupEni');
+    return link.ifname;
+  }
+
   /**
-   * Reads the node side of this pod and restores what is missing: host veth up, host route,
-   * to-rule, from-rule, SNAT element (one `ip -batch`, one `nft` at most). Returns the problems it
-   * fixed (inspectPod's wording). Fails if the host veth is gone: that needs addPod.
+   * Idempotent undo of setupEni before the ENI is detached: its table's routes, its rule and its
+   * /32, nothing else; what is gone counts as removed. Refuses the primary ENI (main table).
    */
-  repairHostSide(spec: PodNetworkSpec): Promise<string[]>;
-  /**
-   * Reads the pod side and restores what is missing inside the pod's namespace: interface up,
-   * address, gateway and default routes, the permanent neighbour (one `ip -batch` there). Returns
-   * the problems it fixed. Fails if the pod interface is gone: that needs addPod.
-   */
-  repairPodSide(spec: PodNetworkSpec): Promise<string[]>;
+  async teardownEni(spec: EniLinkSpec): Promise<void> {
+    if (spec.routeTable === MAIN_TABLE || spec.deviceNumber === 0) {
+      throw new Error(`teardownEni: refusing to tear down ENI device ${spec.deviceNumber} (main table)`);
+    }
+    const node = await this.kernel.readNode();
+    const mac = spec.mac.toLowerCase();
+    const link = node.links.find((l) => l.address === mac);
+    // A link already gone (the ENI detached) took its address and routes with it; the rule stays.
+    const resources = planEniLink(spec, link?.ifname ?? 'gone').filter(
+      (r) => link !== undefined || r.kind === 'rule',
+    );
+    await this.remove(resources, 'teardownEni');
+  }
 }

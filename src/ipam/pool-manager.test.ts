@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { CloudError, type EniInfo, type InstanceTypeLimits } from '../cloud/cloud.ts';
-import type { Attachment } from '../ledger/attachment.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../ledger/store.ts';
+import type { Attachment } from '../plan/attachment.ts';
 import { FakeCloud } from './fake-cloud.ts';
 import { AddressPool } from './pool.ts';
 import { PoolManager, type PoolManagerDeps } from './pool-manager.ts';
@@ -422,18 +422,13 @@ describe('PoolManager with a ledger', () => {
   });
 });
 
-function attachmentFor(id: string, ip: string): Attachment {
+function attachmentFor(id: string, ip: string, eniId = 'eni-primary'): Attachment {
   return {
     key: { network: 'vpcnet', containerId: id, ifName: 'eth0' },
     pod: {},
     netns: `/var/run/netns/${id}`,
-    ip,
-    eniId: 'eni-primary',
-    routeTable: 254,
-    hostVeth: `vpc${id}`,
-    mtu: 9001,
     createdAt: 0,
-    resources: [{ kind: 'address', ip, eniId: 'eni-primary' }],
+    resources: [{ kind: 'vpcAddress', ip, eniId }],
   };
 }
 
@@ -485,7 +480,7 @@ describe('PoolManager frees idle ENIs', () => {
     );
     const eni2 = cloud.attached().find((e) => e.attachment?.deviceIndex === 2)?.eniId ?? '';
     // The pool lost track of this pod's address (as after a stale read), but the ledger has it.
-    ledger.put({ ...attachmentFor('p', onDevice2 ?? ''), eniId: eni2 });
+    ledger.put(attachmentFor('p', onDevice2 ?? '', eni2));
     for (const ip of ips) manager.release(ip);
     clock.t += 30_000;
     await settle(manager);

@@ -10,8 +10,9 @@ import {
   type InstanceMetadata,
   type InstanceTypeLimits,
 } from '../cloud/cloud.ts';
-import { attachmentKeyString } from '../ledger/attachment.ts';
 import type { Ledger } from '../ledger/ledger.ts';
+import { attachmentKeyString } from '../plan/attachment.ts';
+import { vpcAddressOf } from '../plan/resource.ts';
 import { AddressWaiters } from './address-waiters.ts';
 import { cloudErrorText, createAndAttachEni, createdByVpcnet } from './eni-attach.ts';
 import { PassLoop } from './pass-loop.ts';
@@ -136,8 +137,10 @@ export class PoolManager {
   #restoreFrom(ledger: Ledger): void {
     const { pool, log } = this.#d;
     for (const att of ledger.list()) {
-      if (!pool.restoreAssigned(att.ip, attachmentKeyString(att.key))) {
-        log.error('ledger attachment holds an address this node does not have', { key: att.key, ip: att.ip });
+      const ip = vpcAddressOf(att.resources)?.ip;
+      if (ip === undefined) continue;
+      if (!pool.restoreAssigned(ip, attachmentKeyString(att.key))) {
+        log.error('ledger attachment holds an address this node does not have', { key: att.key, ip });
       }
     }
     // Convergence: cooldown survives restarts.
@@ -163,7 +166,10 @@ export class PoolManager {
     const detachable = new Set(this.#detachable.keys());
     // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
     // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
-    for (const att of this.#d.ledger?.list() ?? []) detachable.delete(att.eniId);
+    for (const att of this.#d.ledger?.list() ?? []) {
+      const eniId = vpcAddressOf(att.resources)?.eniId;
+      if (eniId !== undefined) detachable.delete(eniId);
+    }
     return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), detachable);
   }
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { type Attachment, attachmentKeyString } from './attachment.ts';
+import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { Ledger } from './ledger.ts';
 import { MemoryLedgerFs } from './memory-fs.ts';
 import { type CoolingAddress, parseLedgerSnapshot } from './snapshot.ts';
@@ -42,13 +42,8 @@ function attachment(id: number, ip: number): Attachment {
     key: { network: 'vpcnet', containerId: `c${id}`, ifName: 'eth0' },
     pod: { uid: `uid-${id}` },
     netns: `/var/run/netns/p${id}`,
-    ip: addr,
-    eniId: 'eni-1',
-    routeTable: 2,
-    hostVeth: `vpc${id}`,
-    mtu: 9001,
     createdAt: id,
-    resources: [{ kind: 'address', ip: addr, eniId: 'eni-1' }],
+    resources: [{ kind: 'vpcAddress', ip: addr, eniId: 'eni-1' }],
   };
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Attachment } from './attachment.ts';
+import { type Attachment, attachmentIp } from '../plan/attachment.ts';
 import { Ledger } from './ledger.ts';
 import type { LedgerSnapshot } from './snapshot.ts';
 import { type LedgerStore, MemoryLedgerStore } from './store.ts';
@@ -12,13 +12,8 @@ function attachment(containerId: string, ip: string): Attachment {
     key: { network: 'vpcnet', containerId, ifName: 'eth0' },
     pod: { namespace: 'default', name: `pod-${containerId}` },
     netns: `/var/run/netns/${containerId}`,
-    ip,
-    eniId: 'eni-1',
-    routeTable: 254,
-    hostVeth: `vpc${containerId}`,
-    mtu: 9001,
     createdAt: 1000,
-    resources: [{ kind: 'address', ip, eniId: 'eni-1' }],
+    resources: [{ kind: 'vpcAddress', ip, eniId: 'eni-1' }],
   };
 }
 
@@ -92,7 +87,7 @@ describe('Ledger', () => {
     ledger.put(attachment('a', '10.0.0.1'));
     ledger.put(attachment('a', '10.0.0.7'));
     assert.deepEqual(
-      ledger.list().map((x) => x.ip),
+      ledger.list().map((x) => attachmentIp(x)),
       ['10.0.0.7'],
     );
   });

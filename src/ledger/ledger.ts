@@ -6,7 +6,7 @@
 // write is in flight, later changes wait for the next write, so a burst of N pod operations
 // costs about two fsyncs instead of N.
 
-import { type Attachment, type AttachmentKey, attachmentKeyString } from './attachment.ts';
+import { type Attachment, type AttachmentKey, attachmentKeyString } from '../plan/attachment.ts';
 import { type CoolingAddress, LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import type { LedgerStore } from './store.ts';
 
@@ -55,10 +55,10 @@ export class Ledger {
     return [...this.#attachments.values()];
   }
 
-  /** The attachment holding `ip` (by its address field or an owned address resource). */
+  /** The attachment holding VPC address `ip`. */
   findByIp(ip: string): Attachment | undefined {
     for (const a of this.#attachments.values()) {
-      if (a.ip === ip || a.resources.some((r) => r.kind === 'address' && r.ip === ip)) return a;
+      if (a.resources.some((r) => r.kind === 'vpcAddress' && r.ip === ip)) return a;
     }
     return undefined;
   }

@@ -3,9 +3,27 @@
 // would forget what vpcnet owns (ownership) and the cooldown of freed addresses (convergence:
 // cooldown survives restarts).
 
-import { type Attachment, attachmentKeyString, type OwnedResource, type PodIdentity } from './attachment.ts';
+import { type Attachment, attachmentKeyString, type PodIdentity } from '../plan/attachment.ts';
+import { parseResourceFields } from '../plan/kinds.ts';
+import type { Resource } from '../plan/resource.ts';
+import {
+  arr,
+  describe,
+  fieldReader,
+  int,
+  LedgerFormatError,
+  nonEmpty,
+  type Obj,
+  obj,
+  optStr,
+  str,
+} from './json-fields.ts';
+import { v1Resources } from './migrate-v1.ts';
 
-export const LEDGER_SCHEMA_VERSION = 1;
+export { LedgerFormatError } from './json-fields.ts';
+
+/** 2: attachments record their whole pod plan (src/plan); 1 is read and converted. */
+export const LEDGER_SCHEMA_VERSION = 2;
 
 /** A freed address that must not be handed out again before its cooldown ends. */
 export interface CoolingAddress {
@@ -21,64 +39,6 @@ export interface LedgerSnapshot {
   readonly cooling: readonly CoolingAddress[];
 }
 
-/** Thrown when a snapshot does not have the expected structure; `field` is a path like `attachments[2].ip`. */
-export class LedgerFormatError extends Error {
-  constructor(
-    readonly field: string,
-    problem: string,
-  ) {
-    super(`${field}: ${problem}`);
-    this.name = 'LedgerFormatError';
-  }
-}
-
-type Obj = Record<string, unknown>;
-
-function obj(v: unknown, field: string): Obj {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw new LedgerFormatError(field, `expected an object, got ${describe(v)}`);
-  }
-  return v as Obj;
-}
-
-function arr(v: unknown, field: string): readonly unknown[] {
-  if (!Array.isArray(v)) throw new LedgerFormatError(field, `expected an array, got ${describe(v)}`);
-  return v;
-}
-
-function str(o: Obj, name: string, at: string): string {
-  const v = o[name];
-  if (typeof v !== 'string')
-    throw new LedgerFormatError(`${at}.${name}`, `expected a string, got ${describe(v)}`);
-  return v;
-}
-
-function nonEmpty(o: Obj, name: string, at: string): string {
-  const v = str(o, name, at);
-  if (v === '') throw new LedgerFormatError(`${at}.${name}`, 'must not be empty');
-  return v;
-}
-
-function int(o: Obj, name: string, at: string): number {
-  const v = o[name];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    throw new LedgerFormatError(`${at}.${name}`, `expected a non-negative integer, got ${describe(v)}`);
-  }
-  return v;
-}
-
-function optStr(o: Obj, name: string, at: string): string | undefined {
-  return o[name] === undefined ? undefined : str(o, name, at);
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-  if (typeof v === 'object') return 'an object';
-  return String(v);
-}
-
 function parsePod(v: unknown, at: string): PodIdentity {
   const o = obj(v, at);
   const namespace = optStr(o, 'namespace', at);
@@ -91,32 +51,13 @@ function parsePod(v: unknown, at: string): PodIdentity {
   };
 }
 
-function parseResource(v: unknown, at: string): OwnedResource {
+function parseResource(v: unknown, at: string): Resource {
   const o = obj(v, at);
   const kind = str(o, 'kind', at);
-  switch (kind) {
-    case 'address':
-      return { kind, ip: nonEmpty(o, 'ip', at), eniId: nonEmpty(o, 'eniId', at) };
-    case 'veth':
-      return { kind, hostName: nonEmpty(o, 'hostName', at) };
-    case 'hostRoute':
-      return { kind, dst: nonEmpty(o, 'dst', at), dev: nonEmpty(o, 'dev', at) };
-    case 'rule': {
-      const from = optStr(o, 'from', at);
-      const to = optStr(o, 'to', at);
-      return {
-        kind,
-        priority: int(o, 'priority', at),
-        table: int(o, 'table', at),
-        ...(from === undefined ? {} : { from }),
-        ...(to === undefined ? {} : { to }),
-      };
-    }
-    case 'snat':
-      return { kind, ip: nonEmpty(o, 'ip', at) };
-    default:
-      throw new LedgerFormatError(`${at}.kind`, `unknown resource kind ${describe(kind)}`);
-  }
+  const resource = parseResourceFields(kind, fieldReader(o, at));
+  if (resource === undefined)
+    throw new LedgerFormatError(`${at}.kind`, `unknown resource kind ${describe(kind)}`);
+  return resource;
 }
 
 function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
@@ -130,26 +71,25 @@ function parseNetnsId(o: Obj, at: string): { netnsId?: string } {
   return { netnsId: nonEmpty(o, 'netnsId', at) };
 }
 
-function parseAttachment(v: unknown, at: string): Attachment {
+function parseAttachment(v: unknown, at: string, version: number): Attachment {
   const o = obj(v, at);
   const k = obj(o.key, `${at}.key`);
+  const key = {
+    network: nonEmpty(k, 'network', `${at}.key`),
+    containerId: nonEmpty(k, 'containerId', `${at}.key`),
+    ifName: nonEmpty(k, 'ifName', `${at}.key`),
+  };
   return {
     ...parsePhase(o, at),
     ...parseNetnsId(o, at),
-    key: {
-      network: nonEmpty(k, 'network', `${at}.key`),
-      containerId: nonEmpty(k, 'containerId', `${at}.key`),
-      ifName: nonEmpty(k, 'ifName', `${at}.key`),
-    },
+    key,
     pod: parsePod(o.pod, `${at}.pod`),
     netns: str(o, 'netns', at),
-    ip: nonEmpty(o, 'ip', at),
-    eniId: nonEmpty(o, 'eniId', at),
-    routeTable: int(o, 'routeTable', at),
-    hostVeth: str(o, 'hostVeth', at),
-    mtu: int(o, 'mtu', at),
     createdAt: int(o, 'createdAt', at),
-    resources: arr(o.resources, `${at}.resources`).map((r, i) => parseResource(r, `${at}.resources[${i}]`)),
+    resources:
+      version === 1
+        ? v1Resources(o, at, key)
+        : arr(o.resources, `${at}.resources`).map((r, i) => parseResource(r, `${at}.resources[${i}]`)),
   };
 }
 
@@ -162,7 +102,7 @@ function parseCooling(v: unknown, at: string): CoolingAddress {
 export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
   const o = obj(json, '(root)');
   const version = o.schemaVersion;
-  if (version !== LEDGER_SCHEMA_VERSION) {
+  if (version !== LEDGER_SCHEMA_VERSION && version !== 1) {
     const problem =
       typeof version === 'number' && version > LEDGER_SCHEMA_VERSION
         ? `version ${version} is newer than this agent understands (${LEDGER_SCHEMA_VERSION})`
@@ -170,7 +110,7 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     throw new LedgerFormatError('schemaVersion', problem);
   }
   const attachments = arr(o.attachments, 'attachments').map((a, i) =>
-    parseAttachment(a, `attachments[${i}]`),
+    parseAttachment(a, `attachments[${i}]`, version),
   );
   const cooling = arr(o.cooling, 'cooling').map((c, i) => parseCooling(c, `cooling[${i}]`));
   // Ownership: one record per attachment key, one cooldown per address; a duplicate means the

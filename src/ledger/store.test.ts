@@ -3,7 +3,7 @@ import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
 import { describe, test } from 'node:test';
-import type { Attachment } from './attachment.ts';
+import type { Attachment } from '../plan/attachment.ts';
 import { MemoryLedgerFs } from './memory-fs.ts';
 import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import { FileLedgerStore, LedgerLoadError, MemoryLedgerStore } from './store.ts';
@@ -15,16 +15,17 @@ function attachment(containerId: string, ip: string): Attachment {
     key: { network: 'vpcnet', containerId, ifName: 'eth0' },
     pod: { namespace: 'default', name: `pod-${containerId}` },
     netns: `/var/run/netns/${containerId}`,
-    ip,
-    eniId: 'eni-1',
-    routeTable: 254,
-    hostVeth: `vpc${containerId}`,
-    mtu: 9001,
     createdAt: 1000,
     resources: [
-      { kind: 'address', ip, eniId: 'eni-1' },
-      { kind: 'veth', hostName: `vpc${containerId}` },
-      { kind: 'rule', priority: 512, to: ip, table: 254 },
+      { kind: 'vpcAddress', ip, eniId: 'eni-1' },
+      {
+        kind: 'veth',
+        hostName: `vpc${containerId}`,
+        hostMac: '02:00:00:00:00:01',
+        podIfName: 'eth0',
+        mtu: 9001,
+      },
+      { kind: 'rule', priority: 512, to: `${ip}/32`, table: 254 },
     ],
   };
 }
@@ -66,7 +67,7 @@ describe('FileLedgerStore', () => {
       `rename ${PATH}.tmp ${PATH}`,
       'syncDir /var/lib/vpcnet',
     ]);
-    assert.equal(JSON.parse(fs.files.get(PATH) ?? '').schemaVersion, 1);
+    assert.equal(JSON.parse(fs.files.get(PATH) ?? '').schemaVersion, LEDGER_SCHEMA_VERSION);
   });
 
   test('a crash between write and rename leaves the old snapshot', async () => {
@@ -103,10 +104,10 @@ describe('FileLedgerStore', () => {
 
   test('a future schema version is refused rather than started empty', async () => {
     const fs = new MemoryLedgerFs();
-    fs.files.set(PATH, JSON.stringify({ ...snapshot(), schemaVersion: 2 }));
+    fs.files.set(PATH, JSON.stringify({ ...snapshot(), schemaVersion: 3 }));
     const err = await loadError(fs);
     assert.equal(err.field, 'schemaVersion');
-    assert.match(err.message, /ledger\.json.*version 2 is newer/);
+    assert.match(err.message, /ledger\.json.*version 3 is newer/);
   });
 
   test('a corrupt field is refused with its path named', async () => {
@@ -126,7 +127,7 @@ describe('FileLedgerStore', () => {
 
   test('a missing list is refused', async () => {
     const fs = new MemoryLedgerFs();
-    fs.files.set(PATH, JSON.stringify({ schemaVersion: 1, attachments: [] }));
+    fs.files.set(PATH, JSON.stringify({ schemaVersion: 2, attachments: [] }));
     assert.equal((await loadError(fs)).field, 'cooling');
   });
 
@@ -158,7 +159,7 @@ describe('MemoryLedgerStore', () => {
   test('a saved snapshot is isolated from later changes to the objects passed in', async () => {
     const store = new MemoryLedgerStore();
     const attachments = [attachment('a', '10.0.0.1')];
-    await store.save({ schemaVersion: 1, attachments, cooling: [] });
+    await store.save({ schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling: [] });
     attachments.push(attachment('b', '10.0.0.2'));
     assert.equal((await store.load())?.attachments.length, 1);
   });

@@ -3,20 +3,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { podLineKey } from '../agent/context.ts';
-import type { LogFields, Logger } from '../agent/log.ts';
-import { PodSerializer } from '../agent/serializer.ts';
-import { MAIN_TABLE, type PodNetworkSpec } from '../dataplane/dataplane.ts';
-import { FakeDataplane } from '../dataplane/fake.ts';
-import { hostVethMac, hostVethName } from '../dataplane/names.ts';
-import type { Attachment, AttachmentKey, OwnedResource } from '../ledger/attachment.ts';
+import { Dataplane } from '../dataplane/dataplane.ts';
+import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import type { LogFields, Logger } from '../infra/log.ts';
+import { PeriodicLoop, type Timers } from '../infra/periodic.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../ledger/store.ts';
-import { intendedSpec } from './intent.ts';
-import { Reconciler } from './reconciler.ts';
+import { type Attachment, type AttachmentKey, attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
+import { identityOf, removalSteps } from '../plan/kinds.ts';
+import { PodSerializer, podLineKey } from '../plan/pod-line.ts';
+import { MAIN_TABLE, planRegularPod } from '../plan/pod-plan.ts';
+import type { NodeView } from '../plan/views.ts';
+import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 
 const ENI_PRIMARY = '10.0.1.10';
-const ENI_RULE = { priority: 1536, from: `${ENI_PRIMARY}/32`, table: 2 };
+const ENI_RULE_ID = `rule 1536 ${ENI_PRIMARY}/32 - - 2`;
 
 interface LogLine {
   readonly level: string;
@@ -39,11 +40,21 @@ interface AttachOptions {
   readonly vethPrefix?: string;
 }
 
-async function world() {
+/** A serializer that says when an operation queues on a pod's line. */
+class WatchedSerializer extends PodSerializer {
+  readonly queued: string[] = [];
+  override run<T>(podKey: string, op: () => Promise<T>): Promise<T> {
+    this.queued.push(podKey);
+    return super.run(podKey, op);
+  }
+}
+
+async function world(extra: Partial<ReconcilerDeps> = {}) {
   const ledger = await Ledger.open(new MemoryLedgerStore(), { now: () => 0 });
-  const dp = new FakeDataplane();
+  const kernel = new FakeKernel();
+  const dp = new Dataplane(kernel);
   await dp.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.0.0.10' });
-  dp.addEniLink('ens6', '02:0e:00:00:00:01');
+  kernel.addLink('ens6', '02:0e:00:00:00:01');
   await dp.setupEni({
     mac: '02:0e:00:00:00:01',
     deviceNumber: 1,
@@ -53,7 +64,7 @@ async function world() {
     routeTable: 2,
     mtu: 9001,
   });
-  const serializer = new PodSerializer();
+  const serializer = new WatchedSerializer();
   const logs: LogLine[] = [];
   const reconciler = new Reconciler({
     ledger,
@@ -63,125 +74,155 @@ async function world() {
     clock: { now: () => 0 },
     vethPrefix: 'vpc',
     protectedAddresses: () => new Set([ENI_PRIMARY]),
-    defaultMtu: 9001,
+    ...extra,
   });
   let n = 0;
   async function attach(o: AttachOptions = {}): Promise<Attachment> {
     n++;
     const key: AttachmentKey = { network: 'vpcnet', containerId: `c${n}`, ifName: 'eth0' };
-    const ip = o.ip ?? `10.0.1.${20 + n}`;
-    const spec: PodNetworkSpec = {
-      netnsPath: `/var/run/netns/pod-${n}`,
-      ifName: 'eth0',
-      hostVeth: hostVethName(key, o.vethPrefix ?? 'vpc'),
-      hostMac: hostVethMac(key),
-      ip,
-      mtu: 9001,
+    const resources = planRegularPod({
+      key,
+      vethPrefix: o.vethPrefix ?? 'vpc',
+      ip: o.ip ?? `10.0.1.${20 + n}`,
+      eniId: 'eni-1',
       routeTable: o.routeTable ?? 2,
+      mtu: 9001,
       snat: o.snat ?? true,
-    };
-    const done = await dp.addPod(spec);
+    });
+    const netns = `/var/run/netns/pod-${n}`;
+    await dp.create(netns, resources);
     const att: Attachment = {
       key,
       pod: { namespace: 'default', name: `web-${n}`, uid: `uid-${n}` },
-      netns: spec.netnsPath,
-      ip,
-      eniId: 'eni-1',
-      routeTable: spec.routeTable,
-      hostVeth: spec.hostVeth,
-      mtu: 9001,
+      netns,
       createdAt: 0,
       ...(o.phase ? { phase: o.phase } : {}),
-      resources: [{ kind: 'address', ip, eniId: 'eni-1' }, ...done.resources],
+      resources,
     };
     if (!o.unrecorded) ledger.put(att);
     return att;
   }
-  const spec = (att: Attachment) => intendedSpec(att, 9001);
-  const ops = () => dp.calls.map((c) => c.op);
-  return { ledger, dp, serializer, logs, reconciler, attach, spec, ops };
+  const problems = async (att: Attachment) => {
+    const seen = await dp.inspect(att.netns, att.resources);
+    return [...(seen.podUnreachable ? ['pod unreachable'] : []), ...seen.findings.map((f) => f.problem)];
+  };
+  return { ledger, kernel, dp, serializer, logs, reconciler, attach, problems };
 }
 
-/** A resource as a comparable string (key order does not matter). */
-function resourceKey(r: object): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(r).sort(([a], [b]) => a.localeCompare(b))));
+type World = Awaited<ReturnType<typeof world>>;
+
+/** The whole fake kernel (node and every pod namespace) as comparable text. */
+function kernelState(kernel: FakeKernel): string {
+  const spaces = [...kernel.namespaces].map(([name, ns]) => ({
+    name,
+    links: [...ns.links.values()]
+      .map((l) => ({ ...l, addresses: [...l.addresses].sort() }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    routes: ns.routes.map((r) => JSON.stringify(r)).sort(),
+    rules: ns.rules.map((r) => JSON.stringify(r)).sort(),
+    neighbours: ns.neighbours.map((x) => JSON.stringify(x)).sort(),
+  }));
+  return JSON.stringify({ spaces, snat: kernel.snatElements() });
 }
 
-function kernelSet(dp: FakeDataplane): string[] {
-  return dp.resources().map(resourceKey).sort();
+/** Identities of the node's pod-shaped objects: veths, host routes on them, rules, SNAT elements. */
+function nodeIdentities(view: NodeView): string[] {
+  const veths = view.links.filter((l) => l.kind === 'veth').map((l) => l.ifname);
+  const cidr = (ip: string | undefined, len: number | undefined) =>
+    ip === undefined || ip === 'all' ? '-' : `${ip}/${len ?? 32}`;
+  return [
+    ...veths.map((v) => `veth ${v}`),
+    ...view.routes
+      .filter((r) => r.table === MAIN_TABLE && veths.includes(r.dev ?? ''))
+      .map((r) => `route node ${r.table} ${r.dst} ${r.dev}`),
+    ...view.rules.map(
+      (r) =>
+        `rule ${r.priority} ${cidr(r.src, r.srclen)} ${cidr(r.dst, r.dstlen)} ${r.iif ?? '-'} ${r.table}`,
+    ),
+    ...(view.snatElements ?? []).map((ip) => `snat ${ip}`),
+  ].sort();
 }
 
-const kernelOf = (att: Attachment) => att.resources.filter((r) => r.kind !== 'address');
+/** Identities of what an attachment owns on the node. */
+const nodeOwned = (att: Attachment) =>
+  att.resources
+    .filter(
+      (r) =>
+        r.kind === 'veth' ||
+        r.kind === 'rule' ||
+        r.kind === 'snat' ||
+        (r.kind === 'route' && r.side === 'node'),
+    )
+    .map(identityOf);
 
 test('a pass over healthy attachments changes nothing and reports nothing', async () => {
   const w = await world();
   await w.attach();
   await w.attach({ routeTable: MAIN_TABLE, snat: false });
-  const before = kernelSet(w.dp);
-  w.dp.calls.length = 0;
+  const before = kernelState(w.kernel);
+  w.kernel.ops.length = 0;
   const report = await w.reconciler.runOnce();
   assert.deepEqual(report.repaired, []);
   assert.deepEqual(report.collected, []);
   assert.deepEqual(report.failures, []);
-  assert.deepEqual(kernelSet(w.dp), before);
-  assert.deepEqual(
-    w.ops().filter((op) => op !== 'observeNode' && op !== 'observePodSide'),
-    [],
-    'only reads happened',
-  );
+  assert.equal(kernelState(w.kernel), before);
+  assert.deepEqual(w.kernel.ops, [], 'only reads happened');
 });
 
-test('each missing host-side piece is restored in place, without rebuilding the pod network', async () => {
+test('each missing node-side piece is restored in place, without rebuilding the pod network', async () => {
   const cases: {
     name: string;
-    drift: (w: Awaited<ReturnType<typeof world>>, a: Attachment) => void;
-    fixed: (a: Attachment) => string[];
+    drift: (w: World, ip: string, veth: string) => void;
+    fixed: (ip: string, veth: string) => string[];
   }[] = [
     {
       name: 'host route',
-      drift: (w, a) => w.dp.deleteHostRoute(a.ip),
-      fixed: (a) => [`host route to ${a.ip} dev ${a.hostVeth} missing`],
+      drift: (w, ip) => w.kernel.deleteRoute('node', `${ip}/32`),
+      fixed: (ip, veth) => [`host route ${ip} dev ${veth} missing`],
     },
     {
       name: 'to-rule',
-      drift: (w, a) => w.dp.deleteRule({ priority: 512, to: `${a.ip}/32`, table: MAIN_TABLE }),
-      fixed: (a) => [`rule to ${a.ip} lookup main missing`],
+      drift: (w, ip) => w.kernel.deleteRule({ priority: 512, to: `${ip}/32`, table: MAIN_TABLE }),
+      fixed: (ip) => [`rule to ${ip} lookup main prio 512 missing`],
     },
     {
       name: 'from-rule',
-      drift: (w, a) => w.dp.deleteRule({ priority: 1536, from: `${a.ip}/32`, table: 2 }),
-      fixed: (a) => [`rule from ${a.ip} lookup 2 missing`],
+      drift: (w, ip) => w.kernel.deleteRule({ priority: 1536, from: `${ip}/32`, table: 2 }),
+      fixed: (ip) => [`rule from ${ip} lookup 2 prio 1536 missing`],
     },
     {
       name: 'SNAT element',
-      drift: (w, a) => w.dp.deleteSnatElement(a.ip),
-      fixed: (a) => [`snat element ${a.ip} missing`],
+      drift: (w, ip) => w.kernel.deleteSnatElement(ip),
+      fixed: (ip) => [`snat element ${ip} missing`],
     },
     {
       name: 'host veth down (the kernel drops its route)',
-      drift: (w, a) => w.dp.setLinkDown(a.hostVeth),
-      fixed: (a) => [`host veth ${a.hostVeth} down`, `host route to ${a.ip} dev ${a.hostVeth} missing`],
+      drift: (w, _ip, veth) => w.kernel.setLinkDown(veth),
+      fixed: (ip, veth) => [`host veth ${veth} down`, `host route ${ip} dev ${veth} missing`],
     },
   ];
   for (const c of cases) {
     const w = await world();
     const att = await w.attach();
     const other = await w.attach();
-    const podMac = w.dp.podInterface(att.netns, 'eth0')?.mac;
-    const healthy = kernelSet(w.dp);
-    c.drift(w, att);
-    assert.notDeepEqual(await w.dp.inspectPod(w.spec(att)), [], c.name);
+    const [ip, veth] = [attachmentIp(att) ?? '', attachmentHostVeth(att)];
+    const healthy = kernelState(w.kernel);
+    c.drift(w, ip, veth);
+    assert.notDeepEqual(await w.problems(att), [], c.name);
+    w.kernel.ops.length = 0;
     const report = await w.reconciler.runOnce();
     assert.deepEqual(
       report.repaired,
-      [{ key: att.key, hostVeth: att.hostVeth, rebuilt: false, fixed: c.fixed(att) }],
+      [{ key: att.key, hostVeth: veth, rebuilt: false, fixed: c.fixed(ip, veth) }],
       c.name,
     );
-    assert.deepEqual(await w.dp.inspectPod(w.spec(att)), [], c.name);
-    assert.deepEqual(await w.dp.inspectPod(w.spec(other)), [], c.name);
-    assert.deepEqual(kernelSet(w.dp), healthy, `${c.name}: the kernel is back to the intended state`);
-    assert.equal(w.dp.podInterface(att.netns, 'eth0')?.mac, podMac, `${c.name}: same pod interface`);
-    assert.ok(!w.ops().includes('removeResources'), c.name);
+    assert.deepEqual(await w.problems(att), [], c.name);
+    assert.deepEqual(await w.problems(other), [], c.name);
+    assert.equal(kernelState(w.kernel), healthy, `${c.name}: the kernel is back to the intended state`);
+    assert.ok(
+      !w.kernel.ops.some((o) => o.op.op.endsWith('Del') || o.op.op === 'vethAdd'),
+      `${c.name}: nothing removed or rebuilt`,
+    );
     const log = w.logs.find((l) => l.msg === 'reconcile: repaired drift');
     assert.deepEqual(log?.fields?.key, att.key, `${c.name}: the repair is logged with the attachment key`);
   }
@@ -190,74 +231,77 @@ test('each missing host-side piece is restored in place, without rebuilding the 
 test('missing pod-side pieces (address, routes, neighbour) are restored inside the pod namespace', async () => {
   const w = await world();
   const att = await w.attach();
-  const podMac = w.dp.podInterface(att.netns, 'eth0')?.mac;
+  const ip = attachmentIp(att) ?? '';
+  const healthy = kernelState(w.kernel);
   // Removing the only address also flushes the routes and the neighbour, as in the kernel.
-  w.dp.deletePodAddress(att.netns, 'eth0', att.ip);
+  w.kernel.deleteAddress(att.netns, 'eth0', `${ip}/32`);
+  w.kernel.ops.length = 0;
   const report = await w.reconciler.runOnce();
   assert.equal(report.repaired.length, 1);
   assert.equal(report.repaired[0]?.rebuilt, false);
   assert.deepEqual(report.repaired[0]?.fixed, [
-    `address ${att.ip}/32 missing on eth0`,
-    'route to 169.254.1.1 dev eth0 missing',
-    'default route via 169.254.1.1 missing',
+    `address ${ip}/32 missing on eth0`,
+    'route 169.254.1.1 dev eth0 missing',
+    'route default via 169.254.1.1 dev eth0 missing',
     'neighbour 169.254.1.1 missing',
   ]);
-  assert.deepEqual(await w.dp.inspectPod(w.spec(att)), []);
-  assert.equal(w.dp.podInterface(att.netns, 'eth0')?.mac, podMac);
-  assert.deepEqual(w.dp.podInterface(att.netns, 'eth0')?.neighbour, {
-    mac: hostVethMac(att.key),
-    permanent: true,
-  });
+  assert.deepEqual(await w.problems(att), []);
+  assert.equal(kernelState(w.kernel), healthy, 'same pod interface, same neighbour, same everything');
+  assert.ok(!w.kernel.ops.some((o) => o.op.op === 'vethAdd' || o.op.op === 'linkDel'), 'repaired in place');
 });
 
 test('a deleted host veth makes the pass rebuild the pod network with the same address, touching no other pod', async () => {
   const w = await world();
   const att = await w.attach();
   const other = await w.attach();
-  const otherMac = w.dp.podInterface(other.netns, 'eth0')?.mac;
-  const healthy = kernelSet(w.dp);
-  w.dp.deleteLink(att.hostVeth);
+  const healthy = kernelState(w.kernel);
+  w.kernel.deleteLink(attachmentHostVeth(att));
+  w.kernel.ops.length = 0;
   const report = await w.reconciler.runOnce();
   assert.equal(report.repaired.length, 1);
   assert.equal(report.repaired[0]?.rebuilt, true);
   assert.deepEqual(report.repaired[0]?.key, att.key);
-  assert.deepEqual(await w.dp.inspectPod(w.spec(att)), []);
-  assert.ok(w.dp.podInterface(att.netns, 'eth0')?.addresses.has(att.ip), 'same address');
-  assert.deepEqual(kernelSet(w.dp), healthy);
+  assert.deepEqual(await w.problems(att), []);
+  assert.equal(kernelState(w.kernel), healthy, 'same address, same names, the other pod untouched');
   assert.deepEqual(w.ledger.get(att.key)?.resources, att.resources, 'the record still lists what it owns');
-  assert.equal(w.dp.podInterface(other.netns, 'eth0')?.mac, otherMac, 'the other pod was not rebuilt');
+  assert.ok(!w.kernel.ops.some((o) => o.ns === other.netns), 'the other pod was not touched');
   // Ownership: what was removed before the rebuild is exactly this attachment's own.
-  const removed = w.dp.calls.find((c) => c.op === 'removeResources')?.arg;
-  assert.deepEqual(removed, kernelOf(att));
+  const removed = w.kernel.ops.filter((o) => o.op.op.endsWith('Del')).map((o) => o.op);
+  assert.deepEqual(
+    removed,
+    removalSteps(att.resources)
+      .filter((s) => s.side === 'node')
+      .map((s) => s.op),
+  );
   assert.ok(w.logs.some((l) => l.msg === 'reconcile: rebuilt pod network'));
 });
 
 test('a vanished pod netns is left to the runtime DEL: nothing is rebuilt or removed, and it is logged once', async () => {
   const w = await world();
   const att = await w.attach();
-  w.dp.deleteNetns(att.netns);
-  const left = kernelSet(w.dp);
-  w.dp.calls.length = 0;
+  w.kernel.deleteNetns(att.netns);
+  const left = kernelState(w.kernel);
+  w.kernel.ops.length = 0;
   for (let i = 0; i < 2; i++) {
     const report = await w.reconciler.runOnce();
     assert.deepEqual(report.netnsGone, [att.key]);
     assert.deepEqual(report.repaired, []);
     assert.deepEqual(report.collected, []);
   }
-  assert.deepEqual(kernelSet(w.dp), left, "the attachment's rules and SNAT element stay for its DEL");
-  assert.ok(!w.ops().some((op) => op === 'addPod' || op === 'removeResources' || op.startsWith('repair')));
+  assert.equal(kernelState(w.kernel), left, "the attachment's rules and SNAT element stay for its DEL");
+  assert.deepEqual(w.kernel.ops, []);
   assert.equal(w.logs.filter((l) => l.msg.includes('pod netns gone')).length, 1);
 });
 
 test('an attachment whose ADD is still in phase adding is neither repaired nor collected', async () => {
   const w = await world();
   const att = await w.attach({ phase: 'adding' });
-  w.dp.deleteHostRoute(att.ip);
-  const left = kernelSet(w.dp);
+  w.kernel.deleteRoute('node', `${attachmentIp(att)}/32`);
+  const left = kernelState(w.kernel);
   const report = await w.reconciler.runOnce();
   assert.deepEqual(report.repaired, []);
   assert.deepEqual(report.collected, []);
-  assert.deepEqual(kernelSet(w.dp), left);
+  assert.equal(kernelState(w.kernel), left);
 });
 
 test('GC collects orphaned host veths, pod rules and SNAT elements, and nothing else', async () => {
@@ -268,38 +312,40 @@ test('GC collects orphaned host veths, pod rules and SNAT elements, and nothing 
   // nobody holds, so those go), a rule someone else made at our priority (extra selector), a rule
   // at another priority, the ENI's own rule.
   const foreignVeth = await w.attach({ unrecorded: true, vethPrefix: 'xyz', ip: '10.0.9.9', snat: false });
-  w.dp.rules.push({ priority: 512, to: '10.0.7.7/32', table: MAIN_TABLE, other: ['iif'] });
-  w.dp.rules.push({ priority: 1000, from: '10.0.7.8/32', table: 2 });
-  w.dp.rules.push({ priority: 512, to: '10.0.5.5/32', table: MAIN_TABLE });
-  w.dp.rules.push({ priority: 1536, from: '10.0.5.6/32', table: 3 });
-  w.dp.snatSet?.add('10.0.5.7');
+  w.kernel.addRule({ priority: 512, to: '10.0.7.7/32', table: MAIN_TABLE, other: ['fwmark'] });
+  w.kernel.addRule({ priority: 1000, from: '10.0.7.8/32', table: 2 });
+  w.kernel.addRule({ priority: 512, to: '10.0.5.5/32', table: MAIN_TABLE });
+  w.kernel.addRule({ priority: 1536, from: '10.0.5.6/32', table: 3 });
+  w.kernel.snatSet?.add('10.0.5.7');
+  const orphanIp = attachmentIp(orphan);
 
   const report = await w.reconciler.runOnce();
   assert.deepEqual(
-    report.collected.map(resourceKey).sort(),
+    report.collected.sort(),
     [
-      ...kernelOf(orphan).filter((r) => r.kind !== 'hostRoute'),
-      ...kernelOf(foreignVeth).filter((r) => r.kind === 'rule'),
-      { kind: 'rule', priority: 512, to: '10.0.5.5/32', table: MAIN_TABLE },
-      { kind: 'rule', priority: 1536, from: '10.0.5.6/32', table: 3 },
-      { kind: 'snat', ip: '10.0.5.7' },
-    ]
-      .map(resourceKey)
-      .sort(),
+      'rule from 10.0.5.6 lookup 3 prio 1536',
+      'rule from 10.0.9.9 lookup 2 prio 1536',
+      `rule from ${orphanIp} lookup 2 prio 1536`,
+      'rule to 10.0.5.5 lookup main prio 512',
+      'rule to 10.0.9.9 lookup main prio 512',
+      `rule to ${orphanIp} lookup main prio 512`,
+      'snat element 10.0.5.7',
+      `snat element ${orphanIp}`,
+      `veth ${attachmentHostVeth(orphan)}`,
+    ].sort(),
   );
   assert.deepEqual(
-    kernelSet(w.dp),
+    nodeIdentities(await w.dp.observeNode()),
     [
-      ...kernelOf(live),
-      ...kernelOf(foreignVeth).filter((r) => r.kind !== 'rule'),
-      ENI_RULE,
-      { priority: 512, to: '10.0.7.7/32', table: MAIN_TABLE, other: ['iif'] },
-      { priority: 1000, from: '10.0.7.8/32', table: 2 },
-    ]
-      .map((r) => resourceKey('kind' in r ? r : { kind: 'rule', ...r }))
-      .sort(),
+      ...nodeOwned(live),
+      `veth ${attachmentHostVeth(foreignVeth)}`,
+      `route node 254 10.0.9.9 ${attachmentHostVeth(foreignVeth)}`,
+      ENI_RULE_ID,
+      'rule 512 - 10.0.7.7/32 - 254',
+      'rule 1000 10.0.7.8/32 - - 2',
+    ].sort(),
   );
-  assert.deepEqual(await w.dp.inspectPod(w.spec(live)), []);
+  assert.deepEqual(await w.problems(live), []);
   assert.ok(w.logs.some((l) => l.msg === 'reconcile: collected resources no attachment owns'));
 });
 
@@ -315,49 +361,90 @@ test('GC decides ownership right before removing: an ADD that recorded meanwhile
   };
   const report = await w.reconciler.runOnce();
   assert.deepEqual(report.collected, []);
-  assert.ok(w.dp.hasPod(pending.hostVeth));
-  assert.deepEqual(await w.dp.inspectPod(w.spec(pending)), []);
+  assert.ok(w.kernel.veths().includes(attachmentHostVeth(pending)));
+  assert.deepEqual(await w.problems(pending), []);
 });
 
 test('a DEL queued in the pod line before the repair wins: the pass sees the record gone and rebuilds nothing', async () => {
   const w = await world();
   const att = await w.attach();
-  w.dp.deleteLink(att.hostVeth);
-  w.dp.calls.length = 0;
+  const line = podLineKey(att.pod, att.key);
+  w.kernel.deleteLink(attachmentHostVeth(att));
   let release: () => void = () => {};
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const del = w.serializer.run(podLineKey(att.pod, att.key), async () => {
+  const del = w.serializer.run(line, async () => {
     await gate;
-    await w.dp.removeResources(att.resources);
+    await w.dp.remove(att.resources);
     w.ledger.remove(att.key);
   });
+  w.kernel.ops.length = 0;
   const pass = w.reconciler.runOnce();
-  await new Promise((r) => setTimeout(r, 20));
-  assert.ok(!w.ops().includes('addPod'), 'the repair waits in the pod line');
+  // Wait until the pass's repair has queued behind the DEL in the pod's line.
+  while (w.serializer.queued.filter((k) => k === line).length < 2) await new Promise((r) => setImmediate(r));
+  assert.ok(!w.kernel.ops.some((o) => o.op.op === 'vethAdd'), 'the repair waits in the pod line');
   release();
   await del;
   const report = await pass;
   assert.deepEqual(report.repaired, []);
-  assert.equal(w.dp.hasPod(att.hostVeth), false, 'the deleted pod network was not brought back');
-  assert.deepEqual(kernelSet(w.dp), [resourceKey({ kind: 'rule', ...ENI_RULE })]);
+  assert.equal(
+    w.kernel.veths().includes(attachmentHostVeth(att)),
+    false,
+    'the deleted pod network was not brought back',
+  );
+  assert.deepEqual(nodeIdentities(await w.dp.observeNode()), [ENI_RULE_ID]);
 });
 
-test('start runs passes on the interval until stop', async () => {
-  const w = await world();
+/** Timers a test fires by hand: no wall-clock windows. */
+function manualTimers(): Timers & { fire(): void; pending(): number } {
+  const queue = new Map<number, () => void>();
+  let next = 0;
+  return {
+    setTimeout(fn) {
+      queue.set(++next, fn);
+      return next;
+    },
+    clearTimeout(h) {
+      queue.delete(h as number);
+    },
+    fire() {
+      const due = [...queue.values()];
+      queue.clear();
+      for (const fn of due) fn();
+    },
+    pending: () => queue.size,
+  };
+}
+
+test('the loop runs a pass each time its timer fires, and none after stop', async () => {
+  const timers = manualTimers();
+  const passes: number[] = [];
+  const w = await world({
+    loop: (pass) =>
+      new PeriodicLoop({
+        run: async () => {
+          passes.push(1);
+          await pass();
+        },
+        intervalMs: 10_000,
+        firstAfterMs: 10_000,
+        timers,
+      }),
+  });
   const att = await w.attach();
-  w.reconciler.start(5);
-  w.dp.deleteHostRoute(att.ip);
-  const deadline = Date.now() + 2000;
-  while ((await w.dp.inspectPod(w.spec(att))).length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  assert.deepEqual(await w.dp.inspectPod(w.spec(att)), []);
+  w.reconciler.start();
+  w.kernel.deleteRoute('node', `${attachmentIp(att)}/32`);
+  assert.equal(timers.pending(), 1, 'the first pass waits for its interval');
+  timers.fire();
+  while (passes.length < 1 || timers.pending() === 0) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(await w.problems(att), []);
   await w.reconciler.stop();
-  w.dp.deleteHostRoute(att.ip);
-  await new Promise((r) => setTimeout(r, 30));
-  assert.notDeepEqual(await w.dp.inspectPod(w.spec(att)), [], 'no pass after stop');
+  w.kernel.deleteRoute('node', `${attachmentIp(att)}/32`);
+  timers.fire();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(passes.length, 1, 'no pass after stop');
+  assert.notDeepEqual(await w.problems(att), []);
 });
 
 const DRIFTS = [
@@ -396,41 +483,42 @@ test('property: after one pass the kernel is exactly the intended state of the l
           snat: p.snat,
           ...(p.adding ? { phase: 'adding' as const } : {}),
         });
+        const [ip, veth] = [attachmentIp(att) ?? '', attachmentHostVeth(att)];
         // An ADD at work is not drift: only complete attachments drift here.
         const drift = p.adding ? [] : p.drift;
         for (const d of drift) {
-          if (d === 'deleteLink') w.dp.deleteLink(att.hostVeth);
-          if (d === 'setLinkDown') w.dp.setLinkDown(att.hostVeth);
-          if (d === 'deletePodAddress') w.dp.deletePodAddress(att.netns, 'eth0', att.ip);
-          if (d === 'deleteHostRoute') w.dp.deleteHostRoute(att.ip);
-          if (d === 'deleteRuleTo') w.dp.deleteRule({ priority: 512, to: `${att.ip}/32`, table: MAIN_TABLE });
-          if (d === 'deleteRuleFrom') w.dp.deleteRule({ priority: 1536, from: `${att.ip}/32`, table: 2 });
-          if (d === 'deleteSnat') w.dp.deleteSnatElement(att.ip);
-          if (d === 'deleteNetns') w.dp.deleteNetns(att.netns);
+          if (d === 'deleteLink') w.kernel.deleteLink(veth);
+          if (d === 'setLinkDown') w.kernel.setLinkDown(veth);
+          if (d === 'deletePodAddress') w.kernel.deleteAddress(att.netns, 'eth0', `${ip}/32`);
+          if (d === 'deleteHostRoute') w.kernel.deleteRoute('node', `${ip}/32`);
+          if (d === 'deleteRuleTo') w.kernel.deleteRule({ priority: 512, to: `${ip}/32`, table: MAIN_TABLE });
+          if (d === 'deleteRuleFrom') w.kernel.deleteRule({ priority: 1536, from: `${ip}/32`, table: 2 });
+          if (d === 'deleteSnat') w.kernel.deleteSnatElement(ip);
+          if (d === 'deleteNetns') w.kernel.deleteNetns(att.netns);
         }
         atts.push({ att, netnsGone: drift.includes('deleteNetns') });
       }
       for (let i = 0; i < orphans.veths; i++) await w.attach({ unrecorded: true, ip: `10.0.4.${i + 1}` });
       for (const [priority, i] of orphans.rules) {
         const ip = `10.0.3.${i}/32`;
-        w.dp.rules.push(
+        w.kernel.addRule(
           priority === 512 ? { priority, to: ip, table: MAIN_TABLE } : { priority, from: ip, table: 2 },
         );
       }
-      for (const i of orphans.snat) w.dp.snatSet?.add(`10.0.3.${i}`);
-      const present = new Set(kernelSet(w.dp));
-      const expected: object[] = [{ kind: 'rule', ...ENI_RULE }];
+      for (const i of orphans.snat) w.kernel.snatSet?.add(`10.0.3.${i}`);
+      const present = new Set(nodeIdentities(await w.dp.observeNode()));
+      const expected = [ENI_RULE_ID];
       for (const { att, netnsGone } of atts) {
         // Live and reachable: everything it owns. Namespace gone: what is left waits for its DEL.
-        expected.push(...kernelOf(att).filter((r) => !netnsGone || present.has(resourceKey(r))));
+        expected.push(...nodeOwned(att).filter((id) => !netnsGone || present.has(id)));
       }
 
       await w.reconciler.runOnce();
 
       for (const { att, netnsGone } of atts) {
-        if (!netnsGone) assert.deepEqual(await w.dp.inspectPod(w.spec(att)), []);
+        if (!netnsGone) assert.deepEqual(await w.problems(att), []);
       }
-      assert.deepEqual(kernelSet(w.dp), expected.map(resourceKey).sort());
+      assert.deepEqual(nodeIdentities(await w.dp.observeNode()), expected.sort());
       // Converged: a second pass finds nothing to do.
       const again = await w.reconciler.runOnce();
       assert.deepEqual([again.repaired, again.collected, again.failures], [[], [], []]);
@@ -442,26 +530,15 @@ test('property: after one pass the kernel is exactly the intended state of the l
 test('a repair that fails is reported with its key and retried by the next pass', async () => {
   const w = await world();
   const att = await w.attach();
-  w.dp.deleteHostRoute(att.ip);
-  w.dp.failNext('repairHostSide', 'RTNETLINK answers: Operation not permitted');
+  w.kernel.deleteRoute('node', `${attachmentIp(att)}/32`);
+  w.kernel.failNext('routeAdd', 'RTNETLINK answers: Operation not permitted');
   const first = await w.reconciler.runOnce();
   assert.equal(first.failures.length, 1);
   assert.deepEqual(first.failures[0]?.key, att.key);
   assert.match(first.failures[0]?.error ?? '', /Operation not permitted/);
   const second = await w.reconciler.runOnce();
   assert.equal(second.repaired.length, 1);
-  assert.deepEqual(await w.dp.inspectPod(w.spec(att)), []);
-});
-
-test('resources of the record that are no kernel resources (the address) are never handed to removal', async () => {
-  const w = await world();
-  const att = await w.attach();
-  w.dp.deleteLink(att.hostVeth);
-  await w.reconciler.runOnce();
-  const removed = w.dp.calls
-    .filter((c) => c.op === 'removeResources')
-    .flatMap((c) => c.arg as OwnedResource[]);
-  assert.ok(removed.every((r) => r.kind !== 'address'));
+  assert.deepEqual(await w.problems(att), []);
 });
 
 test('a pod netns path that now names another namespace is never rebuilt into; the same namespace is', async () => {
@@ -469,24 +546,13 @@ test('a pod netns path that now names another namespace is never rebuilt into; t
     ['4:2002', false],
     ['4:1001', true],
   ] as const) {
-    const w = await world();
+    const w = await world({ netnsIdentity: async () => now });
     const att = { ...(await w.attach()), netnsId: '4:1001' };
     w.ledger.put(att);
-    w.dp.deleteLink(att.hostVeth);
-    const reconciler = new Reconciler({
-      ledger: w.ledger,
-      dataplane: w.dp,
-      serializer: w.serializer,
-      log: recordingLogger([]),
-      clock: { now: () => 0 },
-      vethPrefix: 'vpc',
-      protectedAddresses: () => new Set([ENI_PRIMARY]),
-      defaultMtu: 9001,
-      netnsIdentity: async () => now,
-    });
-    const report = await reconciler.runOnce();
+    w.kernel.deleteLink(attachmentHostVeth(att));
+    const report = await w.reconciler.runOnce();
     assert.equal(report.repaired.length, rebuilt ? 1 : 0, `identity ${now}`);
-    assert.equal(w.dp.hasPod(att.hostVeth), rebuilt);
+    assert.equal(w.kernel.veths().includes(attachmentHostVeth(att)), rebuilt);
     if (!rebuilt) assert.deepEqual(report.netnsGone, [att.key]);
   }
 });

@@ -1,23 +1,24 @@
-// The reconcile loop (convergence, DESIGN.md rule 4): compares the intended state of every live
+// The reconcile loop (convergence, DESIGN.md rule 4): compares the recorded pod plan of every live
 // attachment with the kernel and repairs drift, and collects what no attachment owns.
 //
 // It never races the agent's own ADD/DEL: each attachment's repair runs in that pod's line (one
 // pod, one line) and acts only if the ledger record is still the one it observed; GC re-checks
 // ownership against the ledger right before it removes anything.
-
-import { podLineKey } from '../agent/context.ts';
-import type { Logger } from '../agent/log.ts';
-import type { PodSerializer } from '../agent/serializer.ts';
-import type { Dataplane, NodeObservation } from '../dataplane/dataplane.ts';
+import type { Dataplane } from '../dataplane/dataplane.ts';
+import { errorText } from '../infra/error-text.ts';
+import type { Logger } from '../infra/log.ts';
+import type { PeriodicLoop } from '../infra/periodic.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import {
   type Attachment,
   type AttachmentKey,
+  attachmentHostVeth,
+  attachmentIp,
   attachmentKeyString,
-  type OwnedResource,
-} from '../ledger/attachment.ts';
-import type { Ledger } from '../ledger/ledger.ts';
-import { hostDrift, intendedSpec } from './intent.ts';
-import { findOrphans, type Ownership } from './orphans.ts';
+} from '../plan/attachment.ts';
+import { findDrift, findOrphans, identityOf } from '../plan/kinds.ts';
+import { type PodSerializer, podLineKey } from '../plan/pod-line.ts';
+import type { NodeView } from '../plan/views.ts';
 
 export interface ReconcilerDeps {
   readonly ledger: Ledger;
@@ -29,10 +30,10 @@ export interface ReconcilerDeps {
   readonly vethPrefix: string;
   /** Addresses whose rules are never collected: the ENIs' primary IPs (setupEni's from-rules). */
   readonly protectedAddresses: () => ReadonlySet<string>;
-  /** MTU for a record that carries none. */
-  readonly defaultMtu: number;
   /** device:inode of the namespace a path names now (see Attachment.netnsId); absent = not checked. */
   readonly netnsIdentity?: (path: string) => Promise<string | undefined>;
+  /** Runs passes on an interval (infra/periodic.ts); absent = passes run only when asked. */
+  readonly loop?: (pass: () => Promise<unknown>) => PeriodicLoop;
 }
 
 export interface RepairRecord {
@@ -40,7 +41,7 @@ export interface RepairRecord {
   readonly hostVeth: string;
   /** The pod network was built again (its host veth or pod interface was gone). */
   readonly rebuilt: boolean;
-  /** The problems that were fixed, in inspectPod's wording. */
+  /** The problems that were fixed, as CHECK words them. */
   readonly fixed: readonly string[];
 }
 
@@ -48,8 +49,8 @@ export interface ReconcileReport {
   readonly repaired: RepairRecord[];
   /** Attachments whose pod namespace is gone: left alone, the runtime's DEL removes them. */
   readonly netnsGone: AttachmentKey[];
-  /** Resources removed because no attachment owned them. */
-  readonly collected: OwnedResource[];
+  /** What was removed because no attachment owned it (descriptions). */
+  readonly collected: string[];
   /** Repairs or removals that failed; the next pass tries again. */
   readonly failures: { readonly key?: AttachmentKey; readonly error: string }[];
   readonly durationMs: number;
@@ -57,14 +58,11 @@ export interface ReconcileReport {
 
 type MutableReport = { -readonly [K in keyof ReconcileReport]: ReconcileReport[K] };
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
   /** Passes run one at a time; the tail of the queue. */
   #pass: Promise<unknown> = Promise.resolve();
-  #timer: NodeJS.Timeout | undefined;
-  #running = false;
+  #loop: PeriodicLoop | undefined;
   /** Attachments (key + netns) whose vanished namespace was already logged: log once. */
   readonly #reportedGone = new Set<string>();
 
@@ -82,30 +80,20 @@ export class Reconciler {
     return pass;
   }
 
-  /** Runs a pass every intervalMs (the first one interval from now) until stop(). */
-  start(intervalMs: number): void {
-    if (this.#running || intervalMs <= 0) return;
-    this.#running = true;
-    const schedule = () => {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.runOnce()
-          .catch((err: unknown) => this.#deps.log.error('reconcile pass failed', { error: message(err) }))
-          .finally(() => {
-            if (this.#running) schedule();
-          });
-      }, intervalMs);
-      // The loop alone must not keep the process alive.
-      this.#timer.unref();
-    };
-    schedule();
+  /** Starts the periodic loop (deps.loop), if any. */
+  start(): void {
+    if (this.#loop || !this.#deps.loop) return;
+    this.#loop = this.#deps.loop(() =>
+      this.runOnce().catch((err: unknown) =>
+        this.#deps.log.error('reconcile pass failed', { error: errorText(err) }),
+      ),
+    );
+    this.#loop.start();
   }
 
   /** Stops the loop and waits for a pass in flight. */
   async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    await this.#loop?.stop();
     await this.#pass;
   }
 
@@ -121,8 +109,12 @@ export class Reconciler {
       try {
         await this.#converge(att, node, report);
       } catch (err) {
-        report.failures.push({ key: att.key, error: message(err) });
-        log.error('reconcile: repair failed', { key: att.key, hostVeth: att.hostVeth, error: message(err) });
+        report.failures.push({ key: att.key, error: errorText(err) });
+        log.error('reconcile: repair failed', {
+          key: att.key,
+          hostVeth: attachmentHostVeth(att),
+          error: errorText(err),
+        });
       }
     }
     await this.#collect(node, report);
@@ -143,13 +135,11 @@ export class Reconciler {
     return report;
   }
 
-  /** Convergence for one attachment: its intended state against the kernel, repaired in its pod's line. */
-  async #converge(att: Attachment, node: NodeObservation, report: MutableReport): Promise<void> {
+  /** Convergence for one attachment: its plan against the kernel, repaired in its pod's line. */
+  async #converge(att: Attachment, node: NodeView, report: MutableReport): Promise<void> {
     const { ledger, dataplane, serializer, log } = this.#deps;
-    const spec = intendedSpec(att, this.#deps.defaultMtu);
-    const host = hostDrift(spec, node);
-    const pod = await dataplane.observePodSide(spec);
-    if (pod.reachable && pod.drift.length === 0 && host.length === 0) return;
+    const pod = await dataplane.observePod(att.netns);
+    if (pod.reachable && findDrift(att.resources, { node, pod }).length === 0) return;
 
     await serializer.run(podLineKey(att.pod, att.key), async () => {
       // An ADD or DEL for this pod may have run while this waited: it changed or removed the
@@ -160,82 +150,76 @@ export class Reconciler {
         att.netnsId !== undefined &&
         this.#deps.netnsIdentity !== undefined &&
         (await this.#deps.netnsIdentity(att.netns)) !== att.netnsId;
-      if (!pod.reachable || replaced) {
+      const seen = await dataplane.inspect(att.netns, att.resources);
+      if (seen.podUnreachable !== undefined || replaced) {
+        this.#leaveToDel(att, replaced ? 'another namespace now has this path' : (seen.podUnreachable ?? ''));
         report.netnsGone.push(att.key);
-        const once = `${attachmentKeyString(att.key)} ${att.netns}`;
-        if (!this.#reportedGone.has(once)) {
-          this.#reportedGone.add(once);
-          log.warn('reconcile: pod netns gone, leaving the attachment to its DEL', {
-            key: att.key,
-            netns: att.netns,
-            reason: replaced ? 'another namespace now has this path' : pod.reachable ? '' : pod.reason,
-          });
-        }
         return;
       }
-      const vethGone = host.some((d) => d.piece === 'veth') || pod.drift.some((d) => d.piece === 'interface');
-      if (vethGone) {
-        const problems = [...pod.drift, ...host].map((d) => d.problem);
-        await this.#rebuild(att);
-        report.repaired.push({ key: att.key, hostVeth: att.hostVeth, rebuilt: true, fixed: problems });
+      if (seen.findings.length === 0) return;
+      const problems = seen.findings.map((f) => f.problem);
+      // A missing veth (or pod interface) takes everything on it: build the plan again, same address.
+      const rebuild = seen.findings.some((f) => f.repair === undefined);
+      if (rebuild) {
+        // Ownership: first what is left of this attachment's own resources, nothing else.
+        await dataplane.remove(att.resources);
+        await dataplane.create(att.netns, att.resources);
         log.warn('reconcile: rebuilt pod network', {
           key: att.key,
-          ip: att.ip,
-          hostVeth: att.hostVeth,
+          ip: attachmentIp(att),
+          hostVeth: attachmentHostVeth(att),
           problems,
         });
-        return;
+      } else {
+        await dataplane.repair(att.netns, seen.findings);
+        log.warn('reconcile: repaired drift', {
+          key: att.key,
+          hostVeth: attachmentHostVeth(att),
+          fixed: problems,
+        });
       }
-      const fixed = [
-        ...(host.length > 0 ? await dataplane.repairHostSide(spec) : []),
-        ...(pod.drift.length > 0 ? await dataplane.repairPodSide(spec) : []),
-      ];
-      if (fixed.length === 0) return;
-      report.repaired.push({ key: att.key, hostVeth: att.hostVeth, rebuilt: false, fixed });
-      log.warn('reconcile: repaired drift', { key: att.key, hostVeth: att.hostVeth, fixed });
+      report.repaired.push({
+        key: att.key,
+        hostVeth: attachmentHostVeth(att),
+        rebuilt: rebuild,
+        fixed: problems,
+      });
     });
   }
 
-  /**
-   * The veth pair is gone (and with it the pod side): build the pod network again with the same
-   * address. Ownership: first remove what is left of this attachment's own resources, nothing else.
-   */
-  async #rebuild(att: Attachment): Promise<void> {
-    const { ledger, dataplane } = this.#deps;
-    const spec = intendedSpec(att, this.#deps.defaultMtu);
-    await dataplane.removeResources(att.resources.filter((r) => r.kind !== 'address'));
-    const done = await dataplane.addPod(spec);
-    const resources = [...att.resources.filter((r) => r.kind === 'address'), ...done.resources];
-    if (JSON.stringify(resources) === JSON.stringify(att.resources)) return;
-    // Durable before success: the record lists exactly what the rebuilt network owns.
-    ledger.put({ ...att, resources });
-    await ledger.commit();
+  #leaveToDel(att: Attachment, reason: string): void {
+    const once = `${attachmentKeyString(att.key)} ${att.netns}`;
+    if (this.#reportedGone.has(once)) return;
+    this.#reportedGone.add(once);
+    this.#deps.log.warn('reconcile: pod netns gone, leaving the attachment to its DEL', {
+      key: att.key,
+      netns: att.netns,
+      reason,
+    });
   }
 
   /** GC: what no attachment in the ledger owns (phase 'adding' included: it owns what it planned). */
-  async #collect(node: NodeObservation, report: MutableReport): Promise<void> {
+  async #collect(node: NodeView, report: MutableReport): Promise<void> {
     const { ledger, dataplane, log } = this.#deps;
-    const owner = (): Ownership => {
-      const veths = new Set(ledger.list().map((a) => a.hostVeth));
-      return {
-        ownsVeth: (name) => veths.has(name),
-        ownsAddress: (ip) => ledger.findByIp(ip) !== undefined,
-        protectedAddresses: this.#deps.protectedAddresses(),
-      };
-    };
     // Ownership: decided from the ledger as it is now, right before removing (no await in between):
-    // an ADD records its attachment before it touches the kernel, so whatever it is creating is
-    // owned here. Something that slips through (removed from under an ADD by a third party) is a
-    // missing piece of a live attachment, which the next pass restores.
-    const orphans = findOrphans(node, this.#deps.vethPrefix, owner());
+    // an ADD records its plan before it touches the kernel, so whatever it is creating is owned
+    // here. Something that slips through (removed from under an ADD by a third party) is a missing
+    // piece of a live attachment, which the next pass restores.
+    const owned = new Set(ledger.list().flatMap((a) => a.resources.map(identityOf)));
+    const orphans = findOrphans(node, {
+      vethPrefix: this.#deps.vethPrefix,
+      owns: (identity) => owned.has(identity),
+      protectedAddresses: this.#deps.protectedAddresses(),
+    });
     if (orphans.length === 0) return;
+    const described = orphans.map((o) => o.description);
     try {
-      await dataplane.removeResources(orphans);
-      report.collected.push(...orphans);
-      log.warn('reconcile: collected resources no attachment owns', { resources: orphans });
+      await dataplane.collect(orphans);
+      report.collected.push(...described);
+      log.warn('reconcile: collected resources no attachment owns', { resources: described });
     } catch (err) {
-      report.failures.push({ error: message(err) });
-      log.error('reconcile: collection failed', { resources: orphans, error: message(err) });
+      report.failures.push({ error: errorText(err) });
+      log.error('reconcile: collection failed', { resources: described, error: errorText(err) });
     }
   }
 }

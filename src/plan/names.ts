@@ -1,7 +1,7 @@
 // Host-side names of an attachment, derived from the attachment key only (never the pod's name):
 // two sandboxes of one pod have different container IDs, hence different veths (ownership).
 import { createHash } from 'node:crypto';
-import type { AttachmentKey } from '../ledger/attachment.ts';
+import type { AttachmentKey } from './attachment.ts';
 
 /** Linux IFNAMSIZ is 16 including the terminating NUL. */
 export const MAX_LINK_NAME = 15;
@@ -27,6 +27,16 @@ export function hostVethName(key: AttachmentKey, prefix = 'vpc'): string {
 /** Deterministic MAC of the host veth: locally administered (bit 1 set), unicast (bit 0 clear). */
 export function hostVethMac(key: AttachmentKey): string {
   const bytes = [...keyDigest('mac', key).subarray(0, 6)];
+  bytes[0] = ((bytes[0] ?? 0) & 0xfc) | 0x02;
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+/**
+ * Deterministic MAC of the pod's end of the veth: the CNI result can name it without reading it
+ * back, and a veth rebuilt by the reconcile loop keeps the MAC the pod's peers have cached.
+ */
+export function podVethMac(key: AttachmentKey): string {
+  const bytes = [...keyDigest('pod-mac', key).subarray(0, 6)];
   bytes[0] = ((bytes[0] ?? 0) & 0xfc) | 0x02;
   return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
 }

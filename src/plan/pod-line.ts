@@ -1,5 +1,14 @@
 // One pod, one line (DESIGN.md rule 2): operations for the same pod run one after another,
-// operations for different pods run in parallel.
+// operations for different pods run in parallel. The agent's CNI operations and the reconcile
+// loop's repairs share one serializer, so a repair never races the pod's own ADD or DEL.
+import type { AttachmentKey, PodIdentity } from './attachment.ts';
+
+/** The key a pod's operations queue on: pod UID, else namespace/name, else the container. */
+export function podLineKey(pod: PodIdentity, key: AttachmentKey): string {
+  if (pod.uid) return `uid:${pod.uid}`;
+  if (pod.namespace && pod.name) return `pod:${pod.namespace}/${pod.name}`;
+  return `container:${key.containerId}`;
+}
 
 export class PodSerializer {
   readonly #tails = new Map<string, Promise<unknown>>();

@@ -1,6 +1,7 @@
 // The attachment: one pod interface attached by vpcnet, and everything it owns.
-// Ownership (DESIGN.md rule 1): every resource vpcnet creates for a pod is listed in
-// `resources` of exactly one attachment; an operation for attachment A removes only A's.
+// Ownership (DESIGN.md rule 1): every resource vpcnet creates for a pod is listed in `resources`
+// of exactly one attachment; an operation for attachment A removes only A's.
+import { type Resource, vethOf, vpcAddressOf } from './resource.ts';
 
 /** Identifies one attachment: (network name, container ID, ifName), as in CNI. */
 export interface AttachmentKey {
@@ -24,27 +25,6 @@ export interface PodIdentity {
   readonly uid?: string;
 }
 
-/** One kernel or cloud resource owned by an attachment. Removing it must be idempotent. */
-export type OwnedResource =
-  /** A secondary IP of an ENI, held by this attachment. */
-  | { readonly kind: 'address'; readonly ip: string; readonly eniId: string }
-  /** The host side of the pod's veth pair (deleting it deletes the pod side too). */
-  | { readonly kind: 'veth'; readonly hostName: string }
-  /** Host route to the pod's address through its veth. */
-  | { readonly kind: 'hostRoute'; readonly dst: string; readonly dev: string }
-  /** A policy rule; `from`/`to` are /32 addresses; table 254 is main. */
-  | {
-      readonly kind: 'rule';
-      readonly priority: number;
-      readonly from?: string;
-      readonly to?: string;
-      readonly table: number;
-    }
-  /** Membership of the pod's address in vpcnet's SNAT set. */
-  | { readonly kind: 'snat'; readonly ip: string };
-
-export type OwnedResourceKind = OwnedResource['kind'];
-
 export interface Attachment {
   readonly key: AttachmentKey;
   readonly pod: PodIdentity;
@@ -56,13 +36,6 @@ export interface Attachment {
    * rebuilds a pod network only into the namespace it was made for (ownership).
    */
   readonly netnsId?: string;
-  /** The pod's VPC address (no prefix length; configured as /32). */
-  readonly ip: string;
-  readonly eniId: string;
-  /** Route table of the ENI the address belongs to (254 = main, for the primary ENI). */
-  readonly routeTable: number;
-  readonly hostVeth: string;
-  readonly mtu: number;
   /** ms since epoch */
   readonly createdAt: number;
   /**
@@ -71,5 +44,16 @@ export interface Attachment {
    * half-done ADD may have created (ownership) and removes it. Absent once the ADD succeeded.
    */
   readonly phase?: 'adding';
-  readonly resources: readonly OwnedResource[];
+  /** The pod plan: every resource this attachment owns, in the order it is built. */
+  readonly resources: readonly Resource[];
+}
+
+/** The attachment's VPC address (every regular attachment holds exactly one). */
+export function attachmentIp(att: Attachment): string | undefined {
+  return vpcAddressOf(att.resources)?.ip;
+}
+
+/** The attachment's host veth name ('' if its plan has none). */
+export function attachmentHostVeth(att: Attachment): string {
+  return vethOf(att.resources)?.hostName ?? '';
 }

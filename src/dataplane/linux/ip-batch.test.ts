@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { batchOutputs, isAlreadyGone, parseBatchFailures, splitJsonValues } from './ip-batch.ts';
+import { batchOutputs, parseBatchFailures, splitJsonValues } from './ip-batch.ts';
 
 test('batch failures are attributed to their line with the message ip printed before it', () => {
   const stderr = [
@@ -30,12 +30,4 @@ test('batch outputs skip the lines that failed, so later outputs stay on their o
       [3, [3]],
     ],
   );
-});
-
-test('"already gone" answers are told apart from real failures', () => {
-  assert.ok(isAlreadyGone('RTNETLINK answers: No such process'));
-  assert.ok(isAlreadyGone('Cannot find device "vpc1"'));
-  assert.ok(isAlreadyGone('RTNETLINK answers: No such file or directory'));
-  assert.equal(isAlreadyGone('RTNETLINK answers: Operation not supported'), false);
-  assert.equal(isAlreadyGone('RTNETLINK answers: File exists'), false);
 });

@@ -1,46 +1,6 @@
 // Typed views of `ip -j` output. ip's JSON is external input: parse it once, here, keeping only the
-// fields the dataplane reads.
-
-export interface IpAddress {
-  readonly family: string;
-  readonly local: string;
-  readonly prefixlen: number;
-}
-
-export interface IpLink {
-  readonly ifname: string;
-  readonly address: string;
-  readonly flags: readonly string[];
-  readonly mtu: number;
-  readonly addresses: readonly IpAddress[];
-}
-
-export interface IpRoute {
-  readonly dst: string;
-  readonly gateway?: string;
-  readonly dev?: string;
-}
-
-export interface IpRule {
-  readonly priority: number;
-  /** "all" or an address; a prefix length other than the full one is in `srclen`/`dstlen`. */
-  readonly src: string;
-  readonly srclen?: number;
-  readonly dst?: string;
-  readonly dstlen?: number;
-  readonly table: number;
-  /**
-   * Keys of selectors or actions this view does not model (iif, fwmark, not, ...), if any. Such a
-   * rule is never vpcnet's, and `ip rule del` without them would match it too: GC leaves it alone.
-   */
-  readonly other?: readonly string[];
-}
-
-export interface IpNeighbour {
-  readonly dst: string;
-  readonly lladdr?: string;
-  readonly state: readonly string[];
-}
+// fields the resource kinds judge (../../plan/views.ts).
+import type { IpAddress, IpLink, IpNeighbour, IpRoute, IpRule } from '../../plan/views.ts';
 
 type Json = Record<string, unknown>;
 
@@ -59,17 +19,40 @@ function num(o: Json, k: string): number | undefined {
   return typeof v === 'number' ? v : undefined;
 }
 
+function obj(o: Json, k: string): Json | undefined {
+  const v = o[k];
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
+}
+
 function strings(o: Json, k: string): string[] {
   const v = o[k];
   return Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
 }
 
-const RULE_KEYS = new Set(['priority', 'src', 'srclen', 'dst', 'dstlen', 'table']);
+/** Keys of `ip -j rule show` that the view models; any other key makes a rule "not vpcnet's". */
+// `protocol` (who made the rule, shown by `-d`) selects nothing.
+const RULE_KEYS = new Set([
+  'priority',
+  'src',
+  'srclen',
+  'dst',
+  'dstlen',
+  'table',
+  'iif',
+  'iif_detached',
+  'protocol',
+]);
 
 const TABLE_NAMES: Readonly<Record<string, number>> = { main: 254, local: 255, default: 253 };
 
+function tableNumber(name: string | undefined): number {
+  if (name === undefined) return 254;
+  return TABLE_NAMES[name] ?? Number(name);
+}
+
+/** `ip -d -j addr show` (or `link show`): every link with its IPv4 and IPv6 addresses. */
 export function parseLinks(value: unknown): IpLink[] {
-  return objects(value).flatMap((o) => {
+  return objects(value).flatMap((o): IpLink[] => {
     const ifname = str(o, 'ifname');
     if (ifname === undefined) return [];
     const addresses = objects(o.addr_info).flatMap((a): IpAddress[] => {
@@ -78,6 +61,11 @@ export function parseLinks(value: unknown): IpLink[] {
       const prefixlen = num(a, 'prefixlen');
       return family && local && prefixlen !== undefined ? [{ family, local, prefixlen }] : [];
     });
+    const info = obj(o, 'linkinfo');
+    const kind = info === undefined ? undefined : str(info, 'info_kind');
+    const data = info === undefined ? undefined : obj(info, 'info_data');
+    const vlanId = kind === 'vlan' && data !== undefined ? num(data, 'id') : undefined;
+    const parent = str(o, 'link');
     return [
       {
         ifname,
@@ -85,39 +73,55 @@ export function parseLinks(value: unknown): IpLink[] {
         flags: strings(o, 'flags'),
         mtu: num(o, 'mtu') ?? 0,
         addresses,
+        ...(kind === undefined ? {} : { kind }),
+        ...(parent === undefined ? {} : { parent }),
+        ...(vlanId === undefined ? {} : { vlanId }),
       },
     ];
   });
 }
 
+/** `ip -j route show table all`: IPv4 routes of every table but `local`. */
 export function parseRoutes(value: unknown): IpRoute[] {
-  return objects(value).flatMap((o) => {
+  return objects(value).flatMap((o): IpRoute[] => {
     const dst = str(o, 'dst');
-    if (dst === undefined) return [];
+    if (dst === undefined || dst.includes(':')) return [];
+    const table = tableNumber(str(o, 'table'));
+    if (table === 255) return [];
     const gateway = str(o, 'gateway');
     const dev = str(o, 'dev');
-    return [{ dst, ...(gateway === undefined ? {} : { gateway }), ...(dev === undefined ? {} : { dev }) }];
+    const scope = str(o, 'scope');
+    return [
+      {
+        dst,
+        table,
+        ...(gateway === undefined ? {} : { gateway }),
+        ...(dev === undefined ? {} : { dev }),
+        ...(scope === undefined ? {} : { scope }),
+      },
+    ];
   });
 }
 
 export function parseRules(value: unknown): IpRule[] {
-  return objects(value).flatMap((o) => {
+  return objects(value).flatMap((o): IpRule[] => {
     const priority = num(o, 'priority');
     const tableName = str(o, 'table');
     if (priority === undefined || tableName === undefined) return [];
-    const table = TABLE_NAMES[tableName] ?? Number(tableName);
     const dst = str(o, 'dst');
     const srclen = num(o, 'srclen');
     const dstlen = num(o, 'dstlen');
+    const iif = str(o, 'iif');
     const other = Object.keys(o).filter((k) => !RULE_KEYS.has(k));
     return [
       {
         priority,
         src: str(o, 'src') ?? 'all',
-        table,
+        table: tableNumber(tableName),
         ...(srclen === undefined ? {} : { srclen }),
         ...(dst === undefined ? {} : { dst }),
         ...(dstlen === undefined ? {} : { dstlen }),
+        ...(iif === undefined ? {} : { iif }),
         ...(other.length === 0 ? {} : { other }),
       },
     ];
@@ -125,18 +129,18 @@ export function parseRules(value: unknown): IpRule[] {
 }
 
 export function parseNeighbours(value: unknown): IpNeighbour[] {
-  return objects(value).flatMap((o) => {
+  return objects(value).flatMap((o): IpNeighbour[] => {
     const dst = str(o, 'dst');
     if (dst === undefined) return [];
     const lladdr = str(o, 'lladdr');
+    const dev = str(o, 'dev');
     return [
-      { dst, state: strings(o, 'state'), ...(lladdr === undefined ? {} : { lladdr: lladdr.toLowerCase() }) },
+      {
+        dst,
+        state: strings(o, 'state'),
+        ...(dev === undefined ? {} : { dev }),
+        ...(lladdr === undefined ? {} : { lladdr: lladdr.toLowerCase() }),
+      },
     ];
   });
-}
-
-/** A rule's selector matches exactly one host address (ip omits the length when it is /32). */
-export function ruleSelects(rule: IpRule, side: 'src' | 'dst', ip: string): boolean {
-  const len = side === 'src' ? rule.srclen : rule.dstlen;
-  return rule[side] === ip && (len === undefined || len === 32);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PodSerializer } from './serializer.ts';
+import { PodSerializer } from './pod-line.ts';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

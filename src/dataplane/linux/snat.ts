@@ -2,7 +2,7 @@
 // they leave the VPC. Scripts are applied with one `nft -f -` (atomic). Only table `ip vpcnet` is
 // ever touched: other tables on the node belong to other software.
 import { isIPv4 } from 'node:net';
-import type { NodeNetworkConfig } from './dataplane.ts';
+import type { NodeNetworkConfig } from '../kernel.ts';
 
 export const SNAT_TABLE = 'vpcnet';
 export const SNAT_SET = 'snat_pods';

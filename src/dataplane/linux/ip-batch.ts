@@ -69,8 +69,3 @@ export function batchOutputs(
   }
   return out;
 }
-
-/** Kernel answers that mean "the thing to delete is not there": already gone counts as removed. */
-export function isAlreadyGone(message: string): boolean {
-  return /No such file or directory|No such process|Cannot find device|does not exist/.test(message);
-}

@@ -1,0 +1,83 @@
+// The dataplane over the fake kernel: the shared scenario table (the same one runs against the
+// real kernel in test/dataplane-scenarios.test.ts), plus what only the fake can show (injected
+// failures at any step, exact operation counts).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { planRegularPod } from '../plan/pod-plan.ts';
+import { DataplaneError } from './errors.ts';
+import { fakeHarness } from './testing/fake-harness.ts';
+import { scenarios } from './testing/scenarios.ts';
+
+for (const s of scenarios) {
+  test(`fake kernel: ${s.name}`, async () => s.run(await fakeHarness(s.nodeSetUp ?? true)));
+}
+
+const plan = () =>
+  planRegularPod({
+    key: { network: 'vpcnet', containerId: 'c-a', ifName: 'eth0' },
+    vethPrefix: 'vpc',
+    ip: '10.0.0.5',
+    eniId: 'eni-1',
+    routeTable: 2,
+    mtu: 9001,
+    snat: true,
+  });
+
+test('a failure injected at any step of a create leaves nothing of that create behind', async () => {
+  const steps = ['vethAdd', 'linkUp', 'addrAdd', 'routeAdd', 'neighAdd', 'ruleAdd', 'snatAdd'] as const;
+  for (const step of steps) {
+    const h = await fakeHarness();
+    const netns = await h.pod();
+    h.kernel.failNext(step, 'boom');
+    await assert.rejects(h.dataplane.create(netns, plan()), (err: unknown) => {
+      assert.ok(err instanceof DataplaneError, String(err));
+      assert.equal(err.kernelMessage, 'boom');
+      return true;
+    });
+    const node = await h.dataplane.observeNode();
+    assert.deepEqual(node.links, [], `no link left after failing at ${step}`);
+    assert.deepEqual(node.rules, [], `no rule left after failing at ${step}`);
+    assert.deepEqual(node.snatElements, [], `no SNAT element left after failing at ${step}`);
+    await h.dataplane.create(netns, plan());
+    assert.deepEqual((await h.dataplane.inspect(netns, plan())).findings, [], 'the failure was one-shot');
+  }
+});
+
+test('a create runs one batch in the pod, one on the node; a remove one on the node and never enters the pod', async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  await h.dataplane.create(netns, plan());
+  assert.deepEqual(
+    h.kernel.ops.map((o) => `${o.ns === 'node' ? 'node' : 'pod'} ${o.op.op}`),
+    [
+      'pod vethAdd',
+      'pod linkUp',
+      'pod addrAdd',
+      'pod routeAdd',
+      'pod routeAdd',
+      'pod neighAdd',
+      'node linkUp',
+      'node routeAdd',
+      'node ruleAdd',
+      'node ruleAdd',
+      'node snatAdd',
+    ],
+  );
+  h.kernel.ops.length = 0;
+  await h.dataplane.remove(plan());
+  assert.deepEqual(
+    h.kernel.ops.map((o) => `${o.ns} ${o.op.op}`),
+    ['node ruleDel', 'node ruleDel', 'node snatDel', 'node routeDel', 'node linkDel'],
+  );
+});
+
+test('a rollback that cannot undo something says so in the error', async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  h.kernel.failNext('snatAdd', 'boom');
+  h.kernel.failNext('linkDel', 'Operation not permitted');
+  await assert.rejects(
+    h.dataplane.create(netns, plan()),
+    /boom \(rollback incomplete: link del vpc\w+: Operation not permitted\)/,
+  );
+});

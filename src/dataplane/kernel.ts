@@ -1,0 +1,44 @@
+// A kernel as the dataplane drives it: it runs primitive operations (../plan/kernel-op.ts) in the
+// node's or a pod's namespace and reads namespaces back as views (../plan/views.ts). Two drivers
+// implement it: linux/ (ip and nft) and testing/ (an in-memory model). Everything above it (what
+// to create, in which order, how to undo, what counts as drift) is shared, so the fake can only
+// differ from the real driver in how it applies one operation.
+import type { KernelOp } from '../plan/kernel-op.ts';
+import type { NodeView, PodView } from '../plan/views.ts';
+
+export type Namespace = { readonly side: 'node' } | { readonly side: 'pod'; readonly path: string };
+
+export const NODE: Namespace = { side: 'node' };
+
+export interface RunFailure {
+  /** Index of the failed operation in the list given to run(). */
+  readonly index: number;
+  /** What the kernel (or tool) said, e.g. "RTNETLINK answers: File exists". */
+  readonly message: string;
+}
+
+/** `entered: false`: the namespace could not be entered, nothing ran. */
+export type RunResult =
+  | { readonly entered: true; readonly failures: readonly RunFailure[] }
+  | { readonly entered: false; readonly reason: string };
+
+export interface NodeNetworkConfig {
+  /** CIDRs of the VPC: traffic to these is not SNATed. */
+  readonly vpcCidrs: readonly string[];
+  /** Node primary IP: source for SNAT of pod traffic leaving the VPC. */
+  readonly snatSource: string;
+}
+
+export interface Kernel {
+  /**
+   * Runs `ops` in order in one namespace. 'stop': the first failure ends the run (the ops before
+   * it are done, none after it). 'all': every op runs and each failure is reported (removals).
+   */
+  run(ns: Namespace, ops: readonly KernelOp[], mode: 'stop' | 'all'): Promise<RunResult>;
+  /** The node's namespace at once (links with addresses, routes, rules, the SNAT set). */
+  readNode(): Promise<NodeView>;
+  /** A pod's namespace at once (links with addresses, routes, neighbours), or why it cannot be entered. */
+  readPod(path: string): Promise<PodView>;
+  /** Idempotent: vpcnet's nftables table, chain and SNAT set exist with the given VPC CIDRs. */
+  setupSnat(cfg: NodeNetworkConfig): Promise<void>;
+}

@@ -1,0 +1,147 @@
+// The real kernel driver. Budget: a handful of processes per pod operation, never one per route or
+// rule: one `ip -batch` per namespace an operation touches, and one `nft -f` for the SNAT set.
+import { isAlreadyGone, isSnatOp, type KernelOp, opText } from '../../plan/kernel-op.ts';
+import type { NodeView, PodView } from '../../plan/views.ts';
+import { DataplaneError } from '../errors.ts';
+import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import { type CommandResult, type CommandRunner, spawnRunner } from './command.ts';
+import { batchOutputs, parseBatchFailures } from './ip-batch.ts';
+import { parseLinks, parseNeighbours, parseRoutes, parseRules } from './ip-json.ts';
+import {
+  addSnatScript,
+  listSnatSetArgv,
+  parseSnatElements,
+  removeSnatScript,
+  setupNodeScript,
+} from './snat.ts';
+
+export interface LinuxKernelDeps {
+  readonly runner?: CommandRunner;
+  /**
+   * Path of the node's network namespace. Unset (production): the agent's own namespace, commands
+   * run directly. Set (tests, lab): node-side commands run under `nsenter --net=<path>`.
+   */
+  readonly hostNetns?: string;
+  /** Pid whose namespace receives host veths when hostNetns is unset; default: this process. */
+  readonly agentPid?: number;
+}
+
+function firstLines(text: string): string {
+  return text.trim().split('\n').slice(0, 3).join('; ') || 'no message';
+}
+
+const NODE_READ = ['addr show', 'route show table all', 'rule show'];
+const POD_READ = ['addr show', 'route show table all', 'neigh show'];
+
+export class LinuxKernel implements Kernel {
+  readonly #runner: CommandRunner;
+  readonly #hostPrefix: readonly string[];
+  /** How a pod's namespace names the node's, for the host end of a veth created from inside it. */
+  readonly #nodeNetnsRef: string;
+  #commands = 0;
+
+  constructor(deps: LinuxKernelDeps = {}) {
+    this.#runner = deps.runner ?? spawnRunner;
+    this.#hostPrefix = deps.hostNetns === undefined ? [] : ['nsenter', `--net=${deps.hostNetns}`];
+    // nsenter --net changes only the network namespace, so /proc still shows the agent's pid.
+    this.#nodeNetnsRef = deps.hostNetns ?? `/proc/${deps.agentPid ?? process.pid}/ns/net`;
+  }
+
+  /** Processes spawned so far (for measuring the per-operation budget). */
+  get commandsRun(): number {
+    return this.#commands;
+  }
+
+  #exec(ns: Namespace, argv: readonly string[], stdin?: string): Promise<CommandResult> {
+    this.#commands++;
+    const prefix = ns.side === 'node' ? this.#hostPrefix : ['nsenter', `--net=${ns.path}`];
+    return this.#runner([...prefix, ...argv], stdin);
+  }
+
+  async run(ns: Namespace, ops: readonly KernelOp[], mode: 'stop' | 'all'): Promise<RunResult> {
+    const ipOps = ops.map((op, index) => ({ op, index })).filter((x) => !isSnatOp(x.op));
+    const nftOps = ops.map((op, index) => ({ op, index })).filter((x) => isSnatOp(x.op));
+    const runIp = async (): Promise<RunResult> => {
+      if (ipOps.length === 0) return { entered: true, failures: [] };
+      const lines = ipOps.map((x) => opText(x.op, this.#nodeNetnsRef));
+      const argv = mode === 'all' ? ['ip', '-force', '-batch', '-'] : ['ip', '-batch', '-'];
+      const r = await this.#exec(ns, argv, `${lines.join('\n')}\n`);
+      if (r.code === 0) return { entered: true, failures: [] };
+      const failures = parseBatchFailures(r.stderr);
+      // No failing line: ip never read the batch (nsenter could not enter, or ip is missing).
+      if (failures.length === 0) return { entered: false, reason: firstLines(r.stderr) };
+      return {
+        entered: true,
+        failures: failures.map((f) => ({ index: ipOps[f.line - 1]?.index ?? -1, message: f.message })),
+      };
+    };
+    const runNft = async (): Promise<RunFailure[]> => {
+      if (nftOps.length === 0) return [];
+      const adds = nftOps.filter((x) => x.op.op === 'snatAdd').map((x) => (x.op as { ip: string }).ip);
+      const dels = nftOps.filter((x) => x.op.op === 'snatDel').map((x) => (x.op as { ip: string }).ip);
+      const script =
+        (adds.length > 0 ? addSnatScript(adds) : '') + (dels.length > 0 ? removeSnatScript(dels) : '');
+      const r = await this.#exec(ns, ['nft', '-f', '-'], script);
+      // One nft transaction: it failed as a whole, reported at its first operation.
+      return r.code === 0 ? [] : [{ index: nftOps[0]?.index ?? -1, message: firstLines(r.stderr) }];
+    };
+    if (mode === 'all') {
+      const [ip, nft] = await Promise.all([runIp(), runNft()]);
+      if (!ip.entered) return ip;
+      return { entered: true, failures: [...ip.failures, ...nft] };
+    }
+    const ip = await runIp();
+    if (!ip.entered || ip.failures.length > 0) return ip;
+    return { entered: true, failures: await runNft() };
+  }
+
+  async readNode(): Promise<NodeView> {
+    const [ip, nft] = await Promise.all([
+      this.#exec({ side: 'node' }, ['ip', '-d', '-j', '-batch', '-'], `${NODE_READ.join('\n')}\n`),
+      this.#exec({ side: 'node' }, listSnatSetArgv()),
+    ]);
+    if (ip.code !== 0) {
+      const f = parseBatchFailures(ip.stderr)[0];
+      const step = f ? (NODE_READ[f.line - 1] ?? '?') : 'ip -j -batch';
+      throw new DataplaneError('observeNode', step, '', f?.message ?? firstLines(ip.stderr));
+    }
+    // nft says ENOENT when the table or set does not exist (setupNode not run): no elements then.
+    if (nft.code !== 0 && !isAlreadyGone(nft.stderr)) {
+      throw new DataplaneError('observeNode', listSnatSetArgv().join(' '), '', firstLines(nft.stderr));
+    }
+    const out = batchOutputs(ip.stdout, ip.stderr, [1, 2, 3]);
+    return {
+      links: parseLinks(out.get(1)),
+      routes: parseRoutes(out.get(2)),
+      rules: parseRules(out.get(3)),
+      neighbours: [],
+      snatElements: nft.code === 0 ? parseSnatElements(nft.stdout) : undefined,
+    };
+  }
+
+  async readPod(path: string): Promise<PodView> {
+    const r = await this.#exec(
+      { side: 'pod', path },
+      ['ip', '-d', '-j', '-force', '-batch', '-'],
+      `${POD_READ.join('\n')}\n`,
+    );
+    if (r.code !== 0 && parseBatchFailures(r.stderr).length === 0) {
+      return { reachable: false, reason: firstLines(r.stderr) };
+    }
+    const out = batchOutputs(r.stdout, r.stderr, [1, 2, 3]);
+    return {
+      reachable: true,
+      links: parseLinks(out.get(1)),
+      routes: parseRoutes(out.get(2)),
+      rules: [],
+      neighbours: parseNeighbours(out.get(3)),
+    };
+  }
+
+  async setupSnat(cfg: NodeNetworkConfig): Promise<void> {
+    const r = await this.#exec({ side: 'node' }, ['nft', '-f', '-'], setupNodeScript(cfg));
+    if (r.code !== 0) {
+      throw new DataplaneError('setupNode', 'nft -f (table ip vpcnet)', '', firstLines(r.stderr));
+    }
+  }
+}

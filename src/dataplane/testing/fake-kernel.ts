@@ -1,0 +1,414 @@
+// An in-memory kernel for unit tests. It applies the same primitive operations the Linux driver
+// sends to ip and nft, with the kernel's answers where vpcnet depends on them: adding what exists
+// fails ("File exists"), deleting what is gone fails with a "gone" answer, deleting a veth end
+// deletes its peer and everything on both, a downed link loses its routes, a deleted namespace
+// takes its veths with it. Its views are rendered as the `ip -j` fields the kinds judge.
+import type { KernelOp, RuleSpec } from '../../plan/kernel-op.ts';
+import type { IpLink, IpRoute, IpRule, NamespaceView, NodeView, PodView } from '../../plan/views.ts';
+import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+
+export interface FakeLink {
+  readonly name: string;
+  mac: string;
+  up: boolean;
+  mtu: number;
+  readonly kind: string;
+  /** CIDRs */
+  readonly addresses: Set<string>;
+  /** The other end of a veth: its namespace ('node' or a pod path) and name. */
+  readonly peer?: { readonly ns: string; readonly name: string };
+  readonly parent?: string;
+  readonly vlanId?: number;
+}
+
+export interface FakeRoute {
+  readonly table: number;
+  /** "default" or a.b.c.d/n */
+  readonly dst: string;
+  readonly dev: string;
+  readonly via?: string;
+  readonly scopeLink?: boolean;
+}
+
+/** A rule; `other` marks selectors vpcnet never makes (someone else's rule). */
+export interface FakeRule extends RuleSpec {
+  readonly other?: readonly string[];
+}
+
+export interface FakeNeighbour {
+  readonly dev: string;
+  readonly ip: string;
+  lladdr: string;
+  permanent: boolean;
+}
+
+export interface FakeNamespace {
+  readonly links: Map<string, FakeLink>;
+  routes: FakeRoute[];
+  rules: FakeRule[];
+  neighbours: FakeNeighbour[];
+}
+
+type OpFilter = (op: KernelOp, ns: string) => boolean;
+
+const EXISTS = 'RTNETLINK answers: File exists';
+const norm = (dst: string) => (dst === 'default' || dst.includes('/') ? dst : `${dst}/32`);
+const sameRule = (a: FakeRule, b: FakeRule) =>
+  a.priority === b.priority &&
+  a.table === b.table &&
+  a.from === b.from &&
+  a.to === b.to &&
+  a.iif === b.iif &&
+  (a.other ?? []).join() === (b.other ?? []).join();
+
+class OpError extends Error {}
+
+export class FakeKernel implements Kernel {
+  readonly namespaces = new Map<string, FakeNamespace>([['node', emptyNamespace()]]);
+  /** undefined until setupSnat: the SNAT set does not exist yet. */
+  snatSet: Set<string> | undefined;
+  snatConfig: NodeNetworkConfig | undefined;
+  /** Every operation run, in order, with its namespace ('node' or the pod's path). */
+  readonly ops: { readonly ns: string; readonly op: KernelOp }[] = [];
+  /** Reads of the node and of pods. */
+  reads = { node: 0, pod: 0 };
+  readonly #deleted = new Set<string>();
+  readonly #failures: { filter: OpFilter; message: string }[] = [];
+  #macCounter = 0;
+
+  // --- failure injection and drift "by hand" ---------------------------------------------------
+
+  /** The next operation that matches fails once with this kernel message (nothing applied). */
+  failNext(match: KernelOp['op'] | OpFilter, message = 'injected failure'): void {
+    const filter: OpFilter = typeof match === 'string' ? (op) => op.op === match : match;
+    this.#failures.push({ filter, message });
+  }
+
+  /** A namespace (created empty on first use, as a runtime would have made it). */
+  ns(name = 'node'): FakeNamespace {
+    let ns = this.namespaces.get(name);
+    if (!ns) {
+      ns = emptyNamespace();
+      this.namespaces.set(name, ns);
+    }
+    return ns;
+  }
+
+  link(name: string, ns = 'node'): FakeLink | undefined {
+    return this.namespaces.get(ns)?.links.get(name);
+  }
+
+  /** Plants a link vpcnet did not make (an ENI the cloud attached, someone's device). */
+  addLink(
+    name: string,
+    mac: string,
+    opts: { ns?: string; kind?: string; up?: boolean; mtu?: number } = {},
+  ): FakeLink {
+    const link: FakeLink = {
+      name,
+      mac: mac.toLowerCase(),
+      up: opts.up ?? false,
+      mtu: opts.mtu ?? 1500,
+      kind: opts.kind ?? 'device',
+      addresses: new Set(),
+    };
+    this.ns(opts.ns).links.set(name, link);
+    return link;
+  }
+
+  /** The pod's namespace disappears; the kernel destroys the veths that had an end in it. */
+  deleteNetns(path: string): void {
+    const ns = this.namespaces.get(path);
+    for (const name of [...(ns?.links.keys() ?? [])]) this.#deleteLink(path, name);
+    this.namespaces.delete(path);
+    this.#deleted.add(path);
+  }
+
+  deleteLink(name: string, ns = 'node'): void {
+    this.#deleteLink(ns, name);
+  }
+
+  /** An admin-down link loses its routes, as in the kernel. */
+  setLinkDown(name: string, ns = 'node'): void {
+    const link = this.link(name, ns);
+    if (!link) return;
+    link.up = false;
+    const space = this.ns(ns);
+    space.routes = space.routes.filter((r) => r.dev !== name);
+  }
+
+  /** Removing an interface's last IPv4 address flushes its routes and neighbours, as in the kernel. */
+  deleteAddress(ns: string, dev: string, cidr: string): void {
+    const link = this.link(dev, ns);
+    if (!link?.addresses.delete(cidr) || link.addresses.size > 0) return;
+    const space = this.ns(ns);
+    space.routes = space.routes.filter((r) => r.dev !== dev);
+    space.neighbours = space.neighbours.filter((n) => n.dev !== dev);
+  }
+
+  deleteRoute(ns: string, dst: string, table = 254): void {
+    const space = this.ns(ns);
+    space.routes = space.routes.filter((r) => !(r.table === table && r.dst === norm(dst)));
+  }
+
+  addRule(rule: FakeRule): void {
+    this.ns().rules.push(rule);
+  }
+
+  deleteRule(rule: FakeRule): void {
+    const space = this.ns();
+    space.rules = space.rules.filter((r) => !sameRule(r, rule));
+  }
+
+  deleteNeighbour(ns: string, dev: string, ip: string): void {
+    const space = this.ns(ns);
+    space.neighbours = space.neighbours.filter((n) => !(n.dev === dev && n.ip === ip));
+  }
+
+  deleteSnatElement(ip: string): void {
+    this.snatSet?.delete(ip);
+  }
+
+  snatElements(): string[] {
+    return [...(this.snatSet ?? [])].sort();
+  }
+
+  /** Names of the veths on the node, in creation order. */
+  veths(): string[] {
+    return [...this.ns().links.values()].filter((l) => l.kind === 'veth').map((l) => l.name);
+  }
+
+  /** The device of the node's main-table host route to `ip`, if any. */
+  hostRoute(ip: string): string | undefined {
+    return this.ns().routes.find((r) => r.table === 254 && r.dst === `${ip}/32`)?.dev;
+  }
+
+  /** Everything a pod plan leaves on the node (veths, host routes, pod-priority rules, SNAT elements). */
+  podResidue(): string[] {
+    const node = this.ns();
+    const veths = this.veths();
+    return [
+      ...veths.map((v) => `veth ${v}`),
+      ...node.routes.filter((r) => veths.includes(r.dev)).map((r) => `route ${r.dst} dev ${r.dev}`),
+      ...node.rules
+        .filter((r) => r.priority === 512 || r.priority === 1536)
+        .map((r) => `rule ${r.priority} ${r.from ?? r.to ?? ''} ${r.table}`),
+      ...this.snatElements().map((ip) => `snat ${ip}`),
+    ];
+  }
+
+  // --- Kernel ----------------------------------------------------------------------------------
+
+  async run(ns: Namespace, ops: readonly KernelOp[], mode: 'stop' | 'all'): Promise<RunResult> {
+    const name = ns.side === 'node' ? 'node' : ns.path;
+    if (this.#deleted.has(name)) {
+      return { entered: false, reason: `nsenter: cannot open ${name}: No such file or directory` };
+    }
+    const failures: RunFailure[] = [];
+    for (const [index, op] of ops.entries()) {
+      this.ops.push({ ns: name, op });
+      try {
+        this.#inject(op, name);
+        this.#apply(name, op);
+      } catch (err) {
+        if (!(err instanceof OpError)) throw err;
+        failures.push({ index, message: err.message });
+        if (mode === 'stop') break;
+      }
+    }
+    return { entered: true, failures };
+  }
+
+  async readNode(): Promise<NodeView> {
+    this.reads.node++;
+    return { ...this.#view('node'), neighbours: [], snatElements: this.snatSet && [...this.snatSet] };
+  }
+
+  async readPod(path: string): Promise<PodView> {
+    this.reads.pod++;
+    if (this.#deleted.has(path)) return { reachable: false, reason: 'No such file or directory' };
+    return { reachable: true, ...this.#view(path), rules: [] };
+  }
+
+  async setupSnat(cfg: NodeNetworkConfig): Promise<void> {
+    this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupSnat');
+    this.snatConfig = { vpcCidrs: [...cfg.vpcCidrs], snatSource: cfg.snatSource };
+    this.snatSet ??= new Set();
+  }
+
+  // --- the model --------------------------------------------------------------------------------
+
+  #inject(op: KernelOp, ns: string): void {
+    const i = this.#failures.findIndex((f) => f.filter(op, ns));
+    if (i < 0) return;
+    const [f] = this.#failures.splice(i, 1);
+    throw new OpError(f?.message ?? 'injected failure');
+  }
+
+  #linkOf(ns: string, dev: string): FakeLink {
+    const link = this.link(dev, ns);
+    if (!link) throw new OpError(`Cannot find device "${dev}"`);
+    return link;
+  }
+
+  #apply(ns: string, op: KernelOp): void {
+    const space = this.ns(ns);
+    switch (op.op) {
+      case 'vethAdd': {
+        const node = this.ns('node');
+        if (space.links.has(op.name) || node.links.has(op.peer)) throw new OpError(EXISTS);
+        const base = { up: false, mtu: op.mtu, kind: 'veth', addresses: new Set<string>() };
+        space.links.set(op.name, {
+          ...base,
+          name: op.name,
+          mac: op.mac ?? this.#nextMac(),
+          peer: { ns: 'node', name: op.peer },
+        });
+        node.links.set(op.peer, {
+          ...base,
+          addresses: new Set(),
+          name: op.peer,
+          mac: op.peerMac,
+          peer: { ns, name: op.name },
+        });
+        return;
+      }
+      case 'linkUp': {
+        const link = this.#linkOf(ns, op.dev);
+        link.up = true;
+        if (op.mtu !== undefined) link.mtu = op.mtu;
+        return;
+      }
+      case 'linkDel':
+        this.#linkOf(ns, op.dev);
+        this.#deleteLink(ns, op.dev);
+        return;
+      case 'addrAdd': {
+        const link = this.#linkOf(ns, op.dev);
+        if (link.addresses.has(op.cidr) && op.replace !== true) throw new OpError(EXISTS);
+        link.addresses.add(op.cidr);
+        return;
+      }
+      case 'addrDel':
+        if (!this.#linkOf(ns, op.dev).addresses.has(op.cidr)) {
+          throw new OpError('Error: ipv4: Address not found.');
+        }
+        this.deleteAddress(ns, op.dev, op.cidr);
+        return;
+      case 'routeAdd': {
+        this.#linkOf(ns, op.dev);
+        const dst = norm(op.dst);
+        const same = (r: FakeRoute) => r.table === op.table && r.dst === dst;
+        if (space.routes.some(same) && op.replace !== true) throw new OpError(EXISTS);
+        space.routes = space.routes.filter((r) => !same(r));
+        space.routes.push({
+          table: op.table,
+          dst,
+          dev: op.dev,
+          ...(op.via === undefined ? {} : { via: op.via }),
+          ...(op.scopeLink === true ? { scopeLink: true } : {}),
+        });
+        return;
+      }
+      case 'routeDel': {
+        const dst = norm(op.dst);
+        const i = space.routes.findIndex((r) => r.table === op.table && r.dst === dst && r.dev === op.dev);
+        if (i < 0) throw new OpError('RTNETLINK answers: No such process');
+        space.routes.splice(i, 1);
+        return;
+      }
+      case 'neighAdd': {
+        this.#linkOf(ns, op.dev);
+        const existing = space.neighbours.find((n) => n.dev === op.dev && n.ip === op.ip);
+        if (existing && op.replace !== true) throw new OpError(EXISTS);
+        if (existing) {
+          existing.lladdr = op.lladdr;
+          existing.permanent = true;
+        } else space.neighbours.push({ dev: op.dev, ip: op.ip, lladdr: op.lladdr, permanent: true });
+        return;
+      }
+      case 'ruleAdd':
+        if (space.rules.some((r) => sameRule(r, op.rule))) throw new OpError(EXISTS);
+        space.rules.push({ ...op.rule });
+        return;
+      case 'ruleDel': {
+        const i = space.rules.findIndex((r) => sameRule(r, op.rule));
+        if (i < 0) throw new OpError('RTNETLINK answers: No such file or directory');
+        space.rules.splice(i, 1);
+        return;
+      }
+      case 'snatAdd':
+      case 'snatDel':
+        if (!this.snatSet) throw new OpError('Error: Could not process rule: No such file or directory');
+        if (op.op === 'snatAdd') this.snatSet.add(op.ip);
+        else this.snatSet.delete(op.ip);
+        return;
+    }
+  }
+
+  #deleteLink(ns: string, name: string): void {
+    const space = this.namespaces.get(ns);
+    const link = space?.links.get(name);
+    if (!space || !link) return;
+    space.links.delete(name);
+    space.routes = space.routes.filter((r) => r.dev !== name);
+    space.neighbours = space.neighbours.filter((n) => n.dev !== name);
+    if (link.peer) this.#deleteLink(link.peer.ns, link.peer.name);
+    for (const child of [...space.links.values()])
+      if (child.parent === name) this.#deleteLink(ns, child.name);
+  }
+
+  #view(ns: string): NamespaceView {
+    const space = this.ns(ns);
+    const links: IpLink[] = [...space.links.values()].map((l) => ({
+      ifname: l.name,
+      address: l.mac,
+      flags: l.up ? ['UP'] : [],
+      mtu: l.mtu,
+      addresses: [...l.addresses].map((c) => {
+        const [local = '', len = '32'] = c.split('/');
+        return { family: 'inet', local, prefixlen: Number(len) };
+      }),
+      kind: l.kind,
+      ...(l.parent === undefined ? {} : { parent: l.parent }),
+      ...(l.vlanId === undefined ? {} : { vlanId: l.vlanId }),
+    }));
+    const routes: IpRoute[] = space.routes.map((r) => ({
+      dst: r.dst.endsWith('/32') ? r.dst.slice(0, -3) : r.dst,
+      dev: r.dev,
+      table: r.table,
+      ...(r.via === undefined ? {} : { gateway: r.via }),
+      ...(r.scopeLink === true ? { scope: 'link' } : {}),
+    }));
+    const rules: IpRule[] = space.rules.map((r) => {
+      const [src = 'all', srclen] = r.from?.split('/') ?? [];
+      const [dst, dstlen] = r.to?.split('/') ?? [];
+      return {
+        priority: r.priority,
+        table: r.table,
+        src,
+        ...(srclen === undefined || srclen === '32' ? {} : { srclen: Number(srclen) }),
+        ...(dst === undefined ? {} : { dst }),
+        ...(dstlen === undefined || dstlen === '32' ? {} : { dstlen: Number(dstlen) }),
+        ...(r.iif === undefined ? {} : { iif: r.iif }),
+        ...(r.other === undefined ? {} : { other: r.other }),
+      };
+    });
+    const neighbours = space.neighbours.map((n) => ({
+      dst: n.ip,
+      dev: n.dev,
+      lladdr: n.lladdr,
+      state: [n.permanent ? 'PERMANENT' : 'REACHABLE'],
+    }));
+    return { links, routes, rules, neighbours };
+  }
+
+  #nextMac(): string {
+    const n = ++this.#macCounter;
+    return `0a:58:00:00:${((n >> 8) & 0xff).toString(16).padStart(2, '0')}:${(n & 0xff).toString(16).padStart(2, '0')}`;
+  }
+}
+
+function emptyNamespace(): FakeNamespace {
+  return { links: new Map(), routes: [], rules: [], neighbours: [] };
+}

@@ -1,0 +1,70 @@
+// A route: the pod's link route to its gateway and its default route (pod side), the host route
+// to a pod and an ENI table's routes (node side).
+import type { RouteResource } from '../resource.ts';
+import { MAIN_TABLE, type NamespaceView, sameDestination } from '../views.ts';
+import type { KindRules } from './kind.ts';
+
+function present(r: RouteResource, view: NamespaceView): boolean {
+  return view.routes.some(
+    (x) => x.table === r.table && sameDestination(x.dst, r.dst) && x.dev === r.dev && x.gateway === r.via,
+  );
+}
+
+function describe(r: RouteResource): string {
+  const dst = r.dst === 'default' ? 'default' : r.dst.replace(/\/32$/, '');
+  const via = r.via === undefined ? '' : ` via ${r.via}`;
+  const table = r.table === MAIN_TABLE ? '' : ` table ${r.table}`;
+  const host = r.side === 'node' && r.table === MAIN_TABLE && r.via === undefined ? 'host ' : '';
+  return `${host}route ${dst}${via} dev ${r.dev}${table}`;
+}
+
+export const routeKind: KindRules<RouteResource> = {
+  parse(read) {
+    const via = read.optStr('via');
+    return {
+      kind: 'route',
+      side: read.side('side'),
+      dst: read.str('dst'),
+      dev: read.str('dev'),
+      ...(via === undefined ? {} : { via }),
+      table: read.int('table'),
+      ...(read.optBool('scopeLink') === true ? { scopeLink: true } : {}),
+    };
+  },
+  create: (r) => [
+    {
+      side: r.side,
+      op: {
+        op: 'routeAdd',
+        dst: r.dst,
+        dev: r.dev,
+        ...(r.via === undefined ? {} : { via: r.via }),
+        table: r.table,
+        ...(r.scopeLink === true ? { scopeLink: true } : {}),
+      },
+    },
+  ],
+  remove: (r) =>
+    r.side === 'pod'
+      ? []
+      : [{ side: 'node', op: { op: 'routeDel', dst: r.dst, dev: r.dev, table: r.table } }],
+  check(r, views) {
+    const view = r.side === 'pod' ? views.pod : views.node;
+    if (!view || present(r, view)) return [];
+    const [step] = routeKind.create(r);
+    return [
+      {
+        resource: r,
+        problem: `${describe(r)} missing`,
+        // `replace`: a stray route with the same destination is overwritten, not refused.
+        repair:
+          step === undefined || step.op.op !== 'routeAdd'
+            ? []
+            : [{ ...step, op: { ...step.op, replace: true } }],
+      },
+    ];
+  },
+  identity: (r) => `route ${r.side} ${r.table} ${r.dst.replace(/\/32$/, '')} ${r.dev}`,
+  describe,
+  removalRank: 1,
+};

@@ -1,0 +1,92 @@
+// The kernel's state as vpcnet reads it, in the kernel's own vocabulary (the fields of `ip -j`
+// output that vpcnet judges). Every driver renders its state into these views, and every resource
+// kind judges drift against them with the same pure functions, so a fake kernel and the real one
+// cannot disagree about what "present" means.
+
+export interface IpAddress {
+  readonly family: string;
+  readonly local: string;
+  readonly prefixlen: number;
+}
+
+export interface IpLink {
+  readonly ifname: string;
+  /** MAC, lower case. */
+  readonly address: string;
+  readonly flags: readonly string[];
+  readonly mtu: number;
+  readonly addresses: readonly IpAddress[];
+  /** Link type (veth, vlan, macvlan, ...) when known. */
+  readonly kind?: string;
+  /** The parent link of a vlan or macvlan device. */
+  readonly parent?: string;
+  /** 802.1q id of a vlan device. */
+  readonly vlanId?: number;
+}
+
+export interface IpRoute {
+  /** "default", or a prefix; ip omits the length of a host route ("10.0.0.5"). */
+  readonly dst: string;
+  readonly gateway?: string;
+  readonly dev?: string;
+  /** Route table number (254 = main). */
+  readonly table: number;
+  readonly scope?: string;
+}
+
+export interface IpRule {
+  readonly priority: number;
+  /** "all" or an address; a prefix length other than the full one is in `srclen`/`dstlen`. */
+  readonly src: string;
+  readonly srclen?: number;
+  readonly dst?: string;
+  readonly dstlen?: number;
+  readonly iif?: string;
+  readonly table: number;
+  /**
+   * Keys of selectors or actions this view does not model (fwmark, oif, not, ...), if any. Such a
+   * rule is never vpcnet's, and `ip rule del` without them would match it too: GC leaves it alone.
+   */
+  readonly other?: readonly string[];
+}
+
+export interface IpNeighbour {
+  readonly dst: string;
+  readonly dev?: string;
+  readonly lladdr?: string;
+  readonly state: readonly string[];
+}
+
+/** One network namespace as read at once. */
+export interface NamespaceView {
+  /** Every link, with its addresses. */
+  readonly links: readonly IpLink[];
+  /** Routes of every table but `local`. */
+  readonly routes: readonly IpRoute[];
+  readonly rules: readonly IpRule[];
+  readonly neighbours: readonly IpNeighbour[];
+}
+
+/** The node's namespace, plus vpcnet's SNAT set (undefined when the set does not exist). */
+export interface NodeView extends NamespaceView {
+  readonly snatElements: readonly string[] | undefined;
+}
+
+/** A pod's namespace, or why it could not be entered. */
+export type PodView =
+  | ({ readonly reachable: true } & NamespaceView)
+  | { readonly reachable: false; readonly reason: string };
+
+export const MAIN_TABLE = 254;
+
+/** A rule's selector matches exactly one host address (ip omits the length when it is /32). */
+export function ruleSelects(rule: IpRule, side: 'src' | 'dst', ip: string): boolean {
+  const len = side === 'src' ? rule.srclen : rule.dstlen;
+  return rule[side] === ip && (len === undefined || len === 32);
+}
+
+/** "10.0.0.5/32" and "10.0.0.5" name the same host route. */
+export function sameDestination(a: string, b: string): boolean {
+  const norm = (d: string) => (d.endsWith('/32') ? d.slice(0, -3) : d);
+  return norm(a) === norm(b);
+}
