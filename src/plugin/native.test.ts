@@ -47,7 +47,7 @@ before(async () => {
   await run(
     join(repoRoot, 'node_modules/.bin/esbuild'),
     [
-      join(repoRoot, 'src/bin/vpcnet.ts'),
+      join(repoRoot, 'src/bin/vpcnet-js.ts'),
       '--bundle',
       '--platform=node',
       '--target=node20',
