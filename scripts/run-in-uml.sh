@@ -21,6 +21,8 @@
 # tmpfs (so /run/netns starts empty); the working directory is the caller's; everything else is
 # the host's files, read-write, as root, so what COMMAND writes outside /run lands on the host.
 # The environment is PATH, HOME and what --env / NAME=VALUE name, nothing else.
+# nf_tables does not work inside (nft answers "Operation not supported" even with nf_tables
+# loaded): use iptables-legacy there.
 # Installs user-mode-linux and kmod (for modprobe) on first use.
 set -euo pipefail
 
