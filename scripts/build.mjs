@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const entries = [
-  { name: 'vpcnet-js', entry: 'src/bin/vpcnet.ts', minify: true },
+  { name: 'vpcnet-js', entry: 'src/bin/vpcnet-js.ts', minify: true },
   { name: 'vpcnetd', entry: 'src/bin/vpcnetd.ts', minify: false },
   { name: 'vpcnetctl', entry: 'src/bin/vpcnetctl.ts', minify: false },
 ];

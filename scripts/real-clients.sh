@@ -1,33 +1,29 @@
 #!/usr/bin/env bash
 # Installs and builds the real CNI clients that test/real-clients/ drives: cnitool (libcni 1.1.2),
 # a private containerd 1.6 (CRI) with runc, the CRI runtime.v1 proto, a pause image, podman 4.3
-# and a static busybox for podman's local image. Idempotent; quick when everything is present.
+# and a static busybox for podman's local image. Everything comes from Debian's archive and the
+# scripts in scripts/real-clients/. Idempotent; quick when everything is present.
 #   usage: scripts/real-clients.sh [OUT_DIR]   (default: $REAL_CLIENTS_DIR or $HOME/.cache/real-clients)
-# Uses the recipes in ../shared/tools/real-clients beside the clone (read-only: nothing is
-# written there; every output goes to OUT_DIR).
+# Prints OUT_DIR on success; progress and errors go to stderr.
 set -euo pipefail
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-RECIPES="$REPO/../shared/tools/real-clients"
-OUT=${1:-${REAL_CLIENTS_DIR:-${HOME}/.cache/real-clients}}
-mkdir -p "$OUT"
+steps=$(cd "$(dirname "$0")/real-clients" && pwd)
+out=${1:-${REAL_CLIENTS_DIR:-${HOME}/.cache/real-clients}}
+mkdir -p "$out"
+libc_a="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo "$(uname -m)-linux-gnu")/libc.a"
 
-if [ ! -d "$RECIPES" ]; then
-  echo "real-clients: recipes not found at $RECIPES" >&2
-  exit 1
-fi
-
+# Debian packages: the clients themselves, and what building the missing outputs takes.
 need_pkgs=()
 command -v containerd >/dev/null || need_pkgs+=(containerd)
 command -v runc >/dev/null || need_pkgs+=(runc)
 command -v podman >/dev/null || need_pkgs+=(podman)
 dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
-if [ ! -x "$OUT/cnitool" ]; then
+if [ ! -x "$out/cnitool" ]; then
   command -v go >/dev/null || need_pkgs+=(golang-go)
-  [ -d /usr/share/gocode/src/github.com/containernetworking/cni ] || need_pkgs+=(golang-github-appc-cni-dev)
+  [ -d /usr/share/gocode/src/github.com/containernetworking/cni/libcni ] || need_pkgs+=(golang-github-appc-cni-dev)
 fi
-if [ ! -f "$OUT/pause.tar" ]; then
+if [ ! -f "$out/pause.tar" ]; then
   command -v gcc >/dev/null || need_pkgs+=(gcc)
-  [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || need_pkgs+=(libc6-dev)
+  [ -f "$libc_a" ] || need_pkgs+=(libc6-dev)
 fi
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
@@ -36,23 +32,20 @@ if [ "${#need_pkgs[@]}" -gt 0 ]; then
   fi
   echo "real-clients: installing ${need_pkgs[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
+  # Wait for, rather than fail on, another apt run that holds the lock.
+  apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
 fi
 
-# Each recipe returns at once when its output is already cached in OUT.
-"$RECIPES/build-cnitool.sh" "$OUT" >/dev/null
-"$RECIPES/get-cri-proto.sh" "$OUT" >/dev/null
-"$RECIPES/make-pause-image.sh" "$OUT" >/dev/null
-
-# A root filesystem for podman's local image: a static busybox and the applets the test uses.
-if [ ! -f "$OUT/busybox-rootfs.tar" ]; then
-  W=$(mktemp -d)
-  trap 'rm -rf "$W"' EXIT
-  mkdir -p "$W/rootfs/bin"
-  cp /bin/busybox "$W/rootfs/bin/busybox"
-  for applet in sh sleep ip ping cat; do ln -s busybox "$W/rootfs/bin/$applet"; done
-  tar --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$W/rootfs" -cf "$OUT/busybox-rootfs.tar.tmp" .
-  mv "$OUT/busybox-rootfs.tar.tmp" "$OUT/busybox-rootfs.tar"
-fi
-echo "$OUT"
+# Each output is built once and then kept in OUT_DIR.
+build_once() {
+  local output=$1 step=$2
+  [ -e "$out/$output" ] && return 0
+  echo "real-clients: building $output" >&2
+  "$steps/$step" "$out" >/dev/null
+}
+build_once cnitool cnitool.sh
+build_once cri-api.proto cri-proto.sh
+build_once pause.tar pause-image.sh
+build_once busybox-rootfs.tar busybox-rootfs.sh
+echo "$out"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what `npm start` and `npm test` need on a fresh Debian 12 machine, then builds bin/.
-# Usage: scripts/setup.sh [--with-real-clients]   (npm test passes it: cnitool, containerd, podman)
+# Usage: scripts/setup.sh [--with-real-clients]   (npm test passes it: cnitool, containerd, podman,
+# and User-Mode Linux for the suites that need 802.1q; see scripts/run-in-uml.sh)
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+with_real_clients=false
+if [ "${1:-}" = --with-real-clients ]; then with_real_clients=true; fi
 
 need_pkgs=()
 command -v ip >/dev/null || need_pkgs+=(iproute2)
@@ -15,6 +18,11 @@ command -v ping >/dev/null || need_pkgs+=(iputils-ping)
 # bin/vpcnet is compiled from C, statically when libc.a is there (scripts/build.mjs)
 command -v cc >/dev/null || need_pkgs+=(gcc)
 [ -f "/usr/lib/$(uname -m)-linux-gnu/libc.a" ] || need_pkgs+=(libc6-dev)
+if [ "$with_real_clients" = true ]; then
+  # A kernel with 802.1q for the vlan trunk driver's tests (modprobe loads its modules)
+  command -v linux.uml >/dev/null || need_pkgs+=(user-mode-linux)
+  command -v modprobe >/dev/null || need_pkgs+=(kmod)
+fi
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "vpcnet setup: missing Debian packages ${need_pkgs[*]} and not root to install them" >&2
@@ -37,7 +45,7 @@ node scripts/build.mjs >&2
 # Real CNI clients for test/real-clients (cnitool, containerd, podman), for `npm test` only;
 # cached, quick when present. Outside CI a failure only warns (those suites then skip); under CI
 # it fails, as they would.
-[ "${1:-}" = --with-real-clients ] || exit 0
+[ "$with_real_clients" = true ] || exit 0
 if ! bash scripts/real-clients.sh >&2; then
   [ "${CI:-}" = true ] && exit 1
   echo "vpcnet setup: real CNI clients unavailable; test/real-clients suites will skip" >&2

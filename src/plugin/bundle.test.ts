@@ -13,13 +13,13 @@ import { answerWith, startFakeAgent } from './fake-agent.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'vpcnet-bundle-'));
-const bundle = join(dir, 'vpcnet');
+const bundle = join(dir, 'vpcnet-js');
 
 before(async () => {
   await promisify(execFile)(
     join(repoRoot, 'node_modules/.bin/esbuild'),
     [
-      join(repoRoot, 'src/bin/vpcnet.ts'),
+      join(repoRoot, 'src/bin/vpcnet-js.ts'),
       '--bundle',
       '--platform=node',
       '--target=node20',

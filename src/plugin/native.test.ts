@@ -14,7 +14,16 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
+  CNI_ERR_DECODE,
+  CNI_ERR_INTERNAL,
+  CNI_ERR_IO,
+  CNI_ERR_PLUGIN_NOT_AVAILABLE,
+  CNI_ERR_TRY_AGAIN_LATER,
+} from '../cni/errors.ts';
+import {
+  AGENT_CNI_PATH,
   DEFAULT_AGENT_SOCKET,
+  DEFAULT_CNI_VERSION,
   DEFAULT_DEL_SPOOL_DIR,
   SPOOL_FILE_SUFFIX,
   SPOOL_TEMP_PREFIX,
@@ -38,7 +47,7 @@ before(async () => {
   await run(
     join(repoRoot, 'node_modules/.bin/esbuild'),
     [
-      join(repoRoot, 'src/bin/vpcnet.ts'),
+      join(repoRoot, 'src/bin/vpcnet-js.ts'),
       '--bundle',
       '--platform=node',
       '--target=node20',
@@ -117,15 +126,26 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
 }
 
-test('the C header carries the wire constants of src/cni/wire.ts', () => {
-  const c = readFileSync(join(nativeDir, 'vpcnet.h'), 'utf8');
+test('the C header wire.h carries the constants of src/cni/wire.ts and the error codes of errors.ts', () => {
+  const c = readFileSync(join(nativeDir, 'wire.h'), 'utf8');
   for (const [name, value] of Object.entries({
+    AGENT_CNI_PATH,
     DEFAULT_AGENT_SOCKET,
+    DEFAULT_CNI_VERSION,
     DEFAULT_DEL_SPOOL_DIR,
     SPOOL_FILE_SUFFIX,
     SPOOL_TEMP_PREFIX,
   })) {
     assert.ok(c.includes(`#define ${name} "${value}"`), name);
+  }
+  for (const [name, value] of Object.entries({
+    CNI_ERR_IO,
+    CNI_ERR_DECODE,
+    CNI_ERR_TRY_AGAIN_LATER,
+    CNI_ERR_PLUGIN_NOT_AVAILABLE,
+    CNI_ERR_INTERNAL,
+  })) {
+    assert.ok(c.includes(`#define ${name} ${value}\n`), name);
   }
   assert.ok(
     c.includes(`{${SUPPORTED_CNI_VERSIONS.map((v) => `"${v}"`).join(', ')}}`),

@@ -6,7 +6,7 @@ import { access, constants } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-/** The cache scripts/real-clients.sh fills (same default as the shared recipes). */
+/** The directory scripts/real-clients.sh fills (its default unless REAL_CLIENTS_DIR is set). */
 export const clientsDir = process.env.REAL_CLIENTS_DIR ?? join(homedir(), '.cache', 'real-clients');
 
 const underCi = process.env.CI === 'true' || process.env.CI === '1';

@@ -1,8 +1,13 @@
 /* The request to the agent and its answer: forwardToAgent() of src/plugin/forward.ts, HTTP/1.1
  * on the agent's unix socket. */
 #define _GNU_SOURCE
+#include "forward.h"
+
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vpcnet.h"
+#include "bounds.h"
+#include "buf.h"
+#include "bytes.h"
+#include "json.h"
+#include "node-errors.h"
+#include "wire.h"
+
+/* As forward.ts: connecting is immediate when the agent listens; an ADD may wait on the cloud. */
+#define CONNECT_TIMEOUT_MS 2000
+#define TOTAL_TIMEOUT_MS 120000
 
 /* The request: CNI_* variables and stdin, as JSON.stringify({env, stdin}) writes it. */
 

@@ -1,10 +1,15 @@
-/* UTF-8 and JSON, exactly as Node handles them: see vpcnet.h. */
+/* UTF-8 and JSON, exactly as Node handles them: see json.h. */
 #define _GNU_SOURCE
+#include "json.h"
+
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "vpcnet.h"
+#include "bounds.h"
+#include "buf.h"
+#include "bytes.h"
 
 /* UTF-8. Strings taken out of JSON are kept as WTF-8: a lone \uD800 becomes the 3-byte
  * encoding of the surrogate, so that re-escaping it gives "\ud800" as JSON.stringify would. */
@@ -39,7 +44,7 @@ static uint32_t utf8_next(const u8 *s, size_t n, size_t *i, bool wtf8) {
   return cp;
 }
 
-void put_utf8(struct buf *b, uint32_t cp) {
+static void put_utf8(struct buf *b, uint32_t cp) {
   u8 o[4];
   size_t n;
   if (cp < 0x80) {

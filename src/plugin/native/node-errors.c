@@ -1,9 +1,12 @@
 /* System errors worded as Node words them, so that messages match the TypeScript forwarder. */
 #define _GNU_SOURCE
+#include "node-errors.h"
+
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "vpcnet.h"
+#include "buf.h"
 
 /* Node names errors by their code ("ENOENT") and libuv's wording for the common ones. */
 const char *errno_name(int e) {

@@ -1,7 +1,12 @@
 /* The durable DEL spool, as src/plugin/spool.ts writes it. */
 #define _GNU_SOURCE
+#include "spool.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -9,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vpcnet.h"
+#include "bounds.h"
+#include "buf.h"
+#include "json.h"
+#include "node-errors.h"
+#include "wire.h"
 
 /* The DEL spool (spool.ts). Durable before success (DESIGN.md rule 3): the file and its
  * directory entry are fsynced before the plugin exits 0. */

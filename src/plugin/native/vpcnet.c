@@ -18,7 +18,9 @@
  * ("connect ENOENT /run/vpcnet/agent.sock"), and JSON is validated as strictly as JSON.parse.
  *
  * Files: json.c (UTF-8 and JSON as Node does them), forward.c (the agent request, forward.ts),
- * spool.c (spool.ts), node-errors.c (Node's wording of system errors), vpcnet.c (main.ts).
+ * spool.c (spool.ts), node-errors.c (Node's wording of system errors), vpcnet.c (main.ts), each
+ * .c but this one with a header declaring what it offers; buf.h (the bounded buffer), bytes.h,
+ * bounds.h (buffer sizes) and wire.h (constants shared with src/cni) stand alone.
  *
  * No heap: every buffer is static and bounded; an input over a bound is reported as an
  * error naming the bound.
@@ -27,12 +29,20 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "vpcnet.h"
+#include "bounds.h"
+#include "buf.h"
+#include "bytes.h"
+#include "forward.h"
+#include "json.h"
+#include "spool.h"
+#include "wire.h"
 
 /* Writes everything, through EINTR, partial writes and a non-blocking stdout. */
 static bool write_all(int fd, const char *p, size_t n) {

@@ -1,0 +1,20 @@
+/* Constants the TypeScript side defines too: src/cni/wire.ts (versions, paths, spool names) and
+ * src/cni/errors.ts (CNI error codes). native.test.ts holds each to its TypeScript value. */
+#ifndef VPCNET_WIRE_H
+#define VPCNET_WIRE_H
+
+static const char *const SUPPORTED_CNI_VERSIONS[] = {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"};
+#define DEFAULT_CNI_VERSION "1.0.0"
+#define DEFAULT_AGENT_SOCKET "/run/vpcnet/agent.sock"
+#define DEFAULT_DEL_SPOOL_DIR "/var/lib/vpcnet/del-spool"
+#define AGENT_CNI_PATH "/v1/cni"
+#define SPOOL_FILE_SUFFIX ".del.json"
+#define SPOOL_TEMP_PREFIX ".tmp-"
+
+#define CNI_ERR_IO 5
+#define CNI_ERR_DECODE 6
+#define CNI_ERR_TRY_AGAIN_LATER 11
+#define CNI_ERR_PLUGIN_NOT_AVAILABLE 50
+#define CNI_ERR_INTERNAL 100
+
+#endif

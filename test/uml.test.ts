@@ -1,0 +1,85 @@
+// The User-Mode Linux runner gives suites a kernel with 802.1q, which this machine's lacks: VLAN
+// devices carry traffic between namespaces there, node runs, and what the command prints, its exit
+// status and the named environment cross the boundary. Namespaces here exist only inside UML.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { runInUml, umlGate } from './uml-fixture.ts';
+
+const uml = await umlGate();
+
+/** Parses the `key=value` lines a script inside UML prints. */
+function reported(stdout: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) values.set(line.slice(0, eq), line.slice(eq + 1));
+  }
+  return values;
+}
+
+// Two namespace pairs, each joined by a veth with a VLAN device on either end. Pair A uses VLAN 7
+// on both ends; pair B puts the same subnet on VLAN 7 and VLAN 8, so its ping can only fail if the
+// 802.1q tag really is on the wire and honoured.
+const vlanScript = `
+set -eu
+link() { # ns-left ns-right vid-left vid-right ip-left ip-right
+  ip netns add "$1"; ip netns add "$2"
+  ip -n "$1" link add trunk type veth peer name trunk netns "$2"
+  for ns in "$1" "$2"; do ip -n "$ns" link set lo up; ip -n "$ns" link set trunk up; done
+  ip -n "$1" link add link trunk name "trunk.$3" type vlan id "$3"
+  ip -n "$2" link add link trunk name "trunk.$4" type vlan id "$4"
+  ip -n "$1" addr add "$5/24" dev "trunk.$3"; ip -n "$1" link set "trunk.$3" up
+  ip -n "$2" addr add "$6/24" dev "trunk.$4"; ip -n "$2" link set "trunk.$4" up
+}
+link umlt-a1 umlt-a2 7 7 192.168.7.1 192.168.7.2
+link umlt-b1 umlt-b2 7 8 192.168.7.1 192.168.7.2
+echo "vlan=$(ip -n umlt-a1 -d -j link show trunk.7)"
+set +e
+ip netns exec umlt-a1 ping -c 3 -i 0.2 -W 2 192.168.7.2 >/dev/null; echo "same_vid_ping=$?"
+ip netns exec umlt-b1 ping -c 2 -i 0.2 -W 1 192.168.7.2 >/dev/null; echo "other_vid_ping=$?"
+echo "rx=$(ip -n umlt-a2 -j -s link show trunk.7)"
+`;
+
+describe('User-Mode Linux runner (scripts/run-in-uml.sh)', { skip: uml.skip }, () => {
+  before(() => uml.assertReady());
+
+  test('node runs under the 6.1 UML kernel with only the named environment; exit status and stderr come back', async () => {
+    const probe =
+      'const os = require("node:os"); console.log(JSON.stringify({ version: process.version, ' +
+      'release: os.release(), env: process.env })); console.error("to stderr"); process.exit(7)';
+    const r = await runInUml(['node', '-e', probe], {
+      env: { VPCNET_TEST_TRUNK_DRIVER: 'vlan', VPCNET_UML_PROBE: 'two words; $not expanded' },
+    });
+    assert.equal(r.code, 7, `stderr: ${r.stderr}`);
+    assert.match(r.stderr, /to stderr/);
+    const seen = JSON.parse(r.stdout) as { version: string; release: string; env: Record<string, string> };
+    assert.equal(seen.version, process.version);
+    assert.match(seen.release, /^6\.1\./);
+    assert.equal(seen.env.VPCNET_TEST_TRUNK_DRIVER, 'vlan');
+    assert.equal(seen.env.VPCNET_UML_PROBE, 'two words; $not expanded');
+    assert.equal(seen.env.mem, undefined, "the kernel's boot parameters must not leak into the environment");
+  });
+
+  test('namespaces joined by a veth ping each other across 802.1q VLAN 7 devices; a VLAN id mismatch does not', async () => {
+    const r = await runInUml(['bash', '-c', vlanScript]);
+    assert.equal(r.code, 0, `stderr: ${r.stderr}`);
+    const values = reported(r.stdout);
+    const vlan = JSON.parse(values.get('vlan') ?? '[]') as Array<{
+      linkinfo?: { info_kind?: string; info_data?: { protocol?: string; id?: number } };
+    }>;
+    assert.equal(vlan[0]?.linkinfo?.info_kind, 'vlan');
+    assert.equal(vlan[0]?.linkinfo?.info_data?.protocol, '802.1Q');
+    assert.equal(vlan[0]?.linkinfo?.info_data?.id, 7);
+    assert.equal(values.get('same_vid_ping'), '0', `ping across VLAN 7 failed; stdout: ${r.stdout}`);
+    assert.notEqual(values.get('other_vid_ping'), '0', 'ping between VLAN 7 and VLAN 8 got through');
+    const rx = JSON.parse(values.get('rx') ?? '[]') as Array<{ stats64?: { rx?: { packets?: number } } }>;
+    assert.ok((rx[0]?.stats64?.rx?.packets ?? 0) >= 3, 'the VLAN 7 device on the far end received the pings');
+  });
+
+  test('a kernel that stops before the command finished is reported with exit status 125', async () => {
+    const r = await runInUml(['sh', '-c', 'echo started; echo o > /proc/sysrq-trigger; sleep 30']);
+    assert.equal(r.code, 125);
+    assert.match(r.stdout, /started/);
+    assert.match(r.stderr, /UML kernel stopped before the command finished/);
+  });
+});
