@@ -2,7 +2,12 @@
 // the agent makes in production, over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DescribeNetworkInterfacesCommand, EC2Client, type ServiceOutputTypes } from '@aws-sdk/client-ec2';
+import {
+  CreateNetworkInterfaceCommand,
+  DescribeNetworkInterfacesCommand,
+  EC2Client,
+  type ServiceOutputTypes,
+} from '@aws-sdk/client-ec2';
 import type { LaunchedInstance, RunningEmulator, VpcSpec } from '../emulator/api.ts';
 import { seededRandom } from '../emulator/ids.ts';
 import { startEmulator } from '../emulator/server.ts';
@@ -189,6 +194,8 @@ describe('AwsCloud against the emulator', () => {
       primaryIp: created.primaryIp,
       secondaryIps: [],
       description: 'vpcnet test ENI',
+      interfaceType: 'interface',
+      tags: { 'vpcnet/node': node.instanceId },
     });
 
     // What EC2 itself now says about the attachment and the tags we asked for.
@@ -204,6 +211,44 @@ describe('AwsCloud against the emulator', () => {
       assert.deepEqual(
         eni?.Groups?.map((g) => g.GroupId),
         NODE_SGS,
+      );
+    } finally {
+      ec2.destroy();
+    }
+  });
+
+  test('an ENI reports its interface type and tags from DescribeNetworkInterfaces (a trunk, a no_manage tag)', async () => {
+    const other = await emu.launchInstance({ instanceType: 'm5.large', subnetId: 'subnet-0a' });
+    const ec2 = new EC2Client({ region: VPC.region, endpoint: emu.urls[0]!, credentials: CREDENTIALS });
+    try {
+      const create = async (interfaceType: 'trunk' | undefined, tags: Record<string, string>) => {
+        const reply = await ec2.send(
+          new CreateNetworkInterfaceCommand({
+            SubnetId: 'subnet-0a',
+            ...(interfaceType === undefined ? {} : { InterfaceType: interfaceType }),
+            TagSpecifications: [
+              {
+                ResourceType: 'network-interface',
+                Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+              },
+            ],
+          }),
+        );
+        return reply.NetworkInterface?.NetworkInterfaceId ?? '';
+      };
+      const trunk = await create('trunk', { 'cluster-owned': 'yes' });
+      const noManage = await create(undefined, { 'node.k8s.amazonaws.com/no_manage': 'true', team: 'hpc' });
+      await cloud.attachEni(trunk, other.instanceId, 1);
+      await cloud.attachEni(noManage, other.instanceId, 2);
+
+      const enis = await cloud.describeInstanceEnis(other.instanceId);
+      assert.deepEqual(
+        enis.map((e) => [e.deviceNumber, e.eniId, e.interfaceType, e.tags]),
+        [
+          [0, other.primaryEni.eniId, 'interface', {}],
+          [1, trunk, 'trunk', { 'cluster-owned': 'yes' }],
+          [2, noManage, 'interface', { 'node.k8s.amazonaws.com/no_manage': 'true', team: 'hpc' }],
+        ],
       );
     } finally {
       ec2.destroy();
@@ -345,12 +390,13 @@ test('describeInstanceEnis follows NextToken until the last page', async () => {
     const enis = await cloud.describeInstanceEnis('i-0paged');
     assert.deepEqual(tokensAsked, [undefined, 'p2', 'p3']);
     assert.deepEqual(
-      enis.map((e) => [e.eniId, e.deviceNumber, e.subnetCidr]),
+      enis.map((e) => [e.eniId, e.deviceNumber, e.subnetCidr, e.interfaceType, e.tags]),
       [
-        ['eni-0', 0, '10.0.0.0/20'],
-        ['eni-1', 1, '10.0.0.0/20'],
-        ['eni-2', 2, '10.0.0.0/20'],
+        ['eni-0', 0, '10.0.0.0/20', 'interface', {}],
+        ['eni-1', 1, '10.0.0.0/20', 'interface', {}],
+        ['eni-2', 2, '10.0.0.0/20', 'interface', {}],
       ],
+      'an ENI without InterfaceType or TagSet is a plain interface without tags',
     );
   } finally {
     cloud.close();
