@@ -1,82 +1,114 @@
+// The loop on node:test's mocked timers: every pass's start is read from the mocked Date, so the
+// tests state exact schedules instead of sleeping and hoping.
+
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { afterEach, beforeEach, test } from 'node:test';
 import { PassLoop, type PassLoopOptions } from './pass-loop.ts';
+import { virtualTime } from './testing/manager-setup.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+beforeEach(() => virtualTime.enable());
+afterEach(() => virtualTime.reset());
 
-async function until(cond: () => boolean): Promise<void> {
-  for (let waited = 0; !cond(); waited += 2) {
-    if (waited > 3000) throw new Error('condition not reached');
-    await sleep(2);
-  }
-}
-
-function loop(run: () => Promise<boolean>, extra: Partial<PassLoopOptions> = {}) {
-  const failures: number[] = [];
+/** A loop whose passes record their (virtual) start time; `run` decides each pass's outcome. */
+function loop(run: (pass: number) => Promise<boolean>, extra: Partial<PassLoopOptions> = {}) {
+  const starts: number[] = [];
+  const retries: number[] = [];
   const l = new PassLoop({
-    run,
+    run: () => {
+      starts.push(Date.now());
+      return run(starts.length);
+    },
     intervalMs: 10_000,
     retryBaseMs: 40,
     maxBackoffMs: 80,
-    onFailure: (_err, _failures, retryInMs) => failures.push(retryInMs),
+    onFailure: (_err, _failures, retryInMs) => retries.push(retryInMs),
     ...extra,
   });
-  return { l, failures };
+  return { l, starts, retries };
 }
 
-test('a pass that changed something is followed at once; an idle one waits for the interval', async () => {
-  let runs = 0;
-  const { l } = loop(async () => ++runs < 3);
+test('a pass that changed something is followed at once; an idle one waits exactly the interval', async () => {
+  const { l, starts } = loop(async (pass) => pass < 3, { intervalMs: 1000 });
   l.start();
-  await until(() => runs === 3);
-  await sleep(30);
+  await virtualTime.advance(999);
+  assert.deepEqual(starts, [0, 0, 0], 'passes 2 and 3 follow at once; the idle third waits');
+  await virtualTime.advance(1);
+  assert.deepEqual(starts, [0, 0, 0, 1000]);
   l.stop();
-  assert.equal(runs, 3, 'no fourth pass before the interval');
+});
+
+test('immediate follow-ups are bounded: a pass that always changes something still yields to the interval', async () => {
+  const { l, starts } = loop(async () => true, { intervalMs: 1000 });
+  l.start();
+  await virtualTime.advance(999);
+  assert.deepEqual(starts, Array(21).fill(0), 'the first pass and 20 immediate follow-ups');
+  await virtualTime.advance(1);
+  assert.deepEqual(starts, [...Array(21).fill(0), ...Array(21).fill(1000)]);
+  l.stop();
 });
 
 test('failures back off exponentially up to the cap, and a nudge does not cut the backoff short', async () => {
-  let runs = 0;
-  const { l, failures } = loop(
+  const { l, starts, retries } = loop(
     async () => {
-      runs++;
       throw new Error('throttled');
     },
     { retryBaseMs: 100, maxBackoffMs: 200 },
   );
   l.start();
-  await until(() => runs === 1);
+  await virtualTime.advance(1);
   l.nudge();
-  await sleep(30);
-  assert.equal(runs, 1, 'still backing off');
-  await until(() => failures.length >= 3);
+  await virtualTime.advance(600);
   l.stop();
-  assert.deepEqual(failures.slice(0, 3), [100, 200, 200]);
-  assert.equal(l.failures, runs);
+  assert.deepEqual(starts, [0, 100, 300, 500]);
+  assert.deepEqual(retries, [100, 200, 200, 200]);
+  assert.equal(l.failures, 4);
 });
 
-test('a nudge runs an idle loop at once, and a nudge during a pass runs another right after', async () => {
-  let runs = 0;
+test('a success after failures resets the backoff', async () => {
+  const { l, starts } = loop(
+    async (pass) => {
+      if (pass <= 2) throw new Error('throttled');
+      return false;
+    },
+    { retryBaseMs: 100, maxBackoffMs: 400, intervalMs: 1000 },
+  );
+  l.start();
+  await virtualTime.advance(1300);
+  l.stop();
+  assert.deepEqual(starts, [0, 100, 300, 1300]);
+  assert.equal(l.failures, 0);
+});
+
+test('a nudge runs an idle loop at once, and a nudge during a pass runs another right after it', async () => {
   let release: () => void = () => {};
-  const { l } = loop(async () => {
-    runs++;
-    if (runs === 2) await new Promise<void>((r) => (release = r));
+  const { l, starts } = loop(async (pass) => {
+    if (pass === 2) await new Promise<void>((r) => (release = r));
     return false;
   });
   l.start();
-  await until(() => runs === 1);
+  await virtualTime.advance(10);
   l.nudge();
-  await until(() => runs === 2); // long before the 10 s interval
+  await virtualTime.advance(10);
+  assert.deepEqual(starts, [0, 10], 'long before the 10 s interval');
   l.nudge(); // while pass 2 is in flight
+  await virtualTime.advance(5);
   release();
-  await until(() => runs === 3);
+  await virtualTime.advance(1);
+  assert.deepEqual(starts, [0, 10, 25], 'right after pass 2 ended at 25, not at the interval');
   l.stop();
 });
 
+test('afterPass can ask for an earlier wake-up than the interval', async () => {
+  const { l, starts } = loop(async () => false, { afterPass: () => 250 });
+  l.start();
+  await virtualTime.advance(500);
+  l.stop();
+  assert.deepEqual(starts, [0, 250, 500]);
+});
+
 test('a throwing observer does not stop the loop', async () => {
-  let runs = 0;
-  const { l } = loop(
+  const { l, starts } = loop(
     async () => {
-      runs++;
       throw new Error('x');
     },
     {
@@ -85,9 +117,23 @@ test('a throwing observer does not stop the loop', async () => {
       onFailure: () => {
         throw new Error('logger broke');
       },
+      afterPass: () => {
+        throw new Error('observer broke');
+      },
     },
   );
   l.start();
-  await until(() => runs >= 3);
+  await virtualTime.advance(3);
   l.stop();
+  assert.deepEqual(starts, [0, 1, 2, 3]);
+});
+
+test('no pass starts after stop', async () => {
+  const { l, starts } = loop(async () => false, { intervalMs: 10 });
+  l.start();
+  await virtualTime.advance(10);
+  l.stop();
+  l.nudge();
+  await virtualTime.advance(100);
+  assert.deepEqual(starts, [0, 10]);
 });
