@@ -3,7 +3,16 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { attachedDevices, burst, managerFactory, settle } from './testing/manager-setup.ts';
+import { Ledger } from '../ledger/ledger.ts';
+import { MemoryLedgerStore } from '../ledger/store.ts';
+import {
+  attachedDevices,
+  attachmentFor,
+  burst,
+  managerFactory,
+  settle,
+  T0,
+} from './testing/manager-setup.ts';
 
 const { setup, stopAll } = managerFactory();
 afterEach(() => stopAll());
@@ -130,6 +139,33 @@ describe('refreshEnis', () => {
     fail = false;
     await manager.reconcileOnce();
     assert.equal(pool.addresses(id).size, 3);
+  });
+
+  test('an ENI a stale describe at start missed joins later with the ledger’s assignment applied: a held address is never lent', async () => {
+    const ledger = await Ledger.open(new MemoryLedgerStore(), { now: () => T0 });
+    let heldIp = '';
+    const { manager, cloud, pool } = await setup({
+      primarySecondaryIps: 0,
+      targets: { warmEniTarget: 0 },
+      deps: { ledger },
+      prepare: (cloud) => {
+        const id = cloud.attachForeignEni({ deviceIndex: 1, secondaryIps: 2 });
+        heldIp = cloud.enis.get(id)?.secondaryIps[0] ?? '';
+        ledger.put(attachmentFor('pod', heldIp, id));
+        // The describe at start is stale: it does not list the ENI yet.
+        const describe = cloud.describeInstanceEnis.bind(cloud);
+        cloud.describeInstanceEnis = async (instanceId) => {
+          cloud.describeInstanceEnis = describe;
+          return (await describe(instanceId)).filter((e) => e.eniId !== id);
+        };
+      },
+    });
+    assert.equal(pool.state(heldIp), undefined, 'missed at start');
+    await manager.refreshEnis();
+    assert.deepEqual(pool.state(heldIp), { kind: 'assigned', owner: 'vpcnet/pod/eth0' });
+    const lent = [manager.allocate('vpcnet/a/eth0')?.ip, manager.allocate('vpcnet/b/eth0')?.ip];
+    assert.ok(!lent.includes(heldIp), `${heldIp} lent twice`);
+    assert.equal(cloud.attached().length, 2);
   });
 
   test('an ENI vpcnet deleted is not taken back when a stale describe still lists it', async () => {

@@ -83,6 +83,23 @@ export class PoolAddresses {
     }
   }
 
+  /**
+   * Applies the ledger to the addresses of an ENI that just entered the pool. For an ENI found
+   * after start (a describe at start that missed it), so an address a pod holds is never lent.
+   */
+  restoreOn(eniId: string): void {
+    const { pool, log, ledger } = this.#d;
+    if (!ledger) return;
+    for (const att of ledger.list()) {
+      if (pool.eniIdOf(att.ip) !== eniId) continue;
+      if (!pool.restoreAssigned(att.ip, attachmentKeyString(att.key)))
+        log.error('ledger attachment holds an address another owner holds', { key: att.key, ip: att.ip });
+    }
+    for (const c of ledger.coolingAddresses()) {
+      if (pool.eniIdOf(c.ip) === eniId) pool.restoreCooling(c.ip, c.freedAt);
+    }
+  }
+
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */
   allocate(owner: string): ManagedAddress | undefined {
     const got = this.#d.pool.allocate(owner, this.#d.clock.now());

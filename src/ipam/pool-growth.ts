@@ -11,9 +11,12 @@ import { type PoolDecision, secondaryIpsPerEni } from './targets.ts';
 
 export class PoolGrowth {
   readonly #p: PoolParts;
+  readonly #entered: (eniId: string) => void;
 
-  constructor(parts: PoolParts) {
+  /** `entered` is told of every ENI whose addresses just entered the pool (to apply the ledger). */
+  constructor(parts: PoolParts, entered: (eniId: string) => void) {
     this.#p = parts;
+    this.#entered = entered;
   }
 
   /** Assigns up to `wanted` new secondary IPs to the lowest ENI in the pool that has room. */
@@ -101,6 +104,7 @@ export class PoolGrowth {
       throw err;
     }
     registry.transition(eniId, 'ready');
+    this.#entered(eniId);
   }
 
   #nextDeviceIndex(): number {

@@ -71,8 +71,6 @@ export class PoolManager {
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
     this.#parts = { ...deps, registry: this.#registry, links: deps };
-    this.#growth = new PoolGrowth(this.#parts);
-    this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
     this.#addresses = new PoolAddresses({
       pool: deps.pool,
       clock: deps.clock,
@@ -82,6 +80,8 @@ export class PoolManager {
       stopping: () => this.#loop.stopped,
       exhaustedMessage: (ms) => this.#exhaustedMessage(ms),
     });
+    this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
+    this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
     this.#loop = new PassLoop({
       run: () => this.#loopPass(),
       intervalMs: deps.intervalMs ?? 5000,
