@@ -183,12 +183,8 @@ async function forgetFailedAdd(
   ctx.ledger.remove(req.key);
   const address = vpcAddressOf(resources);
   if (address) {
-    if (wasInUse) {
-      ctx.ledger.addCooling(address.ip, address.eniId, ctx.now());
-      ctx.addresses.release(address.ip);
-    } else {
-      ctx.addresses.unreserve(address.ip);
-    }
+    if (wasInUse) ctx.addresses.release(address.ip, address.eniId);
+    else ctx.addresses.unreserve(address.ip);
   }
   await ctx.ledger.commit();
 }

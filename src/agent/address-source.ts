@@ -14,8 +14,11 @@ export interface AddressSource {
   allocate(owner: string): PooledAddress | undefined;
   /** Waits until the pool may have a free address; rejects with the reason after timeoutMs. */
   waitForAddress(timeoutMs: number): Promise<void>;
-  /** The address was used by a pod: it cools down before reuse. */
-  release(ip: string): void;
+  /**
+   * The address was used by a pod: it cools down before reuse. IPAM writes the cooldown record
+   * (one owner); the caller awaits the ledger's commit before it reports success.
+   */
+  release(ip: string, eniId?: string): void;
   /** The address never reached a pod (failed ADD): free again at once. */
   unreserve(ip: string): void;
 }

@@ -12,7 +12,7 @@ import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../infra/log.ts';
-import { FakeCloud } from '../ipam/fake-cloud.ts';
+import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
 import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
 import { planRegularPod } from '../plan/pod-plan.ts';
 import { noPodSource } from '../pods/pod-source.ts';

@@ -60,16 +60,22 @@ async function pathExists(p: string): Promise<boolean> {
 /**
  * Recovery after a crash: an attachment still in phase 'adding' belongs to an ADD that never
  * answered, so the runtime will retry or DEL it; remove what it may have created (ownership:
- * only its own recorded resources) and forget it.
+ * only its own recorded resources) and forget it. Runs after the pool was rebuilt, which restored
+ * its address as assigned: releasing it starts its cooldown (it may have been a rebuild of a pod
+ * that used this address).
  */
-async function recoverHalfDoneAdds(ledger: Ledger, dataplane: Dataplane, log: Logger): Promise<void> {
+async function recoverHalfDoneAdds(
+  ledger: Ledger,
+  dataplane: Dataplane,
+  addresses: { release(ip: string, eniId?: string): void },
+  log: Logger,
+): Promise<void> {
   const halfDone = ledger.list().filter((a) => a.phase === 'adding');
   for (const att of halfDone) {
     await dataplane.remove(att.resources);
     ledger.remove(att.key);
-    // It may have been a rebuild of a pod that used this address: cool down to be safe.
     const address = vpcAddressOf(att.resources);
-    if (address) ledger.addCooling(address.ip, address.eniId);
+    if (address) addresses.release(address.ip, address.eniId);
     log.warn('removed half-done ADD found at start', { key: att.key, ip: address?.ip });
   }
   if (halfDone.length > 0) await ledger.commit();
@@ -87,28 +93,17 @@ function eniLinkSpec(eni: EniInfo, mtu: number): EniLinkSpec {
   };
 }
 
-async function configureEni(
-  dataplane: Dataplane,
-  eni: EniInfo,
-  mtu: number,
-  eniPrimaryIps: Set<string>,
-): Promise<void> {
-  if (eni.deviceNumber === 0) return; // the primary ENI is the node's own interface
-  // Ownership: setupEni's `from <primary IP>` rule shares the pods' priority. Protected before it
-  // exists, so a reconcile pass can never take it for an orphan (the pool learns of the ENI later).
-  eniPrimaryIps.add(eni.primaryIp);
-  await dataplane.setupEni(eniLinkSpec(eni, mtu));
-}
-
-async function teardownEni(
-  dataplane: Dataplane,
-  eni: EniInfo,
-  mtu: number,
-  eniPrimaryIps: Set<string>,
-): Promise<void> {
-  await dataplane.teardownEni(eniLinkSpec(eni, mtu));
-  // Ownership: unprotected only once its rule is gone, so the reconcile GC never meets it as an orphan.
-  eniPrimaryIps.delete(eni.primaryIp);
+/** The ENI link hooks the pool manager calls (its registry protects their rules from GC meanwhile). */
+function eniLinks(dataplane: Dataplane, mtu: number) {
+  return {
+    async onEniAttached(eni: EniInfo): Promise<void> {
+      if (eni.deviceNumber === 0) return; // the primary ENI is the node's own interface
+      await dataplane.setupEni(eniLinkSpec(eni, mtu));
+    },
+    async onEniDetaching(eni: EniInfo): Promise<void> {
+      await dataplane.teardownEni(eniLinkSpec(eni, mtu));
+    },
+  };
 }
 
 export function introspection(
@@ -192,10 +187,6 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   if (!config.externalSnat)
     await dataplane.setupNode({ vpcCidrs: meta.vpcCidrs, snatSource: meta.primaryIp });
 
-  // Before the pool is rebuilt from the ledger: a half-done ADD's address must not count as held.
-  await recoverHalfDoneAdds(ledger, dataplane, log);
-
-  const eniPrimaryIps = new Set<string>();
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
     cloud,
@@ -206,13 +197,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     targets: deps.targets,
     ledger,
-    onEniAttached: (eni: EniInfo) => configureEni(dataplane, eni, config.mtu, eniPrimaryIps),
-    onEniDetaching: (eni: EniInfo) => teardownEni(dataplane, eni, config.mtu, eniPrimaryIps),
+    ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
   });
-  // Rebuilds the pool from the cloud's view of the ENIs, then the ledger's assignments and cooldowns.
-  const enis = await manager.init();
-  for (const eni of enis) await configureEni(dataplane, eni, config.mtu, eniPrimaryIps);
+  // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
+  // enter the pool), then the ledger's assignments and cooldowns.
+  await manager.init({ configureLinks: true });
+  await recoverHalfDoneAdds(ledger, dataplane, manager, log);
   const serializer = new PodSerializer();
   const reconciler = new Reconciler({
     ledger,
@@ -221,7 +212,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     log,
     clock: { now },
     vethPrefix: config.vethPrefix,
-    protectedAddresses: () => new Set([...eniPrimaryIps, ...pool.enis().map((e) => e.primaryIp)]),
+    protectedAddresses: () => manager.protectedAddresses(),
     netnsIdentity,
     ...(config.reconcileSeconds > 0
       ? {

@@ -15,9 +15,8 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
     ctx.ledger.remove(req.key);
     const address = vpcAddressOf(att.resources);
     if (address) {
-      // Convergence: the freed address cools down before reuse, and the cooldown is durable.
-      ctx.ledger.addCooling(address.ip, address.eniId, ctx.now());
-      ctx.addresses.release(address.ip);
+      // Convergence: the freed address cools down before reuse; the commit below makes it durable.
+      ctx.addresses.release(address.ip, address.eniId);
     }
     await ctx.ledger.commit();
     ctx.log.info('detached', { key: req.key, ip: attachmentIp(att), hostVeth: attachmentHostVeth(att) });

@@ -2,11 +2,15 @@
 // the agent makes in production, over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DescribeNetworkInterfacesCommand, EC2Client, type ServiceOutputTypes } from '@aws-sdk/client-ec2';
+import {
+  CreateNetworkInterfaceCommand,
+  DescribeNetworkInterfacesCommand,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
 import type { LaunchedInstance, RunningEmulator, VpcSpec } from '../emulator/api.ts';
 import { seededRandom } from '../emulator/ids.ts';
 import { startEmulator } from '../emulator/server.ts';
-import { AwsCloud, createAwsCloud } from './aws.ts';
+import { type AwsCloud, createAwsCloud } from './aws.ts';
 import { CloudError } from './cloud.ts';
 import { ImdsClient, ImdsError } from './imds.ts';
 
@@ -189,6 +193,8 @@ describe('AwsCloud against the emulator', () => {
       primaryIp: created.primaryIp,
       secondaryIps: [],
       description: 'vpcnet test ENI',
+      interfaceType: 'interface',
+      tags: { 'vpcnet/node': node.instanceId },
     });
 
     // What EC2 itself now says about the attachment and the tags we asked for.
@@ -204,6 +210,44 @@ describe('AwsCloud against the emulator', () => {
       assert.deepEqual(
         eni?.Groups?.map((g) => g.GroupId),
         NODE_SGS,
+      );
+    } finally {
+      ec2.destroy();
+    }
+  });
+
+  test('an ENI reports its interface type and tags from DescribeNetworkInterfaces (a trunk, a no_manage tag)', async () => {
+    const other = await emu.launchInstance({ instanceType: 'm5.large', subnetId: 'subnet-0a' });
+    const ec2 = new EC2Client({ region: VPC.region, endpoint: emu.urls[0]!, credentials: CREDENTIALS });
+    try {
+      const create = async (interfaceType: 'trunk' | undefined, tags: Record<string, string>) => {
+        const reply = await ec2.send(
+          new CreateNetworkInterfaceCommand({
+            SubnetId: 'subnet-0a',
+            ...(interfaceType === undefined ? {} : { InterfaceType: interfaceType }),
+            TagSpecifications: [
+              {
+                ResourceType: 'network-interface',
+                Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+              },
+            ],
+          }),
+        );
+        return reply.NetworkInterface?.NetworkInterfaceId ?? '';
+      };
+      const trunk = await create('trunk', { 'cluster-owned': 'yes' });
+      const noManage = await create(undefined, { 'node.k8s.amazonaws.com/no_manage': 'true', team: 'hpc' });
+      await cloud.attachEni(trunk, other.instanceId, 1);
+      await cloud.attachEni(noManage, other.instanceId, 2);
+
+      const enis = await cloud.describeInstanceEnis(other.instanceId);
+      assert.deepEqual(
+        enis.map((e) => [e.deviceNumber, e.eniId, e.interfaceType, e.tags]),
+        [
+          [0, other.primaryEni.eniId, 'interface', {}],
+          [1, trunk, 'trunk', { 'cluster-owned': 'yes' }],
+          [2, noManage, 'interface', { 'node.k8s.amazonaws.com/no_manage': 'true', team: 'hpc' }],
+        ],
       );
     } finally {
       ec2.destroy();
@@ -301,58 +345,4 @@ describe('AwsCloud against the emulator', () => {
       patient.close();
     }
   });
-});
-
-test('describeInstanceEnis follows NextToken until the last page', async () => {
-  // Canned EC2 replies served from the SDK's own middleware stack (the emulator does not paginate).
-  const ec2 = new EC2Client({
-    region: 'us-west-2',
-    credentials: CREDENTIALS,
-    endpoint: 'http://127.0.0.1:9',
-  });
-  const eni = (n: number) => ({
-    NetworkInterfaceId: `eni-${n}`,
-    MacAddress: `02:00:00:00:00:0${n}`,
-    SubnetId: 'subnet-0a',
-    PrivateIpAddress: `10.0.0.${10 + n}`,
-    PrivateIpAddresses: [{ PrivateIpAddress: `10.0.0.${10 + n}`, Primary: true }],
-    Attachment: { AttachmentId: `eni-attach-${n}`, DeviceIndex: n },
-  });
-  const pages: Record<string, { NetworkInterfaces: ReturnType<typeof eni>[]; NextToken?: string }> = {
-    first: { NetworkInterfaces: [eni(2)], NextToken: 'p2' },
-    p2: { NetworkInterfaces: [eni(0)], NextToken: 'p3' },
-    p3: { NetworkInterfaces: [eni(1)] },
-  };
-  const tokensAsked: (string | undefined)[] = [];
-  ec2.middlewareStack.add(
-    () =>
-      async (args): Promise<{ output: ServiceOutputTypes; response: unknown }> => {
-        const input = args.input as { NextToken?: string; SubnetIds?: string[] };
-        if (input.SubnetIds !== undefined) {
-          return {
-            output: { Subnets: [{ SubnetId: 'subnet-0a', CidrBlock: '10.0.0.0/20' }], $metadata: {} },
-            response: {},
-          };
-        }
-        tokensAsked.push(input.NextToken);
-        const page = pages[input.NextToken ?? 'first'] ?? { NetworkInterfaces: [] };
-        return { output: { ...page, $metadata: {} }, response: {} };
-      },
-    { step: 'initialize', name: 'cannedEc2Replies' },
-  );
-  const cloud = new AwsCloud({ ec2, imds: new ImdsClient({ endpoint: 'http://127.0.0.1:9' }) });
-  try {
-    const enis = await cloud.describeInstanceEnis('i-0paged');
-    assert.deepEqual(tokensAsked, [undefined, 'p2', 'p3']);
-    assert.deepEqual(
-      enis.map((e) => [e.eniId, e.deviceNumber, e.subnetCidr]),
-      [
-        ['eni-0', 0, '10.0.0.0/20'],
-        ['eni-1', 1, '10.0.0.0/20'],
-        ['eni-2', 2, '10.0.0.0/20'],
-      ],
-    );
-  } finally {
-    cloud.close();
-  }
 });

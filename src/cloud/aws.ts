@@ -230,6 +230,10 @@ export class AwsCloud implements Cloud {
       primaryIp,
       secondaryIps,
       ...(eni.Description === undefined ? {} : { description: eni.Description }),
+      interfaceType: eni.InterfaceType ?? 'interface',
+      tags: Object.fromEntries(
+        (eni.TagSet ?? []).map((t) => [need(t.Key, 'TagSet[].Key'), t.Value ?? ''] as const),
+      ),
     };
   }
 

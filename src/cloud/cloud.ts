@@ -29,6 +29,13 @@ export interface EniInfo {
   readonly secondaryIps: readonly string[];
   /** The ENI's description; vpcnet marks the ENIs it creates with it (eni-attach.ts). */
   readonly description?: string;
+  /**
+   * EC2's InterfaceType ("interface" when EC2 leaves it out): a "trunk" carries branch ENIs for
+   * pods with their own security groups, an "efa" serves HPC traffic; neither lends addresses.
+   */
+  readonly interfaceType: string;
+  /** The ENI's tags (TagSet), e.g. node.k8s.amazonaws.com/no_manage=true. */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface InstanceTypeLimits {

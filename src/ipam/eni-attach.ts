@@ -1,24 +1,16 @@
 // Creating and attaching one ENI for the node's pool, with the rollback that keeps anything from
 // leaking: an ENI that was created but could not be attached is deleted at once.
 
-import { type Cloud, CloudError, type EniInfo, type InstanceMetadata } from '../cloud/cloud.ts';
-
-export function cloudErrorText(err: unknown): string {
-  if (err instanceof CloudError) return `${err.code}: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** Every ENI vpcnet creates has a description starting with this: the mark that lets it free one. */
-export const VPCNET_ENI_DESCRIPTION_PREFIX = 'vpcnet:';
-
-/** Ownership: vpcnet detaches and deletes only ENIs it created, never the primary ENI. */
-export function createdByVpcnet(eni: EniInfo): boolean {
-  return eni.deviceNumber !== 0 && (eni.description ?? '').startsWith(VPCNET_ENI_DESCRIPTION_PREFIX);
-}
+import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
+import { cloudErrorText } from './cloud-error-text.ts';
+import { vpcnetEniDescription, vpcnetEniTags } from './eni-ownership.ts';
 
 /**
- * Creates an ENI in the primary ENI's subnet with the instance's security groups and attaches
- * it at `deviceIndex`. Errors name the ENI, the subnet or the device index and the EC2 code.
+ * Creates an ENI in the primary ENI's subnet with the instance's security groups, tagged and
+ * described as vpcnet's (so a leak collector finds it even if the attach never happens), and
+ * attaches it at `deviceIndex`. If the attach fails and the delete of the new ENI fails too,
+ * `onLeftOver` is told, so the caller keeps retrying the delete. Errors name the ENI, the subnet or
+ * the device index and the EC2 code.
  */
 export async function createAndAttachEni(
   cloud: Cloud,
@@ -26,10 +18,11 @@ export async function createAndAttachEni(
   deviceIndex: number,
   onLeftOver: (eniId: string, err: unknown) => void,
 ): Promise<EniInfo> {
-  const description = `${VPCNET_ENI_DESCRIPTION_PREFIX} node ${metadata.instanceId}`;
+  const description = vpcnetEniDescription(metadata);
+  const tags = vpcnetEniTags(metadata);
   let created: Awaited<ReturnType<Cloud['createEni']>>;
   try {
-    created = await cloud.createEni(metadata.subnetId, metadata.securityGroupIds, description);
+    created = await cloud.createEni(metadata.subnetId, metadata.securityGroupIds, description, tags);
   } catch (err) {
     throw new Error(`cannot create an ENI in ${metadata.subnetId}: ${cloudErrorText(err)}`, { cause: err });
   }
@@ -53,5 +46,7 @@ export async function createAndAttachEni(
     primaryIp: created.primaryIp,
     secondaryIps: [],
     description,
+    interfaceType: 'interface',
+    tags,
   };
 }

@@ -2,15 +2,18 @@
 // failing cloud calls, the pool agrees with the cloud, no ENI leaks, the ENI limit holds, an
 // address held by a pod or still cooling is never given back to the cloud, and idle ENIs that are
 // freed take no address a pod holds or will be handed (nothing is lost or allocated from them).
+// What the link teardown hook sees is collected and asserted after each step: the manager catches
+// a hook's errors, so an assertion thrown inside it would never reach fast-check.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { FakeCloudMethod } from './fake-cloud.ts';
-import { FakeCloud } from './fake-cloud.ts';
+import { Ledger } from '../ledger/ledger.ts';
+import { MemoryLedgerStore } from '../ledger/store.ts';
 import { AddressPool } from './pool.ts';
 import { PoolManager } from './pool-manager.ts';
 import type { WarmPoolTargets } from './targets.ts';
+import { FakeCloud, type FakeCloudMethod } from './testing/fake-cloud.ts';
 
 const COOLDOWN_S = 30;
 
@@ -76,6 +79,13 @@ test('the manager keeps pool and cloud in agreement, never gives back a held or 
       const quiet = { info() {}, warn() {}, error() {} };
       const held = new Map<string, string>(); // owner → ip
       const freedAt = new Map<string, number>(); // ip → release time
+      const coolingNow = (ip: string) => {
+        const at = freedAt.get(ip);
+        return at !== undefined && clock.t - at < COOLDOWN_S * 1000;
+      };
+      /** Broken invariants seen where an assertion could not reach fast-check (inside a hook). */
+      const violations: string[] = [];
+      const ledger = await Ledger.open(new MemoryLedgerStore(), { now: () => clock.t });
       const manager = new PoolManager({
         cloud,
         pool,
@@ -84,16 +94,18 @@ test('the manager keeps pool and cloud in agreement, never gives back a held or 
         metadata: cloud.meta,
         limits: cloud.limits,
         targets,
+        ledger,
         onEniDetaching: async (eni) => {
-          assert.notEqual(eni.deviceNumber, 0, 'the primary ENI is never freed');
-          assert.equal(pool.eni(eni.eniId), undefined, 'out of the pool before its link goes');
+          if (eni.deviceNumber === 0) violations.push('the primary ENI is being freed');
+          if (pool.eni(eni.eniId) !== undefined)
+            violations.push(`${eni.eniId} still in the pool as its link goes`);
+          if (!manager.protectedAddresses().has(eni.primaryIp))
+            violations.push(`${eni.eniId}'s rule unprotected while it is torn down`);
           const ips = new Set(eni.secondaryIps);
           for (const [who, ip] of held)
-            assert.ok(!ips.has(ip), `${eni.eniId} freed with ${ip} held by ${who}`);
-          for (const [ip, at] of freedAt) {
-            if (clock.t - at < COOLDOWN_S * 1000)
-              assert.ok(!ips.has(ip), `${eni.eniId} freed with ${ip} cooling`);
-          }
+            if (ips.has(ip)) violations.push(`${eni.eniId} freed with ${ip} held by ${who}`);
+          for (const ip of freedAt.keys())
+            if (coolingNow(ip) && ips.has(ip)) violations.push(`${eni.eniId} freed with ${ip} cooling`);
         },
       });
       await manager.init();
@@ -130,11 +142,20 @@ test('the manager keeps pool and cloud in agreement, never gives back a held or 
           case 'advance':
             clock.t += o.ms;
             break;
-          case 'pass':
+          case 'pass': {
             if (o.fail) cloud.failNext(o.fail);
-            if ((await manager.reconcileOnce().catch(() => undefined))?.kind === 'freeEni') freedEnis++;
+            const done = await manager.reconcileOnce().catch((err: unknown) => {
+              // Only the injected throttle may fail a pass; anything else is a bug in the manager.
+              if (!String(err).includes('RequestLimitExceeded'))
+                violations.push(`pass failed: ${String(err)}`);
+              return undefined;
+            });
+            if (done?.kind === 'freeEni') freedEnis++;
             break;
+          }
         }
+
+        assert.deepEqual(violations, [], `after ${o.op}`);
 
         const attached = cloud.attached();
         assert.equal(attached[0]?.eniId, 'eni-primary', 'the primary ENI stays');
@@ -161,9 +182,26 @@ test('the manager keeps pool and cloud in agreement, never gives back a held or 
           assert.ok(inCloud.has(ip), `${ip} held by ${who} was given back to the cloud`);
           assert.deepEqual(pool.state(ip), { kind: 'assigned', owner: who });
         }
-        for (const [ip, at] of freedAt) {
-          if (clock.t - at < COOLDOWN_S * 1000) assert.ok(inCloud.has(ip), `${ip} given back while cooling`);
+        const recorded = new Set(ledger.coolingAddresses().map((c) => c.ip));
+        for (const ip of freedAt.keys()) {
+          if (!coolingNow(ip)) continue;
+          assert.ok(inCloud.has(ip), `${ip} given back while cooling`);
+          assert.ok(recorded.has(ip), `${ip} cooling without a durable record`);
         }
+        // One lifecycle: the pool holds exactly the ready ENIs; every attached ENI is registered
+        // as attached, and each ENI's link rule stays protected while it is configured.
+        const states = new Map(manager.enis().map((e) => [e.eniId, e.state]));
+        assert.deepEqual(
+          pool.enis().map((e) => e.eniId),
+          [...states].filter(([, st]) => st === 'ready').map(([id]) => id),
+        );
+        for (const eni of attached)
+          assert.ok(
+            ['configuring', 'ready'].includes(states.get(eni.eniId) ?? ''),
+            `${eni.eniId} registered`,
+          );
+        for (const e of pool.enis())
+          assert.ok(manager.protectedAddresses().has(e.primaryIp), `${e.eniId}'s rule is protected`);
       }
       await manager.stop();
     }),

@@ -2,21 +2,21 @@
 // background, so that an ADD allocates from memory and never waits on EC2 while the pool has
 // a free address. Only an empty pool makes a caller wait (waitForAddress), and then with a
 // deadline and an error that names the limit it ran into.
+//
+// Each ENI has one lifecycle state in the registry (eni-registry.ts); growing (pool-growth.ts) and
+// shrinking (pool-shrink.ts) move ENIs between states; the addresses ADD and DEL use, and their
+// cooldown records, are pool-addresses.ts. This file discovers ENIs and runs the passes.
 
-import {
-  type Cloud,
-  CloudError,
-  type EniInfo,
-  type InstanceMetadata,
-  type InstanceTypeLimits,
-} from '../cloud/cloud.ts';
-import type { Ledger } from '../ledger/ledger.ts';
-import { attachmentKeyString } from '../plan/attachment.ts';
-import { vpcAddressOf } from '../plan/resource.ts';
-import { AddressWaiters } from './address-waiters.ts';
-import { cloudErrorText, createAndAttachEni, createdByVpcnet } from './eni-attach.ts';
-import { PassLoop } from './pass-loop.ts';
-import type { AddressPool, EniSpec, PoolEni } from './pool.ts';
+import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
+import { PeriodicLoop } from '../infra/periodic.ts';
+import { cloudErrorText } from './cloud-error-text.ts';
+import { adoptEnis } from './eni-discovery.ts';
+import { type EniEntry, EniRegistry } from './eni-registry.ts';
+import type { AddressPool } from './pool.ts';
+import { type ManagedAddress, PoolAddresses, type PoolLedger } from './pool-addresses.ts';
+import { PoolGrowth } from './pool-growth.ts';
+import type { EniLinkHooks, PoolLog, PoolParts } from './pool-parts.ts';
+import { PoolShrink } from './pool-shrink.ts';
 import {
   effectiveMaxEnis,
   nextPoolStep,
@@ -25,16 +25,10 @@ import {
   type WarmPoolTargets,
 } from './targets.ts';
 
-type Fields = Record<string, unknown>;
+export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
+export type { PoolLog } from './pool-parts.ts';
 
-/** The slice of the agent's logger the manager uses. */
-export interface PoolLog {
-  info(msg: string, fields?: Fields): void;
-  warn(msg: string, fields?: Fields): void;
-  error(msg: string, fields?: Fields): void;
-}
-
-export interface PoolManagerDeps {
+export interface PoolManagerDeps extends EniLinkHooks {
   readonly cloud: Cloud;
   readonly pool: AddressPool;
   readonly clock: { now(): number };
@@ -43,21 +37,10 @@ export interface PoolManagerDeps {
   readonly limits: InstanceTypeLimits;
   readonly targets: WarmPoolTargets;
   /**
-   * Configures the host link of a newly attached ENI (the agent's dataplane). Its addresses
-   * enter the pool only after this succeeds; a failure is retried on the next pass.
+   * The agent's Ledger: init() restores assignments and cooldowns from it, release() records
+   * cooldowns in it, expired cooldowns leave it.
    */
-  readonly onEniAttached?: (eni: EniInfo) => Promise<void>;
-  /**
-   * Tears down the host link config of an ENI about to be detached (the agent's dataplane). Called
-   * after the ENI left the pool and before the cloud detaches it; a failure keeps the ENI.
-   */
-  readonly onEniDetaching?: (eni: EniInfo) => Promise<void>;
-  /** Addresses whose cooldown ended (the ledger may drop their cooling records). */
-  readonly onCoolingExpired?: (ips: readonly string[]) => void;
-  /** When given, init() restores assignments and cooldowns from it. */
-  readonly ledger?: Ledger;
-  /** ENIs vpcnet must not take addresses from (e.g. tagged node.k8s.amazonaws.com/no_manage=true, a trunk). */
-  readonly isUnmanaged?: (eni: EniInfo) => boolean;
+  readonly ledger?: PoolLedger;
   /** Period of the background loop (default 5 s). */
   readonly intervalMs?: number;
   /** First retry delay after a failed pass (default 1 s), doubled per failure up to maxBackoffMs (default 60 s). */
@@ -65,35 +48,41 @@ export interface PoolManagerDeps {
   readonly maxBackoffMs?: number;
 }
 
-/** A pool address as the agent's ADD needs it. */
-export interface ManagedAddress {
-  readonly ip: string;
-  readonly eniId: string;
-  readonly routeTable: number;
-  readonly eni: PoolEni;
+export interface PoolInitOptions {
+  /**
+   * Configure each managed ENI's link through onEniAttached before its addresses enter the pool
+   * (a failure fails init). Without it (deprecated), the caller configures the returned ENIs itself.
+   */
+  readonly configureLinks?: boolean;
 }
 
 export class PoolManager {
   readonly #d: PoolManagerDeps;
-  /** Attached ENIs vpcnet leaves alone (eniId → device number): they still occupy device slots. */
-  readonly #unmanaged = new Map<string, number>();
-  /** ENIs attached by vpcnet whose link set-up failed; outside the pool until it succeeds. */
-  readonly #unconfigured = new Map<string, EniInfo>();
-  /** ENIs whose DeleteOnTermination could not be set yet (eniId → attachmentId). */
-  readonly #pendingDeleteOnTermination = new Map<string, string>();
-  /** Attached ENIs vpcnet created (eniId → ENI): the only ones it may detach and delete. */
-  readonly #detachable = new Map<string, EniInfo>();
-  /** ENIs vpcnet detached (or failed to attach) but could not delete yet: retried every pass so none is left over. */
-  readonly #pendingEniDeletes = new Set<string>();
-  readonly #waiters = new AddressWaiters();
-  /** Serializes passes: two concurrent passes could both attach an ENI. */
+  readonly #parts: PoolParts;
+  readonly #registry = new EniRegistry();
+  readonly #growth: PoolGrowth;
+  readonly #shrink: PoolShrink;
+  readonly #addresses: PoolAddresses;
+  /** Serializes passes and ENI discovery: two concurrent passes could both attach an ENI. */
   #chain: Promise<unknown> = Promise.resolve();
-  readonly #loop: PassLoop;
+  readonly #loop: PeriodicLoop;
   #lastError: string | undefined;
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
-    this.#loop = new PassLoop({
+    this.#parts = { ...deps, registry: this.#registry, links: deps };
+    this.#addresses = new PoolAddresses({
+      pool: deps.pool,
+      clock: deps.clock,
+      log: deps.log,
+      ledger: deps.ledger,
+      nudge: () => this.nudge(),
+      stopping: () => this.#loop.stopped,
+      exhaustedMessage: (ms) => this.#exhaustedMessage(ms),
+    });
+    this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
+    this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
+    this.#loop = new PeriodicLoop({
       run: () => this.#loopPass(),
       intervalMs: deps.intervalMs ?? 5000,
       retryBaseMs: deps.retryBaseMs ?? 1000,
@@ -104,289 +93,113 @@ export class PoolManager {
   }
 
   /**
-   * Rebuilds the pool from the ENIs attached to the instance, skipping those vpcnet must not
-   * use; returns the managed ENIs (the caller configures their links).
+   * Rebuilds the pool from the ENIs attached to the instance (those vpcnet must not use are
+   * registered as unmanaged), then assignments and cooldowns from the ledger. Returns the managed
+   * ENIs. A half-done ADD's address comes back assigned: release() cools it down.
    */
-  async init(): Promise<EniInfo[]> {
-    const { cloud, pool, metadata, log } = this.#d;
-    const enis = await cloud.describeInstanceEnis(metadata.instanceId);
-    const managed: EniInfo[] = [];
-    for (const eni of [...enis].sort((a, b) => a.deviceNumber - b.deviceNumber)) {
-      if (this.#d.isUnmanaged?.(eni)) {
-        this.#unmanaged.set(eni.eniId, eni.deviceNumber);
-        log.info('ENI not managed by vpcnet; its addresses are left alone', {
-          eni: eni.eniId,
-          device: eni.deviceNumber,
-        });
-        continue;
-      }
-      if (pool.eni(eni.eniId)) continue;
-      if (createdByVpcnet(eni)) this.#detachable.set(eni.eniId, eni);
-      pool.addEni(specOf(eni));
-      pool.addAddresses(eni.eniId, eni.secondaryIps);
-      managed.push(eni);
-    }
-    if (this.#d.ledger) this.#restoreFrom(this.#d.ledger);
+  async init(options: PoolInitOptions = {}): Promise<EniInfo[]> {
+    const { cloud, metadata, log, pool, clock } = this.#d;
+    const described = await cloud.describeInstanceEnis(metadata.instanceId);
+    const configure = options.configureLinks === true;
+    const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
+    if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
+    this.#addresses.restore();
     log.info('address pool rebuilt from the cloud', {
-      ...pool.stats(this.#d.clock.now()),
-      unmanaged: this.#unmanaged.size,
+      ...pool.stats(clock.now()),
+      unmanaged: this.#registry.inState('unmanaged').length,
     });
     return managed;
   }
 
-  #restoreFrom(ledger: Ledger): void {
-    const { pool, log } = this.#d;
-    for (const att of ledger.list()) {
-      const ip = vpcAddressOf(att.resources)?.ip;
-      if (ip === undefined) continue;
-      if (!pool.restoreAssigned(ip, attachmentKeyString(att.key))) {
-        log.error('ledger attachment holds an address this node does not have', { key: att.key, ip });
+  /**
+   * Describes the instance's ENIs again and registers those attached since (e.g. the trunk a
+   * resource controller attaches after start): a trunk or other unmanaged ENI is only recorded; a
+   * regular one is configured and joins the pool (a failed link set-up is retried by the passes).
+   * Returns the newly found ENIs.
+   */
+  refreshEnis(): Promise<EniInfo[]> {
+    return this.#serialized(async () => {
+      const described = await this.#d.cloud.describeInstanceEnis(this.#d.metadata.instanceId);
+      const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
+      for (const eni of managed) {
+        await this.#growth.configure(eni.eniId).catch((err: unknown) =>
+          this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
+            eni: eni.eniId,
+            error: cloudErrorText(err),
+          }),
+        );
       }
-    }
-    // Convergence: cooldown survives restarts.
-    for (const c of ledger.coolingAddresses()) {
-      // A record for an address this node no longer has (or that is held again) protects nothing.
-      if (!pool.restoreCooling(c.ip, c.freedAt)) ledger.removeCooling(c.ip);
-    }
+      if (managed.length > 0) this.nudge();
+      return [...unmanaged, ...managed];
+    });
+  }
+
+  /**
+   * Ownership: the primary IPs of every ENI whose link vpcnet configured or is configuring or
+   * tearing down; the reconcile loop must not collect their `from <primary IP>` rules.
+   */
+  protectedAddresses(): Set<string> {
+    return this.#registry.protectedAddresses();
+  }
+
+  /** The trunk ENI, if one is attached (found by init or refreshEnis). */
+  trunkEni(): EniInfo | undefined {
+    return this.#registry.trunk();
+  }
+
+  /** Every ENI the manager knows, with its lifecycle state (for introspection and tests). */
+  enis(): EniEntry[] {
+    return this.#registry.inState('unmanaged', 'configuring', 'ready', 'detaching', 'deletePending');
   }
 
   /** Attached ENIs, managed or not: every one occupies a device slot. */
   attachedEniCount(): number {
-    return this.#d.pool.enis().length + this.#unmanaged.size + this.#unconfigured.size;
+    return this.#registry.attachedCount();
   }
 
-  /** ENIs vpcnet detached whose deletion is still being retried. */
+  /** ENIs vpcnet detached (or failed to attach) whose deletion is still being retried. */
   pendingEniDeletes(): string[] {
-    return [...this.#pendingEniDeletes];
+    return this.#registry.inState('deletePending').map((e) => e.eniId);
   }
 
   /** What nextPoolStep() says for the pool as it is now. */
   decision(): PoolDecision {
     const { pool, limits, targets, clock } = this.#d;
-    const detachable = new Set(this.#detachable.keys());
+    const freeable = this.#registry.freeable();
     // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
     // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
-    for (const att of this.#d.ledger?.list() ?? []) {
-      const eniId = vpcAddressOf(att.resources)?.eniId;
-      if (eniId !== undefined) detachable.delete(eniId);
-    }
-    return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), detachable);
+    for (const att of this.#d.ledger?.assignments() ?? []) freeable.delete(att.eniId);
+    return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), freeable);
   }
 
-  /** One pass: finish half-done ENI set-up, expire cooldowns, then apply one decision. */
+  /** One pass: finish half-done ENI set-up and deletes, expire cooldowns, then apply one decision. */
   reconcileOnce(): Promise<PoolDecision> {
-    const pass = this.#chain.then(() => this.#pass());
-    this.#chain = pass.catch(() => {});
-    return pass;
+    return this.#serialized(() => this.#pass());
+  }
+
+  #serialized<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(work);
+    this.#chain = run.catch(() => {});
+    return run;
   }
 
   async #pass(): Promise<PoolDecision> {
-    await this.#retryDeleteOnTermination();
-    await this.#retryEniDeletes();
-    for (const eni of [...this.#unconfigured.values()]) await this.#configure(eni);
-    this.#expireCooling();
+    await this.#growth.retryDeleteOnTermination();
+    await this.#shrink.retryEniDeletes();
+    await this.#growth.configurePending();
+    this.#addresses.expireCooling();
     const decision = this.decision();
     switch (decision.kind) {
       case 'assign':
-        return this.#assign(decision.count);
+        return this.#growth.assign(decision.count);
       case 'attachEni':
-        return this.#attachEni();
+        return this.#growth.attachEni();
       case 'release':
-        return this.#release(decision.count);
+        return this.#shrink.releaseExcess(decision.count);
       case 'freeEni':
-        return this.#freeEni(decision.eniId);
+        return this.#shrink.freeEni(decision.eniId);
       case 'none':
         return decision;
-    }
-  }
-
-  #expireCooling(): void {
-    const expired = this.#d.pool.expireCooling(this.#d.clock.now());
-    if (expired.length === 0) return;
-    this.#d.onCoolingExpired?.(expired);
-    const ledger = this.#d.ledger;
-    if (ledger) {
-      for (const ip of expired) ledger.removeCooling(ip);
-      // Not needed for safety (an expired record is harmless after a restart), so not awaited.
-      ledger
-        .commit()
-        .catch((err: unknown) => this.#d.log.warn('ledger commit failed', { error: cloudErrorText(err) }));
-    }
-  }
-
-  async #assign(wanted: number): Promise<PoolDecision> {
-    const { pool, cloud, clock, limits } = this.#d;
-    const perEni = secondaryIpsPerEni(limits);
-    const target = pool.eniStats(clock.now()).find((s) => s.total < perEni);
-    if (!target) return { kind: 'none' };
-    const count = Math.min(wanted, perEni - target.total);
-    let ips: string[];
-    try {
-      ips = await cloud.assignPrivateIps(target.eniId, count);
-    } catch (err) {
-      throw new Error(`cannot assign ${count} addresses to ENI ${target.eniId}: ${cloudErrorText(err)}`, {
-        cause: err,
-      });
-    }
-    pool.addAddresses(target.eniId, ips);
-    this.#d.log.info('assigned addresses', { eni: target.eniId, ips });
-    return { kind: 'assign', count: ips.length };
-  }
-
-  #nextDeviceIndex(): number {
-    const used = new Set([
-      ...this.#d.pool.enis().map((e) => e.deviceNumber),
-      ...this.#unmanaged.values(),
-      ...[...this.#unconfigured.values()].map((e) => e.deviceNumber),
-    ]);
-    let index = 1;
-    while (used.has(index)) index++;
-    return index;
-  }
-
-  async #attachEni(): Promise<PoolDecision> {
-    const { cloud, metadata, log } = this.#d;
-    const eni = await createAndAttachEni(cloud, metadata, this.#nextDeviceIndex(), (eniId, err) => {
-      log.warn('cannot delete an ENI that failed to attach yet; will retry', {
-        eni: eniId,
-        error: cloudErrorText(err),
-      });
-      this.#pendingEniDeletes.add(eniId);
-    });
-    log.info('attached ENI', { eni: eni.eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
-    // As the upstream does: the ENI goes away with the instance. Retried until it sticks.
-    this.#pendingDeleteOnTermination.set(eni.eniId, eni.attachmentId);
-    this.#detachable.set(eni.eniId, eni);
-    await this.#retryDeleteOnTermination();
-    await this.#configure(eni);
-    return { kind: 'attachEni' };
-  }
-
-  async #retryDeleteOnTermination(): Promise<void> {
-    for (const [eniId, attachmentId] of [...this.#pendingDeleteOnTermination]) {
-      try {
-        await this.#d.cloud.setDeleteOnTermination(eniId, attachmentId);
-        this.#pendingDeleteOnTermination.delete(eniId);
-      } catch (err) {
-        this.#d.log.warn('cannot set DeleteOnTermination yet; will retry', {
-          eni: eniId,
-          error: cloudErrorText(err),
-        });
-      }
-    }
-  }
-
-  /** The ENI (with its secondary IPs) is handed out from only once its link is configured. */
-  async #configure(eni: EniInfo): Promise<void> {
-    try {
-      await this.#d.onEniAttached?.(eni);
-    } catch (err) {
-      this.#unconfigured.set(eni.eniId, eni);
-      throw new Error(
-        `ENI ${eni.eniId} is attached at device ${eni.deviceNumber} but its link is not configured: ${cloudErrorText(err)}`,
-        {
-          cause: err,
-        },
-      );
-    }
-    this.#unconfigured.delete(eni.eniId);
-    this.#d.pool.addEni(specOf(eni));
-    this.#d.pool.addAddresses(eni.eniId, eni.secondaryIps);
-  }
-
-  async #release(count: number): Promise<PoolDecision> {
-    const { pool, cloud, clock, log } = this.#d;
-    const pick = pool.excessFree(count, clock.now());
-    if (!pick) return { kind: 'none' };
-    const eniId = pick.eni.eniId;
-    // Out of the pool before the cloud call, so no ADD can take an address being given back.
-    pool.removeAddresses(eniId, pick.ips);
-    try {
-      await cloud.unassignPrivateIps(eniId, pick.ips);
-    } catch (err) {
-      pool.addAddresses(eniId, pick.ips);
-      throw new Error(`cannot release ${pick.ips.length} addresses of ENI ${eniId}: ${cloudErrorText(err)}`, {
-        cause: err,
-      });
-    }
-    log.info('released excess addresses', { eni: eniId, ips: pick.ips });
-    return { kind: 'release', count: pick.ips.length };
-  }
-
-  /**
-   * Detaches and deletes an idle ENI vpcnet created. Out of the pool first, so no ADD can take
-   * one of its addresses; then the agent tears down its link; then the cloud calls. If teardown
-   * or detach fails, the ENI and its addresses come back (link configured again) and a later
-   * pass retries, with the loop's backoff.
-   */
-  async #freeEni(eniId: string): Promise<PoolDecision> {
-    const { pool, clock, log } = this.#d;
-    const known = this.#detachable.get(eniId);
-    const stats = pool.eniStats(clock.now()).find((s) => s.eniId === eniId);
-    // Decided in this same turn, so this holds; checked anyway, as it is what makes freeing safe.
-    if (!known || !stats || stats.assigned > 0 || stats.cooling > 0) return { kind: 'none' };
-    const ips = [...pool.addresses(eniId).keys()];
-    const eni: EniInfo = { ...known, secondaryIps: ips };
-    pool.removeEni(eniId);
-    log.info('freeing idle ENI', { eni: eniId, device: eni.deviceNumber, addresses: ips.length });
-    try {
-      await this.#d.onEniDetaching?.(eni);
-    } catch (err) {
-      await this.#restore(eni);
-      throw new Error(`cannot free ENI ${eniId}: its link teardown failed: ${cloudErrorText(err)}`, {
-        cause: err,
-      });
-    }
-    try {
-      await this.#d.cloud.detachEni(eni.attachmentId);
-    } catch (err) {
-      // Already detached (e.g. an earlier call timed out after it succeeded) counts as detached.
-      if (!(err instanceof CloudError && err.code === 'InvalidAttachmentID.NotFound')) {
-        await this.#restore(eni);
-        throw new Error(
-          `cannot detach ENI ${eniId} (attachment ${eni.attachmentId}): ${cloudErrorText(err)}`,
-          { cause: err },
-        );
-      }
-    }
-    this.#detachable.delete(eniId);
-    this.#pendingDeleteOnTermination.delete(eniId);
-    log.info('detached ENI', { eni: eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
-    // Detached, it no longer goes away with the instance: deleted now, or retried until it is.
-    this.#pendingEniDeletes.add(eniId);
-    await this.#retryEniDeletes();
-    return { kind: 'freeEni', eniId };
-  }
-
-  /** Puts an ENI that could not be freed back: link configured again, then into the pool. */
-  async #restore(eni: EniInfo): Promise<void> {
-    try {
-      await this.#configure(eni);
-    } catch (err) {
-      // #configure keeps it among the unconfigured ENIs: the next pass tries again.
-      this.#d.log.error('ENI kept but its link could not be configured again; will retry', {
-        eni: eni.eniId,
-        error: cloudErrorText(err),
-      });
-    }
-  }
-
-  async #retryEniDeletes(): Promise<void> {
-    for (const eniId of [...this.#pendingEniDeletes]) {
-      try {
-        await this.#d.cloud.deleteEni(eniId);
-      } catch (err) {
-        if (!(err instanceof CloudError && err.code === 'InvalidNetworkInterfaceID.NotFound')) {
-          // E.g. InvalidNetworkInterface.InUse while EC2 finishes the detach.
-          this.#d.log.warn('cannot delete detached ENI yet; will retry', {
-            eni: eniId,
-            error: cloudErrorText(err),
-          });
-          continue;
-        }
-      }
-      this.#pendingEniDeletes.delete(eniId);
-      this.#d.log.info('deleted ENI', { eni: eniId });
     }
   }
 
@@ -403,8 +216,9 @@ export class PoolManager {
   }
 
   async stop(): Promise<void> {
-    this.#loop.stop();
-    this.#waiters.rejectAll(new Error('the agent is stopping'));
+    const stopping = this.#loop.stop();
+    this.#addresses.rejectWaiters(new Error('the agent is stopping'));
+    await stopping;
     await this.#chain;
   }
 
@@ -421,32 +235,32 @@ export class PoolManager {
 
   /** After each pass: wake waiters, and make sure a waiter also wakes when a cooldown ends. */
   #afterLoopPass(): number | undefined {
-    this.#wakeWaiters();
-    return this.#waiters.size > 0 ? this.#d.pool.nextCoolingExpiry(this.#d.clock.now()) : undefined;
+    this.#addresses.wakeWaiters();
+    if (this.#addresses.waiting === 0) return undefined;
+    return this.#d.pool.nextCoolingExpiry(this.#d.clock.now());
   }
 
   // ---- what the agent's ADD/DEL use (the agent's AddressSource) ----
 
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */
   allocate(owner: string): ManagedAddress | undefined {
-    const { pool, clock } = this.#d;
-    const got = pool.allocate(owner, clock.now());
+    const got = this.#addresses.allocate(owner);
     if (this.decision().kind !== 'none') this.nudge();
-    if (!got) return undefined;
-    // The address may have been a cooled one that no pass expired yet: drop its cooling record.
-    if (this.#d.ledger?.removeCooling(got.ip) === true) this.#d.onCoolingExpired?.([got.ip]);
-    return { ip: got.ip, eniId: got.eni.eniId, routeTable: got.eni.routeTable, eni: got.eni };
+    return got;
   }
 
-  /** A pod's address was freed: it cools down before reuse. The caller records the cooldown in the ledger. */
-  release(ip: string): void {
-    this.#d.pool.release(ip, this.#d.clock.now());
-    this.nudge();
+  /**
+   * A pod's address was freed: it cools down before reuse, and the manager records the cooldown
+   * in the ledger (the caller awaits ledger.commit() before it reports success). `eniId`, the ENI
+   * the caller's record names, is used only if the pool lost track of the address.
+   */
+  release(ip: string, eniId?: string): void {
+    this.#addresses.release(ip, eniId);
   }
 
-  /** An address that never reached a pod (failed ADD): free again at once. */
+  /** An address that never reached a pod (failed fresh ADD): free again at once, no cooldown. */
   unreserve(ip: string): void {
-    if (this.#d.pool.unreserve(ip)) this.#wakeWaiters();
+    this.#addresses.unreserve(ip);
   }
 
   /**
@@ -454,42 +268,19 @@ export class PoolManager {
    * have won it, so callers loop or fail). Rejects after timeoutMs naming the limits in the way.
    */
   waitForAddress(timeoutMs: number): Promise<void> {
-    if (this.#available() > 0) return Promise.resolve();
-    if (this.#loop.stopped) return Promise.reject(new Error('the agent is stopping'));
-    const woken = this.#waiters.wait(timeoutMs, () => new Error(this.#exhaustedMessage(timeoutMs)));
-    this.nudge();
-    return woken;
-  }
-
-  #available(): number {
-    return this.#d.pool.stats(this.#d.clock.now()).available;
-  }
-
-  #wakeWaiters(): void {
-    if (this.#waiters.size > 0 && this.#available() > 0) this.#waiters.wakeAll();
+    return this.#addresses.waitForAddress(timeoutMs);
   }
 
   #exhaustedMessage(timeoutMs: number): string {
     const { pool, limits, targets, clock } = this.#d;
     const stats = pool.stats(clock.now());
     const max = effectiveMaxEnis(limits, targets);
-    const attached = this.attachedEniCount();
-    const capacity = `${attached}/${max} ENIs × ${secondaryIpsPerEni(limits)} secondary IPs`;
+    const capacity = `${this.attachedEniCount()}/${max} ENIs × ${secondaryIpsPerEni(limits)} secondary IPs`;
     let msg = `no free address after ${timeoutMs} ms: ${capacity}, ${stats.assigned} in use, ${stats.cooling} cooling`;
-    if (this.#unconfigured.size > 0) msg += `, ${this.#unconfigured.size} ENI(s) attached but not configured`;
+    const configuring = this.#registry.inState('configuring').length;
+    if (configuring > 0) msg += `, ${configuring} ENI(s) attached but not configured`;
     if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
     else if (this.decision().kind === 'none') msg += '; the pool is at its limits';
     return msg;
   }
-}
-
-function specOf(eni: EniInfo): EniSpec {
-  return {
-    eniId: eni.eniId,
-    mac: eni.mac,
-    deviceNumber: eni.deviceNumber,
-    subnetId: eni.subnetId,
-    primaryIp: eni.primaryIp,
-    subnetCidr: eni.subnetCidr,
-  };
 }

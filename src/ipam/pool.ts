@@ -318,6 +318,11 @@ export class AddressPool {
     return eniId === undefined ? undefined : this.#enis.get(eniId)?.addresses.get(ip);
   }
 
+  /** The ENI an address of the pool is on. */
+  eniIdOf(ip: string): string | undefined {
+    return this.#eniOfIp.get(ip);
+  }
+
   /** The address held by `owner`, if any. */
   addressOf(owner: string): string | undefined {
     return this.#ipOfOwner.get(owner);

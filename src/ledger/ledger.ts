@@ -55,6 +55,13 @@ export class Ledger {
     return [...this.#attachments.values()];
   }
 
+  /** Every VPC address a record holds, with its holder (what IPAM restores at start). */
+  assignments(): { key: AttachmentKey; ip: string; eniId: string }[] {
+    return this.list().flatMap((a) =>
+      a.resources.flatMap((r) => (r.kind === 'vpcAddress' ? [{ key: a.key, ip: r.ip, eniId: r.eniId }] : [])),
+    );
+  }
+
   /** The attachment holding VPC address `ip`. */
   findByIp(ip: string): Attachment | undefined {
     for (const a of this.#attachments.values()) {

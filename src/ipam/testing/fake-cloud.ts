@@ -8,7 +8,7 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
-} from '../cloud/cloud.ts';
+} from '../../cloud/cloud.ts';
 
 interface FakeEni {
   readonly eniId: string;
@@ -16,6 +16,8 @@ interface FakeEni {
   readonly subnetId: string;
   readonly primaryIp: string;
   readonly description: string;
+  readonly interfaceType: string;
+  readonly tags: Readonly<Record<string, string>>;
   secondaryIps: string[];
   attachment?: {
     attachmentId: string;
@@ -64,6 +66,8 @@ export class FakeCloud implements Cloud {
       subnetId: this.meta.subnetId,
       primaryIp,
       description: 'primary',
+      interfaceType: 'interface',
+      tags: {},
       secondaryIps: Array.from({ length: options.primarySecondaryIps ?? 0 }, () => this.#allocateIp()),
       attachment: {
         attachmentId: 'attach-primary',
@@ -132,6 +136,8 @@ export class FakeCloud implements Cloud {
         primaryIp: e.primaryIp,
         secondaryIps: [...e.secondaryIps],
         description: e.description,
+        interfaceType: e.interfaceType,
+        tags: { ...e.tags },
       }));
   }
 
@@ -173,8 +179,48 @@ export class FakeCloud implements Cloud {
     subnetId: string,
     securityGroupIds: readonly string[],
     description: string,
+    tags: Readonly<Record<string, string>> = {},
   ): Promise<CreatedEni> {
-    this.#enter('createEni', subnetId, securityGroupIds, description);
+    const shownTags = Object.entries(tags).map(([k, v]) => `${k}=${v}`);
+    this.#enter('createEni', subnetId, securityGroupIds, description, ...shownTags);
+    const eni = this.#newEni(subnetId, description, 'interface', tags);
+    return { eniId: eni.eniId, mac: eni.mac, primaryIp: eni.primaryIp };
+  }
+
+  /**
+   * Test set-up, not a Cloud call (not in `calls`, never failing): an ENI someone else created,
+   * attached at `deviceIndex` with `secondaryIps` addresses (e.g. a trunk the resource controller
+   * attached, or one tagged no_manage).
+   */
+  attachForeignEni(options: {
+    readonly deviceIndex: number;
+    readonly interfaceType?: string;
+    readonly tags?: Readonly<Record<string, string>>;
+    readonly description?: string;
+    readonly secondaryIps?: number;
+  }): string {
+    const eni = this.#newEni(
+      this.meta.subnetId,
+      options.description ?? 'foreign',
+      options.interfaceType ?? 'interface',
+      options.tags ?? {},
+    );
+    eni.secondaryIps = Array.from({ length: options.secondaryIps ?? 0 }, () => this.#allocateIp());
+    eni.attachment = {
+      attachmentId: `attach-${eni.eniId}`,
+      instanceId: this.meta.instanceId,
+      deviceIndex: options.deviceIndex,
+      deleteOnTermination: false,
+    };
+    return eni.eniId;
+  }
+
+  #newEni(
+    subnetId: string,
+    description: string,
+    interfaceType: string,
+    tags: Readonly<Record<string, string>>,
+  ): FakeEni {
     const n = this.#nextId++;
     const eni: FakeEni = {
       eniId: `eni-${n.toString(16).padStart(4, '0')}`,
@@ -182,10 +228,12 @@ export class FakeCloud implements Cloud {
       subnetId,
       primaryIp: this.#allocateIp(),
       description,
+      interfaceType,
+      tags: { ...tags },
       secondaryIps: [],
     };
     this.enis.set(eni.eniId, eni);
-    return { eniId: eni.eniId, mac: eni.mac, primaryIp: eni.primaryIp };
+    return eni;
   }
 
   async attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string> {

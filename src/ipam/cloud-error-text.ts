@@ -1,0 +1,9 @@
+// How a failed cloud call reads in the pool's logs and errors: the EC2 code first, as operators
+// search for it.
+
+import { CloudError } from '../cloud/cloud.ts';
+
+export function cloudErrorText(err: unknown): string {
+  if (err instanceof CloudError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,127 @@
+// Growing the pool: more secondary IPs on an ENI with room, or a new ENI (created, attached, its
+// DeleteOnTermination set, its link configured). An ENI enters the pool only through configure(),
+// the one way from `configuring` to `ready`.
+
+import type { EniInfo } from '../cloud/cloud.ts';
+import { cloudErrorText } from './cloud-error-text.ts';
+import { createAndAttachEni } from './eni-attach.ts';
+import type { EniSpec } from './pool.ts';
+import type { PoolParts } from './pool-parts.ts';
+import { type PoolDecision, secondaryIpsPerEni } from './targets.ts';
+
+export class PoolGrowth {
+  readonly #p: PoolParts;
+  readonly #entered: (eniId: string) => void;
+
+  /** `entered` is told of every ENI whose addresses just entered the pool (to apply the ledger). */
+  constructor(parts: PoolParts, entered: (eniId: string) => void) {
+    this.#p = parts;
+    this.#entered = entered;
+  }
+
+  /** Assigns up to `wanted` new secondary IPs to the lowest ENI in the pool that has room. */
+  async assign(wanted: number): Promise<PoolDecision> {
+    const { pool, cloud, clock, limits } = this.#p;
+    const perEni = secondaryIpsPerEni(limits);
+    const target = pool.eniStats(clock.now()).find((s) => s.total < perEni);
+    if (!target) return { kind: 'none' };
+    const count = Math.min(wanted, perEni - target.total);
+    let ips: string[];
+    try {
+      ips = await cloud.assignPrivateIps(target.eniId, count);
+    } catch (err) {
+      throw new Error(`cannot assign ${count} addresses to ENI ${target.eniId}: ${cloudErrorText(err)}`, {
+        cause: err,
+      });
+    }
+    pool.addAddresses(target.eniId, ips);
+    this.#p.log.info('assigned addresses', { eni: target.eniId, ips });
+    return { kind: 'assign', count: ips.length };
+  }
+
+  /** Creates and attaches an ENI at the lowest free device index, then configures it. */
+  async attachEni(): Promise<PoolDecision> {
+    const { cloud, metadata, log, registry } = this.#p;
+    const eni = await createAndAttachEni(cloud, metadata, this.#nextDeviceIndex(), (eniId, err) => {
+      log.warn('cannot delete an ENI that failed to attach yet; will retry', {
+        eni: eniId,
+        error: cloudErrorText(err),
+      });
+      registry.addLeftOver(eniId);
+    });
+    log.info('attached ENI', { eni: eni.eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
+    // As the upstream does: the ENI goes away with the instance. Retried until it sticks.
+    registry.add(eni, 'configuring', { createdByVpcnet: true, deleteOnTerminationPending: true });
+    await this.retryDeleteOnTermination();
+    await this.configure(eni.eniId);
+    return { kind: 'attachEni' };
+  }
+
+  async retryDeleteOnTermination(): Promise<void> {
+    const { registry, cloud, log } = this.#p;
+    for (const entry of registry.inState('configuring', 'ready', 'detaching')) {
+      if (!entry.deleteOnTerminationPending || !entry.eni) continue;
+      try {
+        await cloud.setDeleteOnTermination(entry.eniId, entry.eni.attachmentId);
+        registry.deleteOnTerminationSet(entry.eniId);
+      } catch (err) {
+        log.warn('cannot set DeleteOnTermination yet; will retry', {
+          eni: entry.eniId,
+          error: cloudErrorText(err),
+        });
+      }
+    }
+  }
+
+  /** Configures every ENI still waiting for its link; stops at the first failure (retried next pass). */
+  async configurePending(): Promise<void> {
+    for (const entry of this.#p.registry.inState('configuring')) await this.configure(entry.eniId);
+  }
+
+  /**
+   * configuring → ready: the agent configures the ENI's host link, then its addresses enter the
+   * pool. The ENI (with its secondary IPs) is handed out from only once its link is configured.
+   */
+  async configure(eniId: string): Promise<void> {
+    const { registry, pool, links } = this.#p;
+    const entry = registry.get(eniId);
+    const eni = entry?.eni;
+    if (entry?.state !== 'configuring' || !eni)
+      throw new Error(`ENI ${eniId} cannot be configured while ${entry?.state ?? 'unknown'}`);
+    try {
+      await links.onEniAttached?.(eni);
+    } catch (err) {
+      throw new Error(
+        `ENI ${eniId} is attached at device ${eni.deviceNumber} but its link is not configured: ${cloudErrorText(err)}`,
+        { cause: err },
+      );
+    }
+    pool.addEni(specOf(eni));
+    try {
+      pool.addAddresses(eniId, eni.secondaryIps);
+    } catch (err) {
+      pool.removeEni(eniId);
+      throw err;
+    }
+    registry.transition(eniId, 'ready');
+    this.#entered(eniId);
+  }
+
+  #nextDeviceIndex(): number {
+    const used = this.#p.registry.usedDeviceNumbers();
+    let index = 1;
+    while (used.has(index)) index++;
+    return index;
+  }
+}
+
+export function specOf(eni: EniInfo): EniSpec {
+  return {
+    eniId: eni.eniId,
+    mac: eni.mac,
+    deviceNumber: eni.deviceNumber,
+    subnetId: eni.subnetId,
+    primaryIp: eni.primaryIp,
+    subnetCidr: eni.subnetCidr,
+  };
+}

@@ -1,0 +1,97 @@
+// Test support: one node of an in-process emulator, reached through the real AWS driver (the
+// SDK over HTTP, IMDSv2), plus the emulator's unfaulted view of the VPC for assertions. Every
+// emulator import of ipam's tests is here, so a move of emulator files touches one place.
+
+import { type AwsCloud, createAwsCloud } from '../../cloud/aws.ts';
+import type { FaultSettings, LaunchedInstance, RunningEmulator, VpcSpec } from '../../emulator/api.ts';
+import { seededRandom } from '../../emulator/ids.ts';
+import { startEmulator } from '../../emulator/server.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+const VPC: VpcSpec = {
+  vpcId: 'vpc-0ipam',
+  cidr: '10.1.0.0/16',
+  region: 'us-west-2',
+  subnets: [{ subnetId: 'subnet-0ipam', cidr: '10.1.0.0/22', availabilityZone: 'us-west-2a' }],
+};
+
+/** An ENI as the emulator's admin state shows it (the truth, never stale, never faulted). */
+export interface TrueEni {
+  readonly eniId: string;
+  readonly secondaryIps: readonly string[];
+  readonly tags: Readonly<Record<string, string>>;
+  readonly attachment: { readonly instanceId: string; readonly deviceIndex: number } | null;
+}
+
+export interface EmulatedNode {
+  readonly instance: LaunchedInstance;
+  /** The production driver, one attempt per call: every injected fault reaches the caller. */
+  readonly cloud: AwsCloud;
+  setFaults(f: FaultSettings): void;
+  /** Every ENI of the VPC, as the emulator holds it now. */
+  truth(): Promise<TrueEni[]>;
+  close(): Promise<void>;
+}
+
+export async function startEmulatedNode(options: {
+  instanceType: string;
+  seed: number;
+}): Promise<EmulatedNode> {
+  let instanceId: string | undefined;
+  const emulator: RunningEmulator = await startEmulator({
+    vpc: VPC,
+    listen: [{ host: '127.0.0.1', port: 0 }],
+    imdsFallbackInstance: () => instanceId,
+    random: seededRandom(options.seed),
+  });
+  const url = emulator.urls[0]!;
+  try {
+    const instance = await emulator.launchInstance({
+      instanceType: options.instanceType,
+      subnetId: 'subnet-0ipam',
+      securityGroupIds: ['sg-0ipam'],
+    });
+    instanceId = instance.instanceId;
+    const cloud = await createAwsCloud({
+      region: VPC.region,
+      ec2Endpoint: url,
+      imds: { endpoint: url },
+      credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' },
+      maxAttempts: 1,
+    });
+    return {
+      instance,
+      cloud,
+      setFaults: (f) => emulator.setFaults(f),
+      truth: async () => parseEnis(await (await fetch(`${url}/admin/state`)).json()),
+      async close() {
+        cloud.close();
+        await emulator.close();
+      },
+    };
+  } catch (err) {
+    await emulator.close();
+    throw err;
+  }
+}
+
+function parseEnis(state: unknown): TrueEni[] {
+  const enis = (state as { enis?: unknown }).enis;
+  if (!Array.isArray(enis)) throw new Error('admin state has no enis array');
+  return enis.map((raw: unknown): TrueEni => {
+    const e = raw as Record<string, unknown>;
+    const attachment = e.attachment as { instanceId?: unknown; deviceIndex?: unknown } | null;
+    if (typeof e.eniId !== 'string' || !Array.isArray(e.secondaryIps))
+      throw new Error(`admin state: malformed ENI ${JSON.stringify(raw)}`);
+    return {
+      eniId: e.eniId,
+      secondaryIps: e.secondaryIps.map(String),
+      tags: (e.tags ?? {}) as Record<string, string>,
+      attachment:
+        attachment === null || attachment === undefined
+          ? null
+          : { instanceId: String(attachment.instanceId), deviceIndex: Number(attachment.deviceIndex) },
+    };
+  });
+}
