@@ -7,7 +7,7 @@ import { Dataplane } from '../src/dataplane/dataplane.ts';
 import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
 import { silentLogger } from '../src/infra/log.ts';
 import { Ledger } from '../src/ledger/ledger.ts';
-import { MemoryLedgerStore } from '../src/ledger/store.ts';
+import { MemoryLedgerStore } from '../src/ledger/testing/memory-store.ts';
 import { type Attachment, type AttachmentKey, attachmentHostVeth } from '../src/plan/attachment.ts';
 import { PodSerializer } from '../src/plan/pod-line.ts';
 import { planRegularPod } from '../src/plan/pod-plan.ts';

@@ -5,15 +5,13 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { CniError } from '../cni/errors.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
-import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
-import { silentLogger } from '../infra/log.ts';
-import { Ledger } from '../ledger/ledger.ts';
-import { MemoryLedgerStore } from '../ledger/store.ts';
+import type { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
 import type { Resource } from '../plan/resource.ts';
-import { noPodSource, type PodSource } from '../pods/pod-source.ts';
+import type { PodSource } from '../pods/pod-source.ts';
 import { addAttachment } from './add.ts';
 import type { AddressSource, PooledAddress } from './address-source.ts';
-import type { AttachRequest, OperationContext } from './context.ts';
+import type { AttachRequest } from './context.ts';
+import { opContext, type TestContext } from './testing/op-context.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -38,29 +36,8 @@ function racingPool(arrivals: PooledAddress[], waits: { count: number }): Addres
   };
 }
 
-type TestContext = OperationContext & { kernel: FakeKernel };
-
-async function context(addresses: AddressSource, addWaitMs = 5000): Promise<TestContext> {
-  const kernel = new FakeKernel();
-  const dataplane = new Dataplane(kernel);
-  await dataplane.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.0.0.10' });
-  return {
-    kernel,
-    ledger: await Ledger.open(new MemoryLedgerStore(), { now: Date.now }),
-    addresses,
-    dataplane,
-    pods: noPodSource,
-    node: { vpcCidrs: ['10.0.0.0/16'], primaryIp: '10.0.0.10' },
-    log: silentLogger,
-    now: Date.now,
-    vethPrefix: 'vpc',
-    defaultMtu: 9001,
-    addWaitMs,
-    externalSnat: false,
-    netnsExists: async () => true,
-    enablePodEni: false,
-    netnsIdentity: async () => undefined,
-  };
+function context(addresses: AddressSource, addWaitMs = 5000): Promise<TestContext> {
+  return opContext(addresses, { addWaitMs });
 }
 
 async function request(): Promise<AttachRequest> {

@@ -291,50 +291,59 @@ test('a DEL spooled while the agent runs is applied without a restart', async ()
   }
 });
 
-test('ownership holds under random ADD / stale DEL / restart interleavings', async () => {
+test('ownership holds under random ADD / stale DEL / restart interleavings, also when operations overlap', async () => {
+  const cniOp = fc.record({
+    op: fc.constantFrom('add' as const, 'del' as const),
+    pod: fc.integer({ min: 0, max: 2 }),
+    sandbox: fc.integer({ min: 0, max: 2 }),
+  });
   await fc.assert(
     fc.asyncProperty(
       fc.array(
         fc.oneof(
-          fc.record({
-            op: fc.constant('add' as const),
-            pod: fc.integer({ min: 0, max: 2 }),
-            sandbox: fc.integer({ min: 0, max: 2 }),
-          }),
-          fc.record({
-            op: fc.constant('del' as const),
-            pod: fc.integer({ min: 0, max: 2 }),
-            sandbox: fc.integer({ min: 0, max: 2 }),
-          }),
-          fc.record({ op: fc.constant('restart' as const) }),
+          { weight: 4, arbitrary: cniOp },
+          // Several runtimes' requests in flight at once (the agent serializes per pod only).
+          {
+            weight: 2,
+            arbitrary: fc.record({
+              op: fc.constant('burst' as const),
+              ops: fc.array(cniOp, { minLength: 2, maxLength: 6 }),
+            }),
+          },
+          { weight: 1, arbitrary: fc.record({ op: fc.constant('restart' as const) }) },
         ),
-        { minLength: 1, maxLength: 25 },
+        { minLength: 1, maxLength: 40 },
       ),
       async (ops) => {
-        const w = await world();
+        // 9 sandboxes at most, 11 addresses: with no cooldown an ADD never has to wait for one
+        // (and if it had to, it would fail within a second instead of stalling the property).
+        const w = await world({ IP_COOLDOWN_PERIOD: '0', VPCNET_ADD_WAIT_SECONDS: '1' });
         let agent = await w.start();
+        const run = async (o: { op: 'add' | 'del'; pod: number; sandbox: number }) => {
+          const cid = `p${o.pod}s${o.sandbox}`;
+          const ns = await w.netns(cid);
+          return agent.cni(req(o.op === 'add' ? 'ADD' : 'DEL', cid, ns, `pod${o.pod}`, `uid${o.pod}`));
+        };
         try {
           for (const o of ops) {
             if (o.op === 'restart') {
               await agent.stop();
               agent = await w.start();
             } else {
-              const cid = `p${o.pod}s${o.sandbox}`;
-              const ns = await w.netns(cid);
-              const out = await agent.cni(
-                req(o.op === 'add' ? 'ADD' : 'DEL', cid, ns, `pod${o.pod}`, `uid${o.pod}`),
-              );
-              assert.equal(out.exitCode, 0, `${o.op} ${cid}: ${out.stdout}`);
+              const batch = o.op === 'burst' ? o.ops : [o];
+              const outs = await Promise.all(batch.map(run));
+              for (const [i, out] of outs.entries())
+                assert.equal(out.exitCode, 0, `${JSON.stringify(batch[i])}: ${out.stdout}`);
             }
             // Invariant: the kernel holds exactly what live attachments own, each address has one owner.
             const live = agent.ledger.list();
+            assert.ok(
+              live.every((a) => a.phase === undefined),
+              'an ADD that answered left its record half-done',
+            );
             const ips = live.map((a) => attachmentIp(a) ?? '');
             assert.equal(new Set(ips).size, ips.length, 'an address has two owners');
-            const owned = new Set(
-              live.flatMap((a) =>
-                a.resources.filter((r) => r.kind === 'veth').map((r) => (r as { hostName: string }).hostName),
-              ),
-            );
+            const owned = new Set(live.map(attachmentHostVeth));
             assert.deepEqual(w.kernel.veths().sort(), [...owned].sort());
             assert.deepEqual(w.kernel.snatElements(), [...ips].sort());
             for (const ip of ips) assert.equal(agent.pool.state(ip)?.kind, 'assigned');
@@ -350,7 +359,7 @@ test('ownership holds under random ADD / stale DEL / restart interleavings', asy
         }
       },
     ),
-    { numRuns: 40 },
+    { numRuns: 100 },
   );
 });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -73,9 +74,13 @@ test('a stale socket file from a crashed agent is replaced', async () => {
     ready: () => true,
     introspect: () => ({}),
   };
-  const first = await startRpcServer(socket, handlers);
-  // Simulate a crash: the listener goes away but the file would stay; a new server must start anyway.
-  await stopRpcServer(first);
+  // A crashed agent: a process that listened on the socket and was killed, leaving the file.
+  const crashed = spawn(process.execPath, [
+    '-e',
+    `require('node:net').createServer().listen(${JSON.stringify(socket)}, () => process.kill(process.pid, 'SIGKILL'))`,
+  ]);
+  await new Promise((resolve) => crashed.once('exit', resolve));
+  assert.ok((await stat(socket)).isSocket(), 'the crash left its socket file behind');
   const second = await startRpcServer(socket, handlers);
   try {
     assert.equal((await call(socket, 'GET', '/v1/healthz')).status, 200);

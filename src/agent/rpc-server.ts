@@ -4,6 +4,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import { AGENT_CNI_PATH, type ForwardedRequest, type ForwardedResponse } from '../cni/wire.ts';
+import { errorText } from '../infra/error-text.ts';
 
 export interface RpcHandlers {
   cni(req: ForwardedRequest): Promise<ForwardedResponse>;
@@ -86,7 +87,7 @@ export async function startRpcServer(socketPath: string, handlers: RpcHandlers):
   await rm(socketPath, { force: true });
   const server = createServer((req, res) => {
     route(handlers, req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, { error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent) send(res, 500, { error: errorText(err) });
       else res.destroy();
     });
   });

@@ -1,4 +1,5 @@
 import { defaultCliEnv, runCli } from '../cli/main.ts';
+import { errorText } from '../infra/error-text.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 runCli(process.argv.slice(2), defaultCliEnv()).then(
@@ -6,7 +7,7 @@ runCli(process.argv.slice(2), defaultCliEnv()).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`vpcnetctl: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`vpcnetctl: ${errorText(err)}\n`);
     process.exitCode = 1;
   },
 );

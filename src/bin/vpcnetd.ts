@@ -6,6 +6,7 @@ import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import { LinuxKernel } from '../dataplane/linux/linux-kernel.ts';
+import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
 import { KubePodSource, noPodSource } from '../pods/pod-source.ts';
 
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   process.stderr.write(
-    `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'vpcnetd failed to start', error: err instanceof Error ? err.message : String(err) })}\n`,
+    `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'vpcnetd failed to start', error: errorText(err) })}\n`,
   );
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 // Turns what the EC2 SDK throws into a CloudError an operator can act on:
 // "cannot attach ENI eni-0a1 to i-0b2 at device index 2: AttachmentLimitExceeded: <EC2's message>".
 import { EC2ServiceException } from '@aws-sdk/client-ec2';
+import { errorText } from '../infra/error-text.ts';
 import { CloudError } from './cloud.ts';
 
 /** EC2 codes worth retrying later (the SDK has already retried them within its attempts). */
@@ -45,7 +46,7 @@ export function toCloudError(doing: string, err: unknown): CloudError {
   }
   const code = networkCode(err);
   if (code !== undefined) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const detail = errorText(err);
     return new CloudError(`cannot ${doing}: ${code}: ${detail}${suffix}`, code, true, { cause: err });
   }
   const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

@@ -3,6 +3,7 @@
 // before its TTL ends, a 401 (token expired or revoked early) re-fetches it once, and every
 // failure is an ImdsError naming the path and the HTTP status.
 import http from 'node:http';
+import { errorText } from '../infra/error-text.ts';
 import { CloudError } from './cloud.ts';
 
 export const DEFAULT_IMDS_ENDPOINT = 'http://169.254.169.254';
@@ -186,7 +187,7 @@ function statusError(method: string, path: string, reply: HttpReply): ImdsError 
 }
 
 function connectionError(method: string, path: string, err: unknown): ImdsError {
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorText(err);
   return new ImdsError(`IMDS ${method} ${path} failed: ${detail}`, path, undefined, true, { cause: err });
 }
 

@@ -3,6 +3,7 @@
 // removes exactly the resources it is given, reads the kernel back as views, and repairs findings.
 // Which steps each resource needs comes from the plan's kinds; the kernel driver only executes.
 
+import { errorText } from '../infra/error-text.ts';
 import { type EniLinkSpec, planEniLink } from '../plan/eni-plan.ts';
 import { isAlreadyGone, type KernelOp, opText, type Step, validateOp } from '../plan/kernel-op.ts';
 import { createSteps, type Finding, findDrift, type Orphan, removalSteps } from '../plan/kinds.ts';
@@ -88,7 +89,7 @@ export class Dataplane {
     const undo = resources.filter((_, i) => touched.has(i));
     const leftover = await this.#removeTolerant(undo, 'addPod').then(
       (left) => left.map((f) => `${f.step}: ${f.message}`).join('; '),
-      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      (err: unknown) => errorText(err),
     );
     const suffix = leftover === '' ? '' : ` (rollback incomplete: ${leftover})`;
     throw new DataplaneError('addPod', step, subject, message + suffix);

@@ -2,8 +2,9 @@
 // search for it.
 
 import { CloudError } from '../cloud/cloud.ts';
+import { errorText } from '../infra/error-text.ts';
 
 export function cloudErrorText(err: unknown): string {
   if (err instanceof CloudError) return `${err.code}: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
+  return errorText(err);
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { Ledger } from '../ledger/ledger.ts';
-import { MemoryLedgerStore } from '../ledger/store.ts';
+import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
 import {
   attachedDevices,
   attachmentFor,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { Ledger } from '../ledger/ledger.ts';
-import { MemoryLedgerStore } from '../ledger/store.ts';
+import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
 import { CREATED_BY_TAG, INSTANCE_ID_TAG } from './eni-ownership.ts';
 import { AddressPool } from './pool.ts';
 import { PoolManager } from './pool-manager.ts';

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { Ledger } from './ledger.ts';
-import { MemoryLedgerFs } from './memory-fs.ts';
 import { type CoolingAddress, parseLedgerSnapshot } from './snapshot.ts';
 import { FileLedgerStore } from './store.ts';
+import { MemoryLedgerFs } from './testing/memory-fs.ts';
 
 const PATH = '/state/ledger.json';
 const clock = { now: () => 1_000 };
@@ -132,6 +132,8 @@ test('after any sequence of changes, commits, failed saves and crashes, reopen y
             break;
           }
           case 'crash':
+            // The machine stops: what no fsync carried to the disk is gone.
+            fs.crash();
             ledger = await Ledger.open(new FileLedgerStore(PATH, fs), clock);
             assertEquals(ledger, durable);
             memory = copy(durable);
@@ -139,6 +141,7 @@ test('after any sequence of changes, commits, failed saves and crashes, reopen y
         }
         assertFileParses(fs);
       }
+      fs.crash();
       const reopened = await Ledger.open(new FileLedgerStore(PATH, fs), clock);
       assertEquals(reopened, durable);
     }),

@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import { type Attachment, attachmentIp } from '../plan/attachment.ts';
 import { Ledger } from './ledger.ts';
 import type { LedgerSnapshot } from './snapshot.ts';
-import { type LedgerStore, MemoryLedgerStore } from './store.ts';
+import type { LedgerStore } from './store.ts';
+import { MemoryLedgerStore } from './testing/memory-store.ts';
 
 const clock = { now: () => 42_000 };
 

@@ -4,9 +4,11 @@ import * as os from 'node:os';
 import * as nodePath from 'node:path';
 import { describe, test } from 'node:test';
 import type { Attachment } from '../plan/attachment.ts';
-import { MemoryLedgerFs } from './memory-fs.ts';
+import { type FsPromises, ledgerFsOn } from './node-fs.ts';
 import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
-import { FileLedgerStore, LedgerLoadError, MemoryLedgerStore } from './store.ts';
+import { FileLedgerStore, LedgerLoadError } from './store.ts';
+import { MemoryLedgerFs } from './testing/memory-fs.ts';
+import { MemoryLedgerStore } from './testing/memory-store.ts';
 
 const PATH = '/var/lib/vpcnet/ledger.json';
 
@@ -64,10 +66,37 @@ describe('FileLedgerStore', () => {
     await new FileLedgerStore(PATH, fs).save(snapshot());
     assert.deepEqual(fs.calls, [
       `write ${PATH}.tmp`,
+      `fsync ${PATH}.tmp`,
       `rename ${PATH}.tmp ${PATH}`,
       'syncDir /var/lib/vpcnet',
     ]);
     assert.equal(JSON.parse(fs.files.get(PATH) ?? '').schemaVersion, LEDGER_SCHEMA_VERSION);
+  });
+
+  test('a saved snapshot survives a crash right after save resolves (file and directory were fsynced)', async () => {
+    const fs = new MemoryLedgerFs();
+    const snap = snapshot(attachment('a', '10.0.0.1'));
+    await new FileLedgerStore(PATH, fs).save(snap);
+    fs.crash();
+    assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), snap);
+  });
+
+  test('the crash model loses what was not fsynced: unsynced contents, unsynced renames', async () => {
+    const fs = new MemoryLedgerFs();
+    const old = snapshot(attachment('a', '10.0.0.1'));
+    await new FileLedgerStore(PATH, fs).save(old);
+    // A save that skipped the directory fsync: the rename is lost in a crash.
+    await fs.writeFile(`${PATH}.tmp`, JSON.stringify(snapshot()));
+    await fs.syncFile(`${PATH}.tmp`);
+    await fs.rename(`${PATH}.tmp`, PATH);
+    fs.crash();
+    assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), old);
+    // A save that skipped the file fsync: the new name survives but points at an empty file.
+    await fs.writeFile(`${PATH}.tmp`, JSON.stringify(snapshot()));
+    await fs.rename(`${PATH}.tmp`, PATH);
+    await fs.syncDir('/var/lib/vpcnet');
+    fs.crash();
+    assert.equal(fs.files.get(PATH), '');
   });
 
   test('a crash between write and rename leaves the old snapshot', async () => {
@@ -162,5 +191,50 @@ describe('MemoryLedgerStore', () => {
     await store.save({ schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling: [] });
     attachments.push(attachment('b', '10.0.0.2'));
     assert.equal((await store.load())?.attachments.length, 1);
+  });
+});
+
+describe('nodeLedgerFs', () => {
+  test('a save reaches the disk: the temp file and then the directory are fsynced before save resolves', async () => {
+    const dir = await fsp.mkdtemp(nodePath.join(os.tmpdir(), 'vpcnet-ledger-spy-'));
+    const path = nodePath.join(dir, 'ledger.json');
+    const events: string[] = [];
+    const spied: FsPromises = {
+      async open(p, flags, mode) {
+        const h = await fsp.open(p, flags, mode);
+        const name = nodePath.basename(p) || p;
+        return {
+          async writeFile(data, enc) {
+            events.push(`write ${name}`);
+            await h.writeFile(data, enc);
+          },
+          async sync() {
+            events.push(`fsync ${name}`);
+            await h.sync();
+          },
+          close: () => h.close(),
+        };
+      },
+      readFile: (p, enc) => fsp.readFile(p, enc),
+      async rename(from, to) {
+        events.push(`rename ${nodePath.basename(from)} ${nodePath.basename(to)}`);
+        await fsp.rename(from, to);
+      },
+      rm: (p, o) => fsp.rm(p, o),
+    };
+    try {
+      await new FileLedgerStore(path, ledgerFsOn(spied)).save(snapshot(attachment('a', '10.0.0.1')));
+      events.push('resolved');
+      assert.deepEqual(events, [
+        'write ledger.json.tmp',
+        'fsync ledger.json.tmp',
+        'rename ledger.json.tmp ledger.json',
+        `fsync ${nodePath.basename(dir)}`,
+        'resolved',
+      ]);
+      assert.equal((await fsp.stat(path)).mode & 0o777, 0o600);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,8 +2,11 @@
 // directory, fsync, rename, fsync the directory) so that a crash at any point leaves either the
 // old or the new snapshot on disk, never a torn one: durable before success.
 
-import * as fsp from 'node:fs/promises';
 import * as nodePath from 'node:path';
+import { type LedgerFsDeps, nodeLedgerFs } from './node-fs.ts';
+
+export type { LedgerFsDeps } from './node-fs.ts';
+
 import { LedgerFormatError, type LedgerSnapshot, parseLedgerSnapshot } from './snapshot.ts';
 
 export interface LedgerStore {
@@ -12,55 +15,6 @@ export interface LedgerStore {
   /** Resolves only once the snapshot is durable. */
   save(snapshot: LedgerSnapshot): Promise<void>;
 }
-
-/** The file operations the file store needs; injectable so tests can simulate crashes and fsync failures. */
-export interface LedgerFsDeps {
-  /** File contents, or undefined when the file does not exist. */
-  readFile(path: string): Promise<string | undefined>;
-  /** Creates or truncates `path`, writes `data`, fsyncs and closes it. */
-  writeFileSynced(path: string, data: string): Promise<void>;
-  rename(from: string, to: string): Promise<void>;
-  /** fsyncs a directory so that a rename inside it is durable. */
-  syncDir(dir: string): Promise<void>;
-  /** Removes a file; a missing file is not an error. */
-  removeFile(path: string): Promise<void>;
-}
-
-function isMissing(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
-}
-
-export const nodeLedgerFs: LedgerFsDeps = {
-  async readFile(path) {
-    try {
-      return await fsp.readFile(path, 'utf8');
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
-  },
-  async writeFileSynced(path, data) {
-    const handle = await fsp.open(path, 'w', 0o600);
-    try {
-      await handle.writeFile(data, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
-  rename: (from, to) => fsp.rename(from, to),
-  async syncDir(dir) {
-    const handle = await fsp.open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
-  async removeFile(path) {
-    await fsp.rm(path, { force: true });
-  },
-};
 
 /** Thrown by load() for a file that exists but cannot be trusted; names the file and the bad field. */
 export class LedgerLoadError extends Error {
@@ -124,7 +78,8 @@ export class FileLedgerStore implements LedgerStore {
     // Saves are serialized by the Ledger, so one fixed temp name is enough.
     const tmp = `${this.#path}.tmp`;
     try {
-      await this.#fs.writeFileSynced(tmp, `${JSON.stringify(snapshot)}\n`);
+      await this.#fs.writeFile(tmp, `${JSON.stringify(snapshot)}\n`);
+      await this.#fs.syncFile(tmp);
       await this.#fs.rename(tmp, this.#path);
     } catch (err) {
       await this.#fs.removeFile(tmp).catch(() => {});
@@ -137,24 +92,5 @@ export class FileLedgerStore implements LedgerStore {
         cause: err,
       });
     }
-  }
-}
-
-/** In-memory store for tests. Keeps the serialized form so later mutation cannot leak into a saved snapshot. */
-export class MemoryLedgerStore implements LedgerStore {
-  #saved: string | undefined;
-  saves = 0;
-
-  constructor(initial?: LedgerSnapshot) {
-    this.#saved = initial === undefined ? undefined : JSON.stringify(initial);
-  }
-
-  async load(): Promise<LedgerSnapshot | undefined> {
-    return this.#saved === undefined ? undefined : parseLedgerSnapshot(JSON.parse(this.#saved));
-  }
-
-  async save(snapshot: LedgerSnapshot): Promise<void> {
-    this.#saved = JSON.stringify(snapshot);
-    this.saves++;
   }
 }

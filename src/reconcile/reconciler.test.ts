@@ -8,7 +8,7 @@ import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
 import type { LogFields, Logger } from '../infra/log.ts';
 import { PeriodicLoop, type Timers } from '../infra/periodic.ts';
 import { Ledger } from '../ledger/ledger.ts';
-import { MemoryLedgerStore } from '../ledger/store.ts';
+import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
 import { type Attachment, type AttachmentKey, attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
 import { identityOf, removalSteps } from '../plan/kinds.ts';
 import { PodSerializer, podLineKey } from '../plan/pod-line.ts';
