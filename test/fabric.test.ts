@@ -12,7 +12,7 @@ import {
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
 import type { LaunchedInstance, RunningEmulator } from '../src/emulator/api.ts';
-import { LinuxFabric, vpcLinkName } from '../src/emulator/fabric-linux.ts';
+import { LinuxFabric, vpcLinkName } from '../src/emulator/fabric/linux-fabric.ts';
 import { startEmulator } from '../src/emulator/server.ts';
 import { runCommand } from '../src/lab/command.ts';
 import { labDown } from '../src/lab/down.ts';

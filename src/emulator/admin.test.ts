@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from './testing/test-emulator.ts';
 
 let dir: string;
 let socketPath: string;

@@ -1,10 +1,10 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
-import { Ec2Error } from './ec2-error.ts';
+import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
-import type { VpcOperations } from './vpc-operations.ts';
+import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
   readonly ops: VpcOperations;

@@ -6,16 +6,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
-import { handleEc2 } from './ec2.ts';
+import { handleEc2 } from './ec2/query-api.ts';
 import { FaultInjector } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
-import { IdSource } from './ids.ts';
-import { Imds } from './imds.ts';
-import { KubeApi } from './kube.ts';
-import { PodStore } from './pod-store.ts';
+import { Imds } from './imds/imds.ts';
+import { KubeApi } from './kube/kube-api.ts';
+import { PodStore } from './kube/pod-store.ts';
 import { StaleReadHistory } from './stale-reads.ts';
-import { VpcOperations } from './vpc-operations.ts';
-import { VpcState } from './vpc-state.ts';
+import { IdSource } from './vpc/ids.ts';
+import { VpcOperations } from './vpc/operations.ts';
+import { VpcState } from './vpc/state.ts';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 

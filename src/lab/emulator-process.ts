@@ -2,7 +2,7 @@
 // serves EC2, IMDS and the Kubernetes slice on the VPC's service addresses and the admin API
 // on a unix socket in the lab's state dir, and makes ENIs real links through the Linux fabric.
 import { rm } from 'node:fs/promises';
-import { LinuxFabric } from '../emulator/fabric-linux.ts';
+import { LinuxFabric } from '../emulator/fabric/linux-fabric.ts';
 import { startEmulator } from '../emulator/server.ts';
 import { labLayout } from './layout.ts';
 

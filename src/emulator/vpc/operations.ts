@@ -1,8 +1,8 @@
 // State changes that have a kernel side. The fabric hook runs AFTER the state change and before
 // the caller is answered, so when EC2 replies the link/route exists. A fabric failure undoes the
 // state change (and any fabric step already done) and surfaces as 500 InternalError.
-import type { Fabric, FabricEni, LaunchedInstance } from './api.ts';
-import { Ec2Error } from './ec2-error.ts';
+import type { Fabric, FabricEni, LaunchedInstance } from '../api.ts';
+import { Ec2Error } from '../ec2/error.ts';
 import type {
   AssignRequest,
   Attachment,
@@ -12,7 +12,7 @@ import type {
   LaunchRequest,
   TrunkAssociation,
   VpcState,
-} from './vpc-state.ts';
+} from './state.ts';
 
 type Step = () => Promise<void>;
 

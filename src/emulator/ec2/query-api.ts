@@ -1,12 +1,18 @@
 // The EC2 Query API endpoint: POST / with a form body, XML replies, EC2's error document and
 // status codes, a request ID on every reply, fault injection and one log line per call.
 
+import type { FaultInjector } from '../faults.ts';
+import { type HttpReply, sleep } from '../http-reply.ts';
+import type { StaleReadHistory } from '../stale-reads.ts';
+import type { IdSource } from '../vpc/ids.ts';
+import type { VpcOperations } from '../vpc/operations.ts';
+import type { VpcView } from '../vpc/view.ts';
 import {
   describeInstances,
   describeInstanceTypes,
   describeNetworkInterfaces,
   describeSubnets,
-} from './ec2-describe-actions.ts';
+} from './describe-actions.ts';
 import {
   assignPrivateIpAddresses,
   attachNetworkInterface,
@@ -16,21 +22,15 @@ import {
   detachNetworkInterface,
   modifyNetworkInterfaceAttribute,
   unassignPrivateIpAddresses,
-} from './ec2-eni-actions.ts';
-import { Ec2Error } from './ec2-error.ts';
-import { QueryParams } from './ec2-params.ts';
+} from './eni-actions.ts';
+import { Ec2Error } from './error.ts';
+import { QueryParams } from './params.ts';
 import {
   associateTrunkInterface,
   describeTrunkInterfaceAssociations,
   disassociateTrunkInterface,
-} from './ec2-trunk-actions.ts';
-import { ec2ErrorResponse, ec2Response, type XmlObject } from './ec2-xml.ts';
-import type { FaultInjector } from './faults.ts';
-import { type HttpReply, sleep } from './http-reply.ts';
-import type { IdSource } from './ids.ts';
-import type { StaleReadHistory } from './stale-reads.ts';
-import type { VpcOperations } from './vpc-operations.ts';
-import type { VpcView } from './vpc-view.ts';
+} from './trunk-actions.ts';
+import { ec2ErrorResponse, ec2Response, type XmlObject } from './xml.ts';
 
 /** `view` is what reads see: the live state, or a past one under the stale-read fault. */
 type Action = (p: QueryParams, ops: VpcOperations, view: VpcView) => XmlObject | Promise<XmlObject>;

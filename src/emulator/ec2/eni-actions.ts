@@ -1,11 +1,12 @@
 // Mutating EC2 actions on ENIs and tags. Each validates its parameters, changes the state through
 // VpcOperations (which runs the fabric hooks) and returns the reply body.
-import { invalidParameter, missingParameter } from './ec2-error.ts';
-import type { QueryParams } from './ec2-params.ts';
-import { renderEni } from './ec2-render.ts';
-import type { XmlObject } from './ec2-xml.ts';
-import type { VpcOperations } from './vpc-operations.ts';
-import type { InterfaceType } from './vpc-view.ts';
+
+import type { VpcOperations } from '../vpc/operations.ts';
+import type { InterfaceType } from '../vpc/view.ts';
+import { invalidParameter, missingParameter } from './error.ts';
+import type { QueryParams } from './params.ts';
+import { renderEni } from './render.ts';
+import type { XmlObject } from './xml.ts';
 
 const OK: XmlObject = { return: true };
 

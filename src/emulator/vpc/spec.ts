@@ -1,6 +1,6 @@
 // A VpcSpec checked once, at start: every subnet a /28 or larger inside the VPC CIDR, no overlaps,
 // no duplicate IDs (AWS refuses all of these too).
-import type { VpcSpec } from './api.ts';
+import type { VpcSpec } from '../api.ts';
 import { cidrContains, parseCidr } from './ipv4.ts';
 import { SubnetPool } from './subnet-pool.ts';
 

@@ -11,8 +11,8 @@ import {
   DescribeSubnetsCommand,
   paginateDescribeNetworkInterfaces,
 } from '@aws-sdk/client-ec2';
-import type { LaunchedInstance } from './api.ts';
-import { SUBNET_A, SUBNET_SMALL, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import type { LaunchedInstance } from '../api.ts';
+import { SUBNET_A, SUBNET_SMALL, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 let t: TestEmulator;
 let one: LaunchedInstance;

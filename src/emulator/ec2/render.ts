@@ -1,9 +1,10 @@
 // The emulator's state in the XML shapes EC2 replies with (element names as in the 2016-11-15
 // API: networkInterfaceSet/item, privateIpAddressesSet/item, attachment, groupSet, tagSet, …).
-import type { XmlObject, XmlValue } from './ec2-xml.ts';
-import type { NetworkLimits } from './instance-types.ts';
-import type { SubnetPool } from './subnet-pool.ts';
-import type { Eni, Instance, VpcView } from './vpc-view.ts';
+
+import type { NetworkLimits } from '../vpc/instance-types.ts';
+import type { SubnetPool } from '../vpc/subnet-pool.ts';
+import type { Eni, Instance, VpcView } from '../vpc/view.ts';
+import type { XmlObject, XmlValue } from './xml.ts';
 
 export const OWNER_ID = '111122223333';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { FabricEni } from './api.ts';
-import { IpCommandError, LinuxFabric, vpcLinkName } from './fabric-linux.ts';
+import type { FabricEni } from '../api.ts';
+import { IpCommandError, LinuxFabric, vpcLinkName } from './linux-fabric.ts';
 
 const ENI: FabricEni = {
   eniId: 'eni-0123456789abcdef0',

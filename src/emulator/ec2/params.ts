@@ -1,6 +1,6 @@
 // The EC2 Query API's form parameters, parsed once into typed values: scalars, numbered lists
 // (`PrivateIpAddress.1`), filters (`Filter.1.Name`, `Filter.1.Value.1`) and tag specifications.
-import { invalidParameter, missingParameter } from './ec2-error.ts';
+import { invalidParameter, missingParameter } from './error.ts';
 
 export type Filters = ReadonlyMap<string, readonly string[]>;
 

@@ -1,6 +1,6 @@
 // Address allocation inside one subnet: never an AWS-reserved address, never one in use.
-import type { SubnetSpec } from './api.ts';
-import { Ec2Error, invalidParameter } from './ec2-error.ts';
+import type { SubnetSpec } from '../api.ts';
+import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import {
   type Cidr,
   cidrContains,

@@ -1,11 +1,11 @@
 // IMDSv2: a session token from PUT /latest/api/token, then GETs under /latest/meta-data/ that
 // answer for the instance the request comes from (by source address, else the fallback).
 // Answers reflect the VPC state at the moment of the request.
-import type { FaultInjector } from './faults.ts';
-import { type HttpReply, sleep, textReply } from './http-reply.ts';
-import type { IdSource } from './ids.ts';
-import type { StaleReadHistory } from './stale-reads.ts';
-import type { Eni, Instance, VpcView } from './vpc-view.ts';
+import type { FaultInjector } from '../faults.ts';
+import { type HttpReply, sleep, textReply } from '../http-reply.ts';
+import type { StaleReadHistory } from '../stale-reads.ts';
+import type { IdSource } from '../vpc/ids.ts';
+import type { Eni, Instance, VpcView } from '../vpc/view.ts';
 
 const MAX_TTL_SECONDS = 21600;
 

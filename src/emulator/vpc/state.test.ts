@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SUBNET_A, SUBNET_OTHER_AZ, SUBNET_SMALL, TEST_VPC } from '../testing/test-emulator.ts';
 import { IdSource, seededRandom } from './ids.ts';
-import { SUBNET_A, SUBNET_OTHER_AZ, SUBNET_SMALL, TEST_VPC } from './test-fixture.ts';
-import { VpcState } from './vpc-state.ts';
+import { VpcState } from './state.ts';
 
 function fresh(): VpcState {
   return new VpcState(TEST_VPC, new IdSource(seededRandom(7)));

@@ -1,11 +1,11 @@
 // The emulated VPC in memory: subnets, instances, ENIs and their addresses. Every method is
 // synchronous and all-or-nothing: it either changes the state or throws an Ec2Error and
-// leaves it untouched. Kernel side effects (the fabric) live in vpc-operations.ts.
-import type { VpcSpec } from './api.ts';
-import { Ec2Error, invalidParameter } from './ec2-error.ts';
+// leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
+import type { VpcSpec } from '../api.ts';
+import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
-import { subnetPools } from './vpc-spec.ts';
+import { subnetPools } from './spec.ts';
 import {
   type Attachment,
   type Eni,
@@ -13,9 +13,9 @@ import {
   type InterfaceType,
   type TrunkAssociation,
   VpcView,
-} from './vpc-view.ts';
+} from './view.ts';
 
-export type { Attachment, Eni, Instance, InterfaceType, TrunkAssociation } from './vpc-view.ts';
+export type { Attachment, Eni, Instance, InterfaceType, TrunkAssociation } from './view.ts';
 
 export interface CreateEniRequest {
   readonly subnetId: string;

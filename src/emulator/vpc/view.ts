@@ -1,7 +1,7 @@
 // A read-only view of the emulated VPC. VpcState is the live one; `snapshot()` freezes a copy,
 // which the stale-read fault serves to Describe calls and IMDS (eventual consistency).
-import type { VpcSpec } from './api.ts';
-import { Ec2Error, notFound } from './ec2-error.ts';
+import type { VpcSpec } from '../api.ts';
+import { Ec2Error, notFound } from '../ec2/error.ts';
 import type { NetworkLimits } from './instance-types.ts';
 import type { SubnetPool } from './subnet-pool.ts';
 

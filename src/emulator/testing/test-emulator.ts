@@ -1,9 +1,9 @@
 // Test support: an emulator on 127.0.0.1 with a seeded random source, an SDK client pointed at
 // it, and a raw form POST for wire-level assertions. Not a test file itself.
 import { EC2Client } from '@aws-sdk/client-ec2';
-import type { EmulatorOptions, RunningEmulator, VpcSpec } from './api.ts';
-import { seededRandom } from './ids.ts';
-import { startEmulator } from './server.ts';
+import type { EmulatorOptions, RunningEmulator, VpcSpec } from '../api.ts';
+import { startEmulator } from '../server.ts';
+import { seededRandom } from '../vpc/ids.ts';
 
 export const TEST_VPC: VpcSpec = {
   vpcId: 'vpc-0123456789abcdef0',

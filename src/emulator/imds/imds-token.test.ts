@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FaultInjector } from './faults.ts';
-import { IdSource, seededRandom } from './ids.ts';
+import { FaultInjector } from '../faults.ts';
+import { StaleReadHistory } from '../stale-reads.ts';
+import { SUBNET_A, TEST_VPC } from '../testing/test-emulator.ts';
+import { IdSource, seededRandom } from '../vpc/ids.ts';
+import { VpcState } from '../vpc/state.ts';
 import { Imds } from './imds.ts';
-import { StaleReadHistory } from './stale-reads.ts';
-import { SUBNET_A, TEST_VPC } from './test-fixture.ts';
-import { VpcState } from './vpc-state.ts';
 
 test('an IMDS token stops working when its TTL has passed', async () => {
   const ids = new IdSource(seededRandom(9));

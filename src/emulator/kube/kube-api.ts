@@ -1,15 +1,9 @@
 // The slice of the Kubernetes API the agent uses: pods (CRUD, merge patch, list and watch with a
 // field selector) and nodes (one per launched instance that has a node name).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  isJsonObject,
-  type JsonObject,
-  parseFieldSelector,
-  parseLabelSelector,
-  status,
-} from './kube-objects.ts';
+import type { VpcState } from '../vpc/state.ts';
+import { isJsonObject, type JsonObject, parseFieldSelector, parseLabelSelector, status } from './objects.ts';
 import { KubeError, type PodStore, type WatchEvent } from './pod-store.ts';
-import type { VpcState } from './vpc-state.ts';
 
 export interface KubeDeps {
   readonly pods: PodStore;

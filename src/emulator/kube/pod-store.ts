@@ -1,7 +1,7 @@
 // Pods of the Kubernetes slice: objects keyed by namespace/name, one resourceVersion counter for
 // all changes, and a bounded event log so a watch can resume from a resourceVersion.
-import type { IdSource } from './ids.ts';
-import { isJsonObject, type JsonObject, mergePatch } from './kube-objects.ts';
+import type { IdSource } from '../vpc/ids.ts';
+import { isJsonObject, type JsonObject, mergePatch } from './objects.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 

@@ -1,7 +1,7 @@
 // EC2 Describe* filters: within one filter the values are ORed, filters are ANDed; values may
 // use the wildcards * and ?. Tags filter as `tag:KEY`, `tag-key` and `tag-value`.
-import { invalidParameter } from './ec2-error.ts';
-import type { Filters } from './ec2-params.ts';
+import { invalidParameter } from './error.ts';
+import type { Filters } from './params.ts';
 
 export type FilterSchema<T> = Readonly<Record<string, (item: T) => readonly string[]>>;
 

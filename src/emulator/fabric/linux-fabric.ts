@@ -5,7 +5,7 @@
 // routed to its link with a permanent neighbour entry, because the real VPC delivers to the
 // ENI's MAC without ARP.
 import { spawn } from 'node:child_process';
-import type { Fabric, FabricEni } from './api.ts';
+import type { Fabric, FabricEni } from '../api.ts';
 
 /** Runs `ip [-n netns] -batch -` with the given lines; rejects with the lines and the kernel's message. */
 export type IpBatchRunner = (

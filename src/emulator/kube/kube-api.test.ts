@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 let t: TestEmulator;
 before(async () => {

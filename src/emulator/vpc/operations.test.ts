@@ -5,11 +5,11 @@ import {
   AttachNetworkInterfaceCommand,
   CreateNetworkInterfaceCommand,
 } from '@aws-sdk/client-ec2';
-import type { Fabric, FabricEni } from './api.ts';
+import type { Fabric, FabricEni } from '../api.ts';
+import { SUBNET_A, startTestEmulator, TEST_VPC } from '../testing/test-emulator.ts';
 import { IdSource, seededRandom } from './ids.ts';
-import { SUBNET_A, startTestEmulator, TEST_VPC } from './test-fixture.ts';
-import { VpcOperations } from './vpc-operations.ts';
-import { VpcState } from './vpc-state.ts';
+import { VpcOperations } from './operations.ts';
+import { VpcState } from './state.ts';
 
 /** Records every hook call; `failOn` makes the named hook reject (once per listed name). */
 class RecordingFabric implements Fabric {

@@ -1,7 +1,7 @@
 // MaxResults / NextToken paging of Describe* replies. The token is the offset of the next item,
 // opaque to clients; a state change between pages may shift items, as EC2 does not promise either.
-import { invalidParameter } from './ec2-error.ts';
-import type { QueryParams } from './ec2-params.ts';
+import { invalidParameter } from './error.ts';
+import type { QueryParams } from './params.ts';
 
 export interface Page<T> {
   readonly items: T[];

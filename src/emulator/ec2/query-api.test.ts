@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 let t: TestEmulator;
 before(async () => {

@@ -1,12 +1,13 @@
 // Trunk ENIs and their branch ENIs (pods with their own security groups): AssociateTrunkInterface,
 // DisassociateTrunkInterface, DescribeTrunkInterfaceAssociations.
-import { missingParameter } from './ec2-error.ts';
-import { applyFilters } from './ec2-filters.ts';
-import { paginate } from './ec2-pagination.ts';
-import type { QueryParams } from './ec2-params.ts';
-import type { XmlObject } from './ec2-xml.ts';
-import type { VpcOperations } from './vpc-operations.ts';
-import type { Eni, VpcView } from './vpc-view.ts';
+
+import type { VpcOperations } from '../vpc/operations.ts';
+import type { Eni, VpcView } from '../vpc/view.ts';
+import { missingParameter } from './error.ts';
+import { applyFilters } from './filters.ts';
+import { paginate } from './pagination.ts';
+import type { QueryParams } from './params.ts';
+import type { XmlObject } from './xml.ts';
 
 function renderAssociation(branch: Eni): XmlObject {
   const a = branch.trunkAssociation!;

@@ -13,8 +13,8 @@ import {
   ModifyNetworkInterfaceAttributeCommand,
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
-import type { LaunchedInstance } from './api.ts';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import type { LaunchedInstance } from '../api.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 let t: TestEmulator;
 before(async () => {

@@ -1,14 +1,15 @@
 // Read-only EC2 actions: DescribeInstances, DescribeInstanceTypes, DescribeSubnets,
 // DescribeNetworkInterfaces.
-import { Ec2Error } from './ec2-error.ts';
-import { applyFilters, type FilterSchema } from './ec2-filters.ts';
-import { paginate } from './ec2-pagination.ts';
-import type { QueryParams } from './ec2-params.ts';
-import { renderEni, renderInstanceType, renderReservation, renderSubnet } from './ec2-render.ts';
-import type { XmlObject } from './ec2-xml.ts';
-import { knownInstanceTypes, networkLimits } from './instance-types.ts';
-import type { SubnetPool } from './subnet-pool.ts';
-import type { Eni, Instance, VpcView } from './vpc-view.ts';
+
+import { knownInstanceTypes, networkLimits } from '../vpc/instance-types.ts';
+import type { SubnetPool } from '../vpc/subnet-pool.ts';
+import type { Eni, Instance, VpcView } from '../vpc/view.ts';
+import { Ec2Error } from './error.ts';
+import { applyFilters, type FilterSchema } from './filters.ts';
+import { paginate } from './pagination.ts';
+import type { QueryParams } from './params.ts';
+import { renderEni, renderInstanceType, renderReservation, renderSubnet } from './render.ts';
+import type { XmlObject } from './xml.ts';
 
 function eniFilters(state: VpcView): FilterSchema<Eni> {
   return {

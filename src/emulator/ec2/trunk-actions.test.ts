@@ -10,8 +10,8 @@ import {
   DescribeTrunkInterfaceAssociationsCommand,
   DisassociateTrunkInterfaceCommand,
 } from '@aws-sdk/client-ec2';
-import type { Fabric, FabricEni } from './api.ts';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import type { Fabric, FabricEni } from '../api.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 class BranchRecorder implements Fabric {
   readonly calls: string[] = [];

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { AssignPrivateIpAddressesCommand } from '@aws-sdk/client-ec2';
-import type { LaunchedInstance } from './api.ts';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import type { LaunchedInstance } from '../api.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 interface Reply {
   readonly status: number;
