@@ -67,6 +67,7 @@ test('DescribeInstanceTypes reports the ENI and per-ENI address limits of every 
     't3.large': [3, 12],
     'm5.large': [3, 10],
     'm5.xlarge': [4, 15],
+    'm5.2xlarge': [4, 15],
     'm5.4xlarge': [8, 30],
     'c5.large': [3, 10],
   };

@@ -6,6 +6,7 @@ import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
 import { subnetPools } from './spec.ts';
+import { checkTrunkAssociation } from './trunk-rules.ts';
 import {
   type Attachment,
   type Eni,
@@ -115,6 +116,12 @@ export class VpcState extends VpcView {
     if (eni.trunkAssociation !== undefined) {
       throw invalidParameter(
         `Network interface '${eniId}' is a branch of ${eni.trunkAssociation.trunkEniId}.`,
+      );
+    }
+    if (eni.interfaceType === 'trunk' && instance.limits.maxBranchEnis === 0) {
+      throw new Ec2Error(
+        'UnsupportedOperation',
+        `Instance type ${instance.instanceType} of '${instanceId}' does not support trunk network interfaces.`,
       );
     }
     const attached = this.enisOf(instanceId);
@@ -283,29 +290,7 @@ export class VpcState extends VpcView {
   /** AssociateTrunkInterface: the branch ENI gets a VLAN on the trunk ENI. */
   associateTrunk(branchEniId: string, trunkEniId: string, vlanId: number): TrunkAssociation {
     const branch = this.eni(branchEniId);
-    const trunk = this.eni(trunkEniId);
-    if (trunk.interfaceType !== 'trunk') {
-      throw invalidParameter(`Network interface '${trunkEniId}' is not a trunk interface.`);
-    }
-    if (branch === trunk || branch.interfaceType === 'trunk') {
-      throw invalidParameter(`Network interface '${branchEniId}' cannot be a branch interface.`);
-    }
-    if (branch.attachment !== undefined || branch.trunkAssociation !== undefined) {
-      throw invalidParameter(`Network interface '${branchEniId}' is currently in use.`);
-    }
-    if (!Number.isInteger(vlanId) || vlanId < 1 || vlanId > 4094) {
-      throw invalidParameter(`Invalid value '${vlanId}' for VlanId; it must be within 1..4094.`);
-    }
-    if (this.branchesOf(trunkEniId).some((b) => b.trunkAssociation?.vlanId === vlanId)) {
-      throw invalidParameter(`VLAN ${vlanId} is already in use on trunk '${trunkEniId}'.`);
-    }
-    const branchAz = this.subnet(branch.subnetId).spec.availabilityZone;
-    const trunkAz = this.subnet(trunk.subnetId).spec.availabilityZone;
-    if (branchAz !== trunkAz) {
-      throw invalidParameter(
-        `Branch '${branchEniId}' is in ${branchAz}; trunk '${trunkEniId}' is in ${trunkAz}.`,
-      );
-    }
+    checkTrunkAssociation(this, branch, this.eni(trunkEniId), vlanId);
     const association: TrunkAssociation = {
       associationId: this.#ids.unique('trunk-assoc-'),
       trunkEniId,
