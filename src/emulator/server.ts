@@ -11,7 +11,8 @@ import { FaultInjector } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
-import { PodStore } from './kube/pod-store.ts';
+import { registerNodesOfInstances } from './kube/node-objects.ts';
+import { NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
 import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
@@ -71,7 +72,11 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     fallbackInstance: opts.imdsFallbackInstance,
     nowMs: () => Date.now(),
   });
-  const kube = new KubeApi({ pods: new PodStore(ids), state });
+  const versions = new ResourceVersionCounter();
+  const pods = new ObjectStore(POD, { ids, versions });
+  const nodes = new ObjectStore(NODE, { ids, versions });
+  registerNodesOfInstances(ops, nodes);
+  const kube = new KubeApi({ pods, nodes });
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');

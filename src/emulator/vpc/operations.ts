@@ -16,12 +16,20 @@ import type {
 
 type Step = () => Promise<void>;
 
+/** An instance came or went (the Kubernetes slice keeps a Node object per named instance by it). */
+export interface InstanceEvent {
+  readonly type: 'launched' | 'terminated';
+  readonly instance: Instance;
+}
+
 export class VpcOperations {
   readonly state: VpcState;
   readonly #fabric: Fabric | undefined;
   readonly #log: (line: Record<string, unknown>) => void;
   /** CreateNetworkInterface idempotency: ClientToken -> ENI ID. */
   readonly createdByClientToken = new Map<string, string>();
+  /** Told after each launch and termination; a listener must not throw. */
+  readonly instanceListeners = new Set<(e: InstanceEvent) => void>();
   /** With a fabric, kernel steps of different calls must not interleave (attach racing detach). */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -59,6 +67,7 @@ export class VpcOperations {
         this.state.removeInstance(instance.instanceId);
       };
       await this.#withRollback(undo, [this.#attachSteps(instance, primaryEni, 0)]);
+      for (const listener of this.instanceListeners) listener({ type: 'launched', instance });
       const pool = this.state.subnet(instance.subnetId);
       return {
         instanceId: instance.instanceId,
@@ -96,6 +105,7 @@ export class VpcOperations {
         if (attachment.deleteOnTermination) this.state.deleteEni(eni.eniId);
       }
       this.state.removeInstance(instanceId);
+      for (const listener of this.instanceListeners) listener({ type: 'terminated', instance });
     });
   }
 
