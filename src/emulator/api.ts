@@ -113,7 +113,14 @@ export interface RunningEmulator {
 //   POST   /admin/instances            LaunchInstanceRequest -> LaunchedInstance
 //   DELETE /admin/instances/{id}       -> 204
 //   PUT    /admin/faults               FaultSettings -> 204
-//   GET    /admin/state                -> JSON dump of instances, ENIs, addresses
+//   GET    /admin/state                -> JSON dump of instances, ENIs (branches with their
+//                                          trunkAssociation), addresses
+//   POST   /admin/pod-eni              {namespace, name, securityGroupIds} -> 201 the pod-eni entry
+//          (the resource controller: a branch ENI on the lowest free VLAN of the pod's node's trunk,
+//          and the pod's vpc.amazonaws.com/pod-eni annotation); 404 no such pod, 409 not possible
+//          (pod unbound, node without trunk, trunk full) with the reason.
+// The resource controller also attaches a trunk ENI to a node's instance when the node is labelled
+// vpc.amazonaws.com/has-trunk-attached=false, and deletes a pod's branch ENIs when the pod is.
 // Kubernetes slice (JSON, core/v1 Pod objects):
 //   POST   /api/v1/namespaces/{ns}/pods            create (metadata.uid assigned when absent)
 //   GET    /api/v1/namespaces/{ns}/pods/{name}     404 Status when unknown

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
+import { ResourceController } from './controller/resource-controller.ts';
 import { handleEc2 } from './ec2/query-api.ts';
 import { FaultInjector } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
@@ -77,6 +78,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const nodes = new ObjectStore(NODE, { ids, versions });
   registerNodesOfInstances(ops, nodes);
   const kube = new KubeApi({ pods, nodes });
+  const controller = new ResourceController({ ops, pods, nodes, log });
+  const stopController = controller.start();
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -90,7 +93,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       };
       return reply(res, await imds.handle({ method, path, sourceAddress: req.socket.remoteAddress, header }));
     }
-    if (path.startsWith('/admin/')) return reply(res, await handleAdmin(method, path, body, { ops, faults }));
+    if (path.startsWith('/admin/'))
+      return reply(res, await handleAdmin(method, path, body, { ops, faults, controller }));
     if (path.startsWith('/api/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST')
       return reply(res, await handleEc2(body, { ops, history, faults, ids, log }));
@@ -107,6 +111,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
 
   const servers: Server[] = [];
   const closeAll = async () => {
+    stopController();
     kube.closeWatches();
     await Promise.all(
       servers.map(
