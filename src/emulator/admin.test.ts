@@ -119,3 +119,9 @@ test('closing the emulator ends open watches and removes the socket', async () =
   await closed;
   await assert.rejects(stat(join(dir, 'other.sock')), { code: 'ENOENT' });
 });
+
+test('GET /admin/traffic without a fabric answers 409 saying there is nothing to count', async () => {
+  const r = await viaSocket('GET', '/admin/traffic');
+  assert.equal(r.status, 409);
+  assert.match((r.json as { message: string }).message, /no fabric/);
+});

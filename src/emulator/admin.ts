@@ -147,6 +147,8 @@ export async function handleAdmin(
       return { status: 204, headers: {}, body: '' };
     }
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops));
+    if (method === 'GET' && path === '/admin/traffic')
+      return jsonReply(200, { enis: await deps.ops.traffic() });
     if (method === 'POST' && path === '/admin/pod-eni') {
       return jsonReply(201, await deps.controller.assignPodEni(parsePodEniRequest(parsed)));
     }

@@ -80,6 +80,21 @@ export interface Fabric {
    */
   branchAssociated?(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void>;
   branchDisassociated?(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void>;
+  /**
+   * "Which ENI carried a packet" (optional): per ENI ID, the packets the VPC received from it
+   * (node → VPC). A trunk's count leaves out the frames of its branches.
+   */
+  receivedPackets?(
+    enis: readonly FabricEni[],
+    branches: readonly BranchOnTrunk[],
+  ): Promise<ReadonlyMap<string, number>>;
+}
+
+/** A branch ENI associated with a trunk ENI under a VLAN ID. */
+export interface BranchOnTrunk {
+  readonly trunk: FabricEni;
+  readonly vlanId: number;
+  readonly branch: FabricEni;
 }
 
 export interface EmulatorOptions {
@@ -113,6 +128,9 @@ export interface RunningEmulator {
 //   POST   /admin/instances            LaunchInstanceRequest -> LaunchedInstance
 //   DELETE /admin/instances/{id}       -> 204
 //   PUT    /admin/faults               FaultSettings -> 204
+//   GET    /admin/traffic              -> {enis: [{eniId, interfaceType, instanceId, trunkEniId, vlanId,
+//                                          receivedPackets}]}: per ENI with a fabric link (branches
+//                                          included), packets the VPC received from it; 409 without a fabric
 //   GET    /admin/state                -> JSON dump of instances, ENIs (branches with their
 //                                          trunkAssociation), addresses
 //   POST   /admin/pod-eni              {namespace, name, securityGroupIds} -> 201 the pod-eni entry

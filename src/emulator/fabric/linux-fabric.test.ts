@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FabricEni } from '../api.ts';
-import { IpCommandError, LinuxFabric, vpcLinkName } from './linux-fabric.ts';
+import { IpCommandError } from './kernel-commands.ts';
+import { vpcLinkName } from './link-names.ts';
+import { LinuxFabric } from './linux-fabric.ts';
 
 const ENI: FabricEni = {
   eniId: 'eni-0123456789abcdef0',

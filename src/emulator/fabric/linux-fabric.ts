@@ -3,19 +3,20 @@
 // and carries the subnet gateway as a /32 so it answers the node's ARP for it; the node side is
 // eth<deviceIndex> in the instance's namespace, with the ENI's MAC. Every address of the ENI is
 // routed to its link with a permanent neighbour entry, because the real VPC delivers to the
-// ENI's MAC without ARP.
-import { spawn } from 'node:child_process';
-import type { Fabric, FabricEni } from '../api.ts';
-
-/** Runs `ip [-n netns] -batch -` with the given lines; rejects with the lines and the kernel's message. */
-export type IpBatchRunner = (
-  netns: string | undefined,
-  lines: readonly string[],
-  force?: boolean,
-) => Promise<void>;
-
-/** Sets sysctls (`net.ipv4.conf.X.proxy_arp` → value) inside `netns`. */
-export type SysctlWriter = (netns: string, settings: Readonly<Record<string, string>>) => Promise<void>;
+// ENI's MAC without ARP. Branch ENIs ride on their trunk's link (trunk-branches.ts).
+import type { BranchOnTrunk, Fabric, FabricEni } from '../api.ts';
+import {
+  type CommandRunner,
+  type IpBatchRunner,
+  runCommandOutput,
+  runIpBatch,
+  runRemovals,
+  type SysctlWriter,
+  writeSysctls,
+} from './kernel-commands.ts';
+import { vpcLinkName } from './link-names.ts';
+import { TrafficCounters } from './traffic-counters.ts';
+import { TrunkBranches, type TrunkMode } from './trunk-branches.ts';
 
 export interface LinuxFabricOptions {
   /**
@@ -23,81 +24,31 @@ export interface LinuxFabricOptions {
    * started in the wrong place then fails instead of changing the namespace it happens to be in.
    */
   readonly vpcNetns: string;
+  /** How branch ENIs ride on a trunk: 802.1q tags ('vlan', the default) or MACs ('macvlan'). */
+  readonly trunkMode?: TrunkMode;
   readonly ip?: IpBatchRunner;
   readonly sysctl?: SysctlWriter;
+  /** Runs commands whose output the fabric reads (counters) and nft scripts. */
+  readonly run?: CommandRunner;
 }
-
-/** Failure of an `ip` invocation, with what was asked and what the kernel answered. */
-export class IpCommandError extends Error {
-  constructor(
-    readonly command: string,
-    readonly stderr: string,
-  ) {
-    super(`${command}: ${stderr.trim() || 'failed'}`);
-    this.name = 'IpCommandError';
-  }
-}
-
-export function runIpBatch(
-  netns: string | undefined,
-  lines: readonly string[],
-  force = false,
-): Promise<void> {
-  if (lines.length === 0) return Promise.resolve();
-  const args = [...(netns === undefined ? [] : ['-n', netns]), ...(force ? ['-force'] : []), '-batch', '-'];
-  const command = `ip ${args.join(' ')} <<< ${JSON.stringify(lines.join('; '))}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('ip', args, { stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on('error', (err) => reject(new IpCommandError(command, err.message)));
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new IpCommandError(command, stderr));
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(`${lines.join('\n')}\n`);
-  });
-}
-
-export async function writeSysctls(netns: string, settings: Readonly<Record<string, string>>): Promise<void> {
-  const entries = Object.entries(settings);
-  const args = ['netns', 'exec', netns, 'sysctl', '-q', '-w', ...entries.map(([k, v]) => `${k}=${v}`)];
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on('error', (err) => reject(new IpCommandError(`ip ${args.join(' ')}`, err.message)));
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new IpCommandError(`ip ${args.join(' ')}`, stderr)),
-    );
-  });
-}
-
-/** VPC-side link name of an ENI: `v` + the last 12 hex digits of its id (fits IFNAMSIZ). */
-export function vpcLinkName(eniId: string): string {
-  const hex = eniId.replace(/^eni-/, '').replace(/[^0-9a-f]/gi, '');
-  return `v${hex.slice(-12)}`;
-}
-
-/** Messages that mean "already gone"; removal is idempotent. */
-const GONE = /No such process|Cannot find device|No such file or directory|does not exist|Cannot assign/;
 
 export class LinuxFabric implements Fabric {
+  readonly trunkMode: TrunkMode;
   private readonly vpcNetns: string;
   private readonly ip: IpBatchRunner;
   private readonly sysctl: SysctlWriter;
+  private readonly branches: TrunkBranches;
+  private readonly traffic: TrafficCounters;
 
   constructor(opts: LinuxFabricOptions) {
     this.vpcNetns = opts.vpcNetns;
+    this.trunkMode = opts.trunkMode ?? 'vlan';
     this.ip = opts.ip ?? runIpBatch;
     this.sysctl = opts.sysctl ?? writeSysctls;
+    const run = opts.run ?? runCommandOutput;
+    const shared = { vpcNetns: this.vpcNetns, mode: this.trunkMode, run };
+    this.branches = new TrunkBranches({ ...shared, ip: this.ip, sysctl: this.sysctl });
+    this.traffic = new TrafficCounters(shared);
   }
 
   async eniAttached(netns: string, deviceIndex: number, eni: FabricEni): Promise<void> {
@@ -107,7 +58,7 @@ export class LinuxFabric implements Fabric {
       await this.attach(netns, deviceIndex, eni, vpcSide, nodeSide);
     } catch (err) {
       // Leave no half-made link behind: the pair goes with its VPC side.
-      await this.removing([`link del ${vpcSide}`]).catch(() => undefined);
+      await runRemovals(this.ip, this.vpcNetns, [`link del ${vpcSide}`]).catch(() => undefined);
       throw err;
     }
   }
@@ -144,7 +95,9 @@ export class LinuxFabric implements Fabric {
 
   async eniDetached(_netns: string, _deviceIndex: number, eni: FabricEni): Promise<void> {
     // Deleting one end removes the pair, and with it every route through the VPC side.
-    await this.removing([`link del ${vpcLinkName(eni.eniId)}`]);
+    await runRemovals(this.ip, this.vpcNetns, [`link del ${vpcLinkName(eni.eniId)}`]);
+    await this.branches.trunkDetached(eni);
+    this.traffic.forget(eni.eniId);
   }
 
   async addressesAssigned(eni: FabricEni, ips: readonly string[]): Promise<void> {
@@ -158,20 +111,23 @@ export class LinuxFabric implements Fabric {
       if (ip.includes('/')) lines.push(`route del ${ip} dev ${vpcSide}`);
       else lines.push(`route del ${ip}/32 dev ${vpcSide}`, `neigh del ${ip} dev ${vpcSide}`);
     }
-    await this.removing(lines);
+    await runRemovals(this.ip, this.vpcNetns, lines);
   }
 
-  /** Runs removals to the end; fails only for errors other than "already gone". */
-  private async removing(lines: readonly string[]): Promise<void> {
-    try {
-      await this.ip(this.vpcNetns, lines, true);
-    } catch (err) {
-      if (!(err instanceof IpCommandError)) throw err;
-      const real = err.stderr
-        .split('\n')
-        .filter((l) => l.trim() !== '' && !GONE.test(l) && !/^Command failed/.test(l));
-      if (real.length > 0) throw err;
-    }
+  branchAssociated(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void> {
+    return this.branches.associated(trunk, vlanId, branch);
+  }
+
+  async branchDisassociated(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void> {
+    await this.traffic.retire(trunk, branch);
+    await this.branches.disassociated(trunk, vlanId, branch);
+  }
+
+  receivedPackets(
+    enis: readonly FabricEni[],
+    branches: readonly BranchOnTrunk[],
+  ): Promise<Map<string, number>> {
+    return this.traffic.read(enis, branches);
   }
 }
 

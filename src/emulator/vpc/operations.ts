@@ -1,7 +1,7 @@
 // State changes that have a kernel side. The fabric hook runs AFTER the state change and before
 // the caller is answered, so when EC2 replies the link/route exists. A fabric failure undoes the
 // state change (and any fabric step already done) and surfaces as 500 InternalError.
-import type { Fabric, FabricEni, LaunchedInstance } from '../api.ts';
+import type { BranchOnTrunk, Fabric, FabricEni, LaunchedInstance } from '../api.ts';
 import { Ec2Error } from '../ec2/error.ts';
 import type {
   AssignRequest,
@@ -15,6 +15,15 @@ import type {
 } from './state.ts';
 
 type Step = () => Promise<void>;
+
+export interface EniTraffic {
+  readonly eniId: string;
+  readonly interfaceType: string;
+  readonly instanceId: string | null;
+  readonly trunkEniId: string | null;
+  readonly vlanId: number | null;
+  readonly receivedPackets: number;
+}
 
 /** An instance came or went (the Kubernetes slice keeps a Node object per named instance by it). */
 export interface InstanceEvent {
@@ -188,6 +197,42 @@ export class VpcOperations {
         [this.#branchSteps(branch, association, 'disassociate')],
       );
     });
+  }
+
+  /** Per ENI with a fabric link (branches included): packets the VPC received from it. */
+  traffic(): Promise<EniTraffic[]> {
+    // In line with the other fabric work, so that counts follow completed changes only.
+    return this.#serial(() => this.#traffic());
+  }
+
+  async #traffic(): Promise<EniTraffic[]> {
+    const fabric = this.#fabric;
+    if (fabric?.receivedPackets === undefined) {
+      throw new Ec2Error('IncorrectState', 'this emulator has no fabric, so no traffic to count', 409);
+    }
+    const linked = this.state.enis().filter((e) => this.#fabricFor(e) !== undefined);
+    const branches: { eni: Eni; on: BranchOnTrunk }[] = [];
+    for (const trunk of linked.filter((e) => e.interfaceType === 'trunk')) {
+      for (const branch of this.state.branchesOf(trunk.eniId)) {
+        const vlanId = branch.trunkAssociation?.vlanId ?? 0;
+        branches.push({
+          eni: branch,
+          on: { trunk: this.fabricEni(trunk), vlanId, branch: this.fabricEni(branch) },
+        });
+      }
+    }
+    const counts = await fabric.receivedPackets(
+      linked.map((e) => this.fabricEni(e)),
+      branches.map((b) => b.on),
+    );
+    return [...linked, ...branches.map((b) => b.eni)].map((e) => ({
+      eniId: e.eniId,
+      interfaceType: e.interfaceType,
+      instanceId: e.attachment?.instanceId ?? null,
+      trunkEniId: e.trunkAssociation?.trunkEniId ?? null,
+      vlanId: e.trunkAssociation?.vlanId ?? null,
+      receivedPackets: counts.get(e.eniId) ?? 0,
+    }));
   }
 
   #branchSteps(
