@@ -50,8 +50,6 @@ export async function runSupervisor(opts: SupervisorOptions): Promise<number> {
       }
       throw err;
     }
-    // Beside the description, whose fields are a stable interface: which trunk driver this lab got.
-    await writeFile(layout.files.trunkDriver, `${lab.trunkDriver}\n`);
     const tmp = `${layout.files.description}.tmp`;
     await writeFile(tmp, `${JSON.stringify(lab.description)}\n`);
     await rename(tmp, layout.files.description);

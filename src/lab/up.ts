@@ -3,7 +3,7 @@
 // and one agent per node. On any failure it tears down what it made and rethrows.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import type { LaunchedInstance } from '../emulator/api.ts';
 import { agentSpec, installPlugin, logTail, type PodEniSettings, waitAgentHealthy } from './agents.ts';
 import { type ChildSpec, ctlArgv, spawnRecorded } from './children.ts';
@@ -104,6 +104,8 @@ async function build(
     driver: trunkDriver,
     chosen: opts.trunkDriver === undefined ? 'probed' : 'asked',
   });
+  // Beside the description, whose fields are a stable interface: which trunk driver this lab got.
+  await writeFile(layout.files.trunkDriver, `${trunkDriver}\n`);
   const podEni = opts.podEni === true ? { trunkDriver } : undefined;
 
   const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot, trunkDriver), layout);
