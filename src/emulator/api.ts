@@ -143,9 +143,9 @@ export interface RunningEmulator {
 //   POST   /api/v1/namespaces/{ns}/pods            create (metadata.uid assigned when absent)
 //   GET    /api/v1/namespaces/{ns}/pods/{name}     404 Status when unknown
 //   DELETE /api/v1/namespaces/{ns}/pods/{name}
-//   PATCH  /api/v1/namespaces/{ns}/pods/{name}     merge-patch (JSON merge or strategic merge)
+//   PATCH  /api/v1/namespaces/{ns}/pods/{name}     merge, strategic-merge or JSON patch
 //   GET    /api/v1/pods?fieldSelector=spec.nodeName%3D{node}   list; with watch=true[&resourceVersion=N]
 //          [&allowWatchBookmarks=true][&timeoutSeconds=S] a watch (410 Expired past the event log)
 //   GET    /api/v1/nodes[/{name}]                  one Node per launched instance with a node name
-//   PATCH  /api/v1/nodes/{name}                    merge-patch of labels/annotations
+//   PATCH  /api/v1/nodes/{name}                    as for pods (labels, annotations)
 //   GET    /api/v1/nodes?watch=true&...            as for pods

@@ -1,8 +1,9 @@
 // The slice of the Kubernetes API that vpcnet and the emulated resource controller use: pods
 // (create, get, delete, patch, list and watch, across or within namespaces) and nodes (get,
 // patch, list and watch). Patches are merge patches (JSON merge or strategic merge, which act
-// alike on the maps patched here: labels and annotations).
+// alike on the maps patched here: labels and annotations) or JSON patches (json-patch.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { applyJsonPatch } from './json-patch.ts';
 import type { ObjectStore } from './object-store.ts';
 import { KubeError } from './object-store.ts';
 import { type JsonObject, status } from './objects.ts';
@@ -18,6 +19,7 @@ export interface KubeDeps {
 const POD_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/;
 const NODE_PATH = /^\/api\/v1\/nodes(?:\/([^/]+))?$/;
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json'];
+const JSON_PATCH_TYPE = 'application/json-patch+json';
 
 /** A reply to send, or undefined when the handler streams the response itself (watch). */
 type Answer = readonly [number, JsonObject] | undefined;
@@ -90,12 +92,17 @@ export class KubeApi {
       if (method === 'GET') return [200, store.get(namespace, name)];
       if (method === 'DELETE') return [200, store.delete(namespace, name)];
       if (method === 'PATCH') {
-        const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
-        if (type === undefined || !MERGE_PATCH_TYPES.includes(type)) {
+        const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+        if (type === JSON_PATCH_TYPE) {
+          const patched = applyJsonPatch(store.get(namespace, name), parseBody(body));
+          return [200, store.replace(namespace, name, patched)];
+        }
+        if (!MERGE_PATCH_TYPES.includes(type)) {
+          const accepted = [...MERGE_PATCH_TYPES, JSON_PATCH_TYPE].join(', ');
           throw new KubeError(
             415,
             'UnsupportedMediaType',
-            `the body of the request was in an unknown format: ${type}; accepted: ${MERGE_PATCH_TYPES.join(', ')}`,
+            `the body of the request was in an unknown format: ${type}; accepted: ${accepted}`,
           );
         }
         return [200, store.patch(namespace, name, parseBody(body))];

@@ -57,7 +57,7 @@ function watchEvents(path: string, count: number, act: () => Promise<void>) {
   });
 }
 
-test('PATCH of a node with a merge patch sets and removes labels and annotations and bumps resourceVersion', async () => {
+test('PATCH of a node (merge, strategic merge or JSON patch) sets and removes labels and annotations and bumps resourceVersion', async () => {
   await t.emulator.launchInstance({ instanceType: 'm5.large', subnetId: SUBNET_A, nodeName: 'patched' });
   const before = await api('GET', '/api/v1/nodes/patched');
   const patched = await api(
@@ -93,6 +93,16 @@ test('PATCH of a node with a merge patch sets and removes labels and annotations
   assert.deepEqual(read.json.metadata.annotations, {});
   assert.equal(read.json.metadata.resourceVersion, strategic.json.metadata.resourceVersion);
 
+  // JSON patch, client-node 1.x's default PATCH content type.
+  const jsonPatched = await api(
+    'PATCH',
+    '/api/v1/nodes/patched',
+    [{ op: 'replace', path: '/metadata/labels/vpc.amazonaws.com~1has-trunk-attached', value: 'false' }],
+    'application/json-patch+json',
+  );
+  assert.equal(jsonPatched.status, 200);
+  assert.equal(jsonPatched.json.metadata.labels['vpc.amazonaws.com/has-trunk-attached'], 'false');
+  assert.equal(jsonPatched.json.metadata.uid, before.json.metadata.uid);
   assert.equal((await api('PATCH', '/api/v1/nodes/patched', {}, 'application/json')).status, 415);
   assert.equal((await api('PATCH', '/api/v1/nodes/ghost', {}, 'application/merge-patch+json')).status, 404);
 });
