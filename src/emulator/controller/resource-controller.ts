@@ -39,11 +39,6 @@ export class ResourceController {
     return this.#serial(() => assignBranch(this.#deps.ops, this.#deps.pods, req));
   }
 
-  /** Resolves once the work queued so far is done (for tests). */
-  async idle(): Promise<void> {
-    await this.#queue;
-  }
-
   #onNode(e: WatchEvent): void {
     if (e.type === 'DELETED') return;
     const meta = isJsonObject(e.object.metadata) ? e.object.metadata : {};
