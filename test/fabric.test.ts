@@ -1,4 +1,4 @@
-// The Linux fabric against real network namespaces: the emulator runs in this process, its VPC
+// The Linux fabric against real network namespaces (ENIs; branch ENIs in 'macvlan' mode): the emulator runs in this process, its VPC
 // side is a lab VPC namespace (LinuxFabric's vpcNetns), and EC2 calls go through the AWS SDK.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,12 +12,14 @@ import {
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
 import type { LaunchedInstance, RunningEmulator } from '../src/emulator/api.ts';
-import { LinuxFabric, vpcLinkName } from '../src/emulator/fabric-linux.ts';
+import { vpcLinkName } from '../src/emulator/fabric/link-names.ts';
+import { LinuxFabric } from '../src/emulator/fabric/linux-fabric.ts';
 import { startEmulator } from '../src/emulator/server.ts';
 import { runCommand } from '../src/lab/command.ts';
 import { labDown } from '../src/lab/down.ts';
 import { labLayout, NODE_SUBNET } from '../src/lab/layout.ts';
 import { createLabNetwork, listNetns } from '../src/lab/netns.ts';
+import { branchFabricSuite } from './branch-fabric-suite.ts';
 
 const name = `vpclt${randomBytes(3).toString('hex')}`;
 const layout = labLayout(name, 1);
@@ -47,7 +49,7 @@ describe('LinuxFabric in real namespaces', () => {
     emulator = await startEmulator({
       vpc: layout.vpc,
       listen: [{ host: '127.0.0.1', port: 0 }],
-      fabric: new LinuxFabric({ vpcNetns: layout.vpcNetns }),
+      fabric: new LinuxFabric({ vpcNetns: layout.vpcNetns, trunkMode: 'macvlan' }),
     });
     ec2 = new EC2Client({
       endpoint: emulator.urls[0]!,
@@ -160,3 +162,7 @@ describe('LinuxFabric in real namespaces', () => {
     await assert.rejects(ip(layout.vpcNetns, 'link', 'show', 'dev', vpcSide), /does not exist/);
   });
 });
+
+// This machine's kernel has no 802.1q: branch ENIs ride on the trunk by MAC (fabric-vlan.test.ts
+// runs the same suite with VLAN tags under User-Mode Linux).
+branchFabricSuite('macvlan');

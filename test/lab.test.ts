@@ -1,9 +1,12 @@
 // The lab through its CLI: `lab up --detach --json`, reachability inside the lab, the supervisor
-// restarting a dead agent, `lab pod`, and `lab down` (also after the supervisor was SIGKILLed).
+// restarting a dead agent, `lab pod` (with pod ENIs too), and `lab down` (also after the supervisor
+// was SIGKILLed).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +15,7 @@ import { labDown } from '../src/lab/down.ts';
 import { type LabDescription, labLayout } from '../src/lab/layout.ts';
 import { listNetns } from '../src/lab/netns.ts';
 import { isRecordedProcessAlive, type ProcessRecord, readRecords } from '../src/lab/processes.ts';
+import { canCreateVlanDevices } from '../src/lab/trunk-driver.ts';
 import { unixHttp } from '../src/lab/unix-http.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
@@ -53,6 +57,15 @@ describe('lab', () => {
   after(async () => {
     await labDown(name);
     await labDown(`${prefix}b`);
+  });
+
+  test('lab up refuses --trunk-driver without --pod-eni, and an unknown driver, as usage errors', () => {
+    const alone = vpcnetctl('lab', 'up', '--name', `${prefix}u`, '--trunk-driver', 'vlan');
+    assert.equal(alone.status, 2);
+    assert.match(alone.stderr, /--trunk-driver is for pods with their own security groups: add --pod-eni/);
+    const unknown = vpcnetctl('lab', 'up', '--name', `${prefix}u`, '--pod-eni', '--trunk-driver', 'ipvlan');
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /--trunk-driver must be one of vlan, macvlan/);
   });
 
   test('lab up --detach --json prints the lab description with exactly the documented fields', () => {
@@ -146,7 +159,7 @@ describe('lab', () => {
     assert.equal((JSON.parse(res.body) as { spec: { nodeName: string } }).spec.nodeName, 'node2');
   });
 
-  test('lab pod with security groups fails clearly while branch ENIs are not available', () => {
+  test('lab pod with security groups on a node without trunk fails saying so and registers nothing', async () => {
     const r = vpcnetctl(
       'lab',
       'pod',
@@ -162,7 +175,13 @@ describe('lab', () => {
       'sg-1',
     );
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /--security-groups needs pod-ENI support/);
+    assert.match(r.stderr, /pod ns1\/p2 gets no branch ENI .*node node1 .*has no trunk ENI yet/);
+    const res = await unixHttp(
+      labLayout(name, 0).emulator.adminSocket,
+      'GET',
+      '/api/v1/namespaces/ns1/pods/p2',
+    );
+    assert.equal(res.status, 404);
   });
 
   test('the supervisor restarts an agent that dies, as a DaemonSet would', async () => {
@@ -211,3 +230,107 @@ describe('lab', () => {
     assert.equal(r.status, 0, r.stderr);
   });
 });
+
+describe('lab with pod ENIs', () => {
+  const name = `${prefix}c`;
+  let lab: LabDescription;
+  let socket: string;
+
+  after(async () => {
+    await labDown(name);
+  });
+
+  function podCmd(pod: string, ...extra: string[]) {
+    return vpcnetctl('lab', 'pod', '--name', name, '--namespace', 'sgp', '--pod', pod, ...extra);
+  }
+
+  async function branchEnis(): Promise<{ eniId: string; trunkAssociation: { vlanId: number } | null }[]> {
+    const state = JSON.parse((await unixHttp(socket, 'GET', '/admin/state')).body) as {
+      enis: { eniId: string; interfaceType: string; trunkAssociation: { vlanId: number } | null }[];
+    };
+    return state.enis.filter((e) => e.interfaceType === 'branch');
+  }
+
+  test('lab up --pod-eni gives the agents ENABLE_POD_ENI and the trunk driver this kernel supports', async () => {
+    lab = labUp(name, '--pod-eni', '--instance-type', 'm5.large');
+    assert.deepEqual(Object.keys(lab).sort(), ['emulator', 'name', 'nodes', 'vpcHosts', 'vpcNetns']);
+    const layout = labLayout(name, 1);
+    socket = layout.emulator.adminSocket;
+    const expected = (await canCreateVlanDevices(lab.vpcNetns)) ? 'vlan' : 'macvlan';
+    assert.equal((await readFile(layout.files.trunkDriver, 'utf8')).trim(), expected);
+    const agent = (await readRecords(layout.files.pidsDir)).find((r) => r.role === 'agent-node1');
+    assert.ok(agent !== undefined);
+    const env = (await readFile(`/proc/${agent.pid}/environ`, 'utf8')).split('\0');
+    assert.ok(env.includes('ENABLE_POD_ENI=true'));
+    assert.ok(
+      env.includes(`VPCNET_TRUNK_DRIVER=${expected}`),
+      `agent env has VPCNET_TRUNK_DRIVER=${expected}`,
+    );
+  });
+
+  test('once the node asks for a trunk, lab pod --security-groups prints the pod with its pod-eni annotation', async () => {
+    // The agent's part (it labels its node); done here by hand.
+    const patched = await patchNode(socket, 'node1', { 'vpc.amazonaws.com/has-trunk-attached': 'false' });
+    assert.equal(patched, 200);
+    let r = podCmd('sg1', '--node', 'node1', '--security-groups', 'sg-1,sg-2');
+    for (let i = 0; r.status !== 0 && /has no trunk ENI yet/.test(r.stderr) && i < 100; i++) {
+      await sleep(100);
+      r = podCmd('sg1', '--node', 'node1', '--security-groups', 'sg-1,sg-2');
+    }
+    assert.equal(r.status, 0, r.stderr);
+    const pod = JSON.parse(r.stdout) as {
+      metadata: { annotations: Record<string, string> };
+      spec: { containers: { resources: { limits: Record<string, string> } }[] };
+    };
+    assert.equal(pod.spec.containers[0]?.resources.limits['vpc.amazonaws.com/pod-eni'], '1');
+    const [entry] = JSON.parse(pod.metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]') as {
+      eniId: string;
+      ifAddress: string;
+      privateIp: string;
+      vlanId: number;
+      subnetCidr: string;
+    }[];
+    assert.equal(entry?.vlanId, 1);
+    assert.equal(entry?.subnetCidr, '10.0.0.0/20');
+    assert.match(entry?.ifAddress ?? '', /^02(:[0-9a-f]{2}){5}$/);
+    assert.deepEqual(
+      (await branchEnis()).map((e) => [e.eniId, e.trunkAssociation?.vlanId]),
+      [[entry?.eniId, 1]],
+    );
+  });
+
+  test('lab pod --delete removes the pod and its branch ENI; the VLAN ID goes to the next pod; a missing pod is an error', async () => {
+    const deleted = podCmd('sg1', '--delete');
+    assert.equal(deleted.status, 0, deleted.stderr);
+    assert.match(deleted.stdout, /pod sgp\/sg1 deleted/);
+    assert.deepEqual(await branchEnis(), []);
+    const again = podCmd('sg1', '--delete');
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /pod sgp\/sg1 not found/);
+    const next = podCmd('sg2', '--node', 'node1', '--security-groups', 'sg-3');
+    assert.equal(next.status, 0, next.stderr);
+    const annotation = (JSON.parse(next.stdout) as { metadata: { annotations: Record<string, string> } })
+      .metadata.annotations['vpc.amazonaws.com/pod-eni'];
+    assert.match(annotation ?? '', /"vlanId":1/);
+  });
+});
+
+/** PATCHes node labels through the lab's admin socket (which serves the Kubernetes slice too). */
+function patchNode(socketPath: string, node: string, labels: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        socketPath,
+        method: 'PATCH',
+        path: `/api/v1/nodes/${node}`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ metadata: { labels } }));
+  });
+}

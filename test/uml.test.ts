@@ -2,6 +2,7 @@
 // devices carry traffic between namespaces there, node runs, and what the command prints, its exit
 // status and the named environment cross the boundary. Namespaces here exist only inside UML.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { before, describe, test } from 'node:test';
 import { runInUml, umlGate } from './uml-fixture.ts';
 
@@ -82,4 +83,38 @@ describe('User-Mode Linux runner (scripts/run-in-uml.sh)', { skip: uml.skip }, (
     assert.match(r.stdout, /started/);
     assert.match(r.stderr, /UML kernel stopped before the command finished/);
   });
+});
+
+// The suites in test/uml/, each run inside UML as one node:test run; its whole report is printed,
+// so the output says which trunk driver the branch-ENI tests ran with.
+const umlSuites = readdirSync(new URL('./uml/', import.meta.url))
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort();
+
+describe('suites that need 802.1q, run under User-Mode Linux', { skip: uml.skip }, () => {
+  before(() => uml.assertReady());
+  for (const file of umlSuites) {
+    test(`test/uml/${file} passes under the 6.1 UML kernel`, async (t) => {
+      const r = await runInUml(
+        [
+          'node',
+          '--import',
+          'tsx',
+          '--test',
+          '--test-concurrency=1',
+          '--test-reporter=spec',
+          `test/uml/${file}`,
+        ],
+        {
+          env: { CI: process.env.CI ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+          memory: '2G',
+          timeoutMs: 600_000,
+        },
+      );
+      for (const line of r.stdout.trimEnd().split('\n')) t.diagnostic(line);
+      assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
+      assert.match(r.stdout, /ℹ fail 0/);
+      assert.doesNotMatch(r.stdout, /ℹ pass 0\b/, 'the suite ran no test');
+    });
+  }
 });

@@ -8,8 +8,8 @@ import {
   EC2Client,
 } from '@aws-sdk/client-ec2';
 import type { LaunchedInstance, RunningEmulator, VpcSpec } from '../emulator/api.ts';
-import { seededRandom } from '../emulator/ids.ts';
 import { startEmulator } from '../emulator/server.ts';
+import { seededRandom } from '../emulator/vpc/ids.ts';
 import { type AwsCloud, createAwsCloud } from './aws.ts';
 import { CloudError } from './cloud.ts';
 import { ImdsClient, ImdsError } from './imds.ts';

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from './test-fixture.ts';
+import { SUBNET_A, startTestEmulator, type TestEmulator } from './testing/test-emulator.ts';
 
 let dir: string;
 let socketPath: string;
@@ -118,4 +118,10 @@ test('closing the emulator ends open watches and removes the socket', async () =
   await ended;
   await closed;
   await assert.rejects(stat(join(dir, 'other.sock')), { code: 'ENOENT' });
+});
+
+test('GET /admin/traffic without a fabric answers 409 saying there is nothing to count', async () => {
+  const r = await viaSocket('GET', '/admin/traffic');
+  assert.equal(r.status, 409);
+  assert.match((r.json as { message: string }).message, /no fabric/);
 });

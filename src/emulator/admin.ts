@@ -1,14 +1,18 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
-import { Ec2Error } from './ec2-error.ts';
+import type { PodEniRequest } from './controller/branch-controller.ts';
+import { ControllerError } from './controller/names.ts';
+import type { ResourceController } from './controller/resource-controller.ts';
+import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
-import type { VpcOperations } from './vpc-operations.ts';
+import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
   readonly ops: VpcOperations;
   readonly faults: FaultInjector;
+  readonly controller: ResourceController;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -50,6 +54,18 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
     ...(netns === undefined ? {} : { netns }),
     ...(nodeName === undefined ? {} : { nodeName }),
   };
+}
+
+export function parsePodEniRequest(v: unknown): PodEniRequest {
+  if (!isRecord(v)) throw new Error('body must be a JSON object');
+  const { namespace, name } = v;
+  if (typeof namespace !== 'string' || namespace === '' || typeof name !== 'string' || name === '') {
+    throw new Error('namespace and name are required strings');
+  }
+  const securityGroupIds = optionalStrings(v.securityGroupIds, 'securityGroupIds') ?? [];
+  if (securityGroupIds.length === 0)
+    throw new Error('securityGroupIds must name at least one security group');
+  return { namespace, name, securityGroupIds };
 }
 
 export function parseFaultSettings(v: unknown): FaultSettings {
@@ -101,6 +117,12 @@ export function stateDump(ops: VpcOperations): unknown {
 
 function errorReply(err: unknown): HttpReply {
   if (err instanceof Ec2Error) return jsonReply(err.status, { code: err.code, message: err.message });
+  if (err instanceof ControllerError) {
+    return jsonReply(err.status, {
+      code: err.status === 404 ? 'NotFound' : 'Conflict',
+      message: err.message,
+    });
+  }
   return jsonReply(400, { code: 'BadRequest', message: err instanceof Error ? err.message : String(err) });
 }
 
@@ -125,6 +147,11 @@ export async function handleAdmin(
       return { status: 204, headers: {}, body: '' };
     }
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops));
+    if (method === 'GET' && path === '/admin/traffic')
+      return jsonReply(200, { enis: await deps.ops.traffic() });
+    if (method === 'POST' && path === '/admin/pod-eni') {
+      return jsonReply(201, await deps.controller.assignPodEni(parsePodEniRequest(parsed)));
+    }
     return jsonReply(404, { code: 'NotFound', message: `no admin route ${method} ${path}` });
   } catch (err) {
     return errorReply(err);

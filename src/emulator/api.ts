@@ -80,6 +80,21 @@ export interface Fabric {
    */
   branchAssociated?(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void>;
   branchDisassociated?(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void>;
+  /**
+   * "Which ENI carried a packet" (optional): per ENI ID, the packets the VPC received from it
+   * (node → VPC). A trunk's count leaves out the frames of its branches.
+   */
+  receivedPackets?(
+    enis: readonly FabricEni[],
+    branches: readonly BranchOnTrunk[],
+  ): Promise<ReadonlyMap<string, number>>;
+}
+
+/** A branch ENI associated with a trunk ENI under a VLAN ID. */
+export interface BranchOnTrunk {
+  readonly trunk: FabricEni;
+  readonly vlanId: number;
+  readonly branch: FabricEni;
 }
 
 export interface EmulatorOptions {
@@ -113,11 +128,24 @@ export interface RunningEmulator {
 //   POST   /admin/instances            LaunchInstanceRequest -> LaunchedInstance
 //   DELETE /admin/instances/{id}       -> 204
 //   PUT    /admin/faults               FaultSettings -> 204
-//   GET    /admin/state                -> JSON dump of instances, ENIs, addresses
+//   GET    /admin/traffic              -> {enis: [{eniId, interfaceType, instanceId, trunkEniId, vlanId,
+//                                          receivedPackets}]}: per ENI with a fabric link (branches
+//                                          included), packets the VPC received from it; 409 without a fabric
+//   GET    /admin/state                -> JSON dump of instances, ENIs (branches with their
+//                                          trunkAssociation), addresses
+//   POST   /admin/pod-eni              {namespace, name, securityGroupIds} -> 201 the pod-eni entry
+//          (the resource controller: a branch ENI on the lowest free VLAN of the pod's node's trunk,
+//          and the pod's vpc.amazonaws.com/pod-eni annotation); 404 no such pod, 409 not possible
+//          (pod unbound, node without trunk, trunk full) with the reason.
+// The resource controller also attaches a trunk ENI to a node's instance when the node is labelled
+// vpc.amazonaws.com/has-trunk-attached=false, and deletes a pod's branch ENIs when the pod is.
 // Kubernetes slice (JSON, core/v1 Pod objects):
 //   POST   /api/v1/namespaces/{ns}/pods            create (metadata.uid assigned when absent)
 //   GET    /api/v1/namespaces/{ns}/pods/{name}     404 Status when unknown
 //   DELETE /api/v1/namespaces/{ns}/pods/{name}
-//   PATCH  /api/v1/namespaces/{ns}/pods/{name}     merge-patch of metadata.annotations/labels
-//   GET    /api/v1/pods?fieldSelector=spec.nodeName%3D{node}[&watch=true&resourceVersion=N]
-//   GET    /api/v1/nodes/{name}
+//   PATCH  /api/v1/namespaces/{ns}/pods/{name}     merge, strategic-merge or JSON patch
+//   GET    /api/v1/pods?fieldSelector=spec.nodeName%3D{node}   list; with watch=true[&resourceVersion=N]
+//          [&allowWatchBookmarks=true][&timeoutSeconds=S] a watch (410 Expired past the event log)
+//   GET    /api/v1/nodes[/{name}]                  one Node per launched instance with a node name
+//   PATCH  /api/v1/nodes/{name}                    as for pods (labels, annotations)
+//   GET    /api/v1/nodes?watch=true&...            as for pods

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
 import { FaultInjector } from './faults.ts';
-import { seededRandom } from './ids.ts';
-import { startTestEmulator } from './test-fixture.ts';
+import { startTestEmulator } from './testing/test-emulator.ts';
+import { seededRandom } from './vpc/ids.ts';
 
 function outcomes(seed: number, n: number): string[] {
   const f = new FaultInjector(seededRandom(seed));

@@ -1,8 +1,8 @@
 // Fault injection for EC2 (and optionally IMDS): throttling, internal errors and latency, decided
 // by an injectable random source so that a seeded run injects the same faults every time.
 import type { FaultSettings } from './api.ts';
-import { Ec2Error } from './ec2-error.ts';
-import type { RandomSource } from './ids.ts';
+import { Ec2Error } from './ec2/error.ts';
+import type { RandomSource } from './vpc/ids.ts';
 
 export interface FaultDecision {
   readonly latencyMs: number;

@@ -6,16 +6,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
-import { handleEc2 } from './ec2.ts';
+import { ResourceController } from './controller/resource-controller.ts';
+import { handleEc2 } from './ec2/query-api.ts';
 import { FaultInjector } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
-import { IdSource } from './ids.ts';
-import { Imds } from './imds.ts';
-import { KubeApi } from './kube.ts';
-import { PodStore } from './pod-store.ts';
+import { Imds } from './imds/imds.ts';
+import { KubeApi } from './kube/kube-api.ts';
+import { registerNodesOfInstances } from './kube/node-objects.ts';
+import { NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
 import { StaleReadHistory } from './stale-reads.ts';
-import { VpcOperations } from './vpc-operations.ts';
-import { VpcState } from './vpc-state.ts';
+import { IdSource } from './vpc/ids.ts';
+import { VpcOperations } from './vpc/operations.ts';
+import { VpcState } from './vpc/state.ts';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -71,7 +73,13 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     fallbackInstance: opts.imdsFallbackInstance,
     nowMs: () => Date.now(),
   });
-  const kube = new KubeApi({ pods: new PodStore(ids), state });
+  const versions = new ResourceVersionCounter();
+  const pods = new ObjectStore(POD, { ids, versions });
+  const nodes = new ObjectStore(NODE, { ids, versions });
+  registerNodesOfInstances(ops, nodes);
+  const kube = new KubeApi({ pods, nodes });
+  const controller = new ResourceController({ ops, pods, nodes, log });
+  const stopController = controller.start();
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -85,7 +93,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       };
       return reply(res, await imds.handle({ method, path, sourceAddress: req.socket.remoteAddress, header }));
     }
-    if (path.startsWith('/admin/')) return reply(res, await handleAdmin(method, path, body, { ops, faults }));
+    if (path.startsWith('/admin/'))
+      return reply(res, await handleAdmin(method, path, body, { ops, faults, controller }));
     if (path.startsWith('/api/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST')
       return reply(res, await handleEc2(body, { ops, history, faults, ids, log }));
@@ -102,6 +111,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
 
   const servers: Server[] = [];
   const closeAll = async () => {
+    stopController();
     kube.closeWatches();
     await Promise.all(
       servers.map(

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AssignPrivateIpAddressesCommand, DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
-import { IdSource, seededRandom } from './ids.ts';
 import { StaleReadHistory } from './stale-reads.ts';
-import { SUBNET_A, startTestEmulator, TEST_VPC } from './test-fixture.ts';
-import { VpcState } from './vpc-state.ts';
+import { SUBNET_A, startTestEmulator, TEST_VPC } from './testing/test-emulator.ts';
+import { IdSource, seededRandom } from './vpc/ids.ts';
+import { VpcState } from './vpc/state.ts';
 
 test('a stale view shows the VPC as it was staleMs ago, never before the fault was switched on', () => {
   let now = 0;

@@ -1,8 +1,8 @@
 // History of VPC snapshots for the stale-read fault: a read at time T is served from the last
 // snapshot taken at or before T. History starts when the fault is switched on (a snapshot of
 // that moment) and is trimmed to the configured window.
-import type { VpcState } from './vpc-state.ts';
-import type { VpcView } from './vpc-view.ts';
+import type { VpcState } from './vpc/state.ts';
+import type { VpcView } from './vpc/view.ts';
 
 export class StaleReadHistory {
   readonly #state: VpcState;

@@ -7,15 +7,25 @@ import type { ChildSpec } from './children.ts';
 import { ctlArgv } from './children.ts';
 import { runCommand } from './command.ts';
 import type { LabLayout, LabNode } from './layout.ts';
+import type { TrunkDriver } from './trunk-driver.ts';
 import { waitForHttp200 } from './unix-http.ts';
 
 export function agentRole(node: LabNode): string {
   return `agent-${node.name}`;
 }
 
+/** Pods with their own security groups: the agents' ENABLE_POD_ENI, and the trunk driver they use. */
+export interface PodEniSettings {
+  readonly trunkDriver: TrunkDriver;
+}
+
 /** The agent's environment: the caller's (pool targets such as WARM_IP_TARGET pass through) minus
  * anything that would point it at real AWS or a real cluster, plus the lab's endpoints. */
-export function agentEnv(layout: LabLayout, node: LabNode, podEni: boolean): NodeJS.ProcessEnv {
+export function agentEnv(
+  layout: LabLayout,
+  node: LabNode,
+  podEni: PodEniSettings | undefined,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith('AWS_') || k.startsWith('KUBERNETES_')) continue;
@@ -34,11 +44,16 @@ export function agentEnv(layout: LabLayout, node: LabNode, podEni: boolean): Nod
     AWS_ACCESS_KEY_ID: 'lab',
     AWS_SECRET_ACCESS_KEY: 'lab',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    ...(podEni ? { ENABLE_POD_ENI: 'true' } : {}),
+    ...(podEni === undefined ? {} : { ENABLE_POD_ENI: 'true', VPCNET_TRUNK_DRIVER: podEni.trunkDriver }),
   };
 }
 
-export function agentSpec(layout: LabLayout, node: LabNode, repoRoot: string, podEni: boolean): ChildSpec {
+export function agentSpec(
+  layout: LabLayout,
+  node: LabNode,
+  repoRoot: string,
+  podEni: PodEniSettings | undefined,
+): ChildSpec {
   const agent = join(repoRoot, 'bin', 'vpcnetd');
   return {
     role: agentRole(node),

@@ -1,12 +1,14 @@
 // `vpcnetctl lab …`: argument parsing and output of the lab commands. The work is in the
 // modules named after each command (up, down, pod, supervisor, emulator-process).
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { labUpDetached, readUpRequest } from './detach.ts';
 import { labDown } from './down.ts';
 import { runEmulatorProcess } from './emulator-process.ts';
-import type { LabDescription } from './layout.ts';
-import { labPod } from './pod.ts';
+import { type LabDescription, labLayout } from './layout.ts';
+import { deleteLabPod, labPod } from './pod.ts';
 import { runSupervisor } from './supervisor.ts';
+import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import type { LabLog } from './up.ts';
 
 const HELP: Record<string, string> = {
@@ -18,17 +20,23 @@ a real vpcnet agent, and VPC test hosts. Needs root.
 Commands:
   up        bring a lab up
   down      remove a lab (every namespace, process and file of it)
-  pod       register a pod in the lab's Kubernetes API
+  pod       register a pod in the lab's Kubernetes API (or --delete it)
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
-  up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni] [--detach] [--json]
-                          [--agent-env NAME=VALUE ...]
+  up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni [--trunk-driver D]]
+                          [--detach] [--json] [--agent-env NAME=VALUE ...]
 
   --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
   --nodes N           number of nodes (default 1)
-  --instance-type T   EC2 instance type of the nodes (default t3.medium)
-  --pod-eni           ENABLE_POD_ENI=true on the agents (branch ENIs are not built yet:
-                      pods annotated with one are refused, not given the node's SGs)
+  --instance-type T   EC2 instance type of the nodes (default t3.medium; pod ENIs need a type
+                      with trunking, e.g. m5.large)
+  --pod-eni           pods with their own security groups: ENABLE_POD_ENI=true and
+                      VPCNET_TRUNK_DRIVER on the agents; the emulated resource controller attaches
+                      a trunk ENI to a node once its agent labels it
+                      vpc.amazonaws.com/has-trunk-attached=false
+  --trunk-driver D    with --pod-eni: vlan (802.1q, as in production) or macvlan (for kernels
+                      without 8021q); default vlan when this kernel can create VLAN devices
+                      (probed inside the lab's VPC namespace), else macvlan
   --detach            leave a supervisor running in the background and exit once the lab is ready
   --json              print the lab's description as one JSON object
   --agent-env N=V     set N=V in every agent's environment (repeatable), e.g.
@@ -36,7 +44,7 @@ Run \`vpcnetctl lab <command> --help\` for its options.
 
 Without --detach the lab runs in the foreground until Ctrl-C, which tears it down.
 Pool settings (WARM_IP_TARGET, WARM_ENI_TARGET, MINIMUM_IP_TARGET, ...) in the environment
-are passed to the agents.
+are passed to the agents. The trunk driver the lab got is in /run/vpcnet-lab/L/trunk-driver.
 `,
   down: `Usage: vpcnetctl lab down --name L
 
@@ -44,8 +52,16 @@ Stops the lab's supervisor, emulator and agents, deletes every network namespace
 starts with L- and removes /run/vpcnet-lab/L. Succeeds when there is nothing to remove.
 `,
   pod: `Usage: vpcnetctl lab pod --name L --node NODE --namespace NS --pod P [--uid U] [--security-groups sg-1,sg-2]
+       vpcnetctl lab pod --name L --delete --namespace NS --pod P
 
 Registers pod NS/P bound to NODE in the lab's Kubernetes API and prints it as JSON.
+With --security-groups it also plays the resource controller: the pod asks for the
+vpc.amazonaws.com/pod-eni resource (as the webhook makes it), gets a branch ENI with those
+groups on NODE's trunk ENI under the lowest free VLAN ID, and the printed pod carries the
+vpc.amazonaws.com/pod-eni annotation. NODE needs a trunk ENI already (lab up --pod-eni and an
+m5/c5 instance type; its agent asks for the trunk), else nothing is registered and it says so.
+With --delete it removes pod NS/P from the Kubernetes API (the controller then releases its
+branch ENI and VLAN ID); a pod that does not exist is an error.
 `,
   supervise: 'Usage: vpcnetctl lab supervise --name L   (internal: started by `lab up --detach`)\n',
   emulator: 'Usage: vpcnetctl lab emulator --name L   (internal: runs inside the lab VPC namespace)\n',
@@ -106,16 +122,23 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
         nodes: req.nodes,
         instanceType: req.instanceType,
         podEni: req.podEni,
+        ...(req.trunkDriver === undefined ? {} : { trunkDriver: req.trunkDriver }),
         repoRoot,
         log: stderrLog(),
         stateDirPrepared: true,
         keepStateDirOnFailure: true,
       });
     }
-    case 'emulator':
+    case 'emulator': {
+      const { values } = parseArgs({
+        args,
+        options: { name: { type: 'string' }, 'trunk-driver': { type: 'string' } },
+      });
       return runEmulatorProcess(
-        requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name),
+        requiredName(values.name),
+        parseTrunkDriver(values['trunk-driver'] ?? 'vlan'),
       );
+    }
     default:
       throw new UsageError(`unknown command ${command}`);
   }
@@ -129,6 +152,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
       nodes: { type: 'string' },
       'instance-type': { type: 'string' },
       'pod-eni': { type: 'boolean' },
+      'trunk-driver': { type: 'string' },
       detach: { type: 'boolean' },
       json: { type: 'boolean' },
       'agent-env': { type: 'string', multiple: true },
@@ -144,17 +168,35 @@ async function up(args: string[], repoRoot: string): Promise<number> {
     if (!m) throw new UsageError(`--agent-env takes NAME=VALUE, not ${JSON.stringify(pair)}`);
     process.env[m[1]!] = m[2]!;
   }
+  const driverText = values['trunk-driver'];
+  if (driverText !== undefined && values['pod-eni'] !== true) {
+    throw new UsageError('--trunk-driver is for pods with their own security groups: add --pod-eni');
+  }
+  let trunkDriver: TrunkDriver | undefined;
+  try {
+    trunkDriver = driverText === undefined ? undefined : parseTrunkDriver(driverText);
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
   const opts = {
     name: requiredName(values.name),
     nodes,
     instanceType: values['instance-type'] ?? 't3.medium',
     podEni: values['pod-eni'] === true,
+    ...(trunkDriver === undefined ? {} : { trunkDriver }),
     repoRoot,
   };
   const print = (d: LabDescription): void => {
-    process.stdout.write(
-      values.json === true ? `${JSON.stringify(d)}\n` : describe(d, values.detach === true),
-    );
+    if (values.json === true) {
+      process.stdout.write(`${JSON.stringify(d)}\n`);
+      return;
+    }
+    const driverFile = labLayout(d.name, 0).files.trunkDriver;
+    const driver = existsSync(driverFile) ? readFileSync(driverFile, 'utf8').trim() : 'unknown';
+    const podEni = opts.podEni
+      ? `pod ENIs on, trunk driver ${driver}`
+      : `pod ENIs off (fabric trunk driver ${driver})`;
+    process.stdout.write(describe(d, values.detach === true, podEni));
   };
   if (values.detach === true) {
     print(await labUpDetached(opts));
@@ -173,13 +215,25 @@ async function pod(args: string[]): Promise<number> {
       pod: { type: 'string' },
       uid: { type: 'string' },
       'security-groups': { type: 'string' },
+      delete: { type: 'boolean' },
     },
   });
-  for (const key of ['node', 'namespace', 'pod'] as const) {
+  const required =
+    values.delete === true ? (['namespace', 'pod'] as const) : (['node', 'namespace', 'pod'] as const);
+  for (const key of required) {
     if (values[key] === undefined || values[key] === '') throw new UsageError(`--${key} is required`);
   }
+  const name = requiredName(values.name);
+  if (values.delete === true) {
+    for (const key of ['node', 'uid', 'security-groups'] as const) {
+      if (values[key] !== undefined) throw new UsageError(`--${key} does not go with --delete`);
+    }
+    await deleteLabPod({ name, namespace: values.namespace ?? '', pod: values.pod ?? '' });
+    process.stdout.write(`pod ${values.namespace}/${values.pod} deleted\n`);
+    return 0;
+  }
   const created = await labPod({
-    name: requiredName(values.name),
+    name,
     node: values.node ?? '',
     namespace: values.namespace ?? '',
     pod: values.pod ?? '',
@@ -197,10 +251,10 @@ function requiredName(name: string | undefined): string {
   return name;
 }
 
-function describe(d: LabDescription, detached: boolean): string {
+function describe(d: LabDescription, detached: boolean, podEni: string): string {
   const lines = [
     `lab ${d.name} is up${detached ? '' : ' (Ctrl-C tears it down)'}`,
-    `  VPC namespace: ${d.vpcNetns}`,
+    `  VPC namespace: ${d.vpcNetns}; ${podEni}`,
     ...d.nodes.map(
       (n) => `  ${n.name}: netns ${n.netns}, agent ${n.agentSocket}, CNI ${n.cniBinDir} ${n.cniConfDir}`,
     ),

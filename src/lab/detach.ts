@@ -10,6 +10,7 @@ import { ctlArgv } from './children.ts';
 import { labDown } from './down.ts';
 import { type LabDescription, labLayout } from './layout.ts';
 import { describeProcess, writeRecord } from './processes.ts';
+import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import { assertLabAbsent, type LabUpOptions } from './up.ts';
 
 /** What the detached supervisor is asked to build (the state dir's up-request.json). */
@@ -17,6 +18,8 @@ export interface UpRequest {
   readonly nodes: number;
   readonly instanceType: string;
   readonly podEni: boolean;
+  /** Absent: probed when the lab is built. */
+  readonly trunkDriver?: TrunkDriver;
 }
 
 const READY_TIMEOUT_MS = 180_000;
@@ -29,6 +32,7 @@ export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<La
     nodes: opts.nodes ?? 1,
     instanceType: opts.instanceType ?? 't3.medium',
     podEni: opts.podEni === true,
+    ...(opts.trunkDriver === undefined ? {} : { trunkDriver: opts.trunkDriver }),
   };
   await writeFile(layout.files.upRequest, `${JSON.stringify(request)}\n`);
   const fd = openSync(layout.files.supervisorLog, 'a', 0o600);
@@ -86,5 +90,13 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
   if (typeof v.nodes !== 'number' || typeof v.instanceType !== 'string' || typeof v.podEni !== 'boolean') {
     throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
   }
-  return { nodes: v.nodes, instanceType: v.instanceType, podEni: v.podEni };
+  if (v.trunkDriver !== undefined && typeof v.trunkDriver !== 'string') {
+    throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
+  }
+  return {
+    nodes: v.nodes,
+    instanceType: v.instanceType,
+    podEni: v.podEni,
+    ...(v.trunkDriver === undefined ? {} : { trunkDriver: parseTrunkDriver(v.trunkDriver) }),
+  };
 }

@@ -70,6 +70,8 @@ export interface LabLayout {
     readonly pidsDir: string;
     readonly supervisorLog: string;
     readonly emulatorLog: string;
+    /** The trunk driver the lab's fabric (and, with pod ENIs, its agents) use: `vlan` or `macvlan`. */
+    readonly trunkDriver: string;
   };
 }
 
@@ -164,6 +166,7 @@ export function labLayout(name: string, nodeCount: number): LabLayout {
       pidsDir: join(stateDir, 'pids'),
       supervisorLog: join(stateDir, 'supervisor.log'),
       emulatorLog: join(stateDir, 'emulator.log'),
+      trunkDriver: join(stateDir, 'trunk-driver'),
     },
   };
 }

@@ -2,7 +2,7 @@
 // test hosts. Safety: every change happens inside a namespace the lab created (`ip -n`,
 // `ip netns exec`); the only root-namespace operations are `ip netns add/del` of the lab's own names.
 import { readdir } from 'node:fs/promises';
-import { runIpBatch } from '../emulator/fabric-linux.ts';
+import { runIpBatch } from '../emulator/fabric/kernel-commands.ts';
 import { runCommand } from './command.ts';
 import { HOST_SUBNET, IMDS_ADDRESS, LAB_STATE_ROOT, type LabLayout, SERVICE_ADDRESS } from './layout.ts';
 

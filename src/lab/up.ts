@@ -3,13 +3,14 @@
 // and one agent per node. On any failure it tears down what it made and rethrows.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import type { LaunchedInstance } from '../emulator/api.ts';
-import { agentSpec, installPlugin, logTail, waitAgentHealthy } from './agents.ts';
+import { agentSpec, installPlugin, logTail, type PodEniSettings, waitAgentHealthy } from './agents.ts';
 import { type ChildSpec, ctlArgv, spawnRecorded } from './children.ts';
 import { labDown } from './down.ts';
 import { type LabDescription, type LabLayout, labDescription, labLayout, NODE_SUBNET } from './layout.ts';
 import { createLabNetwork, labNetnsNames } from './netns.ts';
+import { resolveTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import { unixJson, waitForHttp200 } from './unix-http.ts';
 
 export type LabLog = (line: Record<string, unknown>) => void;
@@ -19,6 +20,8 @@ export interface LabUpOptions {
   readonly nodes?: number;
   readonly instanceType?: string;
   readonly podEni?: boolean;
+  /** With podEni: the trunk driver; when absent, 'vlan' if this kernel has 802.1q, else 'macvlan'. */
+  readonly trunkDriver?: TrunkDriver;
   readonly repoRoot: string;
   readonly log: LabLog;
   /** The state dir was made by `lab up --detach` for this run (it holds the supervisor's log). */
@@ -31,7 +34,10 @@ export interface LabUpOptions {
 export interface RunningLab {
   readonly layout: LabLayout;
   readonly description: LabDescription;
-  readonly podEni: boolean;
+  /** Set with --pod-eni: what the agents are started with. */
+  readonly podEni: PodEniSettings | undefined;
+  /** How the emulator's fabric carries branch ENIs on trunks. */
+  readonly trunkDriver: TrunkDriver;
   readonly children: Map<string, { readonly spec: ChildSpec; child: ChildProcess }>;
 }
 
@@ -60,15 +66,16 @@ export async function labUp(opts: LabUpOptions): Promise<RunningLab> {
   }
   const layout = labLayout(opts.name, nodeCount);
   await assertLabAbsent(opts.name, opts.stateDirPrepared === true);
-  const running: RunningLab = {
-    layout,
-    description: labDescription(layout),
-    podEni: opts.podEni === true,
-    children: new Map(),
-  };
+  const children: RunningLab['children'] = new Map();
   try {
-    await build(running, opts);
-    return running;
+    const trunkDriver = await build(layout, children, opts);
+    return {
+      layout,
+      description: labDescription(layout),
+      podEni: opts.podEni === true ? { trunkDriver } : undefined,
+      trunkDriver,
+      children,
+    };
   } catch (err) {
     opts.log({ msg: 'lab up failed; tearing down', lab: opts.name, error: String(err) });
     await labDown(opts.name, { keepStateDir: opts.keepStateDirOnFailure === true, log: opts.log }).catch(
@@ -78,8 +85,12 @@ export async function labUp(opts: LabUpOptions): Promise<RunningLab> {
   }
 }
 
-async function build(running: RunningLab, opts: LabUpOptions): Promise<void> {
-  const { layout, children } = running;
+/** Builds the lab; resolves with the trunk driver its fabric (and, with pod ENIs, its agents) use. */
+async function build(
+  layout: LabLayout,
+  children: RunningLab['children'],
+  opts: LabUpOptions,
+): Promise<TrunkDriver> {
   const log = opts.log;
   await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });
   for (const n of layout.nodes) {
@@ -87,8 +98,17 @@ async function build(running: RunningLab, opts: LabUpOptions): Promise<void> {
   }
   await createLabNetwork(layout);
   log({ msg: 'network created', lab: layout.name, vpcNetns: layout.vpcNetns });
+  const trunkDriver = await resolveTrunkDriver(opts.trunkDriver, layout.vpcNetns);
+  log({
+    msg: 'trunk driver',
+    driver: trunkDriver,
+    chosen: opts.trunkDriver === undefined ? 'probed' : 'asked',
+  });
+  // Beside the description, whose fields are a stable interface: which trunk driver this lab got.
+  await writeFile(layout.files.trunkDriver, `${trunkDriver}\n`);
+  const podEni = opts.podEni === true ? { trunkDriver } : undefined;
 
-  const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot), layout);
+  const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot, trunkDriver), layout);
   await waitForHttp200(layout.emulator.adminSocket, '/admin/state', EMULATOR_READY_MS, () =>
     exited(emulator),
   ).catch(async (err: unknown) => {
@@ -114,13 +134,14 @@ async function build(running: RunningLab, opts: LabUpOptions): Promise<void> {
   for (const node of layout.nodes) await installPlugin(node, opts.repoRoot);
   const started = layout.nodes.map((node) => ({
     node,
-    child: startChild(children, agentSpec(layout, node, opts.repoRoot, running.podEni), layout),
+    child: startChild(children, agentSpec(layout, node, opts.repoRoot, podEni), layout),
   }));
   for (const { node, child } of started) await waitAgentHealthy(node, await child, AGENT_READY_MS);
   log({ msg: 'agents healthy', nodes: layout.nodes.map((n) => n.name) });
+  return trunkDriver;
 }
 
-export function emulatorSpec(layout: LabLayout, repoRoot: string): ChildSpec {
+export function emulatorSpec(layout: LabLayout, repoRoot: string, trunkDriver: TrunkDriver): ChildSpec {
   return {
     role: 'emulator',
     argv: [
@@ -133,6 +154,8 @@ export function emulatorSpec(layout: LabLayout, repoRoot: string): ChildSpec {
       'emulator',
       '--name',
       layout.name,
+      '--trunk-driver',
+      trunkDriver,
     ],
     env: { ...process.env },
     cwd: repoRoot,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
-import { startTestEmulator, type TestEmulator } from '../emulator/test-fixture.ts';
+import { startTestEmulator, type TestEmulator } from '../emulator/testing/test-emulator.ts';
 import { KubePodSource, PodLookupError, parsePod } from './pod-source.ts';
 
 let emu: TestEmulator;

@@ -4,8 +4,8 @@
 
 import { type AwsCloud, createAwsCloud } from '../../cloud/aws.ts';
 import type { FaultSettings, LaunchedInstance, RunningEmulator, VpcSpec } from '../../emulator/api.ts';
-import { seededRandom } from '../../emulator/ids.ts';
 import { startEmulator } from '../../emulator/server.ts';
+import { seededRandom } from '../../emulator/vpc/ids.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 

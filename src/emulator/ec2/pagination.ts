@@ -1,0 +1,34 @@
+// MaxResults / NextToken paging of Describe* replies. The token is the offset of the next item,
+// opaque to clients; a state change between pages may shift items, as EC2 does not promise either.
+import { invalidParameter } from './error.ts';
+import type { QueryParams } from './params.ts';
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly nextToken: string | undefined;
+}
+
+export function paginate<T>(items: readonly T[], p: QueryParams, min = 5, max = 1000): Page<T> {
+  const maxResults = p.int('MaxResults');
+  const token = p.get('NextToken');
+  let offset = 0;
+  if (token !== undefined && token !== '') {
+    offset = Number(
+      Buffer.from(token, 'base64url')
+        .toString('utf8')
+        .replace(/^offset:/, ''),
+    );
+    if (!Number.isInteger(offset) || offset < 0) throw invalidParameter(`Invalid NextToken: ${token}`);
+  }
+  if (maxResults === undefined) return { items: items.slice(offset), nextToken: undefined };
+  if (maxResults < min || maxResults > max) {
+    throw invalidParameter(
+      `Value ( ${maxResults} ) for parameter maxResults is invalid. Expecting a value between ${min} and ${max}.`,
+    );
+  }
+  const end = offset + maxResults;
+  return {
+    items: items.slice(offset, end),
+    nextToken: end < items.length ? Buffer.from(`offset:${end}`).toString('base64url') : undefined,
+  };
+}

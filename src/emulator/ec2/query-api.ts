@@ -1,0 +1,126 @@
+// The EC2 Query API endpoint: POST / with a form body, XML replies, EC2's error document and
+// status codes, a request ID on every reply, fault injection and one log line per call.
+
+import type { FaultInjector } from '../faults.ts';
+import { type HttpReply, sleep } from '../http-reply.ts';
+import type { StaleReadHistory } from '../stale-reads.ts';
+import type { IdSource } from '../vpc/ids.ts';
+import type { VpcOperations } from '../vpc/operations.ts';
+import type { VpcView } from '../vpc/view.ts';
+import {
+  describeInstances,
+  describeInstanceTypes,
+  describeNetworkInterfaces,
+  describeSubnets,
+} from './describe-actions.ts';
+import {
+  assignPrivateIpAddresses,
+  attachNetworkInterface,
+  createNetworkInterface,
+  createTags,
+  deleteNetworkInterface,
+  detachNetworkInterface,
+  modifyNetworkInterfaceAttribute,
+  unassignPrivateIpAddresses,
+} from './eni-actions.ts';
+import { Ec2Error } from './error.ts';
+import { QueryParams } from './params.ts';
+import {
+  associateTrunkInterface,
+  describeTrunkInterfaceAssociations,
+  disassociateTrunkInterface,
+} from './trunk-actions.ts';
+import { ec2ErrorResponse, ec2Response, type XmlObject } from './xml.ts';
+
+/** `view` is what reads see: the live state, or a past one under the stale-read fault. */
+type Action = (p: QueryParams, ops: VpcOperations, view: VpcView) => XmlObject | Promise<XmlObject>;
+
+const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
+  ['DescribeInstances', (p, _ops, view) => describeInstances(p, view)],
+  ['DescribeInstanceTypes', (p) => describeInstanceTypes(p)],
+  ['DescribeSubnets', (p, _ops, view) => describeSubnets(p, view)],
+  ['DescribeNetworkInterfaces', (p, _ops, view) => describeNetworkInterfaces(p, view)],
+  ['CreateNetworkInterface', createNetworkInterface],
+  ['DeleteNetworkInterface', deleteNetworkInterface],
+  ['AttachNetworkInterface', attachNetworkInterface],
+  ['DetachNetworkInterface', detachNetworkInterface],
+  ['ModifyNetworkInterfaceAttribute', modifyNetworkInterfaceAttribute],
+  ['AssignPrivateIpAddresses', assignPrivateIpAddresses],
+  ['UnassignPrivateIpAddresses', unassignPrivateIpAddresses],
+  ['CreateTags', createTags],
+  ['AssociateTrunkInterface', associateTrunkInterface],
+  ['DisassociateTrunkInterface', disassociateTrunkInterface],
+  ['DescribeTrunkInterfaceAssociations', (p, _ops, view) => describeTrunkInterfaceAssociations(p, view)],
+]);
+
+export function supportedEc2Actions(): string[] {
+  return [...ACTIONS.keys()];
+}
+
+/** The resource IDs a call names, for the log line (what an operator greps for). */
+function subjectIds(p: QueryParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  const names = [
+    'NetworkInterfaceId',
+    'InstanceId',
+    'AttachmentId',
+    'SubnetId',
+    'AssociationId',
+    'TrunkInterfaceId',
+  ];
+  for (const name of names) {
+    const v = p.get(name) ?? p.get(`${name}.1`);
+    if (v !== undefined) out[name[0]!.toLowerCase() + name.slice(1)] = v;
+  }
+  return out;
+}
+
+export interface Ec2Deps {
+  readonly ops: VpcOperations;
+  readonly history: StaleReadHistory;
+  readonly faults: FaultInjector;
+  readonly ids: IdSource;
+  readonly log: (line: Record<string, unknown>) => void;
+}
+
+export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply> {
+  const started = performance.now();
+  const requestId = deps.ids.requestId();
+  const p = new QueryParams(body);
+  const action = p.action;
+  let status = 200;
+  let xml: string;
+  let code: string | undefined;
+  try {
+    if (action === undefined)
+      throw new Ec2Error('MissingParameter', 'The request must contain the parameter Action');
+    const run = ACTIONS.get(action);
+    if (run === undefined)
+      throw new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);
+    const fault = deps.faults.decide(action);
+    if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+    if (fault.error !== undefined) throw fault.error;
+    xml = ec2Response(action, requestId, await run(p, deps.ops, deps.history.view(fault.staleReadMs)));
+  } catch (err) {
+    const e =
+      err instanceof Ec2Error ? err : new Ec2Error('InternalError', 'An internal error has occurred', 500);
+    if (!(err instanceof Ec2Error)) deps.log({ msg: 'ec2 action crashed', action, error: String(err) });
+    status = e.status;
+    code = e.code;
+    xml = ec2ErrorResponse(e.code, e.message, requestId);
+  }
+  deps.log({
+    msg: 'ec2',
+    action: action ?? null,
+    status,
+    ...(code === undefined ? {} : { code }),
+    ...subjectIds(p),
+    ms: Math.round((performance.now() - started) * 10) / 10,
+    requestId,
+  });
+  return {
+    status,
+    headers: { 'content-type': 'text/xml;charset=UTF-8', 'x-amzn-requestid': requestId },
+    body: xml,
+  };
+}

@@ -1,0 +1,121 @@
+// The slice of the Kubernetes API that vpcnet and the emulated resource controller use: pods
+// (create, get, delete, patch, list and watch, across or within namespaces) and nodes (get,
+// patch, list and watch). Patches are merge patches (JSON merge or strategic merge, which act
+// alike on the maps patched here: labels and annotations) or JSON patches (json-patch.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { applyJsonPatch } from './json-patch.ts';
+import type { ObjectStore } from './object-store.ts';
+import { KubeError } from './object-store.ts';
+import { type JsonObject, status } from './objects.ts';
+import { ListWatch } from './watch-stream.ts';
+
+export interface KubeDeps {
+  readonly pods: ObjectStore;
+  readonly nodes: ObjectStore;
+  /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
+  readonly bookmarkIntervalMs?: number;
+}
+
+const POD_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/;
+const NODE_PATH = /^\/api\/v1\/nodes(?:\/([^/]+))?$/;
+const MERGE_PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json'];
+const JSON_PATCH_TYPE = 'application/json-patch+json';
+
+/** A reply to send, or undefined when the handler streams the response itself (watch). */
+type Answer = readonly [number, JsonObject] | undefined;
+
+function send(res: ServerResponse, code: number, body: JsonObject): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(`${JSON.stringify(body)}\n`);
+}
+
+export class KubeApi {
+  readonly #deps: KubeDeps;
+  readonly #listWatch: ListWatch;
+
+  constructor(deps: KubeDeps) {
+    this.#deps = deps;
+    this.#listWatch = new ListWatch({ bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 10_000 });
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, body: string): void {
+    try {
+      const answer = this.#route(req, res, url, body);
+      if (answer !== undefined) send(res, answer[0], answer[1]);
+    } catch (err) {
+      if (err instanceof KubeError) send(res, err.code, status(err.code, err.reason, err.message));
+      else send(res, 400, status(400, 'BadRequest', err instanceof Error ? err.message : String(err)));
+    }
+  }
+
+  /** End every open watch (emulator shutdown). */
+  closeWatches(): void {
+    this.#listWatch.closeAll();
+  }
+
+  #route(req: IncomingMessage, res: ServerResponse, url: URL, body: string): Answer {
+    const method = req.method ?? 'GET';
+    const podPath = POD_PATH.exec(url.pathname);
+    if (podPath !== null) {
+      const ns = decodeURIComponent(podPath[1] ?? '');
+      const name = podPath[2] === undefined ? undefined : decodeURIComponent(podPath[2]);
+      return this.#resource(req, res, url, body, this.#deps.pods, ns, name);
+    }
+    if (url.pathname === '/api/v1/pods' && method === 'GET') {
+      return this.#listWatch.serve(res, url, this.#deps.pods, undefined);
+    }
+    const nodePath = NODE_PATH.exec(url.pathname);
+    if (nodePath !== null) {
+      const name = nodePath[1] === undefined ? undefined : decodeURIComponent(nodePath[1]);
+      if (name === undefined && method === 'POST') {
+        throw new KubeError(405, 'MethodNotAllowed', 'nodes are registered by launching an instance');
+      }
+      return this.#resource(req, res, url, body, this.#deps.nodes, undefined, name);
+    }
+    throw new KubeError(404, 'NotFound', `the server could not find the requested resource ${url.pathname}`);
+  }
+
+  #resource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    body: string,
+    store: ObjectStore,
+    namespace: string | undefined,
+    name: string | undefined,
+  ): Answer {
+    const method = req.method ?? 'GET';
+    if (name === undefined) {
+      if (method === 'GET') return this.#listWatch.serve(res, url, store, namespace);
+      if (method === 'POST') return [201, store.create(namespace, parseBody(body))];
+    } else {
+      if (method === 'GET') return [200, store.get(namespace, name)];
+      if (method === 'DELETE') return [200, store.delete(namespace, name)];
+      if (method === 'PATCH') {
+        const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+        if (type === JSON_PATCH_TYPE) {
+          const patched = applyJsonPatch(store.get(namespace, name), parseBody(body));
+          return [200, store.replace(namespace, name, patched)];
+        }
+        if (!MERGE_PATCH_TYPES.includes(type)) {
+          const accepted = [...MERGE_PATCH_TYPES, JSON_PATCH_TYPE].join(', ');
+          throw new KubeError(
+            415,
+            'UnsupportedMediaType',
+            `the body of the request was in an unknown format: ${type}; accepted: ${accepted}`,
+          );
+        }
+        return [200, store.patch(namespace, name, parseBody(body))];
+      }
+    }
+    throw new KubeError(405, 'MethodNotAllowed', `${method} is not supported here`);
+  }
+}
+
+function parseBody(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    throw new KubeError(400, 'BadRequest', 'request body is not JSON');
+  }
+}

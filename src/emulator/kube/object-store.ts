@@ -1,0 +1,195 @@
+// Objects of one kind in the Kubernetes slice (pods, nodes): keyed by namespace/name (name alone
+// for cluster-scoped kinds), resourceVersions from one counter shared by all kinds (as etcd's
+// revision is), and a bounded event log so a watch can resume from a resourceVersion.
+import type { IdSource } from '../vpc/ids.ts';
+import { isJsonObject, type JsonObject, mergePatch } from './objects.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchEvent {
+  readonly type: WatchEventType;
+  readonly object: JsonObject;
+  readonly resourceVersion: number;
+}
+
+export class KubeError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'KubeError';
+  }
+}
+
+export interface ResourceKind {
+  readonly kind: string; // Pod
+  readonly listKind: string; // PodList
+  readonly resource: string; // pods
+  readonly namespaced: boolean;
+}
+
+export const POD: ResourceKind = { kind: 'Pod', listKind: 'PodList', resource: 'pods', namespaced: true };
+export const NODE: ResourceKind = {
+  kind: 'Node',
+  listKind: 'NodeList',
+  resource: 'nodes',
+  namespaced: false,
+};
+
+/** The cluster's resourceVersion: one counter for every kind. */
+export class ResourceVersionCounter {
+  #current = 1;
+
+  get current(): number {
+    return this.#current;
+  }
+
+  next(): number {
+    this.#current += 1;
+    return this.#current;
+  }
+}
+
+export interface ObjectStoreDeps {
+  readonly ids: IdSource;
+  readonly versions: ResourceVersionCounter;
+  readonly now?: () => Date;
+  /** Events kept for resuming watches; an older resourceVersion is answered 410 Expired. */
+  readonly eventLogSize?: number;
+}
+
+const DEFAULT_EVENT_LOG_SIZE = 10_000;
+
+function meta(obj: JsonObject): JsonObject {
+  const m = obj.metadata;
+  return isJsonObject(m) ? m : {};
+}
+
+export class ObjectStore {
+  readonly kind: ResourceKind;
+  readonly #deps: ObjectStoreDeps;
+  readonly #objects = new Map<string, JsonObject>();
+  readonly #log: WatchEvent[] = [];
+  readonly #listeners = new Set<(e: WatchEvent) => void>();
+  /** resourceVersion of the newest event dropped from the log (0: none dropped yet). */
+  #compactedThrough = 0;
+
+  constructor(kind: ResourceKind, deps: ObjectStoreDeps) {
+    this.kind = kind;
+    this.#deps = deps;
+  }
+
+  /** The cluster's current resourceVersion (what a list answers with). */
+  get resourceVersion(): number {
+    return this.#deps.versions.current;
+  }
+
+  list(): JsonObject[] {
+    return [...this.#objects.values()];
+  }
+
+  /** `namespace` is ignored for cluster-scoped kinds. */
+  get(namespace: string | undefined, name: string): JsonObject {
+    const found = this.#objects.get(this.#key(namespace, name));
+    if (found === undefined) {
+      throw new KubeError(404, 'NotFound', `${this.kind.resource} "${name}" not found`);
+    }
+    return found;
+  }
+
+  find(namespace: string | undefined, name: string): JsonObject | undefined {
+    return this.#objects.get(this.#key(namespace, name));
+  }
+
+  create(namespace: string | undefined, body: unknown): JsonObject {
+    if (!isJsonObject(body))
+      throw new KubeError(400, 'BadRequest', `body must be a ${this.kind.kind} object`);
+    const m = meta(body);
+    const name = m.name;
+    if (typeof name !== 'string' || name === '')
+      throw new KubeError(422, 'Invalid', 'metadata.name is required');
+    if (this.kind.namespaced && m.namespace !== undefined && m.namespace !== namespace) {
+      throw new KubeError(400, 'BadRequest', 'the namespace of the object does not match the request');
+    }
+    const key = this.#key(namespace, name);
+    if (this.#objects.has(key)) {
+      throw new KubeError(409, 'AlreadyExists', `${this.kind.resource} "${name}" already exists`);
+    }
+    const uid = typeof m.uid === 'string' && m.uid !== '' ? m.uid : this.#uid();
+    const now = this.#deps.now?.() ?? new Date();
+    const object: JsonObject = {
+      ...body,
+      apiVersion: 'v1',
+      kind: this.kind.kind,
+      metadata: {
+        ...m,
+        name,
+        ...(this.kind.namespaced && namespace !== undefined ? { namespace } : {}),
+        uid,
+        creationTimestamp: now.toISOString().replace(/\.\d+Z$/, 'Z'),
+        resourceVersion: '',
+      },
+      spec: isJsonObject(body.spec) ? body.spec : {},
+    };
+    return this.#commit('ADDED', key, object);
+  }
+
+  /** A merge patch (RFC 7386); identity (name, namespace, uid, creationTimestamp) is not patchable. */
+  patch(namespace: string | undefined, name: string, patch: unknown): JsonObject {
+    const current = this.get(namespace, name);
+    if (!isJsonObject(patch)) throw new KubeError(400, 'BadRequest', 'patch must be a JSON object');
+    return this.replace(namespace, name, mergePatch(current, patch));
+  }
+
+  /** Stores `next` as the new state of an existing object, keeping its identity. */
+  replace(namespace: string | undefined, name: string, next: unknown): JsonObject {
+    const current = this.get(namespace, name);
+    if (!isJsonObject(next)) throw new KubeError(400, 'BadRequest', 'patch must keep an object');
+    const m = meta(current);
+    const identity: JsonObject = { name, uid: m.uid ?? null, creationTimestamp: m.creationTimestamp ?? null };
+    if (m.namespace !== undefined) identity.namespace = m.namespace;
+    const merged: JsonObject = { ...next, metadata: { ...meta(next), ...identity } };
+    return this.#commit('MODIFIED', this.#key(namespace, name), merged);
+  }
+
+  delete(namespace: string | undefined, name: string): JsonObject {
+    const found = this.get(namespace, name);
+    this.#objects.delete(this.#key(namespace, name));
+    return this.#commit('DELETED', this.#key(namespace, name), found);
+  }
+
+  /** Events after `resourceVersion`, or undefined when the log no longer reaches back that far. */
+  eventsSince(resourceVersion: number): WatchEvent[] | undefined {
+    if (resourceVersion < this.#compactedThrough) return undefined;
+    return this.#log.filter((e) => e.resourceVersion > resourceVersion);
+  }
+
+  subscribe(listener: (e: WatchEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #key(namespace: string | undefined, name: string): string {
+    return this.kind.namespaced ? `${namespace ?? ''}/${name}` : name;
+  }
+
+  #commit(type: WatchEventType, key: string, object: JsonObject): JsonObject {
+    const version = this.#deps.versions.next();
+    const stored: JsonObject = { ...object, metadata: { ...meta(object), resourceVersion: String(version) } };
+    if (type !== 'DELETED') this.#objects.set(key, stored);
+    const event: WatchEvent = { type, object: stored, resourceVersion: version };
+    this.#log.push(event);
+    if (this.#log.length > (this.#deps.eventLogSize ?? DEFAULT_EVENT_LOG_SIZE)) {
+      this.#compactedThrough = this.#log.shift()?.resourceVersion ?? this.#compactedThrough;
+    }
+    for (const l of this.#listeners) l(event);
+    return stored;
+  }
+
+  #uid(): string {
+    const h = this.#deps.ids.hex(32);
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20)}`;
+  }
+}

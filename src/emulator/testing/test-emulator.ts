@@ -1,0 +1,69 @@
+// Test support: an emulator on 127.0.0.1 with a seeded random source, an SDK client pointed at
+// it, and a raw form POST for wire-level assertions. Not a test file itself.
+import { EC2Client } from '@aws-sdk/client-ec2';
+import type { EmulatorOptions, RunningEmulator, VpcSpec } from '../api.ts';
+import { startEmulator } from '../server.ts';
+import { seededRandom } from '../vpc/ids.ts';
+
+export const TEST_VPC: VpcSpec = {
+  vpcId: 'vpc-0123456789abcdef0',
+  cidr: '10.0.0.0/16',
+  region: 'us-west-2',
+  subnets: [
+    { subnetId: 'subnet-aaaaaaaaaaaaaaaaa', cidr: '10.0.0.0/24', availabilityZone: 'us-west-2a' },
+    { subnetId: 'subnet-bbbbbbbbbbbbbbbbb', cidr: '10.0.1.0/28', availabilityZone: 'us-west-2a' },
+    { subnetId: 'subnet-ccccccccccccccccc', cidr: '10.0.2.0/24', availabilityZone: 'us-west-2b' },
+  ],
+};
+export const SUBNET_A = 'subnet-aaaaaaaaaaaaaaaaa';
+export const SUBNET_SMALL = 'subnet-bbbbbbbbbbbbbbbbb';
+export const SUBNET_OTHER_AZ = 'subnet-ccccccccccccccccc';
+
+export interface TestEmulator {
+  readonly emulator: RunningEmulator;
+  readonly url: string;
+  readonly ec2: EC2Client;
+  readonly logs: Record<string, unknown>[];
+  /** POST an EC2 action as a raw form; returns status, headers and body text. */
+  post(params: Record<string, string>): Promise<{ status: number; requestId: string | null; body: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestEmulator(
+  extra: Partial<EmulatorOptions> = {},
+  seed = 42,
+): Promise<TestEmulator> {
+  const logs: Record<string, unknown>[] = [];
+  const emulator = await startEmulator({
+    vpc: TEST_VPC,
+    listen: [{ host: '127.0.0.1', port: 0 }],
+    random: seededRandom(seed),
+    log: (l) => logs.push(l),
+    ...extra,
+  });
+  const url = emulator.urls[0]!;
+  const ec2 = new EC2Client({
+    endpoint: url,
+    region: 'us-west-2',
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    maxAttempts: 1,
+  });
+  return {
+    emulator,
+    url,
+    ec2,
+    logs,
+    async post(params) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ Version: '2016-11-15', ...params }).toString(),
+      });
+      return { status: res.status, requestId: res.headers.get('x-amzn-requestid'), body: await res.text() };
+    },
+    async close() {
+      ec2.destroy();
+      await emulator.close();
+    },
+  };
+}

@@ -1,0 +1,326 @@
+// State changes that have a kernel side. The fabric hook runs AFTER the state change and before
+// the caller is answered, so when EC2 replies the link/route exists. A fabric failure undoes the
+// state change (and any fabric step already done) and surfaces as 500 InternalError.
+import type { BranchOnTrunk, Fabric, FabricEni, LaunchedInstance } from '../api.ts';
+import { Ec2Error } from '../ec2/error.ts';
+import type {
+  AssignRequest,
+  Attachment,
+  CreateEniRequest,
+  Eni,
+  Instance,
+  LaunchRequest,
+  TrunkAssociation,
+  VpcState,
+} from './state.ts';
+
+type Step = () => Promise<void>;
+
+export interface EniTraffic {
+  readonly eniId: string;
+  readonly interfaceType: string;
+  readonly instanceId: string | null;
+  readonly trunkEniId: string | null;
+  readonly vlanId: number | null;
+  readonly receivedPackets: number;
+}
+
+/** An instance came or went (the Kubernetes slice keeps a Node object per named instance by it). */
+export interface InstanceEvent {
+  readonly type: 'launched' | 'terminated';
+  readonly instance: Instance;
+}
+
+export class VpcOperations {
+  readonly state: VpcState;
+  readonly #fabric: Fabric | undefined;
+  readonly #log: (line: Record<string, unknown>) => void;
+  /** CreateNetworkInterface idempotency: ClientToken -> ENI ID. */
+  readonly createdByClientToken = new Map<string, string>();
+  /** Told after each launch and termination; a listener must not throw. */
+  readonly instanceListeners = new Set<(e: InstanceEvent) => void>();
+  /** With a fabric, kernel steps of different calls must not interleave (attach racing detach). */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(state: VpcState, fabric: Fabric | undefined, log: (line: Record<string, unknown>) => void) {
+    this.state = state;
+    this.#fabric = fabric;
+    this.#log = log;
+  }
+
+  fabricEni(eni: Eni): FabricEni {
+    const pool = this.state.subnet(eni.subnetId);
+    return {
+      eniId: eni.eniId,
+      mac: eni.mac,
+      primaryIp: eni.primaryIp,
+      subnetCidr: pool.spec.cidr,
+      gateway: pool.gateway,
+    };
+  }
+
+  createEni(req: CreateEniRequest): Eni {
+    return this.state.createEni(req);
+  }
+
+  deleteEni(eniId: string): void {
+    this.state.deleteEni(eniId);
+  }
+
+  launch(req: LaunchRequest): Promise<LaunchedInstance> {
+    return this.#serial(async () => {
+      const { instance, primaryEni } = this.state.launch(req);
+      const undo = () => {
+        this.state.forceDetach(primaryEni);
+        this.state.deleteEni(primaryEni.eniId);
+        this.state.removeInstance(instance.instanceId);
+      };
+      await this.#withRollback(undo, [this.#attachSteps(instance, primaryEni, 0)]);
+      for (const listener of this.instanceListeners) listener({ type: 'launched', instance });
+      const pool = this.state.subnet(instance.subnetId);
+      return {
+        instanceId: instance.instanceId,
+        instanceType: instance.instanceType,
+        primaryEni: { eniId: primaryEni.eniId, mac: primaryEni.mac, primaryIp: primaryEni.primaryIp },
+        subnet: { subnetId: pool.spec.subnetId, cidr: pool.spec.cidr, gateway: pool.gateway },
+      };
+    });
+  }
+
+  /** DeleteOnTermination ENIs are deleted, the others detached. Kernel errors are logged, not fatal. */
+  terminate(instanceId: string): Promise<void> {
+    return this.#serial(async () => {
+      const instance = this.state.instance(instanceId);
+      for (const eni of this.state.enisOf(instanceId).reverse()) {
+        for (const branch of this.state.branchesOf(eni.eniId)) {
+          const { association } = this.state.disassociateTrunk(branch.trunkAssociation!.associationId);
+          try {
+            for (const step of this.#branchSteps(branch, association, 'disassociate')) await step.run();
+          } catch (err) {
+            this.#log({
+              msg: 'fabric branch removal failed during termination',
+              eniId: branch.eniId,
+              error: String(err),
+            });
+          }
+        }
+        const attachment = this.state.forceDetach(eni);
+        if (attachment === undefined) continue;
+        try {
+          for (const step of this.#detachSteps(instance, eni, attachment.deviceIndex)) await step.run();
+        } catch (err) {
+          this.#log({ msg: 'fabric detach failed during termination', eniId: eni.eniId, error: String(err) });
+        }
+        if (attachment.deleteOnTermination) this.state.deleteEni(eni.eniId);
+      }
+      this.state.removeInstance(instanceId);
+      for (const listener of this.instanceListeners) listener({ type: 'terminated', instance });
+    });
+  }
+
+  attach(eniId: string, instanceId: string, deviceIndex: number): Promise<Attachment> {
+    return this.#serial(async () => {
+      const attachment = this.state.attach(eniId, instanceId, deviceIndex);
+      const eni = this.state.eni(eniId);
+      const instance = this.state.instance(instanceId);
+      await this.#withRollback(
+        () => this.state.forceDetach(eni),
+        [this.#attachSteps(instance, eni, deviceIndex)],
+      );
+      return attachment;
+    });
+  }
+
+  detach(attachmentId: string): Promise<void> {
+    return this.#serial(async () => {
+      const { eni, attachment } = this.state.detach(attachmentId);
+      const instance = this.state.instance(attachment.instanceId);
+      await this.#withRollback(
+        () => this.state.restoreAttachment(eni, attachment),
+        [this.#detachSteps(instance, eni, attachment.deviceIndex)],
+      );
+    });
+  }
+
+  assign(eniId: string, req: AssignRequest): Promise<string[]> {
+    return this.#serial(async () => {
+      const ips = this.state.assign(eniId, req);
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const steps: { run: Step; undo: Step }[] = [];
+      if (fabric !== undefined) {
+        const fe = this.fabricEni(eni);
+        steps.push({
+          run: () => fabric.addressesAssigned(fe, ips),
+          undo: () => fabric.addressesUnassigned(fe, ips),
+        });
+      }
+      await this.#withRollback(() => this.state.unassign(eniId, ips), [steps]);
+      return ips;
+    });
+  }
+
+  unassign(eniId: string, ips: readonly string[]): Promise<void> {
+    return this.#serial(async () => {
+      this.state.unassign(eniId, ips);
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const steps: { run: Step; undo: Step }[] = [];
+      if (fabric !== undefined) {
+        const fe = this.fabricEni(eni);
+        steps.push({
+          run: () => fabric.addressesUnassigned(fe, ips),
+          undo: () => fabric.addressesAssigned(fe, ips),
+        });
+      }
+      await this.#withRollback(() => this.state.assign(eniId, { ips }), [steps]);
+    });
+  }
+
+  associateTrunk(branchEniId: string, trunkEniId: string, vlanId: number): Promise<TrunkAssociation> {
+    return this.#serial(async () => {
+      const association = this.state.associateTrunk(branchEniId, trunkEniId, vlanId);
+      const branch = this.state.eni(branchEniId);
+      await this.#withRollback(
+        () => this.state.disassociateTrunk(association.associationId),
+        [this.#branchSteps(branch, association, 'associate')],
+      );
+      return association;
+    });
+  }
+
+  disassociateTrunk(associationId: string): Promise<void> {
+    return this.#serial(async () => {
+      const { branch, association } = this.state.disassociateTrunk(associationId);
+      await this.#withRollback(
+        () => this.state.restoreTrunkAssociation(branch, association),
+        [this.#branchSteps(branch, association, 'disassociate')],
+      );
+    });
+  }
+
+  /** Per ENI with a fabric link (branches included): packets the VPC received from it. */
+  traffic(): Promise<EniTraffic[]> {
+    // In line with the other fabric work, so that counts follow completed changes only.
+    return this.#serial(() => this.#traffic());
+  }
+
+  async #traffic(): Promise<EniTraffic[]> {
+    const fabric = this.#fabric;
+    if (fabric?.receivedPackets === undefined) {
+      throw new Ec2Error('IncorrectState', 'this emulator has no fabric, so no traffic to count', 409);
+    }
+    const linked = this.state.enis().filter((e) => this.#fabricFor(e) !== undefined);
+    const branches: { eni: Eni; on: BranchOnTrunk }[] = [];
+    for (const trunk of linked.filter((e) => e.interfaceType === 'trunk')) {
+      for (const branch of this.state.branchesOf(trunk.eniId)) {
+        const vlanId = branch.trunkAssociation?.vlanId ?? 0;
+        branches.push({
+          eni: branch,
+          on: { trunk: this.fabricEni(trunk), vlanId, branch: this.fabricEni(branch) },
+        });
+      }
+    }
+    const counts = await fabric.receivedPackets(
+      linked.map((e) => this.fabricEni(e)),
+      branches.map((b) => b.on),
+    );
+    return [...linked, ...branches.map((b) => b.eni)].map((e) => ({
+      eniId: e.eniId,
+      interfaceType: e.interfaceType,
+      instanceId: e.attachment?.instanceId ?? null,
+      trunkEniId: e.trunkAssociation?.trunkEniId ?? null,
+      vlanId: e.trunkAssociation?.vlanId ?? null,
+      receivedPackets: counts.get(e.eniId) ?? 0,
+    }));
+  }
+
+  #branchSteps(
+    branch: Eni,
+    association: TrunkAssociation,
+    direction: 'associate' | 'disassociate',
+  ): { run: Step; undo: Step }[] {
+    const fabric = this.#fabricFor(this.state.eni(association.trunkEniId));
+    if (fabric?.branchAssociated === undefined || fabric.branchDisassociated === undefined) return [];
+    const trunk = this.fabricEni(this.state.eni(association.trunkEniId));
+    const b = this.fabricEni(branch);
+    const on = () => fabric.branchAssociated!(trunk, association.vlanId, b);
+    const off = () => fabric.branchDisassociated!(trunk, association.vlanId, b);
+    return [direction === 'associate' ? { run: on, undo: off } : { run: off, undo: on }];
+  }
+
+  /** The fabric applies only to ENIs attached to an instance that lives in a netns. */
+  #fabricFor(eni: Eni): Fabric | undefined {
+    if (this.#fabric === undefined || eni.attachment === undefined) return undefined;
+    return this.state.instance(eni.attachment.instanceId).netns === undefined ? undefined : this.#fabric;
+  }
+
+  /** Attach: the link first, then routes for secondaries the ENI already had. */
+  #attachSteps(instance: Instance, eni: Eni, deviceIndex: number): { run: Step; undo: Step }[] {
+    const fabric = this.#fabric;
+    const netns = instance.netns;
+    if (fabric === undefined || netns === undefined) return [];
+    const fe = this.fabricEni(eni);
+    const ips = [...eni.secondaryIps];
+    const steps = [
+      {
+        run: () => fabric.eniAttached(netns, deviceIndex, fe),
+        undo: () => fabric.eniDetached(netns, deviceIndex, fe),
+      },
+    ];
+    if (ips.length > 0) {
+      steps.push({
+        run: () => fabric.addressesAssigned(fe, ips),
+        undo: () => fabric.addressesUnassigned(fe, ips),
+      });
+    }
+    return steps;
+  }
+
+  /** Detach: routes of secondaries first, then the link. */
+  #detachSteps(instance: Instance, eni: Eni, deviceIndex: number): { run: Step; undo: Step }[] {
+    const fabric = this.#fabric;
+    const netns = instance.netns;
+    if (fabric === undefined || netns === undefined) return [];
+    const fe = this.fabricEni(eni);
+    const ips = [...eni.secondaryIps];
+    const steps: { run: Step; undo: Step }[] = [];
+    if (ips.length > 0) {
+      steps.push({
+        run: () => fabric.addressesUnassigned(fe, ips),
+        undo: () => fabric.addressesAssigned(fe, ips),
+      });
+    }
+    steps.push({
+      run: () => fabric.eniDetached(netns, deviceIndex, fe),
+      undo: () => fabric.eniAttached(netns, deviceIndex, fe),
+    });
+    return steps;
+  }
+
+  /** Run the fabric steps; on failure undo the done ones (reverse order), then the state change. */
+  async #withRollback(undoState: () => unknown, groups: { run: Step; undo: Step }[][]): Promise<void> {
+    const done: Step[] = [];
+    try {
+      for (const step of groups.flat()) {
+        await step.run();
+        done.push(step.undo);
+      }
+    } catch (err) {
+      for (const undo of done.reverse()) {
+        await undo().catch((e: unknown) =>
+          this.#log({ msg: 'fabric rollback step failed', error: String(e) }),
+        );
+      }
+      undoState();
+      throw new Ec2Error('InternalError', `An internal error has occurred (fabric: ${String(err)})`, 500);
+    }
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#fabric === undefined) return fn();
+    const result = this.#queue.then(fn);
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+}

@@ -1,0 +1,317 @@
+// The emulated VPC in memory: subnets, instances, ENIs and their addresses. Every method is
+// synchronous and all-or-nothing: it either changes the state or throws an Ec2Error and
+// leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
+import type { VpcSpec } from '../api.ts';
+import { Ec2Error, invalidParameter } from '../ec2/error.ts';
+import type { IdSource } from './ids.ts';
+import { networkLimits } from './instance-types.ts';
+import { subnetPools } from './spec.ts';
+import { checkTrunkAssociation } from './trunk-rules.ts';
+import {
+  type Attachment,
+  type Eni,
+  type Instance,
+  type InterfaceType,
+  type TrunkAssociation,
+  VpcView,
+} from './view.ts';
+
+export type { Attachment, Eni, Instance, InterfaceType, TrunkAssociation } from './view.ts';
+
+export interface CreateEniRequest {
+  readonly subnetId: string;
+  readonly description?: string;
+  readonly securityGroupIds?: readonly string[];
+  readonly tags?: ReadonlyMap<string, string>;
+  readonly primaryIp?: string;
+  readonly interfaceType?: InterfaceType;
+}
+
+export interface LaunchRequest {
+  readonly instanceType: string;
+  readonly subnetId: string;
+  readonly securityGroupIds?: readonly string[];
+  readonly netns?: string;
+  readonly nodeName?: string;
+}
+
+export type AssignRequest = { readonly count: number } | { readonly ips: readonly string[] };
+
+export const DEFAULT_SECURITY_GROUP = 'sg-00000000000000001';
+
+export class VpcState extends VpcView {
+  readonly #ids: IdSource;
+  readonly #now: () => Date;
+  /** Called after every change (the stale-read history records a snapshot). */
+  onChange: (() => void) | undefined;
+
+  constructor(spec: VpcSpec, ids: IdSource, now: () => Date = () => new Date()) {
+    super(spec, subnetPools(spec));
+    this.#ids = ids;
+    this.#now = now;
+  }
+
+  createEni(req: CreateEniRequest): Eni {
+    const pool = this.subnet(req.subnetId);
+    let primaryIp: string;
+    if (req.primaryIp !== undefined) {
+      pool.claim([req.primaryIp]);
+      primaryIp = req.primaryIp;
+    } else {
+      [primaryIp] = pool.allocate(1) as [string];
+    }
+    const groups = req.securityGroupIds ?? [];
+    const eni: Eni = {
+      eniId: this.#ids.unique('eni-'),
+      mac: this.#ids.mac(),
+      subnetId: req.subnetId,
+      primaryIp,
+      secondaryIps: [],
+      securityGroupIds: groups.length > 0 ? [...groups] : [DEFAULT_SECURITY_GROUP],
+      description: req.description ?? '',
+      tags: new Map(req.tags ?? []),
+      attachment: undefined,
+      interfaceType: req.interfaceType ?? 'interface',
+      trunkAssociation: undefined,
+    };
+    this.enisById.set(eni.eniId, eni);
+    this.onChange?.();
+    return eni;
+  }
+
+  deleteEni(eniId: string): Eni {
+    const eni = this.eni(eniId);
+    if (
+      eni.attachment !== undefined ||
+      eni.trunkAssociation !== undefined ||
+      this.branchesOf(eniId).length > 0
+    ) {
+      throw invalidParameter(`Network interface '${eniId}' is currently in use.`);
+    }
+    this.subnet(eni.subnetId).release([eni.primaryIp, ...eni.secondaryIps]);
+    this.enisById.delete(eniId);
+    this.onChange?.();
+    return eni;
+  }
+
+  /** Put a deleted ENI back exactly as it was (rollback). */
+  restoreEni(eni: Eni): void {
+    this.subnet(eni.subnetId).claim([eni.primaryIp, ...eni.secondaryIps]);
+    this.enisById.set(eni.eniId, eni);
+    this.onChange?.();
+  }
+
+  attach(eniId: string, instanceId: string, deviceIndex: number, deleteOnTermination = false): Attachment {
+    const eni = this.eni(eniId);
+    const instance = this.instance(instanceId);
+    if (!Number.isInteger(deviceIndex) || deviceIndex < 0) {
+      throw invalidParameter(`Invalid value '${deviceIndex}' for deviceIndex`);
+    }
+    if (eni.attachment !== undefined) {
+      throw new Ec2Error(
+        'InvalidParameterValue',
+        `Network interface '${eniId}' is currently in use by ${eni.attachment.instanceId}.`,
+      );
+    }
+    if (eni.trunkAssociation !== undefined) {
+      throw invalidParameter(
+        `Network interface '${eniId}' is a branch of ${eni.trunkAssociation.trunkEniId}.`,
+      );
+    }
+    if (eni.interfaceType === 'trunk' && instance.limits.maxBranchEnis === 0) {
+      throw new Ec2Error(
+        'UnsupportedOperation',
+        `Instance type ${instance.instanceType} of '${instanceId}' does not support trunk network interfaces.`,
+      );
+    }
+    const attached = this.enisOf(instanceId);
+    if (attached.length >= instance.limits.maxEnis || deviceIndex >= instance.limits.maxEnis) {
+      throw new Ec2Error(
+        'AttachmentLimitExceeded',
+        `Interface count ${attached.length + 1} exceeds the limit for ${instance.instanceType}`,
+      );
+    }
+    if (attached.some((e) => e.attachment?.deviceIndex === deviceIndex)) {
+      throw invalidParameter(
+        `Instance '${instanceId}' already has an interface attached at device index '${deviceIndex}'.`,
+      );
+    }
+    const eniAz = this.subnet(eni.subnetId).spec.availabilityZone;
+    const instanceAz = this.subnet(instance.subnetId).spec.availabilityZone;
+    if (eniAz !== instanceAz) {
+      throw invalidParameter(
+        `Network interface '${eniId}' is in ${eniAz}; instance '${instanceId}' is in ${instanceAz}.`,
+      );
+    }
+    const attachment: Attachment = {
+      attachmentId: this.#ids.unique('eni-attach-'),
+      instanceId,
+      deviceIndex,
+      attachTime: this.#now(),
+      deleteOnTermination,
+    };
+    eni.attachment = attachment;
+    this.onChange?.();
+    return attachment;
+  }
+
+  detach(attachmentId: string): { eni: Eni; attachment: Attachment } {
+    const eni = this.eniByAttachment(attachmentId);
+    const attachment = eni.attachment!;
+    if (attachment.deviceIndex === 0) {
+      throw new Ec2Error(
+        'OperationNotPermitted',
+        `The network interface at device index 0 and networkCard index 0 cannot be detached.`,
+      );
+    }
+    eni.attachment = undefined;
+    this.onChange?.();
+    return { eni, attachment };
+  }
+
+  /** Re-attach with the same attachment (rollback of a detach). */
+  restoreAttachment(eni: Eni, attachment: Attachment): void {
+    eni.attachment = attachment;
+    this.onChange?.();
+  }
+
+  assign(eniId: string, req: AssignRequest): string[] {
+    const eni = this.eni(eniId);
+    const wanted = 'count' in req ? req.count : req.ips.length;
+    if (!Number.isInteger(wanted) || wanted < 1) {
+      throw invalidParameter(`Invalid value '${wanted}' for secondaryPrivateIpAddressCount`);
+    }
+    const limit = eni.attachment ? this.instance(eni.attachment.instanceId).limits.ipsPerEni : undefined;
+    if (limit !== undefined && 1 + eni.secondaryIps.length + wanted > limit) {
+      throw new Ec2Error('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
+    }
+    const pool = this.subnet(eni.subnetId);
+    let ips: string[];
+    if ('count' in req) {
+      ips = pool.allocate(req.count);
+    } else {
+      pool.claim(req.ips);
+      ips = [...req.ips];
+    }
+    eni.secondaryIps.push(...ips);
+    this.onChange?.();
+    return ips;
+  }
+
+  unassign(eniId: string, ips: readonly string[]): void {
+    const eni = this.eni(eniId);
+    if (ips.length === 0) throw invalidParameter('At least one private IP address must be given');
+    for (const ip of ips) {
+      if (ip === eni.primaryIp) {
+        throw invalidParameter(`The primary private IP address ${ip} of ${eniId} cannot be unassigned`);
+      }
+      if (!eni.secondaryIps.includes(ip)) {
+        throw invalidParameter(`Some of the specified addresses are not assigned to interface ${eniId}`);
+      }
+    }
+    const gone = new Set(ips);
+    const kept = eni.secondaryIps.filter((ip) => !gone.has(ip));
+    eni.secondaryIps.splice(0, eni.secondaryIps.length, ...kept);
+    this.subnet(eni.subnetId).release(ips);
+    this.onChange?.();
+  }
+
+  launch(req: LaunchRequest): { instance: Instance; primaryEni: Eni } {
+    const limits = networkLimits(req.instanceType);
+    if (limits === undefined) throw invalidParameter(`Unknown instance type ${req.instanceType}`);
+    this.subnet(req.subnetId);
+    const groups = req.securityGroupIds ?? [];
+    const instance: Instance = {
+      instanceId: this.#ids.unique('i-'),
+      instanceType: req.instanceType,
+      limits,
+      subnetId: req.subnetId,
+      securityGroupIds: groups.length > 0 ? [...groups] : [DEFAULT_SECURITY_GROUP],
+      netns: req.netns,
+      nodeName: req.nodeName,
+      launchTime: this.#now(),
+      tags: new Map(),
+    };
+    const primaryEni = this.createEni({
+      subnetId: req.subnetId,
+      securityGroupIds: instance.securityGroupIds,
+      description: `Primary network interface of ${instance.instanceId}`,
+    });
+    this.instancesById.set(instance.instanceId, instance);
+    this.attach(primaryEni.eniId, instance.instanceId, 0, true);
+    return { instance, primaryEni };
+  }
+
+  /** Forget the instance; its ENIs must already be detached or deleted. */
+  removeInstance(instanceId: string): Instance {
+    const instance = this.instance(instanceId);
+    this.instancesById.delete(instanceId);
+    this.onChange?.();
+    return instance;
+  }
+
+  /** Detach unconditionally, the primary ENI included (instance termination). */
+  forceDetach(eni: Eni): Attachment | undefined {
+    const a = eni.attachment;
+    eni.attachment = undefined;
+    this.onChange?.();
+    return a;
+  }
+
+  createTags(resourceIds: readonly string[], tags: ReadonlyMap<string, string>): void {
+    const targets = resourceIds.map((id) => {
+      if (id.startsWith('i-')) return this.instance(id).tags;
+      if (id.startsWith('eni-')) return this.eni(id).tags;
+      throw new Ec2Error('InvalidID', `The ID '${id}' is not valid`);
+    });
+    for (const t of targets) for (const [k, v] of tags) t.set(k, v);
+    this.onChange?.();
+  }
+
+  setDeleteOnTermination(eniId: string, attachmentId: string, value: boolean): void {
+    const eni = this.eni(eniId);
+    const attached = this.eniByAttachment(attachmentId);
+    if (attached !== eni || eni.attachment === undefined) {
+      throw invalidParameter(`Attachment '${attachmentId}' does not belong to ${eniId}`);
+    }
+    eni.attachment.deleteOnTermination = value;
+    this.onChange?.();
+  }
+
+  modifyEni(eniId: string, change: { description?: string; securityGroupIds?: readonly string[] }): void {
+    const eni = this.eni(eniId);
+    if (change.description !== undefined) eni.description = change.description;
+    if (change.securityGroupIds !== undefined && change.securityGroupIds.length > 0) {
+      eni.securityGroupIds = [...change.securityGroupIds];
+    }
+    this.onChange?.();
+  }
+
+  /** AssociateTrunkInterface: the branch ENI gets a VLAN on the trunk ENI. */
+  associateTrunk(branchEniId: string, trunkEniId: string, vlanId: number): TrunkAssociation {
+    const branch = this.eni(branchEniId);
+    checkTrunkAssociation(this, branch, this.eni(trunkEniId), vlanId);
+    const association: TrunkAssociation = {
+      associationId: this.#ids.unique('trunk-assoc-'),
+      trunkEniId,
+      vlanId,
+    };
+    branch.trunkAssociation = association;
+    this.onChange?.();
+    return association;
+  }
+
+  disassociateTrunk(associationId: string): { branch: Eni; association: TrunkAssociation } {
+    const branch = this.eniByAssociation(associationId);
+    const association = branch.trunkAssociation!;
+    branch.trunkAssociation = undefined;
+    this.onChange?.();
+    return { branch, association };
+  }
+
+  /** Re-associate exactly as before (rollback of a disassociate). */
+  restoreTrunkAssociation(branch: Eni, association: TrunkAssociation): void {
+    branch.trunkAssociation = association;
+    this.onChange?.();
+  }
+}

@@ -1,0 +1,154 @@
+// A read-only view of the emulated VPC. VpcState is the live one; `snapshot()` freezes a copy,
+// which the stale-read fault serves to Describe calls and IMDS (eventual consistency).
+import type { VpcSpec } from '../api.ts';
+import { Ec2Error, notFound } from '../ec2/error.ts';
+import type { NetworkLimits } from './instance-types.ts';
+import type { SubnetPool } from './subnet-pool.ts';
+
+export interface Attachment {
+  readonly attachmentId: string;
+  readonly instanceId: string;
+  readonly deviceIndex: number;
+  readonly attachTime: Date;
+  deleteOnTermination: boolean;
+}
+
+export type InterfaceType = 'interface' | 'trunk' | 'branch';
+
+/** A branch ENI's VLAN on a trunk ENI (pod ENIs). */
+export interface TrunkAssociation {
+  readonly associationId: string;
+  readonly trunkEniId: string;
+  readonly vlanId: number;
+}
+
+export interface Eni {
+  readonly eniId: string;
+  readonly mac: string;
+  readonly subnetId: string;
+  readonly primaryIp: string;
+  readonly secondaryIps: string[];
+  securityGroupIds: readonly string[];
+  description: string;
+  readonly tags: Map<string, string>;
+  attachment: Attachment | undefined;
+  readonly interfaceType: InterfaceType;
+  /** Set on a branch ENI while it is associated with a trunk. */
+  trunkAssociation: TrunkAssociation | undefined;
+}
+
+export interface Instance {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly limits: NetworkLimits;
+  readonly subnetId: string;
+  readonly securityGroupIds: readonly string[];
+  readonly netns: string | undefined;
+  readonly nodeName: string | undefined;
+  readonly launchTime: Date;
+  readonly tags: Map<string, string>;
+}
+
+export class VpcView {
+  readonly spec: VpcSpec;
+  protected readonly subnetsById: Map<string, SubnetPool>;
+  protected readonly instancesById: Map<string, Instance>;
+  protected readonly enisById: Map<string, Eni>;
+
+  constructor(
+    spec: VpcSpec,
+    subnets: Map<string, SubnetPool>,
+    instances: Map<string, Instance> = new Map(),
+    enis: Map<string, Eni> = new Map(),
+  ) {
+    this.spec = spec;
+    this.subnetsById = subnets;
+    this.instancesById = instances;
+    this.enisById = enis;
+  }
+
+  subnets(): SubnetPool[] {
+    return [...this.subnetsById.values()];
+  }
+
+  subnet(subnetId: string): SubnetPool {
+    const s = this.subnetsById.get(subnetId);
+    if (s === undefined) throw notFound('SubnetID', subnetId);
+    return s;
+  }
+
+  instances(): Instance[] {
+    return [...this.instancesById.values()];
+  }
+
+  instance(instanceId: string): Instance {
+    const i = this.instancesById.get(instanceId);
+    if (i === undefined) throw notFound('InstanceID', instanceId);
+    return i;
+  }
+
+  enis(): Eni[] {
+    return [...this.enisById.values()];
+  }
+
+  eni(eniId: string): Eni {
+    const e = this.enisById.get(eniId);
+    if (e === undefined) throw notFound('NetworkInterfaceID', eniId);
+    return e;
+  }
+
+  eniByAttachment(attachmentId: string): Eni {
+    for (const e of this.enisById.values()) if (e.attachment?.attachmentId === attachmentId) return e;
+    throw notFound('AttachmentID', attachmentId);
+  }
+
+  /** The branch ENI holding this trunk association. */
+  eniByAssociation(associationId: string): Eni {
+    for (const e of this.enisById.values()) if (e.trunkAssociation?.associationId === associationId) return e;
+    throw new Ec2Error(
+      'InvalidAssociationID.NotFound',
+      `The association ID '${associationId}' does not exist`,
+    );
+  }
+
+  /** Branch ENIs associated with the trunk, by VLAN ID. */
+  branchesOf(trunkEniId: string): Eni[] {
+    return this.enis()
+      .filter((e) => e.trunkAssociation?.trunkEniId === trunkEniId)
+      .sort((a, b) => (a.trunkAssociation?.vlanId ?? 0) - (b.trunkAssociation?.vlanId ?? 0));
+  }
+
+  /** ENIs attached to the instance, by device index. */
+  enisOf(instanceId: string): Eni[] {
+    return this.enis()
+      .filter((e) => e.attachment?.instanceId === instanceId)
+      .sort((a, b) => (a.attachment?.deviceIndex ?? 0) - (b.attachment?.deviceIndex ?? 0));
+  }
+
+  /** The instance whose ENIs hold this address (primary or secondary). */
+  instanceByAddress(ip: string): Instance | undefined {
+    for (const e of this.enisById.values()) {
+      if (e.attachment !== undefined && (e.primaryIp === ip || e.secondaryIps.includes(ip))) {
+        return this.instancesById.get(e.attachment.instanceId);
+      }
+    }
+    return undefined;
+  }
+
+  /** A deep copy that later changes do not reach (subnet pools stay shared: free counts are live). */
+  snapshot(): VpcView {
+    const instances = new Map<string, Instance>();
+    for (const [id, i] of this.instancesById) instances.set(id, { ...i, tags: new Map(i.tags) });
+    const enis = new Map<string, Eni>();
+    for (const [id, e] of this.enisById) {
+      enis.set(id, {
+        ...e,
+        secondaryIps: [...e.secondaryIps],
+        tags: new Map(e.tags),
+        attachment: e.attachment === undefined ? undefined : { ...e.attachment },
+        trunkAssociation: e.trunkAssociation === undefined ? undefined : { ...e.trunkAssociation },
+      });
+    }
+    return new VpcView(this.spec, this.subnetsById, instances, enis);
+  }
+}
