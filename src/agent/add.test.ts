@@ -129,7 +129,7 @@ test('when even that cleanup fails, the adding record stays so DEL or recovery c
   assert.ok(left[0]!.resources.some((r) => r.kind === 'veth'));
 });
 
-test('with ENABLE_POD_ENI, a pod annotated for a branch ENI is refused, not given the node’s security groups', async () => {
+test('with ENABLE_POD_ENI, a pod with a malformed branch ENI annotation is refused with the field named, not given the node’s security groups', async () => {
   const base = await context(onePool());
   const pods: PodSource = {
     lookup: async (namespace, name) => ({
@@ -138,12 +138,13 @@ test('with ENABLE_POD_ENI, a pod annotated for a branch ENI is refused, not give
       uid: 'u1',
       nodeName: 'node1',
       annotations: name === 'web-0' ? { 'vpc.amazonaws.com/pod-eni': '[{"eniId":"eni-b1"}]' } : {},
+      requestsPodEni: true,
     }),
   };
   const ctx = { ...base, pods, enablePodEni: true };
   await assert.rejects(
     addAttachment(ctx, await request()),
-    (e: unknown) => e instanceof CniError && /branch ENI/.test(e.msg) && /web-0/.test(e.msg),
+    (e: unknown) => e instanceof CniError && e.code === 120 && /web-0/.test(e.msg) && /eniId/.test(e.msg),
   );
   assert.equal(ctx.ledger.list().length, 0);
   assert.deepEqual(ctx.kernel.podResidue(), []);

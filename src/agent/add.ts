@@ -1,19 +1,17 @@
 // ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
 // record the attachment's pod plan durably before touching the kernel, build exactly that plan,
 // record the result durably, answer.
-import {
-  CNI_ERR_CONTAINER_UNKNOWN,
-  CNI_ERR_INTERNAL,
-  CNI_ERR_TRY_AGAIN_LATER,
-  CniError,
-} from '../cni/errors.ts';
+import { CNI_ERR_CONTAINER_UNKNOWN, CNI_ERR_TRY_AGAIN_LATER, CniError } from '../cni/errors.ts';
 import type { CniResult } from '../cni/result.ts';
 import { errorText } from '../infra/error-text.ts';
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
-import { POD_GATEWAY, planRegularPod } from '../plan/pod-plan.ts';
+import { planRegularPod } from '../plan/pod-plan.ts';
 import { type Resource, vethOf, vpcAddressOf } from '../plan/resource.ts';
 import type { PooledAddress } from './address-source.ts';
+import { addBranchAttachment } from './branch/add-branch.ts';
+import { branchTarget } from './branch/assignment.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
+import { resultFor } from './result.ts';
 
 /** The plan of a regular pod for this request and address. */
 export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
@@ -26,21 +24,6 @@ export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: Poo
     mtu: req.mtu ?? ctx.defaultMtu,
     snat: !ctx.externalSnat,
   });
-}
-
-/** The CNI result of an attachment, from its recorded plan. */
-export function resultFor(att: Attachment): CniResult {
-  const veth = vethOf(att.resources);
-  const ip = vpcAddressOf(att.resources)?.ip;
-  return {
-    interfaces: [
-      { name: veth?.hostName ?? '', mac: veth?.hostMac ?? '' },
-      { name: att.key.ifName, ...(veth?.podMac ? { mac: veth.podMac } : {}), sandbox: att.netns },
-    ],
-    ips: ip === undefined ? [] : [{ address: `${ip}/32`, gateway: POD_GATEWAY, interface: 1 }],
-    routes: [{ dst: '0.0.0.0/0', gw: POD_GATEWAY }],
-    dns: {},
-  };
 }
 
 /**
@@ -63,41 +46,14 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
   }
 }
 
-export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
-
-/**
- * With ENABLE_POD_ENI on, a pod the resource controller gave a branch ENI must get that ENI's
- * security groups. vpcnet cannot do that yet, so it refuses the pod instead of quietly giving it
- * the node's. The pod's annotations come from the Kubernetes API (docs/design.md, Pods).
- */
-async function refuseBranchEniPods(ctx: OperationContext, req: AttachRequest): Promise<void> {
-  if (!ctx.enablePodEni || !req.pod.namespace || !req.pod.name) return;
-  let pod: Awaited<ReturnType<OperationContext['pods']['lookup']>>;
-  try {
-    pod = await ctx.pods.lookup(req.pod.namespace, req.pod.name);
-  } catch (err) {
-    throw new CniError(
-      CNI_ERR_TRY_AGAIN_LATER,
-      `cannot read pod ${req.pod.namespace}/${req.pod.name} from the Kubernetes API (ENABLE_POD_ENI=true needs it)`,
-      errorText(err),
-    );
-  }
-  if (pod?.annotations[POD_ENI_ANNOTATION] !== undefined) {
-    throw new CniError(
-      CNI_ERR_INTERNAL,
-      `pod ${req.pod.namespace}/${req.pod.name} has a branch ENI (${POD_ENI_ANNOTATION}), and branch-ENI networking is not built yet`,
-      "refused rather than giving the pod the node's security groups",
-    );
-  }
-}
-
 export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {
   const netns = req.netns;
   if (netns === undefined || netns === '') throw new CniError(4, 'CNI_NETNS is required for ADD');
   if (!(await ctx.netnsExists(netns))) {
     throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `network namespace ${netns} does not exist`);
   }
-  await refuseBranchEniPods(ctx, req);
+  const branch = await branchTarget(ctx, req);
+  if (branch) return addBranchAttachment(ctx, req, netns, branch);
   const existing = ctx.ledger.get(req.key);
   if (existing && existing.phase === undefined) {
     // A repeated ADD for the same attachment: answer from the ledger if the kernel still matches.

@@ -3,6 +3,7 @@
 import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
+import { settleBinding } from '../bindings/settle.ts';
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
 import { parseCniRequest } from '../cni/request.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
@@ -20,15 +21,21 @@ import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { vethOf, vpcAddressOf } from '../plan/resource.ts';
+import type { NodeLabels } from '../pods/node-labels.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 import { drainDelSpool } from './spool-drain.ts';
-import { OperationStats } from './stats.ts';
+import { AgentCounters, OperationStats } from './stats.ts';
+import { TrunkWatcher } from './trunk.ts';
 
 export interface AgentDeps {
+  /** The node's labels in the Kubernetes API (absent without an API). */
+  readonly nodeLabels?: NodeLabels;
+  /** How often the trunk ENI is looked for and checked (ms, default 5 s). */
+  readonly trunkIntervalMs?: number;
   readonly config: AgentConfig;
   readonly targets: WarmPoolTargets;
   readonly cloud: Cloud;
@@ -76,9 +83,12 @@ async function recoverHalfDoneAdds(
     ledger.remove(att.key);
     const address = vpcAddressOf(att.resources);
     if (address) addresses.release(address.ip, address.eniId);
-    log.warn('removed half-done ADD found at start', { key: att.key, ip: address?.ip });
+    log.warn('removed half-done ADD found at start', { key: att.key, ip: address?.ip, binding: att.branch });
   }
   if (halfDone.length > 0) await ledger.commit();
+  // A half-done ADD of a sandbox on a branch ENI may have taken its binding over: settle it back.
+  const bindings = new Set(halfDone.flatMap((a) => (a.branch === undefined ? [] : [a.branch])));
+  for (const key of bindings) await settleBinding({ ledger, dataplane, log }, key);
 }
 
 function eniLinkSpec(eni: EniInfo, mtu: number): EniLinkSpec {
@@ -111,6 +121,7 @@ export function introspection(
   ledger: Ledger,
   pool: AddressPool,
   stats: OperationStats,
+  counters: AgentCounters,
   now: () => number,
 ) {
   const t = now();
@@ -127,6 +138,8 @@ export function introspection(
       ...a,
     })),
     cooling: ledger.coolingAddresses(),
+    bindings: ledger.bindings(),
+    events: counters.snapshot(),
     pool: {
       stats: pool.stats(t),
       enis: pool.enis().map((e) => ({ ...e, addresses: Object.fromEntries(pool.addresses(e.eniId)) })),
@@ -204,6 +217,17 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // enter the pool), then the ledger's assignments and cooldowns.
   await manager.init({ configureLinks: true });
   await recoverHalfDoneAdds(ledger, dataplane, manager, log);
+  const trunk = config.enablePodEni
+    ? new TrunkWatcher({
+        manager,
+        dataplane,
+        labels: deps.nodeLabels,
+        log,
+        mtu: config.mtu,
+        intervalMs: deps.trunkIntervalMs ?? 5000,
+      })
+    : undefined;
+  await trunk?.start();
   const serializer = new PodSerializer();
   const reconciler = new Reconciler({
     ledger,
@@ -230,6 +254,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   });
 
   const stats = new OperationStats();
+  const counters = new AgentCounters();
   const ctx: OperationContext = {
     ledger,
     addresses: manager,
@@ -243,6 +268,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     addWaitMs: config.addWaitSeconds * 1000,
     externalSnat: config.externalSnat,
     enablePodEni: config.enablePodEni,
+    trunk: () => trunk?.current(),
+    trunkDriver: config.trunkDriver,
+    enforcingMode: config.podSecurityGroupEnforcingMode,
+    counters,
     netnsExists: pathExists,
     netnsIdentity,
   };
@@ -261,7 +290,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
     ready: () => ready,
-    introspect: () => introspection(meta, ledger, pool, stats, now),
+    introspect: () => introspection(meta, ledger, pool, stats, counters, now),
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
@@ -288,6 +317,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       await spoolLoop.stop();
       await stopRpcServer(server);
       await reconciler.stop();
+      await trunk?.stop();
       await manager.stop();
       await ledger.commit();
     },

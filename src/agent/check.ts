@@ -1,7 +1,10 @@
 // CHECK: the attachment the ledger records must still be what the kernel has.
 import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../cni/errors.ts';
-import { attachmentIp } from '../plan/attachment.ts';
+import { type Attachment, attachmentHostVeth, sameAttachmentKey } from '../plan/attachment.ts';
+import { planBranchShared } from '../plan/branch-plan.ts';
+import { findDrift } from '../plan/kinds.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
+import { podAddress } from './result.ts';
 
 export async function checkAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
@@ -12,7 +15,7 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
     );
   }
   const problems: string[] = [];
-  const ip = attachmentIp(att);
+  const ip = podAddress(att);
   for (const prev of req.prevResultIps) {
     if (prev !== ip) problems.push(`prevResult names address ${prev}, the attachment has ${ip ?? 'none'}`);
   }
@@ -21,6 +24,7 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
   if (seen.podUnreachable !== undefined)
     problems.push(`pod netns ${netns} unreachable: ${seen.podUnreachable}`);
   problems.push(...seen.findings.map((f) => f.problem));
+  if (att.branch !== undefined) problems.push(...(await branchProblems(ctx, att, att.branch)));
   if (problems.length > 0) {
     throw new CniError(
       CNI_ERR_CHECK_DRIFT,
@@ -28,4 +32,17 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
       problems.join('; '),
     );
   }
+}
+
+/** A sandbox on a branch ENI is whole only while it holds the binding and the binding's resources are there. */
+async function branchProblems(ctx: OperationContext, att: Attachment, key: string): Promise<string[]> {
+  const b = ctx.ledger.binding(key);
+  if (!b) return [`branch binding ${key} is not recorded`];
+  if (b.supersededBy !== undefined)
+    return [`the branch ENI's VLAN ID or address now belongs to another pod (${b.supersededBy})`];
+  if (!b.holder || !sameAttachmentKey(b.holder, att.key)) {
+    return [`another sandbox of the pod (container ${b.holder?.containerId ?? 'none'}) holds its branch ENI`];
+  }
+  const node = await ctx.dataplane.observeNode();
+  return findDrift(planBranchShared(b, attachmentHostVeth(att)), { node }).map((f) => f.problem);
 }

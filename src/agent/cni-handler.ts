@@ -35,6 +35,9 @@ function toAttachRequest(req: Exclude<CniRequest, { command: 'VERSION' | 'GC' | 
     pod,
     mtu: req.netConf.mtu,
     vethPrefix: req.netConf.vethPrefix,
+    ...(req.netConf.podSGEnforcingMode === undefined
+      ? {}
+      : { enforcingMode: req.netConf.podSGEnforcingMode }),
     prevResultIps,
   };
 }

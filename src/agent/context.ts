@@ -3,8 +3,18 @@ import type { Dataplane } from '../dataplane/dataplane.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { AttachmentKey, PodIdentity } from '../plan/attachment.ts';
+import type { EnforcingMode } from '../plan/binding.ts';
+import type { TrunkDriver } from '../plan/kernel-op.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
+import type { AgentCounters } from './stats.ts';
+
+/** The trunk ENI's link on the node, once the agent has configured it. */
+export interface TrunkLink {
+  readonly dev: string;
+  readonly mac: string;
+  readonly eniId: string;
+}
 
 export interface NodeFacts {
   readonly vpcCidrs: readonly string[];
@@ -24,8 +34,14 @@ export interface OperationContext {
   readonly addWaitMs: number;
   /** AWS_VPC_K8S_CNI_EXTERNALSNAT: pod addresses never join the node's SNAT set. */
   readonly externalSnat: boolean;
-  /** ENABLE_POD_ENI: refuse pods annotated for a branch ENI (not built yet) instead of ignoring them. */
+  /** ENABLE_POD_ENI: pods the resource controller gave a branch ENI get it (security groups for pods). */
   readonly enablePodEni: boolean;
+  /** The trunk, when it is attached and configured; pods with security groups wait for it. */
+  readonly trunk: () => TrunkLink | undefined;
+  readonly trunkDriver: TrunkDriver;
+  /** POD_SECURITY_GROUP_ENFORCING_MODE, unless the network's config sets podSGEnforcingMode. */
+  readonly enforcingMode: EnforcingMode;
+  readonly counters: AgentCounters;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
   readonly netnsExists: (path: string) => Promise<boolean>;
   /** device:inode of the namespace at that path, undefined if it cannot be read. */
@@ -39,6 +55,8 @@ export interface AttachRequest {
   readonly pod: PodIdentity;
   readonly mtu: number | undefined;
   readonly vethPrefix: string | undefined;
+  /** The network config's podSGEnforcingMode. */
+  readonly enforcingMode?: EnforcingMode;
   /** Pod addresses named by prevResult (a hint for DEL when the ledger has no record). */
   readonly prevResultIps: readonly string[];
 }

@@ -6,10 +6,16 @@ import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../plan/resource.ts';
+import { delBranchAttachment } from './branch/del-branch.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 
 export async function delAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
+  if (att?.branch !== undefined) {
+    await delBranchAttachment(ctx, att, att.branch);
+    ctx.log.info('detached', { key: req.key, hostVeth: attachmentHostVeth(att), binding: att.branch });
+    return;
+  }
   if (att) {
     await ctx.dataplane.remove(att.resources);
     ctx.ledger.remove(req.key);
@@ -53,7 +59,7 @@ function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[
     },
   ];
   for (const ip of req.prevResultIps) {
-    if (ctx.ledger.findByIp(ip)) continue;
+    if (ctx.ledger.addressInUse(ip)) continue;
     out.push(
       { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${ip}/32`, table: MAIN_TABLE },
       { kind: 'snat', ip },

@@ -45,3 +45,26 @@ export class OperationStats {
     return out;
   }
 }
+
+/** Events an operator counts: teardowns the ownership rule prevented, branch ENI hand-overs. */
+export type AgentEvent = 'preventedTeardowns' | 'holderTakeovers' | 'supersededBindings';
+
+export class AgentCounters {
+  readonly #counts = new Map<AgentEvent, number>();
+
+  count(event: AgentEvent): void {
+    this.#counts.set(event, (this.#counts.get(event) ?? 0) + 1);
+  }
+
+  get(event: AgentEvent): number {
+    return this.#counts.get(event) ?? 0;
+  }
+
+  snapshot(): Record<AgentEvent, number> {
+    return {
+      preventedTeardowns: this.get('preventedTeardowns'),
+      holderTakeovers: this.get('holderTakeovers'),
+      supersededBindings: this.get('supersededBindings'),
+    };
+  }
+}

@@ -8,7 +8,9 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import { LinuxKernel } from '../dataplane/linux/linux-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
-import { KubePodSource, noPodSource } from '../pods/pod-source.ts';
+import { kubeNodeLabels } from '../pods/node-labels.ts';
+import { KubePodCache } from '../pods/pod-cache.ts';
+import { noPodSource } from '../pods/pod-source.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -25,12 +27,18 @@ async function main(): Promise<void> {
     targets: config.targets,
   });
   const cloud = await createAwsCloud();
+  // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the
+  // node's trunk label): without ENABLE_POD_ENI the client is never even loaded.
+  const kube = config.enablePodEni ? config.kubeApi : undefined;
+  const pods = kube ? new KubePodCache({ api: kube, nodeName: config.nodeName, log }) : undefined;
+  await pods?.start();
   const agent = await startAgent({
     config,
     targets: config.targets,
     cloud,
     dataplane: new Dataplane(new LinuxKernel()),
-    pods: config.kubeApi ? new KubePodSource(config.kubeApi) : noPodSource,
+    pods: pods ?? noPodSource,
+    ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
     log,
     now: Date.now,
   });
@@ -39,7 +47,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('stopping', { signal });
-    agent.stop().then(
+    Promise.all([agent.stop(), pods?.stop()]).then(
       () => process.exit(0),
       (err: unknown) => {
         log.error('stop failed', { error: String(err) });

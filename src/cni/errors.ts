@@ -19,6 +19,8 @@ export const CNI_ERR_PLUGIN_NOT_AVAILABLE_DISRUPTED = 51;
 export const CNI_ERR_INTERNAL = 100;
 /** CHECK found the kernel or cloud differs from what the attachment should have. */
 export const CNI_ERR_CHECK_DRIFT = 110;
+/** vpcnet: the pod's vpc.amazonaws.com/pod-eni annotation is malformed (the message names the field). */
+export const CNI_ERR_BAD_POD_ENI_ANNOTATION = 120;
 
 /** The error object printed on stdout when a CNI command fails. */
 export interface CniErrorJson {

@@ -6,7 +6,14 @@
 import { errorText } from '../infra/error-text.ts';
 import { type EniLinkSpec, planEniLink } from '../plan/eni-plan.ts';
 import { isAlreadyGone, type KernelOp, opText, type Step, validateOp } from '../plan/kernel-op.ts';
-import { createSteps, type Finding, findDrift, type Orphan, removalSteps } from '../plan/kinds.ts';
+import {
+  createSteps,
+  type Finding,
+  findDrift,
+  identityOf,
+  type Orphan,
+  removalSteps,
+} from '../plan/kinds.ts';
 import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
 import { DataplaneError } from './errors.ts';
@@ -169,6 +176,25 @@ export class Dataplane {
         throw new DataplaneError(operation, op ? opText(op) : '?', subject, failure.message);
       }
     }
+  }
+
+  /**
+   * Makes the node hold `desired` where it held `previous` (node-side resources: a branch binding's
+   * device, table, routes and rules): restores what of `desired` is missing or wrong, in place, then
+   * removes what `previous` had and `desired` has not. Returns the problems it fixed.
+   */
+  async converge(
+    desired: readonly Resource[],
+    previous: readonly Resource[],
+    operation = 'converge',
+  ): Promise<string[]> {
+    const node = await this.kernel.readNode();
+    const findings = findDrift(desired, { node });
+    if (findings.length > 0) await this.repair('', findings, operation);
+    const keep = new Set(desired.map(identityOf));
+    const stale = previous.filter((r) => !keep.has(identityOf(r)));
+    if (stale.length > 0) await this.remove(stale, operation);
+    return findings.map((f) => f.problem);
   }
 
   /** Idempotent: the ENI's link (found by MAC) is up, has its address, route table and rule. */

@@ -71,6 +71,15 @@ export function fieldReader(o: Obj, at: string): FieldReader {
       if (v === undefined || typeof v === 'boolean') return v;
       throw new LedgerFormatError(`${at}.${name}`, `expected true or false, got ${describe(v)}`);
     },
+    oneOf(name, values) {
+      const v = o[name];
+      if (typeof v === 'string' && (values as readonly string[]).includes(v))
+        return v as (typeof values)[number];
+      throw new LedgerFormatError(
+        `${at}.${name}`,
+        `expected one of ${values.join(', ')}, got ${describe(v)}`,
+      );
+    },
     side(name) {
       const v = o[name];
       if (v === 'node' || v === 'pod') return v;

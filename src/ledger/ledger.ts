@@ -7,6 +7,7 @@
 // costs about two fsyncs instead of N.
 
 import { type Attachment, type AttachmentKey, attachmentKeyString } from '../plan/attachment.ts';
+import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { type CoolingAddress, LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import type { LedgerStore } from './store.ts';
 
@@ -27,6 +28,7 @@ export class Ledger {
   readonly #clock: LedgerClock;
   readonly #attachments = new Map<string, Attachment>();
   readonly #cooling = new Map<string, CoolingAddress>();
+  readonly #bindings = new Map<string, BranchBinding>();
   /** Incremented by every mutation. */
   #seq = 0;
   /** The highest sequence number known to be on disk. */
@@ -40,6 +42,7 @@ export class Ledger {
     this.#clock = clock;
     for (const a of snapshot?.attachments ?? []) this.#attachments.set(attachmentKeyString(a.key), a);
     for (const c of snapshot?.cooling ?? []) this.#cooling.set(c.ip, c);
+    for (const b of snapshot?.bindings ?? []) this.#bindings.set(bindingKeyString(b.key), b);
   }
 
   /** Loads the ledger; rejects (rather than starting empty) when the stored snapshot is corrupt. */
@@ -60,6 +63,39 @@ export class Ledger {
     return this.list().flatMap((a) =>
       a.resources.flatMap((r) => (r.kind === 'vpcAddress' ? [{ key: a.key, ip: r.ip, eniId: r.eniId }] : [])),
     );
+  }
+
+  /** Whether a live record holds `ip`: a pod's VPC address, or a branch ENI's address on this node. */
+  addressInUse(ip: string): boolean {
+    return (
+      this.findByIp(ip) !== undefined ||
+      [...this.#bindings.values()].some((b) => b.ip === ip && b.supersededBy === undefined)
+    );
+  }
+
+  binding(key: string): BranchBinding | undefined {
+    return this.#bindings.get(key);
+  }
+
+  bindings(): BranchBinding[] {
+    return [...this.#bindings.values()];
+  }
+
+  /** The attachments of a binding (its pod's sandboxes on this node). */
+  bindingMembers(key: string): Attachment[] {
+    return this.list().filter((a) => a.branch === key);
+  }
+
+  /** Inserts or replaces the binding with the same key. */
+  putBinding(binding: BranchBinding): void {
+    this.#bindings.set(bindingKeyString(binding.key), binding);
+    this.#seq++;
+  }
+
+  removeBinding(key: string): boolean {
+    const removed = this.#bindings.delete(key);
+    if (removed) this.#seq++;
+    return removed;
   }
 
   /** The attachment holding VPC address `ip`. */
@@ -105,6 +141,7 @@ export class Ledger {
       schemaVersion: LEDGER_SCHEMA_VERSION,
       attachments: [...this.#attachments.values()],
       cooling: [...this.#cooling.values()],
+      bindings: [...this.#bindings.values()],
     };
   }
 

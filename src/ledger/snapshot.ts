@@ -3,13 +3,12 @@
 // would forget what vpcnet owns (ownership) and the cooldown of freed addresses (convergence:
 // cooldown survives restarts).
 
-import { type Attachment, attachmentKeyString, type PodIdentity } from '../plan/attachment.ts';
-import { parseResourceFields } from '../plan/kinds.ts';
-import type { Resource } from '../plan/resource.ts';
+import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
+import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
+import { parseBinding } from './binding-format.ts';
 import {
   arr,
   describe,
-  fieldReader,
   int,
   LedgerFormatError,
   nonEmpty,
@@ -19,10 +18,14 @@ import {
   str,
 } from './json-fields.ts';
 import { v1Resources } from './migrate-v1.ts';
+import { parseAttachmentKey, parsePod, parseResource } from './records.ts';
 
 export { LedgerFormatError } from './json-fields.ts';
 
-/** 2: attachments record their whole pod plan (src/plan); 1 is read and converted. */
+/**
+ * 2: attachments record their whole pod plan (src/plan), branch bindings their shared resources;
+ * 1 is read and converted.
+ */
 export const LEDGER_SCHEMA_VERSION = 2;
 
 /** A freed address that must not be handed out again before its cooldown ends. */
@@ -37,27 +40,7 @@ export interface LedgerSnapshot {
   readonly schemaVersion: typeof LEDGER_SCHEMA_VERSION;
   readonly attachments: readonly Attachment[];
   readonly cooling: readonly CoolingAddress[];
-}
-
-function parsePod(v: unknown, at: string): PodIdentity {
-  const o = obj(v, at);
-  const namespace = optStr(o, 'namespace', at);
-  const name = optStr(o, 'name', at);
-  const uid = optStr(o, 'uid', at);
-  return {
-    ...(namespace === undefined ? {} : { namespace }),
-    ...(name === undefined ? {} : { name }),
-    ...(uid === undefined ? {} : { uid }),
-  };
-}
-
-function parseResource(v: unknown, at: string): Resource {
-  const o = obj(v, at);
-  const kind = str(o, 'kind', at);
-  const resource = parseResourceFields(kind, fieldReader(o, at));
-  if (resource === undefined)
-    throw new LedgerFormatError(`${at}.kind`, `unknown resource kind ${describe(kind)}`);
-  return resource;
+  readonly bindings: readonly BranchBinding[];
 }
 
 function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
@@ -73,15 +56,12 @@ function parseNetnsId(o: Obj, at: string): { netnsId?: string } {
 
 function parseAttachment(v: unknown, at: string, version: number): Attachment {
   const o = obj(v, at);
-  const k = obj(o.key, `${at}.key`);
-  const key = {
-    network: nonEmpty(k, 'network', `${at}.key`),
-    containerId: nonEmpty(k, 'containerId', `${at}.key`),
-    ifName: nonEmpty(k, 'ifName', `${at}.key`),
-  };
+  const key = parseAttachmentKey(o.key, `${at}.key`);
+  const branch = optStr(o, 'branch', at);
   return {
     ...parsePhase(o, at),
     ...parseNetnsId(o, at),
+    ...(branch === undefined ? {} : { branch }),
     key,
     pod: parsePod(o.pod, `${at}.pod`),
     netns: str(o, 'netns', at),
@@ -113,6 +93,10 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     parseAttachment(a, `attachments[${i}]`, version),
   );
   const cooling = arr(o.cooling, 'cooling').map((c, i) => parseCooling(c, `cooling[${i}]`));
+  const bindings =
+    o.bindings === undefined
+      ? []
+      : arr(o.bindings, 'bindings').map((b, i) => parseBinding(b, `bindings[${i}]`));
   // Ownership: one record per attachment key, one cooldown per address; a duplicate means the
   // file was not written by this code and cannot be trusted to say who owns what.
   rejectDuplicates(
@@ -125,7 +109,12 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     'cooling',
     'ip',
   );
-  return { schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling };
+  rejectDuplicates(
+    bindings.map((b) => bindingKeyString(b.key)),
+    'bindings',
+    'key',
+  );
+  return { schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling, bindings };
 }
 
 function rejectDuplicates(ids: readonly string[], list: string, field: string): void {

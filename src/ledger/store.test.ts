@@ -37,6 +37,7 @@ function snapshot(...attachments: Attachment[]): LedgerSnapshot {
     schemaVersion: LEDGER_SCHEMA_VERSION,
     attachments,
     cooling: [{ ip: '10.0.0.9', eniId: 'eni-1', freedAt: 500 }],
+    bindings: [],
   };
 }
 
@@ -188,7 +189,7 @@ describe('MemoryLedgerStore', () => {
   test('a saved snapshot is isolated from later changes to the objects passed in', async () => {
     const store = new MemoryLedgerStore();
     const attachments = [attachment('a', '10.0.0.1')];
-    await store.save({ schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling: [] });
+    await store.save({ schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling: [], bindings: [] });
     attachments.push(attachment('b', '10.0.0.2'));
     assert.equal((await store.load())?.attachments.length, 1);
   });

@@ -46,6 +46,8 @@ export interface Attachment {
   readonly phase?: 'adding';
   /** The pod plan: every resource this attachment owns, in the order it is built. */
   readonly resources: readonly Resource[];
+  /** A sandbox of a pod with its own security groups: the branch binding it belongs to (its key string). */
+  readonly branch?: string;
 }
 
 /** The attachment's VPC address (every regular attachment holds exactly one). */

@@ -4,6 +4,9 @@
 // text whichever driver ran, so both report a failing step in the same words.
 import { isIPv4 } from 'node:net';
 
+/** How branch ENIs are reached on the trunk link. */
+export type TrunkDriver = 'vlan' | 'macvlan';
+
 /** A policy rule as vpcnet makes it: one selector set, one table. */
 export interface RuleSpec {
   readonly priority: number;
@@ -25,6 +28,19 @@ export type KernelOp =
       readonly mtu: number;
       readonly peer: string;
       readonly peerMac: string;
+    }
+  /**
+   * A device on the trunk ENI's link that carries one branch ENI: an 802.1q VLAN device
+   * (`vlan`), or a macvlan device with the branch ENI's MAC where the kernel has no 802.1q.
+   */
+  | {
+      readonly op: 'trunkDeviceAdd';
+      readonly name: string;
+      readonly parent: string;
+      readonly mac: string;
+      readonly mtu: number;
+      readonly vlanId: number;
+      readonly driver: TrunkDriver;
     }
   /** Sets a link up (and its MTU when given). */
   | { readonly op: 'linkUp'; readonly dev: string; readonly mtu?: number }
@@ -96,6 +112,17 @@ export function validateOp(op: KernelOp): void {
       if (op.mac !== undefined) mac(op.mac);
       uint('mtu', op.mtu);
       return;
+    case 'trunkDeviceAdd':
+      link(op.name);
+      link(op.parent);
+      mac(op.mac);
+      uint('mtu', op.mtu);
+      if (!Number.isInteger(op.vlanId) || op.vlanId < 1 || op.vlanId > 4094) {
+        throw new Error(`invalid VLAN ID ${op.vlanId}`);
+      }
+      if (op.driver !== 'vlan' && op.driver !== 'macvlan')
+        throw new Error(`invalid trunk driver ${String(op.driver)}`);
+      return;
     case 'linkUp':
       link(op.dev);
       if (op.mtu !== undefined) uint('mtu', op.mtu);
@@ -166,6 +193,10 @@ export function opText(op: KernelOp, nodeNetns = '<node>'): string {
     case 'vethAdd': {
       const mac = op.mac === undefined ? '' : ` address ${op.mac}`;
       return `link add ${op.name} mtu ${op.mtu}${mac} type veth peer name ${op.peer} mtu ${op.mtu} address ${op.peerMac} netns ${nodeNetns}`;
+    }
+    case 'trunkDeviceAdd': {
+      const type = op.driver === 'vlan' ? `vlan id ${op.vlanId}` : 'macvlan mode private';
+      return `link add link ${op.parent} name ${op.name} address ${op.mac} mtu ${op.mtu} type ${type}`;
     }
     case 'linkUp':
       return `link set ${op.dev}${op.mtu === undefined ? '' : ` mtu ${op.mtu}`} up`;

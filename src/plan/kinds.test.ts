@@ -37,6 +37,7 @@ function readerOf(o: Record<string, unknown>) {
     int: (n: string) => o[n] as number,
     optBool: (n: string) => o[n] as boolean | undefined,
     side: (n: string) => o[n] as 'node' | 'pod',
+    oneOf: <T extends string>(n: string, _values: readonly T[]) => o[n] as T,
   };
 }
 

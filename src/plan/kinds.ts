@@ -7,6 +7,7 @@ import { neighbourKind } from './kinds/neighbour.ts';
 import { routeKind } from './kinds/route.ts';
 import { ruleKind } from './kinds/rule.ts';
 import { snatKind } from './kinds/snat.ts';
+import { trunkDeviceKind } from './kinds/trunk-device.ts';
 import { vethKind } from './kinds/veth.ts';
 import { vpcAddressKind } from './kinds/vpc-address.ts';
 import type { Resource, ResourceKind, ResourceOf } from './resource.ts';
@@ -23,6 +24,7 @@ const KINDS: { readonly [K in ResourceKind]: KindRules<ResourceOf<K>> } = {
   rule: ruleKind,
   snat: snatKind,
   linkConfig: linkConfigKind,
+  trunkDevice: trunkDeviceKind,
 };
 
 function rulesOf<R extends Resource>(r: R): KindRules<R> {

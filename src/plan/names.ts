@@ -40,3 +40,14 @@ export function podVethMac(key: AttachmentKey): string {
   bytes[0] = ((bytes[0] ?? 0) & 0xfc) | 0x02;
   return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
+
+/**
+ * A link name made of `prefix` and the hash of `parts`, exactly 15 characters: stable for the same
+ * owner, and different for different owners (ownership: a name belongs to whoever it is derived from).
+ */
+export function keyedName(prefix: string, parts: readonly string[]): string {
+  if (!PREFIX_PATTERN.test(prefix)) throw new Error(`invalid name prefix ${JSON.stringify(prefix)}`);
+  const head = prefix.slice(0, MAX_LINK_NAME - MIN_HASH_DIGITS);
+  const digest = createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+  return head + digest.slice(0, MAX_LINK_NAME - head.length);
+}

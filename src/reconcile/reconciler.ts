@@ -4,6 +4,7 @@
 // It never races the agent's own ADD/DEL: each attachment's repair runs in that pod's line (one
 // pod, one line) and acts only if the ledger record is still the one it observed; GC re-checks
 // ownership against the ledger right before it removes anything.
+import { bindingSettled, settleBinding } from '../bindings/settle.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
@@ -16,6 +17,7 @@ import {
   attachmentIp,
   attachmentKeyString,
 } from '../plan/attachment.ts';
+import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { findDrift, findOrphans, identityOf } from '../plan/kinds.ts';
 import { type PodSerializer, podLineKey } from '../plan/pod-line.ts';
 import type { NodeView } from '../plan/views.ts';
@@ -45,8 +47,17 @@ export interface RepairRecord {
   readonly fixed: readonly string[];
 }
 
+/** A branch binding whose kernel state the pass brought back to what its sandboxes need. */
+export interface BindingRepair {
+  readonly binding: string;
+  readonly holder: AttachmentKey | undefined;
+  readonly tornDown: boolean;
+  readonly fixed: readonly string[];
+}
+
 export interface ReconcileReport {
   readonly repaired: RepairRecord[];
+  readonly bindings: BindingRepair[];
   /** Attachments whose pod namespace is gone: left alone, the runtime's DEL removes them. */
   readonly netnsGone: AttachmentKey[];
   /** What was removed because no attachment owned it (descriptions). */
@@ -100,7 +111,14 @@ export class Reconciler {
   async #runPass(): Promise<ReconcileReport> {
     const { ledger, dataplane, clock, log } = this.#deps;
     const started = clock.now();
-    const report: MutableReport = { repaired: [], netnsGone: [], collected: [], failures: [], durationMs: 0 };
+    const report: MutableReport = {
+      repaired: [],
+      bindings: [],
+      netnsGone: [],
+      collected: [],
+      failures: [],
+      durationMs: 0,
+    };
     // The records first, then the kernel: a record complete before the observation was complete
     // in the kernel when observed, so a missing piece is drift, not an ADD still at work.
     const live = ledger.list().filter((a) => a.phase === undefined);
@@ -117,20 +135,38 @@ export class Reconciler {
         });
       }
     }
-    await this.#collect(node, report);
+    // Branch bindings after their sandboxes: a rebuilt holder veth needs its routes pointed at it again.
+    const settledNode = report.repaired.length > 0 ? await dataplane.observeNode() : node;
+    for (const b of ledger.bindings()) {
+      if (bindingSettled(ledger, b, settledNode)) continue;
+      try {
+        await this.#settle(b, report);
+      } catch (err) {
+        report.failures.push({ error: `branch binding ${bindingKeyString(b.key)}: ${errorText(err)}` });
+        log.error('reconcile: branch binding not settled', {
+          binding: bindingKeyString(b.key),
+          error: errorText(err),
+        });
+      }
+    }
+    // GC judges the kernel as it is now: the repairs above changed it.
+    const acted = report.repaired.length + report.bindings.length > 0;
+    await this.#collect(acted ? await dataplane.observeNode() : node, report);
     const liveNow = new Set(ledger.list().map((a) => `${attachmentKeyString(a.key)} ${a.netns}`));
     for (const k of this.#reportedGone) if (!liveNow.has(k)) this.#reportedGone.delete(k);
     report.durationMs = clock.now() - started;
-    const acted = report.repaired.length + report.collected.length + report.failures.length > 0;
+    const anything =
+      report.repaired.length + report.bindings.length + report.collected.length + report.failures.length > 0;
     const summary = {
       attachments: live.length,
       repaired: report.repaired.length,
+      bindings: report.bindings.length,
       collected: report.collected.length,
       failures: report.failures.length,
       netnsGone: report.netnsGone.length,
       durationMs: report.durationMs,
     };
-    if (acted) log.info('reconcile pass', summary);
+    if (anything) log.info('reconcile pass', summary);
     else log.debug('reconcile pass', summary);
     return report;
   }
@@ -187,6 +223,28 @@ export class Reconciler {
     });
   }
 
+  /** Settles a binding in its pod's line (never racing that pod's ADD or DEL). */
+  async #settle(b: BranchBinding, report: MutableReport): Promise<void> {
+    const { ledger, dataplane, serializer, log } = this.#deps;
+    const key = bindingKeyString(b.key);
+    await serializer.run(podLineKey(b.pod, { network: '', containerId: key, ifName: '' }), async () => {
+      if (ledger.binding(key) !== b) return;
+      const settled = await settleBinding({ ledger, dataplane, log }, key);
+      report.bindings.push({
+        binding: key,
+        holder: settled.holder,
+        tornDown: settled.tornDown,
+        fixed: settled.fixed,
+      });
+      if (settled.fixed.length > 0)
+        log.warn('reconcile: restored branch ENI resources', {
+          binding: key,
+          pod: b.pod,
+          fixed: settled.fixed,
+        });
+    });
+  }
+
   #leaveToDel(att: Attachment, reason: string): void {
     const once = `${attachmentKeyString(att.key)} ${att.netns}`;
     if (this.#reportedGone.has(once)) return;
@@ -205,7 +263,10 @@ export class Reconciler {
     // an ADD records its plan before it touches the kernel, so whatever it is creating is owned
     // here. Something that slips through (removed from under an ADD by a third party) is a missing
     // piece of a live attachment, which the next pass restores.
-    const owned = new Set(ledger.list().flatMap((a) => a.resources.map(identityOf)));
+    const owned = new Set([
+      ...ledger.list().flatMap((a) => a.resources.map(identityOf)),
+      ...ledger.bindings().flatMap((b) => b.resources.map(identityOf)),
+    ]);
     const orphans = findOrphans(node, {
       vethPrefix: this.#deps.vethPrefix,
       owns: (identity) => owned.has(identity),

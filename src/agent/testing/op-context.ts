@@ -9,6 +9,7 @@ import type { PodIdentity } from '../../plan/attachment.ts';
 import { noPodSource } from '../../pods/pod-source.ts';
 import type { AddressSource, PooledAddress } from '../address-source.ts';
 import type { AttachRequest, OperationContext } from '../context.ts';
+import { AgentCounters } from '../stats.ts';
 
 export type TestContext = OperationContext & { kernel: FakeKernel };
 
@@ -47,6 +48,10 @@ export async function opContext(
     externalSnat: false,
     netnsExists: async () => true,
     enablePodEni: false,
+    trunk: () => undefined,
+    trunkDriver: 'macvlan',
+    enforcingMode: 'strict',
+    counters: new AgentCounters(),
     netnsIdentity: async () => undefined,
     ...over,
   };

@@ -273,6 +273,26 @@ export class FakeKernel implements Kernel {
         });
         return;
       }
+      case 'trunkDeviceAdd': {
+        this.#linkOf(ns, op.parent);
+        if (space.links.has(op.name)) throw new OpError(EXISTS);
+        // The kernel allows one VLAN device per ID on a link.
+        const sameVlan = [...space.links.values()].some(
+          (l) => l.kind === 'vlan' && l.parent === op.parent && l.vlanId === op.vlanId,
+        );
+        if (op.driver === 'vlan' && sameVlan) throw new OpError(EXISTS);
+        space.links.set(op.name, {
+          name: op.name,
+          mac: op.mac,
+          up: false,
+          mtu: op.mtu,
+          kind: op.driver,
+          addresses: new Set(),
+          parent: op.parent,
+          ...(op.driver === 'vlan' ? { vlanId: op.vlanId } : {}),
+        });
+        return;
+      }
       case 'linkUp': {
         const link = this.#linkOf(ns, op.dev);
         link.up = true;

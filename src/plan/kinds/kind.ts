@@ -46,6 +46,8 @@ export interface FieldReader {
   int(name: string): number;
   optBool(name: string): boolean | undefined;
   side(name: string): Side;
+  /** One of the given strings. */
+  oneOf<T extends string>(name: string, values: readonly T[]): T;
 }
 
 export interface KindRules<R extends Resource> {

@@ -3,6 +3,7 @@
 import type { RouteResource } from '../resource.ts';
 import { MAIN_TABLE, type NamespaceView, sameDestination } from '../views.ts';
 import type { KindRules } from './kind.ts';
+import { BRANCH_TABLE_BASE, BRANCH_TABLE_LIMIT } from './trunk-device.ts';
 
 function present(r: RouteResource, view: NamespaceView): boolean {
   return view.routes.some(
@@ -67,4 +68,25 @@ export const routeKind: KindRules<RouteResource> = {
   identity: (r) => `route ${r.side} ${r.table} ${r.dst.replace(/\/32$/, '')} ${r.dev}`,
   describe,
   removalRank: 1,
+  // Routes in the tables vpcnet allocates to branch bindings (ENI tables are left to their ENIs).
+  orphans: (node, ctx) =>
+    node.routes
+      .filter((r) => r.table >= BRANCH_TABLE_BASE && r.table <= BRANCH_TABLE_LIMIT && r.dev !== undefined)
+      .flatMap((r) => {
+        const dst = r.dst === 'default' || r.dst.includes('/') ? r.dst : `${r.dst}/32`;
+        const identity = `route node ${r.table} ${r.dst.replace(/\/32$/, '')} ${r.dev}`;
+        if (ctx.owns(identity)) return [];
+        return [
+          {
+            identity,
+            description: `route ${r.dst} dev ${r.dev} table ${r.table}`,
+            remove: [
+              {
+                side: 'node' as const,
+                op: { op: 'routeDel' as const, dst, dev: r.dev ?? '', table: r.table },
+              },
+            ],
+          },
+        ];
+      }),
 };

@@ -5,6 +5,7 @@ import type { RuleSpec } from '../kernel-op.ts';
 import type { RuleResource } from '../resource.ts';
 import { type IpRule, MAIN_TABLE } from '../views.ts';
 import type { KindRules, Orphan } from './kind.ts';
+import { BRANCH_DEVICE_PREFIX, RULE_PRIORITY_BRANCH } from './trunk-device.ts';
 
 export const RULE_PRIORITY_TO_POD = 512;
 export const RULE_PRIORITY_FROM_POD = 1536;
@@ -81,6 +82,15 @@ export function podRuleOf(rule: IpRule): RuleSpec | undefined {
   return undefined;
 }
 
+/** A strict-mode rule as vpcnet makes one: `iif <its branch device or host veth> lookup <t> prio 10`. */
+export function branchRuleOf(rule: IpRule, vethPrefix: string): RuleSpec | undefined {
+  if (rule.priority !== RULE_PRIORITY_BRANCH || rule.other !== undefined || rule.iif === undefined)
+    return undefined;
+  if (rule.src !== 'all' || rule.dst !== undefined) return undefined;
+  if (!rule.iif.startsWith(BRANCH_DEVICE_PREFIX) && !rule.iif.startsWith(vethPrefix)) return undefined;
+  return { priority: rule.priority, iif: rule.iif, table: rule.table };
+}
+
 /** The address a pod rule selects. */
 export function ruleAddress(rule: RuleSpec): string {
   return (rule.to ?? rule.from ?? '').replace(/\/32$/, '');
@@ -121,10 +131,10 @@ export const ruleKind: KindRules<RuleResource> = {
         .flatMap((r) => [r.src, r.dst ?? ''].map((ip) => `${r.priority} ${ip}`)),
     );
     return node.rules.flatMap((r): Orphan[] => {
-      const own = podRuleOf(r);
+      const own = podRuleOf(r) ?? branchRuleOf(r, ctx.vethPrefix);
       if (!own) return [];
       const ip = ruleAddress(own);
-      if (ctx.protectedAddresses.has(ip) || foreign.has(`${own.priority} ${ip}`)) return [];
+      if (ip !== '' && (ctx.protectedAddresses.has(ip) || foreign.has(`${own.priority} ${ip}`))) return [];
       if (ctx.owns(identity(own))) return [];
       return [
         {

@@ -1,0 +1,130 @@
+// ADD of a sandbox of a pod with its own security groups. The sandbox gets its own veth (named from
+// its attachment key), and takes over the pod's branch binding: the routes and rules are pointed at
+// its veth in place, and only what is missing is created. No ADD deletes a device another live
+// sandbox holds; the only shared resources an ADD removes are those of a binding whose VLAN ID or
+// address the resource controller has since given to this pod (admit.ts).
+import { admitBinding } from '../../bindings/admit.ts';
+import { settleBinding } from '../../bindings/settle.ts';
+import type { CniResult } from '../../cni/result.ts';
+import { errorText } from '../../infra/error-text.ts';
+import type { Attachment } from '../../plan/attachment.ts';
+import { planBranchAttachment } from '../../plan/branch-plan.ts';
+import type { AttachRequest, OperationContext } from '../context.ts';
+import { resultFor } from '../result.ts';
+import type { BranchTarget } from './assignment.ts';
+
+export async function addBranchAttachment(
+  ctx: OperationContext,
+  req: AttachRequest,
+  netns: string,
+  target: BranchTarget,
+): Promise<CniResult> {
+  const { ledger, dataplane, log } = ctx;
+  const deps = { ledger, dataplane, log };
+  const { eni, pod, trunk } = target;
+  const existing = ledger.get(req.key);
+  if (existing && existing.phase === undefined && existing.branch !== undefined) {
+    // A repeated ADD: answer from the ledger if its network is whole.
+    const seen = await dataplane.inspect(existing.netns, existing.resources);
+    if (seen.findings.length === 0 && seen.podUnreachable === undefined) {
+      await ledger.commit();
+      return resultFor(existing);
+    }
+  }
+  if (existing) {
+    await dataplane.remove(existing.resources);
+    ledger.remove(req.key);
+  }
+  const admitted = admitBinding(ledger, {
+    pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid },
+    eniId: eni.eniId,
+    mac: eni.mac,
+    ip: eni.ip,
+    vlanId: eni.vlanId,
+    subnetCidr: eni.subnetCidr,
+    gateway: eni.gateway,
+    trunkDev: trunk.dev,
+    mode: req.enforcingMode ?? ctx.enforcingMode,
+    driver: ctx.trunkDriver,
+    mtu: req.mtu ?? ctx.defaultMtu,
+    now: ctx.now(),
+  });
+  const previousHolder = ledger.binding(admitted.key)?.holder;
+  const own = planBranchAttachment({
+    key: req.key,
+    vethPrefix: req.vethPrefix ?? ctx.vethPrefix,
+    ip: eni.ip,
+    mtu: req.mtu ?? ctx.defaultMtu,
+  });
+  const netnsId = await ctx.netnsIdentity(netns);
+  const att: Attachment = {
+    key: req.key,
+    pod: { ...req.pod, uid: pod.uid },
+    netns,
+    ...(netnsId !== undefined ? { netnsId } : {}),
+    createdAt: ctx.now(),
+    resources: own,
+    branch: admitted.key,
+  };
+  // Durable before the kernel: the sandbox's record, its binding, and any binding it supersedes.
+  ledger.put({ ...att, phase: 'adding' });
+  await ledger.commit();
+  for (const key of admitted.superseded) {
+    const old = ledger.binding(key);
+    ctx.counters.count('supersededBindings');
+    log.warn(
+      'branch binding superseded: the resource controller gave its VLAN ID or address to another pod',
+      {
+        binding: key,
+        pod: old?.pod,
+        vlanId: old?.vlanId,
+        by: admitted.key,
+        byPod: att.pod,
+      },
+    );
+    await settleBinding(deps, key);
+  }
+  try {
+    await dataplane.create(netns, own);
+    await settleBinding(deps, admitted.key, req.key);
+  } catch (err) {
+    await forgetFailedBranchAdd(ctx, att);
+    throw err;
+  }
+  ledger.put(att);
+  await ledger.commit();
+  if (previousHolder && previousHolder.containerId !== req.key.containerId)
+    ctx.counters.count('holderTakeovers');
+  log.info('attached to branch ENI', {
+    key: req.key,
+    pod: att.pod,
+    eni: eni.eniId,
+    vlanId: eni.vlanId,
+    ip: eni.ip,
+    binding: admitted.key,
+    tookOverFrom: previousHolder?.containerId,
+  });
+  return resultFor(att);
+}
+
+/** A failed ADD removes its own part, then the binding goes back to whoever can hold it (or away). */
+async function forgetFailedBranchAdd(ctx: OperationContext, att: Attachment): Promise<void> {
+  try {
+    await ctx.dataplane.remove(att.resources);
+  } catch (err) {
+    ctx.log.error('failed ADD left kernel state behind; its record stays for DEL or recovery', {
+      key: att.key,
+      error: errorText(err),
+    });
+    return;
+  }
+  ctx.ledger.remove(att.key);
+  await ctx.ledger.commit();
+  if (att.branch === undefined) return;
+  await settleBinding(ctx, att.branch).catch((err: unknown) =>
+    ctx.log.error('branch binding not settled after a failed ADD; the reconcile loop retries', {
+      binding: att.branch,
+      error: errorText(err),
+    }),
+  );
+}

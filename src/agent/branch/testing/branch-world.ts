@@ -1,0 +1,145 @@
+// A node with a trunk and pods with security groups, for unit tests of branch-ENI ADD and DEL: the
+// real ledger, the real dataplane on the fake kernel, and a pod source a test edits (as the VPC
+// resource controller would).
+
+import type { ForwardedRequest, ForwardedResponse } from '../../../cni/wire.ts';
+import { attachmentHostVeth } from '../../../plan/attachment.ts';
+import type { EnforcingMode } from '../../../plan/binding.ts';
+import { planBranchShared } from '../../../plan/branch-plan.ts';
+import { findDrift, findOrphans, identityOf } from '../../../plan/kinds.ts';
+import { PodSerializer } from '../../../plan/pod-line.ts';
+import { POD_ENI_ANNOTATION } from '../../../pods/pod-eni.ts';
+import type { PodMetadata, PodSource } from '../../../pods/pod-source.ts';
+import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.ts';
+import { handleCni } from '../../cni-handler.ts';
+import { listPool, opContext, type TestContext } from '../../testing/op-context.ts';
+
+export const TRUNK = { dev: 'eth2', mac: '02:0e:00:00:00:99', eniId: 'eni-0000000000000trunk' };
+
+export interface BranchPod {
+  readonly name: string;
+  readonly uid: string;
+  readonly eniId: string;
+  readonly mac: string;
+  readonly ip: string;
+  readonly vlanId: number;
+}
+
+export function branchPod(n: number, vlanId = n, ip = `10.0.8.${10 + n}`): BranchPod {
+  const hex = n.toString(16).padStart(2, '0');
+  return {
+    name: `sg-${n}`,
+    uid: `uid-sg-${n}`,
+    eniId: `eni-00000000000000b${hex}`,
+    mac: `0a:00:00:00:b0:${hex}`,
+    ip,
+    vlanId,
+  };
+}
+
+export class TestPods implements PodSource {
+  readonly pods = new Map<string, PodMetadata>();
+  put(p: BranchPod, annotated = true): void {
+    const value = JSON.stringify([
+      { eniId: p.eniId, ifAddress: p.mac, privateIp: p.ip, vlanId: p.vlanId, subnetCidr: '10.0.8.0/24' },
+    ]);
+    this.pods.set(`default/${p.name}`, {
+      namespace: 'default',
+      name: p.name,
+      uid: p.uid,
+      nodeName: 'node1',
+      annotations: annotated ? { [POD_ENI_ANNOTATION]: value } : {},
+      requestsPodEni: true,
+    });
+  }
+  delete(p: BranchPod): void {
+    this.pods.delete(`default/${p.name}`);
+  }
+  async lookup(namespace: string, name: string): Promise<PodMetadata | undefined> {
+    return this.pods.get(`${namespace}/${name}`);
+  }
+}
+
+export interface BranchWorld {
+  readonly ctx: TestContext;
+  readonly pods: TestPods;
+  cni(
+    command: 'ADD' | 'DEL' | 'CHECK',
+    pod: BranchPod,
+    sandbox: string,
+    netns?: string,
+  ): Promise<ForwardedResponse>;
+  /** Problems of the holder's network and the binding's shared resources (empty = the pod is whole). */
+  holderProblems(pod: BranchPod): Promise<string[]>;
+  /** What of vpcnet's kind is on the node and no record owns. */
+  orphans(): Promise<string[]>;
+  /** One pass of the reconcile loop (what the agent runs every VPCNET_RECONCILE_SECONDS). */
+  reconcile(): Promise<ReconcileReport>;
+}
+
+export async function branchWorld(
+  mode: EnforcingMode = 'strict',
+  trunk: () => typeof TRUNK | undefined = () => TRUNK,
+): Promise<BranchWorld> {
+  const pods = new TestPods();
+  const ctx = await opContext(listPool(['10.0.1.5', '10.0.1.6', '10.0.1.7']), {
+    enablePodEni: true,
+    pods,
+    trunk,
+    enforcingMode: mode,
+  });
+  ctx.kernel.addLink(TRUNK.dev, TRUNK.mac, { up: true, mtu: 9001 });
+  const serializer = new PodSerializer();
+  const reconciler = new Reconciler({
+    ledger: ctx.ledger,
+    dataplane: ctx.dataplane,
+    serializer,
+    log: ctx.log,
+    clock: { now: Date.now },
+    vethPrefix: 'vpc',
+    protectedAddresses: () => new Set(),
+  });
+  const conf = JSON.stringify({ cniVersion: '1.0.0', name: 'vpcnet', type: 'vpcnet' });
+  return {
+    ctx,
+    pods,
+    cni(command, pod, sandbox, netns = `/var/run/netns/${sandbox}`) {
+      const req: ForwardedRequest = {
+        env: {
+          CNI_COMMAND: command,
+          CNI_CONTAINERID: sandbox,
+          CNI_NETNS: netns,
+          CNI_IFNAME: 'eth0',
+          CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name};K8S_POD_UID=${pod.uid}`,
+        },
+        stdin: conf,
+      };
+      return handleCni({ ctx, serializer }, req);
+    },
+    async holderProblems(pod) {
+      const b = ctx.ledger.bindings().find((x) => x.key.podUid === pod.uid && x.supersededBy === undefined);
+      if (!b) return ['no binding'];
+      const holder = b.holder && ctx.ledger.get(b.holder);
+      if (!holder) return ['no holder'];
+      const seen = await ctx.dataplane.inspect(holder.netns, holder.resources);
+      const node = await ctx.dataplane.observeNode();
+      return [
+        ...(seen.podUnreachable ? ['pod unreachable'] : []),
+        ...seen.findings.map((f) => f.problem),
+        ...findDrift(planBranchShared(b, attachmentHostVeth(holder)), { node }).map((f) => f.problem),
+      ];
+    },
+    reconcile: () => reconciler.runOnce(),
+    async orphans() {
+      const owned = new Set([
+        ...ctx.ledger.list().flatMap((a) => a.resources.map(identityOf)),
+        ...ctx.ledger.bindings().flatMap((b) => b.resources.map(identityOf)),
+      ]);
+      return findOrphans(await ctx.dataplane.observeNode(), {
+        vethPrefix: 'vpc',
+        owns: (id) => owned.has(id),
+        protectedAddresses: new Set(),
+      }).map((o) => o.description);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// An ADD of a pod with its own security groups makes sure its branch binding is recorded (its own
+// route table, its mode), and that no other binding still claims the branch's VLAN ID on the trunk
+// or its address: the resource controller hands a freed VLAN ID (and address) to the next pod, so
+// a binding that claims the same one belongs to a pod whose branch ENI is gone. That binding is
+// marked superseded; its shared resources are removed by the caller through settleBinding, and the
+// late DELs of its sandboxes then remove only their own veths.
+import type { Ledger } from '../ledger/ledger.ts';
+import type { PodIdentity } from '../plan/attachment.ts';
+import { type BranchBinding, bindingKeyString, type EnforcingMode } from '../plan/binding.ts';
+import { BRANCH_TABLE_BASE, BRANCH_TABLE_LIMIT } from '../plan/branch-plan.ts';
+import type { TrunkDriver } from '../plan/kernel-op.ts';
+
+export interface BranchAdmission {
+  readonly pod: PodIdentity & { readonly uid: string };
+  readonly eniId: string;
+  readonly mac: string;
+  readonly ip: string;
+  readonly vlanId: number;
+  readonly subnetCidr: string;
+  readonly gateway: string;
+  readonly trunkDev: string;
+  readonly mode: EnforcingMode;
+  readonly driver: TrunkDriver;
+  readonly mtu: number;
+  readonly now: number;
+}
+
+export interface Admitted {
+  readonly key: string;
+  /** Bindings this one superseded (their keys): the caller removes their shared resources. */
+  readonly superseded: readonly string[];
+}
+
+/** The lowest route table from BRANCH_TABLE_BASE that no recorded binding uses. */
+export function freeBranchTable(ledger: Ledger): number {
+  const used = new Set(ledger.bindings().map((b) => b.table));
+  for (let t = BRANCH_TABLE_BASE; t <= BRANCH_TABLE_LIMIT; t++) if (!used.has(t)) return t;
+  throw new Error(
+    `no free route table for a branch ENI (${BRANCH_TABLE_BASE}–${BRANCH_TABLE_LIMIT} all in use)`,
+  );
+}
+
+/** Records the binding (in memory: the caller commits it with the attachment's intent). */
+export function admitBinding(ledger: Ledger, a: BranchAdmission): Admitted {
+  const key = bindingKeyString({ podUid: a.pod.uid, eniId: a.eniId });
+  const superseded: string[] = [];
+  for (const b of ledger.bindings()) {
+    const other = bindingKeyString(b.key);
+    if (other === key || b.supersededBy !== undefined) continue;
+    if ((b.vlanId === a.vlanId && b.trunkDev === a.trunkDev) || b.ip === a.ip) {
+      ledger.putBinding({ ...b, supersededBy: key });
+      superseded.push(other);
+    }
+  }
+  const existing = ledger.binding(key);
+  const binding: BranchBinding = existing
+    ? { ...existing, mode: a.mode, mtu: a.mtu, pod: a.pod }
+    : {
+        key: { podUid: a.pod.uid, eniId: a.eniId },
+        pod: a.pod,
+        vlanId: a.vlanId,
+        mac: a.mac,
+        ip: a.ip,
+        subnetCidr: a.subnetCidr,
+        gateway: a.gateway,
+        trunkDev: a.trunkDev,
+        table: freeBranchTable(ledger),
+        mode: a.mode,
+        driver: a.driver,
+        mtu: a.mtu,
+        resources: [],
+        createdAt: a.now,
+      };
+  ledger.putBinding(binding);
+  return { key, superseded };
+}

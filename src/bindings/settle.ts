@@ -1,0 +1,122 @@
+// Settling a branch binding: after any change of its sandboxes (an ADD, a DEL, a crash, drift),
+// the kernel is made to hold exactly what the binding needs for its holder, recorded before it is
+// changed. The one place that decides who holds a pod's branch ENI and what that means on the node,
+// used by ADD, DEL, the recovery at start and the reconcile loop alike.
+import type { Dataplane } from '../dataplane/dataplane.ts';
+import type { Logger } from '../infra/log.ts';
+import type { Ledger } from '../ledger/ledger.ts';
+import {
+  type Attachment,
+  type AttachmentKey,
+  attachmentHostVeth,
+  sameAttachmentKey,
+} from '../plan/attachment.ts';
+import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
+import { planBranchShared } from '../plan/branch-plan.ts';
+import { findDrift, identityOf } from '../plan/kinds.ts';
+import type { Resource } from '../plan/resource.ts';
+import type { NodeView } from '../plan/views.ts';
+
+export interface BindingDeps {
+  readonly ledger: Ledger;
+  readonly dataplane: Dataplane;
+  readonly log: Logger;
+}
+
+export interface Settled {
+  /** The binding is gone (its last sandbox left). */
+  readonly tornDown: boolean;
+  readonly holder: AttachmentKey | undefined;
+  /** What was missing or wrong in the kernel and was restored. */
+  readonly fixed: readonly string[];
+}
+
+/**
+ * The holder: the one given (an ADD takes the holding over), else the current holder while it is
+ * still a complete sandbox with its veth, else the newest complete sandbox with a veth on the node.
+ */
+export function chooseHolder(
+  b: BranchBinding,
+  members: readonly Attachment[],
+  node: NodeView,
+  forced?: AttachmentKey,
+): Attachment | undefined {
+  if (forced) return members.find((m) => sameAttachmentKey(m.key, forced));
+  const hasVeth = (a: Attachment) => node.links.some((l) => l.ifname === attachmentHostVeth(a));
+  const usable = members.filter((m) => m.phase === undefined && hasVeth(m));
+  const current = b.holder && usable.find((m) => sameAttachmentKey(m.key, b.holder as AttachmentKey));
+  if (current) return current;
+  // The newest; on a tie of milliseconds the later record (the ledger keeps creation order).
+  return usable.reduce<Attachment | undefined>(
+    (best, m) => (best && best.createdAt > m.createdAt ? best : m),
+    undefined,
+  );
+}
+
+function union(a: readonly Resource[], b: readonly Resource[]): Resource[] {
+  const seen = new Set(a.map(identityOf));
+  return [...a, ...b.filter((r) => !seen.has(identityOf(r)))];
+}
+
+/** The shared resources the binding needs with `holder` (none while its last sandbox is gone). */
+export function desiredShared(b: BranchBinding, holder: Attachment | undefined): Resource[] {
+  return planBranchShared(b, holder ? attachmentHostVeth(holder) : undefined);
+}
+
+export async function settleBinding(d: BindingDeps, key: string, forced?: AttachmentKey): Promise<Settled> {
+  const { ledger, dataplane } = d;
+  const b = ledger.binding(key);
+  if (!b) return { tornDown: true, holder: undefined, fixed: [] };
+  const members = ledger.bindingMembers(key);
+  if (b.supersededBy !== undefined || members.length === 0) {
+    // Ownership: only what this binding still owns (a superseded one owns nothing any more).
+    await dataplane.remove(b.resources, 'teardown of branch binding');
+    if (members.length === 0) ledger.removeBinding(key);
+    else ledger.putBinding({ ...b, resources: [] });
+    await ledger.commit();
+    return { tornDown: members.length === 0, holder: undefined, fixed: [] };
+  }
+  const node = await dataplane.observeNode();
+  const holder = chooseHolder(b, members, node, forced);
+  const desired = desiredShared(b, holder);
+  const holderKey = holder?.key;
+  // Durable before the kernel: while it changes, the record lists old and new resources both.
+  ledger.putBinding({ ...withHolder(b, holderKey), resources: union(b.resources, desired) });
+  await ledger.commit();
+  const fixed = await dataplane.converge(desired, b.resources, 'settle branch binding');
+  const now = ledger.binding(key) ?? b;
+  ledger.putBinding({ ...withHolder(now, holderKey), resources: desired });
+  await ledger.commit();
+  if (holderKey && (!b.holder || !sameAttachmentKey(b.holder, holderKey))) {
+    d.log.info('branch ENI holder', {
+      binding: key,
+      pod: b.pod,
+      vlanId: b.vlanId,
+      holder: holderKey,
+      was: b.holder,
+    });
+  }
+  return { tornDown: false, holder: holderKey, fixed };
+}
+
+function withHolder(b: BranchBinding, holder: AttachmentKey | undefined): BranchBinding {
+  const { holder: _, ...rest } = b;
+  return holder ? { ...rest, holder } : rest;
+}
+
+/** Whether the kernel already holds what the binding needs now (a cheap check on a pass's view). */
+export function bindingSettled(ledger: Ledger, b: BranchBinding, node: NodeView): boolean {
+  if (b.supersededBy !== undefined) return b.resources.length === 0;
+  const members = ledger.bindingMembers(bindingKeyString(b.key));
+  if (members.length === 0) return false;
+  const holder = chooseHolder(b, members, node);
+  const sameHolder =
+    holder === undefined
+      ? b.holder === undefined
+      : b.holder !== undefined && sameAttachmentKey(holder.key, b.holder);
+  if (!sameHolder) return false;
+  const desired = desiredShared(b, holder);
+  const ids = new Set(desired.map(identityOf));
+  if (b.resources.length !== desired.length || b.resources.some((r) => !ids.has(identityOf(r)))) return false;
+  return findDrift(desired, { node }).length === 0;
+}

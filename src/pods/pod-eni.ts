@@ -1,0 +1,111 @@
+// The `vpc.amazonaws.com/pod-eni` annotation: the branch ENI the VPC resource controller gave a pod
+// with its own security groups (a JSON array; vpcnet uses its first element, as the upstream does).
+// External input: every field is checked before use, and an error names the field, so a bad
+// annotation fails the ADD without changing anything.
+import { isIPv4 } from 'node:net';
+
+export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
+/** The extended resource a pod with security groups requests (the controller's webhook adds it). */
+export const POD_ENI_RESOURCE = 'vpc.amazonaws.com/pod-eni';
+
+export interface BranchEniAssignment {
+  readonly eniId: string;
+  /** The branch ENI's MAC, lower case. */
+  readonly mac: string;
+  readonly ip: string;
+  /** 802.1q VLAN ID of the branch on the node's trunk. */
+  readonly vlanId: number;
+  readonly subnetCidr: string;
+  /** The subnet's router (first address + 1). */
+  readonly gateway: string;
+}
+
+export class PodEniAnnotationError extends Error {
+  constructor(
+    /** The annotation field at fault, e.g. `vlanId`. */
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${POD_ENI_ANNOTATION} annotation: ${field} ${problem}`);
+    this.name = 'PodEniAnnotationError';
+  }
+}
+
+const ENI_ID = /^eni-[0-9a-f]{8,17}$/;
+const MAC = /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/;
+
+function toInt(ip: string): number {
+  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+}
+
+function toText(n: number): string {
+  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+}
+
+/** Reads a key the way the upstream's Go decoder does: the exact name, else case-insensitively. */
+function field(o: Record<string, unknown>, name: string): unknown {
+  if (name in o) return o[name];
+  const key = Object.keys(o).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : o[key];
+}
+
+function text(o: Record<string, unknown>, name: string): string {
+  const v = field(o, name);
+  if (v === undefined) throw new PodEniAnnotationError(name, 'is missing');
+  if (typeof v !== 'string')
+    throw new PodEniAnnotationError(name, `must be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** Parses and checks the annotation's value; throws PodEniAnnotationError naming the bad field. */
+export function parsePodEniAnnotation(value: string): BranchEniAssignment {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(value);
+  } catch {
+    throw new PodEniAnnotationError('(value)', 'is not JSON');
+  }
+  if (!Array.isArray(doc) || doc.length === 0) {
+    throw new PodEniAnnotationError('(value)', 'must be a non-empty JSON array');
+  }
+  const first: unknown = doc[0];
+  if (typeof first !== 'object' || first === null || Array.isArray(first)) {
+    throw new PodEniAnnotationError('[0]', 'must be an object');
+  }
+  const o = first as Record<string, unknown>;
+  const eniId = text(o, 'eniId');
+  if (!ENI_ID.test(eniId))
+    throw new PodEniAnnotationError('eniId', `is not an ENI ID: ${JSON.stringify(eniId)}`);
+  const mac = text(o, 'ifAddress').toLowerCase();
+  if (!MAC.test(mac))
+    throw new PodEniAnnotationError('ifAddress', `is not a MAC address: ${JSON.stringify(mac)}`);
+  const vlan = field(o, 'vlanId');
+  if (typeof vlan !== 'number' || !Number.isInteger(vlan) || vlan < 1 || vlan > 4094) {
+    throw new PodEniAnnotationError(
+      'vlanId',
+      `must be an integer from 1 to 4094, got ${JSON.stringify(vlan)}`,
+    );
+  }
+  const subnetCidr = text(o, 'subnetCidr');
+  const m = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(subnetCidr);
+  const len = Number(m?.[2]);
+  if (!m || !isIPv4(m[1] ?? '') || len < 1 || len > 30) {
+    throw new PodEniAnnotationError(
+      'subnetCidr',
+      `is not an IPv4 CIDR of a subnet: ${JSON.stringify(subnetCidr)}`,
+    );
+  }
+  const size = 2 ** (32 - len);
+  const network = toInt(m[1] ?? '') - (toInt(m[1] ?? '') % size);
+  const ip = text(o, 'privateIp');
+  if (!isIPv4(ip))
+    throw new PodEniAnnotationError('privateIp', `is not an IPv4 address: ${JSON.stringify(ip)}`);
+  const n = toInt(ip);
+  if (n <= network || n >= network + size - 1) {
+    throw new PodEniAnnotationError(
+      'privateIp',
+      `${ip} is not a host address inside subnetCidr ${subnetCidr}`,
+    );
+  }
+  return { eniId, mac, ip, vlanId: vlan, subnetCidr, gateway: toText(network + 1) };
+}
