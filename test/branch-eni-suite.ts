@@ -1,0 +1,410 @@
+// Pods with their own security groups in a lab with pod ENIs, through the installed plugin exec'd
+// in the node's namespace as a runtime would: the stale-DEL incident (upstream #1644) and its
+// family, end to end, with a real trunk driver. Run with `macvlan` on this machine's kernel
+// (test/branch-eni.test.ts) and with `vlan` under User-Mode Linux (test/uml/branch-eni.test.ts).
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { labLayout } from '../src/lab/layout.ts';
+import { unixJson } from '../src/lab/unix-http.ts';
+import {
+  addPod,
+  agentState,
+  cni,
+  ctl,
+  hostLinks,
+  type LabDesc,
+  type LabNodeDesc,
+  labDown,
+  labUp,
+  newPod,
+  reaches,
+  registerPod,
+  sh,
+  type TestPod,
+  uniqueLabName,
+  waitFor,
+} from './lab-fixture.ts';
+
+export type TrunkDriver = 'vlan' | 'macvlan';
+
+interface SgPod {
+  readonly name: string;
+  readonly uid: string;
+  readonly eniId: string;
+  readonly ip: string;
+  readonly vlanId: number;
+}
+
+interface BranchState {
+  bindings: { key: { podUid: string }; holder?: { containerId: string }; vlanId: number; table: number }[];
+  events: { preventedTeardowns: number; holderTakeovers: number; supersededBindings: number };
+}
+
+/** A merge-patch to the lab's Kubernetes API (as kubectl annotate would send it); returns the status. */
+function mergePatch(socketPath: string, path: string, body: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { socketPath, path, method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: string[] } = {}): void {
+  describe(`pods with security groups on branch ENIs (trunk driver ${driver})`, () => {
+    const name = uniqueLabName(driver === 'vlan' ? 'vpcbv' : 'vpcbm');
+    const adminSocket = labLayout(name, 0).emulator.adminSocket;
+    let lab: LabDesc;
+    let node: LabNodeDesc;
+    let host: string;
+
+    before(async () => {
+      await labDown(name);
+      const env = ['VPCNET_RECONCILE_SECONDS=2', ...(opts.extraAgentEnv ?? [])].flatMap((e) => [
+        '--agent-env',
+        e,
+      ]);
+      lab = await labUp(name, [
+        '--pod-eni',
+        '--trunk-driver',
+        driver,
+        '--instance-type',
+        'm5.2xlarge',
+        ...env,
+      ]);
+      node = lab.nodes[0]!;
+      host = lab.vpcHosts[0]!.ip;
+      // The agent labels its node; the resource controller attaches the trunk; the agent sets it up.
+      await waitFor('the node labelled has-trunk-attached=true', async () => {
+        const n = (await unixJson(adminSocket, 'GET', `/api/v1/nodes/${node.name}`)) as {
+          metadata: { labels?: Record<string, string> };
+        };
+        return n.metadata.labels?.['vpc.amazonaws.com/has-trunk-attached'] === 'true' ? true : undefined;
+      });
+    });
+    after(async () => {
+      await labDown(name);
+    });
+
+    /** A pod with security groups: the resource controller gives it a branch ENI and annotates it. */
+    async function sgPod(short: string): Promise<SgPod> {
+      const podName = `${short}-${randomBytes(2).toString('hex')}`;
+      const uid = `uid-${podName}`;
+      const out = await ctl([
+        'lab',
+        'pod',
+        '--name',
+        name,
+        '--node',
+        node.name,
+        '--namespace',
+        'default',
+        '--pod',
+        podName,
+        '--uid',
+        uid,
+        '--security-groups',
+        'sg-0a1b2c3d',
+      ]);
+      const pod = JSON.parse(out) as { metadata: { annotations: Record<string, string> } };
+      const [eni] = JSON.parse(pod.metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]') as {
+        eniId: string;
+        privateIp: string;
+        vlanId: number;
+      }[];
+      assert.ok(eni, 'the controller annotated the pod');
+      return { name: podName, uid, eniId: eni.eniId, ip: eni.privateIp, vlanId: eni.vlanId };
+    }
+
+    /** The pod leaves the Kubernetes API: the controller releases its branch ENI and VLAN ID. */
+    async function drop(pod: SgPod): Promise<void> {
+      await ctl(['lab', 'pod', '--name', name, '--delete', '--namespace', 'default', '--pod', pod.name]);
+    }
+
+    function sandbox(pod: SgPod, short: string): Promise<TestPod> {
+      return newPod(name, `${short}${randomBytes(2).toString('hex')}`, { name: pod.name, uid: pod.uid });
+    }
+
+    async function add(s: TestPod): Promise<string> {
+      return (await addPod(node, s)).ip;
+    }
+
+    async function del(s: TestPod, netnsGone = false): Promise<void> {
+      const out = await cni(node, 'DEL', netnsGone ? { ...s, netnsPath: '' } : s);
+      assert.equal(out.exitCode, 0, `DEL ${s.containerId}: ${out.stdout}`);
+    }
+
+    async function state(): Promise<BranchState> {
+      return (await agentState(node)) as unknown as BranchState;
+    }
+
+    async function branchLinks(): Promise<string[]> {
+      return (await hostLinks(node)).filter((l) => l.startsWith('vlb'));
+    }
+
+    /** The node's rules and branch tables, as vpcnet left them (for "nothing left" checks). */
+    async function branchRules(): Promise<string[]> {
+      return (await sh(['ip', '-n', node.netns, 'rule', 'show']))
+        .split('\n')
+        .filter((l) => /^10:|lookup 1\d\d\d\b/.test(l.trim()));
+    }
+
+    async function removeNetns(s: TestPod): Promise<void> {
+      await sh(['ip', 'netns', 'del', s.netnsName]);
+    }
+
+    test('1. the seed sequence: the old sandbox’s netns gone, its DEL with CNI_NETNS="" keeps the new sandbox on the VPC', async () => {
+      const pod = await sgPod('seed');
+      const a = await sandbox(pod, 'a');
+      const b = await sandbox(pod, 'b');
+      assert.equal(await add(a), pod.ip, 'the pod has its branch ENI’s address');
+      assert.equal(await add(b), pod.ip);
+      assert.ok(await reaches(b.netnsName, host), 'B reaches the VPC host');
+      const before = await state();
+      await removeNetns(a);
+      await del(a, true);
+      assert.ok(await reaches(b.netnsName, host), 'B still reaches the VPC host after A’s late DEL');
+      assert.equal((await branchLinks()).length, 1, 'the branch device is there');
+      assert.ok((await branchRules()).length > 0 || driver !== 'vlan', 'the rules are there');
+      const after = await state();
+      assert.equal(after.events.preventedTeardowns, before.events.preventedTeardowns + 1);
+      assert.equal(after.bindings.find((x) => x.key.podUid === pod.uid)?.holder?.containerId, b.containerId);
+      assert.equal((await cni(node, 'CHECK', b)).exitCode, 0);
+      await del(b);
+      await drop(pod);
+    });
+
+    test('2. DEL of the old sandbox while the new sandbox’s ADD is in flight', async () => {
+      const pod = await sgPod('inflight');
+      const a = await sandbox(pod, 'a');
+      const b = await sandbox(pod, 'b');
+      await add(a);
+      const adding = add(b);
+      await del(a);
+      assert.equal(await adding, pod.ip);
+      assert.ok(await reaches(b.netnsName, host));
+      await del(b);
+      await drop(pod);
+    });
+
+    test('3. the old sandbox’s ADD finishing after the new one’s, then its DEL: the new sandbox keeps the network', async () => {
+      const pod = await sgPod('late');
+      const a = await sandbox(pod, 'a');
+      const b = await sandbox(pod, 'b');
+      await add(b);
+      await add(a);
+      await del(a);
+      assert.ok(await reaches(b.netnsName, host));
+      assert.equal(
+        (await state()).bindings.find((x) => x.key.podUid === pod.uid)?.holder?.containerId,
+        b.containerId,
+      );
+      await del(b);
+      await drop(pod);
+    });
+
+    test('4. the agent killed -9 between the new sandbox’s ADD and the old one’s DEL', async () => {
+      const pod = await sgPod('kill');
+      const a = await sandbox(pod, 'a');
+      const b = await sandbox(pod, 'b');
+      await add(a);
+      await add(b);
+      const { pid } = await agentState(node);
+      process.kill(pid, 'SIGKILL');
+      await removeNetns(a);
+      await del(a, true); // spooled by the plugin if the agent is still down, applied when it is back
+      const restarted = await waitFor('the supervisor restarted the agent', async () => {
+        const s = await agentState(node);
+        return s.pid !== pid ? s : undefined;
+      });
+      assert.ok(restarted);
+      await waitFor('the old sandbox forgotten', async () =>
+        (await agentState(node)).attachments.some((x) => x.key.containerId === a.containerId)
+          ? undefined
+          : true,
+      );
+      assert.ok(await reaches(b.netnsName, host));
+      await del(b);
+      await drop(pod);
+    });
+
+    test('5. DEL of the old sandbox while its netns still exists removes only its own veth', async () => {
+      const pod = await sgPod('live');
+      const a = await sandbox(pod, 'a');
+      const b = await sandbox(pod, 'b');
+      await add(a);
+      await add(b);
+      const vethA = (await agentState(node)).attachments.find(
+        (x) => x.key.containerId === a.containerId,
+      )?.hostVeth;
+      await del(a);
+      assert.ok(vethA && !(await hostLinks(node)).includes(vethA), 'A’s veth went');
+      assert.ok(await reaches(b.netnsName, host));
+      await del(b);
+      await drop(pod);
+    });
+
+    test('7. VLAN reuse: the deleted pod’s VLAN ID passes to another pod; its late DEL leaves the new pod alone', async () => {
+      const x = await sgPod('x');
+      const x1 = await sandbox(x, 'x');
+      await add(x1);
+      await ctl(['lab', 'pod', '--name', name, '--delete', '--namespace', 'default', '--pod', x.name]);
+      const y = await sgPod('y');
+      assert.equal(y.vlanId, x.vlanId, 'the controller handed the freed VLAN ID to the next pod');
+      const y1 = await sandbox(y, 'y');
+      await add(y1);
+      assert.ok(await reaches(y1.netnsName, host));
+      await del(x1);
+      assert.ok(await reaches(y1.netnsName, host), 'Y still reaches the VPC host after X’s late DEL');
+      const s = await state();
+      assert.deepEqual(
+        s.bindings.filter((b) => b.vlanId === y.vlanId).map((b) => b.key.podUid),
+        [y.uid],
+      );
+      await del(y1);
+      await drop(y);
+    });
+
+    test('8. a branch device deleted by hand: CHECK fails until the reconcile loop restores it', async () => {
+      const pod = await sgPod('drift');
+      const b = await sandbox(pod, 'b');
+      await add(b);
+      const [device] = await branchLinks();
+      assert.ok(device);
+      await sh(['ip', '-n', node.netns, 'link', 'del', device]);
+      const check = await cni(node, 'CHECK', b);
+      assert.match(check.stdout, /"code":110/);
+      await waitFor('the reconcile loop restored the device', async () =>
+        (await cni(node, 'CHECK', b)).exitCode === 0 ? true : undefined,
+      );
+      assert.ok((await branchLinks()).includes(device));
+      assert.ok(await reaches(b.netnsName, host));
+      await del(b);
+      await drop(pod);
+    });
+
+    test('11. branch-ENI pods and regular pods on one node reach each other and the VPC host; the branch pod’s traffic leaves through its branch ENI', async () => {
+      const sg = await sgPod('mix');
+      const b = await sandbox(sg, 'b');
+      await add(b);
+      const uid = `uid-reg-${randomBytes(2).toString('hex')}`;
+      const regName = `reg-${randomBytes(2).toString('hex')}`;
+      await registerPod(name, node.name, 'default', regName, uid);
+      const r = await newPod(name, `r${randomBytes(2).toString('hex')}`, { name: regName, uid });
+      const regularIp = await add(r);
+      assert.notEqual(regularIp, sg.ip);
+      const traffic = async () =>
+        (
+          (await unixJson(adminSocket, 'GET', '/admin/traffic')) as {
+            enis: { eniId: string; receivedPackets: number }[];
+          }
+        ).enis;
+      const before = (await traffic()).find((e) => e.eniId === sg.eniId)?.receivedPackets ?? 0;
+      await sh(['ip', 'netns', 'exec', b.netnsName, 'ping', '-c', '20', '-i', '0.05', '-W', '2', host]);
+      const after = (await traffic()).find((e) => e.eniId === sg.eniId)?.receivedPackets ?? 0;
+      assert.ok(after - before >= 20, `the branch ENI carried ${after - before} packets of 20 pings`);
+      assert.ok(await reaches(b.netnsName, regularIp), 'branch pod -> regular pod');
+      assert.ok(await reaches(r.netnsName, sg.ip), 'regular pod -> branch pod');
+      assert.ok(await reaches(r.netnsName, host), 'regular pod -> VPC host');
+      // Strict mode: the node routes the pod's traffic into its branch device, whatever the destination.
+      const vethB =
+        (await agentState(node)).attachments.find((x) => x.key.containerId === b.containerId)?.hostVeth ?? '';
+      const route = await sh([
+        'ip',
+        '-n',
+        node.netns,
+        'route',
+        'get',
+        regularIp,
+        'from',
+        sg.ip,
+        'iif',
+        vethB,
+      ]);
+      assert.match(route, /dev vlb/, route);
+      await del(b);
+      await del(r);
+      await drop(sg);
+    });
+
+    test('bad annotations: each field wrong in turn fails the ADD naming the field, and leaves nothing behind', async () => {
+      const pod = await sgPod('bad');
+      const original = JSON.parse(
+        (
+          (await unixJson(adminSocket, 'GET', `/api/v1/namespaces/default/pods/${pod.name}`)) as {
+            metadata: { annotations: Record<string, string> };
+          }
+        ).metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]',
+      ) as Record<string, unknown>[];
+      const cases: [string, Record<string, unknown>][] = [
+        ['vlanId', { vlanId: 4095 }],
+        ['ifAddress', { ifAddress: 'not-a-mac' }],
+        ['eniId', { eniId: 'i-0123' }],
+        ['privateIp', { privateIp: '192.168.1.1' }],
+        ['subnetCidr', { subnetCidr: '10.0.0.0/40' }],
+      ];
+      const before = await hostLinks(node);
+      for (const [field, change] of cases) {
+        const value = JSON.stringify([{ ...original[0], ...change }]);
+        const patched = await mergePatch(adminSocket, `/api/v1/namespaces/default/pods/${pod.name}`, {
+          metadata: { annotations: { 'vpc.amazonaws.com/pod-eni': value } },
+        });
+        assert.equal(patched, 200);
+        const s = await sandbox(pod, 'bad');
+        // The agent's watch cache may lag the patch by a moment: ADD until it answers for the new value.
+        const out = await waitFor(`ADD refused for ${field}`, async () => {
+          const o = await cni(node, 'ADD', s);
+          return o.exitCode !== 0 && o.stdout.includes(field) ? o : undefined;
+        });
+        assert.match(out.stdout, /"code":120/);
+        assert.deepEqual(await hostLinks(node), before, `${field}: nothing was created`);
+        assert.ok(!(await agentState(node)).attachments.some((x) => x.key.containerId === s.containerId));
+      }
+      await drop(pod);
+    });
+
+    test('6. a burst: 30 pods with security groups, each sandbox replaced once, stale DELs late in random order — all 30 reach the VPC host', async (t) => {
+      const pods: SgPod[] = [];
+      for (let i = 0; i < 30; i++) pods.push(await sgPod(`burst${i}`));
+      const firsts = await Promise.all(pods.map((p) => sandbox(p, 'a')));
+      const seconds = await Promise.all(pods.map((p) => sandbox(p, 'b')));
+      const t0 = performance.now();
+      await Promise.all(firsts.map((s) => add(s)));
+      await Promise.all(seconds.map((s) => add(s)));
+      const connected = await Promise.all(seconds.map((s) => reaches(s.netnsName, host)));
+      const allConnectedMs = performance.now() - t0;
+      assert.deepEqual(connected.filter((c) => !c).length, 0);
+      for (const s of firsts) await removeNetns(s);
+      const shuffled = [...firsts].sort(() => Math.random() - 0.5);
+      await Promise.all(shuffled.map((s) => del(s, true)));
+      const still = await Promise.all(seconds.map((s) => reaches(s.netnsName, host)));
+      assert.equal(still.filter((c) => !c).length, 0, 'a late DEL broke a live sandbox');
+      t.diagnostic(
+        `driver ${driver}: 60 ADDs (30 pods, each sandbox replaced once) to all 30 connected: ${Math.round(allConnectedMs)} ms`,
+      );
+      await Promise.all(seconds.map((s) => del(s)));
+      for (const p of pods) await drop(p);
+    });
+
+    test('9. the last sandbox deleted: device, table and rules gone, nothing of vpcnet left on the node', async () => {
+      await waitFor('no binding left', async () =>
+        (await state()).bindings.length === 0 ? true : undefined,
+      );
+      assert.deepEqual(await branchLinks(), []);
+      assert.deepEqual(await branchRules(), []);
+      assert.deepEqual(
+        (await hostLinks(node)).filter((l) => l.startsWith('vpc')),
+        [],
+      );
+      const tables = await sh(['ip', '-n', node.netns, 'route', 'show', 'table', 'all']);
+      assert.doesNotMatch(tables, /table 1\d\d\d\b/);
+    });
+  });
+}
