@@ -5,6 +5,7 @@
 // routed to its link with a permanent neighbour entry, because the real VPC delivers to the
 // ENI's MAC without ARP. Branch ENIs ride on their trunk's link (trunk-branches.ts).
 
+import { parseCidr } from '../../infra/ipv4.ts';
 import { type ProcessRunner, runToSuccess } from '../../infra/process.ts';
 import type { BranchOnTrunk, Fabric, FabricEni } from '../api.ts';
 import {
@@ -86,7 +87,7 @@ export class LinuxFabric implements Fabric {
     if (deviceIndex === 0) {
       // What the instance's OS does by DHCP on its primary interface.
       node.push(
-        `addr add ${eni.primaryIp}/${prefixLength(eni.subnetCidr)} dev ${nodeSide}`,
+        `addr add ${eni.primaryIp}/${parseCidr(eni.subnetCidr).prefixLength} dev ${nodeSide}`,
         `route replace default via ${eni.gateway} dev ${nodeSide}`,
       );
     }
@@ -145,10 +146,4 @@ function routeLines(vpcSide: string, eni: FabricEni, ips: readonly string[]): st
     }
   }
   return lines;
-}
-
-function prefixLength(cidr: string): string {
-  const prefix = cidr.split('/')[1];
-  if (prefix === undefined) throw new Error(`not a CIDR: ${cidr}`);
-  return prefix;
 }
