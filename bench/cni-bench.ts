@@ -4,11 +4,11 @@
 // concurrent burst, vpcnet's agent-side service time and RSS, and the ratios vpcnet / reference.
 //
 //   npm run bench -- [--pods 100] [--burst 50]
-import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { runToSuccess } from '../src/infra/process.ts';
 import {
   type CniCall,
   execPlugin,
@@ -17,8 +17,6 @@ import {
   runChain,
 } from '../src/lab/cni-runtime.ts';
 import { agentState, labDown, labUp, repoRoot, uniqueLabName } from '../test/lab-fixture.ts';
-
-const run = promisify(execFile);
 
 const { values } = parseArgs({
   options: { pods: { type: 'string', default: '100' }, burst: { type: 'string', default: '50' } },
@@ -66,7 +64,7 @@ function call(t: Target, command: 'ADD' | 'DEL', id: string, netns: string): Cni
 
 async function measure(t: Target, podPrefix: string): Promise<Series> {
   const names = Array.from({ length: Math.max(PODS, BURST) }, (_, i) => `${podPrefix}${i}`);
-  for (const n of names) await run('ip', ['netns', 'add', n]);
+  for (const n of names) await runToSuccess(['ip', 'netns', 'add', n]);
   try {
     const add: number[] = [];
     const del: number[] = [];
@@ -83,12 +81,12 @@ async function measure(t: Target, podPrefix: string): Promise<Series> {
     );
     return { add, del, burstAddWallMs, burstDelWallMs };
   } finally {
-    for (const n of names) await run('ip', ['netns', 'del', n]).catch(() => {});
+    for (const n of names) await runToSuccess(['ip', 'netns', 'del', n]).catch(() => {});
   }
 }
 
 async function referenceTarget(ns: string, dir: string): Promise<Target> {
-  await run('ip', ['netns', 'add', ns]);
+  await runToSuccess(['ip', 'netns', 'add', ns]);
   const list: NetConfList = {
     cniVersion: '1.0.0',
     name: 'benchref',
@@ -183,7 +181,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await labDown(id).catch(() => {});
-    await run('ip', ['netns', 'del', refNs]).catch(() => {});
+    await runToSuccess(['ip', 'netns', 'del', refNs]).catch(() => {});
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,10 @@
 // A lab for namespace suites, driven only through the stable interfaces (DESIGN.md): the built
 // vpcnetctl, the installed plugin exec'd in the node's namespace as a runtime would, and the
 // agent's socket. Every suite gets its own lab name and removes the lab in `after`, also on failure.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { getJson } from '../src/cli/state.ts';
+import { runProcess, runToSuccess } from '../src/infra/process.ts';
 import {
   type CniCommand,
   execPlugin,
@@ -14,7 +13,6 @@ import {
   runChain,
 } from '../src/lab/cni-runtime.ts';
 
-const run = promisify(execFile);
 export const repoRoot = resolve(import.meta.dirname, '..');
 const ctlPath = join(repoRoot, 'bin', 'vpcnetctl');
 
@@ -38,8 +36,7 @@ export function uniqueLabName(prefix: string): string {
 }
 
 export async function ctl(args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [ctlPath, ...args], { maxBuffer: 4 << 20 });
-  return stdout;
+  return (await runToSuccess([process.execPath, ctlPath, ...args])).stdout;
 }
 
 export async function labUp(name: string, extra: string[] = []): Promise<LabDesc> {
@@ -74,18 +71,13 @@ export async function labDown(name: string): Promise<void> {
   await ctl(['lab', 'down', '--name', name]);
 }
 
+/** Runs argv (no shell, despite the name) and returns its stdout; a failure names the command and its stderr. */
 export async function sh(argv: string[]): Promise<string> {
-  const { stdout } = await run(argv[0]!, argv.slice(1), { maxBuffer: 4 << 20 });
-  return stdout;
+  return (await runToSuccess(argv)).stdout;
 }
 
 export async function reaches(fromNetns: string, ip: string): Promise<boolean> {
-  try {
-    await run('ip', ['netns', 'exec', fromNetns, 'ping', '-c', '1', '-W', '2', ip]);
-    return true;
-  } catch {
-    return false;
-  }
+  return (await runProcess(['ip', 'netns', 'exec', fromNetns, 'ping', '-c', '1', '-W', '2', ip])).code === 0;
 }
 
 export interface TestPod {

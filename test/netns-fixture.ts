@@ -1,9 +1,10 @@
 // Network namespaces for integration suites: uniquely named, always removed. Everything a suite
 // does to the kernel happens inside namespaces it created here, never in the root namespace.
 import { randomBytes } from 'node:crypto';
-import { type CommandResult, spawnRunner } from '../src/dataplane/linux/command.ts';
+import { errorText } from '../src/infra/error-text.ts';
+import { CommandFailed, type ProcessResult, runProcess, runToSuccess } from '../src/infra/process.ts';
 
-export type ExecResult = CommandResult;
+export type ExecResult = ProcessResult;
 
 const NAME = /^[A-Za-z0-9_.-]+$/;
 
@@ -11,19 +12,13 @@ export function netnsPath(name: string): string {
   return `/var/run/netns/${name}`;
 }
 
-async function mustRun(argv: readonly string[], stdin?: string): Promise<ExecResult> {
-  const r = await spawnRunner(argv, stdin);
-  if (r.code !== 0) throw new Error(`${argv.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
-  return r;
-}
-
 /** Creates `<prefix><12 hex>` with its loopback up; returns the name. */
 export async function createNetns(prefix: string): Promise<string> {
   const name = `${prefix}${randomBytes(6).toString('hex')}`;
   if (!NAME.test(name)) throw new Error(`invalid netns name ${JSON.stringify(name)}`);
-  await mustRun(['ip', 'netns', 'add', name]);
+  await runToSuccess(['ip', 'netns', 'add', name]);
   try {
-    await mustRun(['ip', '-n', name, 'link', 'set', 'lo', 'up']);
+    await runToSuccess(['ip', '-n', name, 'link', 'set', 'lo', 'up']);
   } catch (err) {
     await removeNetns(name);
     throw err;
@@ -34,20 +29,19 @@ export async function createNetns(prefix: string): Promise<string> {
 /** Removes the namespace; one that is already gone is fine. */
 export async function removeNetns(name: string): Promise<void> {
   if (!NAME.test(name)) throw new Error(`invalid netns name ${JSON.stringify(name)}`);
-  const r = await spawnRunner(['ip', 'netns', 'del', name]);
-  if (r.code !== 0 && !/No such file or directory/.test(r.stderr)) {
-    throw new Error(`ip netns del ${name} failed: ${r.stderr.trim()}`);
-  }
+  const argv = ['ip', 'netns', 'del', name];
+  const r = await runProcess(argv);
+  if (r.code !== 0 && !/No such file or directory/.test(r.stderr)) throw new CommandFailed(argv, r);
 }
 
 /** Runs argv inside the namespace (`ip netns exec`); never throws on a non-zero exit. */
 export function execIn(ns: string, argv: readonly string[], stdin?: string): Promise<ExecResult> {
-  return spawnRunner(['ip', 'netns', 'exec', ns, ...argv], stdin);
+  return runProcess(['ip', 'netns', 'exec', ns, ...argv], { stdin });
 }
 
 /** Like execIn, but a non-zero exit is an error naming the command and its stderr. */
 export function mustExecIn(ns: string, argv: readonly string[], stdin?: string): Promise<ExecResult> {
-  return mustRun(['ip', 'netns', 'exec', ns, ...argv], stdin);
+  return runToSuccess(['ip', 'netns', 'exec', ns, ...argv], { stdin });
 }
 
 /** Namespaces created through it are removed by removeAll (for a suite's `after` hook). */
@@ -71,7 +65,7 @@ export function netnsTracker(): NetnsTracker {
           await removeNetns(name);
           names.delete(name);
         } catch (err) {
-          failures.push((err as Error).message);
+          failures.push(errorText(err));
         }
       }
       if (failures.length > 0) throw new Error(failures.join('; '));

@@ -64,3 +64,51 @@ test('describeInstanceEnis follows NextToken until the last page', async () => {
     cloud.close();
   }
 });
+
+test('a subnet CIDR or ENI address in a reply that is not IPv4 is an InvalidResponse naming the field', async () => {
+  const ec2 = new EC2Client({
+    region: 'us-west-2',
+    credentials: CREDENTIALS,
+    endpoint: 'http://127.0.0.1:9',
+  });
+  let subnetCidr = '10.0.0.0';
+  let primaryIp = '10.0.0.10';
+  ec2.middlewareStack.add(
+    () =>
+      async (args): Promise<{ output: ServiceOutputTypes; response: unknown }> => {
+        const input = args.input as { SubnetIds?: string[] };
+        const output =
+          input.SubnetIds !== undefined
+            ? { Subnets: [{ SubnetId: 'subnet-0a', CidrBlock: subnetCidr }] }
+            : {
+                NetworkInterfaces: [
+                  {
+                    NetworkInterfaceId: 'eni-0',
+                    MacAddress: '02:00:00:00:00:00',
+                    SubnetId: 'subnet-0a',
+                    PrivateIpAddress: primaryIp,
+                    Attachment: { AttachmentId: 'eni-attach-0', DeviceIndex: 0 },
+                  },
+                ],
+              };
+        return { output: { ...output, $metadata: {} }, response: {} };
+      },
+    { step: 'initialize', name: 'cannedEc2Replies' },
+  );
+  const cloud = new AwsCloud({ ec2, imds: new ImdsClient({ endpoint: 'http://127.0.0.1:9' }) });
+  try {
+    await assert.rejects(cloud.describeInstanceEnis('i-0bad'), {
+      code: 'InvalidResponse',
+      message:
+        'cannot describe subnet subnet-0a: EC2 reply lacks an IPv4 CIDR in Subnets[subnet-0a].CidrBlock (got "10.0.0.0")',
+    });
+    subnetCidr = '10.0.0.0/20';
+    primaryIp = '10.0.0.1O';
+    await assert.rejects(cloud.describeInstanceEnis('i-0bad'), {
+      code: 'InvalidResponse',
+      message: /an IPv4 address in PrivateIpAddress of eni-0 \(got "10\.0\.0\.1O"\)/,
+    });
+  } finally {
+    cloud.close();
+  }
+});

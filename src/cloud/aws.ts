@@ -16,6 +16,7 @@ import {
   type NetworkInterface,
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
+import { isCidr, isIpv4 } from '../infra/ipv4.ts';
 import type { Cloud, CreatedEni, EniInfo, InstanceMetadata, InstanceTypeLimits } from './cloud.ts';
 import { CloudError } from './cloud.ts';
 import { invalidResponse, toCloudError } from './ec2-errors.ts';
@@ -85,8 +86,8 @@ export class AwsCloud implements Cloud {
       ),
     );
     const ips = (reply.AssignedPrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress);
-    if (ips.length !== count || ips.some((ip) => ip === undefined)) {
-      throw invalidResponse(doing, `${count} AssignedPrivateIpAddresses (got ${ips.length})`);
+    if (ips.length !== count || ips.some((ip) => ip === undefined || !isIpv4(ip))) {
+      throw invalidResponse(doing, `${count} IPv4 AssignedPrivateIpAddresses (got ${JSON.stringify(ips)})`);
     }
     return ips as string[];
   }
@@ -127,8 +128,8 @@ export class AwsCloud implements Cloud {
     if (eni?.NetworkInterfaceId === undefined)
       throw invalidResponse(doing, 'NetworkInterface.NetworkInterfaceId');
     if (eni.MacAddress === undefined) throw invalidResponse(doing, `MacAddress of ${eni.NetworkInterfaceId}`);
-    if (eni.PrivateIpAddress === undefined) {
-      throw invalidResponse(doing, `PrivateIpAddress of ${eni.NetworkInterfaceId}`);
+    if (eni.PrivateIpAddress === undefined || !isIpv4(eni.PrivateIpAddress)) {
+      throw invalidResponse(doing, `an IPv4 PrivateIpAddress of ${eni.NetworkInterfaceId}`);
     }
     return { eniId: eni.NetworkInterfaceId, mac: eni.MacAddress, primaryIp: eni.PrivateIpAddress };
   }
@@ -199,7 +200,12 @@ export class AwsCloud implements Cloud {
         this.ec2.send(new DescribeSubnetsCommand({ SubnetIds: [subnetId] })),
       );
       const cidr = reply.Subnets?.find((s) => s.SubnetId === subnetId)?.CidrBlock;
-      if (cidr === undefined) throw invalidResponse(doing, `Subnets[${subnetId}].CidrBlock`);
+      if (cidr === undefined || !isCidr(cidr)) {
+        throw invalidResponse(
+          doing,
+          `an IPv4 CIDR in Subnets[${subnetId}].CidrBlock (got ${JSON.stringify(cidr)})`,
+        );
+      }
       return cidr;
     });
   }
@@ -211,15 +217,24 @@ export class AwsCloud implements Cloud {
       if (value === undefined) throw invalidResponse(doing, `${field} of ${eniId}`);
       return value;
     };
+    const address = (value: string | undefined, field: string): string => {
+      if (value !== undefined && !isIpv4(value)) {
+        throw invalidResponse(
+          doing,
+          `an IPv4 address in ${field} of ${eniId} (got ${JSON.stringify(value)})`,
+        );
+      }
+      return need(value, field);
+    };
     const subnetId = need(eni.SubnetId, 'SubnetId');
     const addresses = eni.PrivateIpAddresses ?? [];
-    const primaryIp = need(
+    const primaryIp = address(
       eni.PrivateIpAddress ?? addresses.find((a) => a.Primary === true)?.PrivateIpAddress,
       'PrivateIpAddress',
     );
     const secondaryIps = addresses
       .filter((a) => a.Primary !== true && a.PrivateIpAddress !== primaryIp)
-      .map((a) => need(a.PrivateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
+      .map((a) => address(a.PrivateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
     return {
       eniId,
       mac: need(eni.MacAddress, 'MacAddress'),

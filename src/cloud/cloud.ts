@@ -19,8 +19,9 @@ export interface InstanceMetadata {
 export interface EniInfo {
   readonly eniId: string;
   readonly mac: string;
-  /** Attachment device index (0 = primary ENI). */
+  /** Device index of the ENI's attachment to the instance (0 = primary ENI). */
   readonly deviceNumber: number;
+  /** EC2's ID of the ENI's attachment to the instance (DetachNetworkInterface takes it). */
   readonly attachmentId: string;
   readonly subnetId: string;
   readonly subnetCidr: string;
@@ -82,9 +83,9 @@ export interface Cloud {
     description: string,
     tags?: Readonly<Record<string, string>>,
   ): Promise<CreatedEni>;
-  /** Returns the attachment ID. */
+  /** Returns EC2's ID of the new ENI attachment. */
   attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;
-  /** Sets DeleteOnTermination on the attachment (as the upstream does for ENIs it creates). */
+  /** Sets DeleteOnTermination on the ENI's attachment (as the upstream does for ENIs it creates). */
   setDeleteOnTermination(eniId: string, attachmentId: string): Promise<void>;
   detachEni(attachmentId: string): Promise<void>;
   deleteEni(eniId: string): Promise<void>;

@@ -273,6 +273,38 @@ describe('ImdsClient', () => {
       securityGroupIds: ['sg-1', 'sg-2'],
     });
   });
+
+  test('readInstanceMetadata refuses a subnet CIDR or address that is not IPv4, naming the path, without retrying', async () => {
+    const mac = '02:aa:bb:cc:dd:ee';
+    const eni = `network/interfaces/macs/${mac}`;
+    for (const [path, value] of [
+      ['instance-id', 'i-0abc'],
+      ['instance-type', 'm5.large'],
+      ['placement/availability-zone', 'us-west-2a'],
+      ['placement/region', 'us-west-2'],
+      ['mac', mac],
+      ['local-ipv4', '10.0.0.10'],
+      [`${eni}/subnet-id`, 'subnet-1'],
+      [`${eni}/subnet-ipv4-cidr-block`, '10.0.0.0'],
+      [`${eni}/vpc-ipv4-cidr-blocks`, '10.0.0.0/16'],
+      [`${eni}/security-group-ids`, 'sg-1'],
+    ] as const) {
+      imds.paths.set(path, value);
+    }
+    const err = await readInstanceMetadata(client()).then(
+      () => assert.fail('expected an ImdsError'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof ImdsError);
+    assert.equal(err.message, `IMDS ${eni}/subnet-ipv4-cidr-block is not an IPv4 CIDR: "10.0.0.0"`);
+    assert.equal(err.retryable, false);
+    imds.paths.set(`${eni}/subnet-ipv4-cidr-block`, '10.0.0.0/20');
+    imds.paths.set('local-ipv4', '10.0.0.010');
+    await assert.rejects(
+      readInstanceMetadata(client()),
+      /IMDS local-ipv4 is not an IPv4 address: "10\.0\.0\.010"/,
+    );
+  });
 });
 
 test('the IMDS endpoint comes from AWS_EC2_METADATA_SERVICE_ENDPOINT, else the link-local address', () => {

@@ -1,6 +1,8 @@
-// The instance's identity and primary-ENI network facts, read from IMDSv2.
+// The instance's identity and primary-ENI network facts, read from IMDSv2. Addresses and CIDRs are
+// checked here, once: everything downstream trusts them.
+import { isCidr, isIpv4 } from '../infra/ipv4.ts';
 import type { InstanceMetadata } from './cloud.ts';
-import type { ImdsClient } from './imds.ts';
+import { type ImdsClient, ImdsError } from './imds.ts';
 
 export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMetadata> {
   const [instanceId, instanceType, availabilityZone, region, mac, primaryIp] = await Promise.all([
@@ -18,6 +20,9 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
     imds.getLines(`${eniPath}/vpc-ipv4-cidr-blocks`),
     imds.getLines(`${eniPath}/security-group-ids`),
   ]);
+  checkFormat('local-ipv4', [primaryIp], isIpv4, 'an IPv4 address');
+  checkFormat(`${eniPath}/subnet-ipv4-cidr-block`, [subnetCidr], isCidr, 'an IPv4 CIDR');
+  checkFormat(`${eniPath}/vpc-ipv4-cidr-blocks`, vpcCidrs, isCidr, 'a list of IPv4 CIDRs');
   return {
     instanceId,
     instanceType,
@@ -34,4 +39,15 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
 
 async function scalar(imds: ImdsClient, path: string): Promise<string> {
   return (await imds.get(path)).trim();
+}
+
+/** IMDS answered with something that is not what the path holds: a final error (a retry reads the same). */
+function checkFormat(
+  path: string,
+  values: readonly string[],
+  valid: (text: string) => boolean,
+  what: string,
+): void {
+  if (values.length > 0 && values.every(valid)) return;
+  throw new ImdsError(`IMDS ${path} is not ${what}: ${JSON.stringify(values.join('\n'))}`, path, 200, false);
 }

@@ -1,5 +1,6 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
+import { errorText } from '../infra/error-text.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
@@ -123,7 +124,7 @@ function errorReply(err: unknown): HttpReply {
       message: err.message,
     });
   }
-  return jsonReply(400, { code: 'BadRequest', message: err instanceof Error ? err.message : String(err) });
+  return jsonReply(400, { code: 'BadRequest', message: errorText(err) });
 }
 
 export async function handleAdmin(

@@ -4,6 +4,7 @@
 import { chmod, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorText } from '../infra/error-text.ts';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
 import { ResourceController } from './controller/resource-controller.ts';
@@ -103,7 +104,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     route(req, res).catch((err: unknown) => {
-      log({ msg: 'emulator request failed', url: req.url ?? null, error: String(err) });
+      log({ msg: 'emulator request failed', url: req.url ?? null, error: errorText(err) });
       if (!res.headersSent) reply(res, { status: 500, headers: {}, body: '' });
       else res.end();
     });

@@ -137,7 +137,7 @@ describe('refreshEnis', () => {
     assert.equal(manager.enis()[1]?.state, 'configuring');
     assert.equal(pool.eni(id), undefined);
     fail = false;
-    await manager.reconcileOnce();
+    await manager.runPass();
     assert.equal(pool.addresses(id).size, 3);
   });
 

@@ -39,7 +39,7 @@ export interface EniEntry {
   readonly eni: EniInfo | undefined;
   /** Ownership: only an ENI vpcnet created may be detached and deleted by it. */
   readonly createdByVpcnet: boolean;
-  /** DeleteOnTermination is not set on its attachment yet (retried until it sticks). */
+  /** DeleteOnTermination is not set on its ENI attachment yet (retried until it sticks). */
   readonly deleteOnTerminationPending: boolean;
   /** For an unmanaged ENI: why vpcnet leaves it alone. */
   readonly unmanagedReason: string | undefined;
@@ -99,7 +99,7 @@ export class EniRegistry {
       throw new Error(`ENI ${eniId} cannot go from ${entry.state} to ${to}`);
     if (eni !== undefined && eni.eniId !== eniId)
       throw new Error(`ENI ${eniId} cannot take the facts of ${eni.eniId}`);
-    // Detached, it no longer goes away with the instance: nothing left to set on its attachment.
+    // Detached, it no longer goes away with the instance: nothing left to set on its ENI attachment.
     const detached = to === 'deletePending';
     const next: EniEntry = {
       ...entry,

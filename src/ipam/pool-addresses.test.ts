@@ -79,7 +79,7 @@ describe('PoolManager with a ledger', () => {
     );
 
     clock.t += 1_000;
-    await manager.reconcileOnce();
+    await manager.runPass();
     assert.deepEqual(
       ledger.coolingAddresses().map((c) => c.ip),
       [cooling1],

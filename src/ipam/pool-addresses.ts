@@ -2,6 +2,7 @@
 // cooldown written to the durable records (ipam is the one owner of cooldown records), and a wait,
 // with a deadline, for an address when the pool is empty.
 
+import { errorText } from '../infra/error-text.ts';
 import type { AttachmentKey } from '../plan/attachment.ts';
 import { attachmentKeyString } from '../plan/attachment.ts';
 import { AddressWaiters } from './address-waiters.ts';
@@ -143,7 +144,7 @@ export class PoolAddresses {
     if (expired.length === 0 || !ledger) return;
     for (const ip of expired) ledger.removeCooling(ip);
     // Not needed for safety (an expired record is harmless after a restart), so not awaited.
-    ledger.commit().catch((err: unknown) => log.warn('ledger commit failed', { error: String(err) }));
+    ledger.commit().catch((err: unknown) => log.warn('ledger commit failed', { error: errorText(err) }));
   }
 
   /**

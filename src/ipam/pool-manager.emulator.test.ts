@@ -102,7 +102,7 @@ async function run(node: EmulatedNode, ops: readonly Op[]): Promise<number> {
         clock.t += o.ms;
         break;
       case 'pass':
-        await manager.reconcileOnce().catch(tolerate);
+        await manager.runPass().catch(tolerate);
         break;
       case 'refresh':
         await manager.refreshEnis().catch(tolerate);
@@ -116,7 +116,7 @@ async function run(node: EmulatedNode, ops: readonly Op[]): Promise<number> {
   for (const ip of held.values()) manager.release(ip);
   held.clear();
   clock.t += COOLDOWN_MS;
-  for (let i = 0; (await manager.reconcileOnce()).kind !== 'none'; i++)
+  for (let i = 0; (await manager.runPass()).kind !== 'none'; i++)
     assert.ok(i < 40, 'the pool settles once faults stop');
   await checkInvariants(node, manager, pool, held, freedAt, clock.t, 'after settling');
   const stats = pool.stats(clock.t);

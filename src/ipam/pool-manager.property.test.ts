@@ -144,7 +144,7 @@ test('the manager keeps pool and cloud in agreement, never gives back a held or 
             break;
           case 'pass': {
             if (o.fail) cloud.failNext(o.fail);
-            const done = await manager.reconcileOnce().catch((err: unknown) => {
+            const done = await manager.runPass().catch((err: unknown) => {
               // Only the injected throttle may fail a pass; anything else is a bug in the manager.
               if (!String(err).includes('RequestLimitExceeded'))
                 violations.push(`pass failed: ${String(err)}`);

@@ -126,7 +126,7 @@ describe('PoolManager grows the pool', () => {
       new CloudError('Interface count exceeds the limit', 'AttachmentLimitExceeded', false),
     );
     await assert.rejects(
-      manager.reconcileOnce(),
+      manager.runPass(),
       /^Error: cannot attach ENI eni-0001 at device index 1: AttachmentLimitExceeded: Interface count exceeds the limit$/,
     );
     assert.ok(cloud.calls.includes('deleteEni eni-0001'));
@@ -139,7 +139,7 @@ describe('PoolManager grows the pool', () => {
     manager.allocate('vpcnet/c1/eth0');
     cloud.failNext('attachEni');
     cloud.failNext('deleteEni');
-    await assert.rejects(manager.reconcileOnce(), /cannot attach ENI eni-0001/);
+    await assert.rejects(manager.runPass(), /cannot attach ENI eni-0001/);
     assert.deepEqual(manager.pendingEniDeletes(), ['eni-0001']);
     assert.equal(manager.attachedEniCount(), 1);
     assert.deepEqual(await settle(manager), ['attachEni', 'assign 3']);
@@ -151,7 +151,7 @@ describe('PoolManager grows the pool', () => {
     const { cloud, pool, manager } = await setup({ primarySecondaryIps: 3, targets: { warmIpTarget: 1 } });
     cloud.failNext('unassignPrivateIps');
     await assert.rejects(
-      manager.reconcileOnce(),
+      manager.runPass(),
       /cannot release 2 addresses of ENI eni-primary: RequestLimitExceeded/,
     );
     assert.equal(pool.stats(0).available, 3);
@@ -170,7 +170,7 @@ describe('PoolManager grows the pool', () => {
     });
     manager.allocate('vpcnet/c1/eth0');
     await assert.rejects(
-      manager.reconcileOnce(),
+      manager.runPass(),
       /attached at device 1 but its link is not configured: link not found/,
     );
     assert.equal(pool.enis().length, 1);
@@ -182,7 +182,7 @@ describe('PoolManager grows the pool', () => {
         ['eni-0001', 'configuring'],
       ],
     );
-    await assert.rejects(manager.reconcileOnce(), /link not found/);
+    await assert.rejects(manager.runPass(), /link not found/);
     assert.equal(cloud.calls.filter((c) => c.startsWith('createEni')).length, 1, 'no second ENI meanwhile');
     hookFails = false;
     assert.deepEqual(await settle(manager), ['assign 3']);
@@ -201,7 +201,7 @@ describe('PoolManager grows the pool', () => {
   test('concurrent passes do not attach two ENIs for one need', async () => {
     const { cloud, manager } = await setup({ primarySecondaryIps: 3 });
     manager.allocate('vpcnet/c1/eth0');
-    const results = await Promise.all([manager.reconcileOnce(), manager.reconcileOnce()]);
+    const results = await Promise.all([manager.runPass(), manager.runPass()]);
     assert.deepEqual(
       results.map((r) => r.kind),
       ['attachEni', 'assign'],

@@ -173,7 +173,7 @@ export class PoolManager {
   }
 
   /** One pass: finish half-done ENI set-up and deletes, expire cooldowns, then apply one decision. */
-  reconcileOnce(): Promise<PoolDecision> {
+  runPass(): Promise<PoolDecision> {
     return this.#serialized(() => this.#pass());
   }
 
@@ -223,7 +223,7 @@ export class PoolManager {
   }
 
   async #loopPass(): Promise<boolean> {
-    const done = await this.reconcileOnce();
+    const done = await this.runPass();
     this.#lastError = undefined;
     return done.kind !== 'none';
   }

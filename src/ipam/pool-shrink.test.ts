@@ -118,7 +118,7 @@ describe('PoolManager frees idle ENIs', () => {
 
     cloud.failNext('detachEni');
     await assert.rejects(
-      manager.reconcileOnce(),
+      manager.runPass(),
       /^Error: cannot detach ENI eni-0001 \(attachment attach-eni-0001\): RequestLimitExceeded/,
     );
     assert.deepEqual(
@@ -184,7 +184,7 @@ describe('PoolManager frees idle ENIs', () => {
     clock.t += 30_000;
     setupFails = true;
     cloud.failNext('detachEni');
-    await assert.rejects(manager.reconcileOnce(), /cannot detach ENI eni-0001/);
+    await assert.rejects(manager.runPass(), /cannot detach ENI eni-0001/);
     assert.equal(manager.enis()[1]?.state, 'configuring');
     assert.equal(pool.eni('eni-0001'), undefined, 'its addresses are not lent meanwhile');
     assert.ok(
@@ -208,13 +208,13 @@ describe('PoolManager frees idle ENIs', () => {
         false,
       ),
     );
-    assert.deepEqual(await manager.reconcileOnce(), { kind: 'freeEni', eniId: 'eni-0001' });
+    assert.deepEqual(await manager.runPass(), { kind: 'freeEni', eniId: 'eni-0001' });
     assert.deepEqual(attachedDevices(cloud), [0]);
     assert.equal(cloud.enis.has('eni-0001'), true);
     assert.deepEqual(manager.pendingEniDeletes(), ['eni-0001']);
     assert.equal(manager.attachedEniCount(), 1, 'a detached ENI holds no device slot');
     assert.match(logs.find((l) => l.startsWith('warn cannot delete detached ENI')) ?? '', /InUse/);
-    await manager.reconcileOnce();
+    await manager.runPass();
     assert.equal(cloud.enis.has('eni-0001'), false);
     assert.deepEqual(manager.pendingEniDeletes(), []);
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AddressPool, type EniSpec, routeTableFor, subnetGateway } from './pool.ts';
+import { AddressPool, type EniSpec, routeTableFor } from './pool.ts';
 
 const COOLDOWN = 30_000;
 
@@ -40,10 +40,18 @@ describe('AddressPool', () => {
     );
   });
 
-  test('the gateway is the first host of the subnet', () => {
-    assert.equal(subnetGateway('10.0.32.0/19'), '10.0.32.1');
-    assert.equal(subnetGateway('192.168.7.130/26'), '192.168.7.129');
-    assert.throws(() => subnetGateway('10.0.0.0'), /invalid subnet CIDR/);
+  test("an ENI's gateway is the first host of its subnet, and an ENI without a valid subnet is refused", () => {
+    const pool = new AddressPool({ cooldownMs: COOLDOWN });
+    assert.equal(pool.addEni({ ...eni('eni-a', 0), subnetCidr: '10.0.32.0/19' }).gateway, '10.0.32.1');
+    assert.equal(
+      pool.addEni({ ...eni('eni-b', 1), subnetCidr: '192.168.7.130/26' }).gateway,
+      '192.168.7.129',
+    );
+    assert.throws(() => pool.addEni({ ...eni('eni-c', 2), subnetCidr: '10.0.0.0' }), /invalid subnet CIDR/);
+    assert.deepEqual(
+      pool.enis().map((e) => e.eniId),
+      ['eni-a', 'eni-b'],
+    );
   });
 
   test('pods fill ENIs in device order', () => {

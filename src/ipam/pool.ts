@@ -3,6 +3,10 @@
 // waits on the cloud while a free address exists. The durable copy of assignments and cooldowns
 // is the ledger; the pool is rebuilt from it with restoreAssigned/restoreCooling (convergence:
 // cooldown survives restarts).
+import { subnetGateway } from '../infra/ipv4.ts';
+
+// src/agent imports it from here; new code imports src/infra/ipv4.ts.
+export { subnetGateway };
 
 /** An owner is an attachment key string (attachmentKeyString). */
 export type AddressState =
@@ -50,19 +54,6 @@ export interface Allocation {
 
 export function routeTableFor(deviceNumber: number): number {
   return deviceNumber === 0 ? 254 : deviceNumber + 1;
-}
-
-/** First host address of an IPv4 CIDR (the VPC router, e.g. 10.0.1.1 for 10.0.1.0/24). */
-export function subnetGateway(cidr: string): string {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr);
-  const octets = m?.slice(1, 5).map(Number) ?? [];
-  const len = Number(m?.[5]);
-  if (!m || octets.some((o) => o > 255) || len > 30)
-    throw new Error(`invalid subnet CIDR ${JSON.stringify(cidr)}`);
-  const addr = octets.reduce((acc, o) => acc * 256 + o, 0);
-  const size = 2 ** (32 - len);
-  const gw = addr - (addr % size) + 1;
-  return [24, 16, 8, 0].map((shift) => Math.floor(gw / 2 ** shift) % 256).join('.');
 }
 
 interface EniEntry {

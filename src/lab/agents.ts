@@ -3,6 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorText } from '../infra/error-text.ts';
 import type { ChildSpec } from './children.ts';
 import { ctlArgv } from './children.ts';
 import { runCommand } from './command.ts';
@@ -95,7 +96,7 @@ export async function waitAgentHealthy(node: LabNode, child: ChildProcess, timeo
         : undefined,
     );
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorText(err);
     throw new Error(
       `agent of ${node.name} did not become healthy: ${reason}\n${await logTail(node.agentLog)}`,
     );

@@ -2,6 +2,7 @@
 // modules named after each command (up, down, pod, supervisor, emulator-process).
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { errorText } from '../infra/error-text.ts';
 import { labUpDetached, readUpRequest } from './detach.ts';
 import { labDown } from './down.ts';
 import { runEmulatorProcess } from './emulator-process.ts';
@@ -94,7 +95,7 @@ export async function runLabCommand(argv: readonly string[], repoRoot: string): 
   try {
     return await dispatch(command, rest, repoRoot);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorText(err);
     if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) {
       process.stderr.write(`vpcnetctl lab ${command}: ${message}\n\n${help}`);
       return 2;
@@ -176,7 +177,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
   try {
     trunkDriver = driverText === undefined ? undefined : parseTrunkDriver(driverText);
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorText(err));
   }
   const opts = {
     name: requiredName(values.name),

@@ -2,9 +2,9 @@
 // order for ADD (each given the previous one's result as prevResult), in reverse for DEL, with the
 // CNI_* environment, the plugin exec'd inside the node's network namespace. Used by `npm start`,
 // the integration tests and the benchmark, so all three exercise the real plugin binary.
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runProcess } from '../infra/process.ts';
 
 export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'STATUS' | 'GC';
 
@@ -41,8 +41,8 @@ export async function readConfList(path: string): Promise<NetConfList> {
   return raw as NetConfList;
 }
 
-/** Execs one plugin binary with the CNI environment and `stdin`. */
-export function execPlugin(call: CniCall, pluginType: string, stdin: string): Promise<PluginOutput> {
+/** Execs one plugin binary with the CNI environment (and nothing else of ours) and `stdin`; a plugin that cannot be started is exit code 127. */
+export async function execPlugin(call: CniCall, pluginType: string, stdin: string): Promise<PluginOutput> {
   const cniArgs = Object.entries(call.args ?? {})
     .map(([k, v]) => `${k}=${v}`)
     .join(';');
@@ -57,22 +57,8 @@ export function execPlugin(call: CniCall, pluginType: string, stdin: string): Pr
   if (cniArgs) env.CNI_ARGS = cniArgs;
   const bin = join(call.cniBinDir, pluginType);
   const argv = call.nodeNetns === undefined ? [bin] : ['ip', 'netns', 'exec', call.nodeNetns, bin];
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({
-        exitCode: code ?? 1,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-      }),
-    );
-    child.stdin.end(stdin);
-  });
+  const out = await runProcess(argv, { env, stdin });
+  return { exitCode: out.code, stdout: out.stdout, stderr: out.stderr };
 }
 
 function pluginConfig(list: NetConfList, plugin: Record<string, unknown>, prevResult: unknown): string {

@@ -3,6 +3,7 @@
 // computes the same layout without asking anyone.
 import { join } from 'node:path';
 import type { VpcSpec } from '../emulator/api.ts';
+import { parseCidr, subnetGateway } from '../infra/ipv4.ts';
 
 export const LAB_STATE_ROOT = '/run/vpcnet-lab';
 
@@ -17,14 +18,20 @@ export const LAB_VPC: Omit<VpcSpec, 'subnets'> = {
   cidr: '10.0.0.0/16',
   region: 'us-west-2',
 };
+const NODE_SUBNET_CIDR = '10.0.0.0/20';
 export const NODE_SUBNET = {
   subnetId: 'subnet-0a1b0000000000001',
-  cidr: '10.0.0.0/20',
-  gateway: '10.0.0.1',
+  cidr: NODE_SUBNET_CIDR,
+  gateway: subnetGateway(NODE_SUBNET_CIDR),
   availabilityZone: 'us-west-2a',
 } as const;
 /** The subnet of VPC test hosts; the VPC namespace is its router. */
-export const HOST_SUBNET = { cidr: '10.0.32.0/24', gateway: '10.0.32.1', prefixLength: 24 } as const;
+const HOST_SUBNET_CIDR = '10.0.32.0/24';
+export const HOST_SUBNET = {
+  cidr: HOST_SUBNET_CIDR,
+  gateway: subnetGateway(HOST_SUBNET_CIDR),
+  prefixLength: parseCidr(HOST_SUBNET_CIDR).prefixLength,
+} as const;
 
 export interface LabNode {
   /** Kubernetes node name. */

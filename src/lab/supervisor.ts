@@ -4,6 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { errorText } from '../infra/error-text.ts';
 import { agentRole, agentSpec } from './agents.ts';
 import { labDown } from './down.ts';
 import { type LabDescription, labLayout } from './layout.ts';
@@ -44,7 +45,7 @@ export async function runSupervisor(opts: SupervisorOptions): Promise<number> {
     try {
       lab = await labUp({ ...opts, stateDirPrepared: true });
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorText(err);
       if (opts.keepStateDirOnFailure === true) {
         await writeFile(layout.files.error, `${JSON.stringify({ error: message })}\n`).catch(() => undefined);
       }
@@ -95,7 +96,7 @@ function watch(lab: RunningLab, opts: SupervisorOptions, isStopping: () => boole
               keep(next, Date.now());
             },
             (err: unknown) =>
-              log({ msg: 'agent restart failed', level: 'error', node: node.name, error: String(err) }),
+              log({ msg: 'agent restart failed', level: 'error', node: node.name, error: errorText(err) }),
           );
         }, delayMs).unref();
       });

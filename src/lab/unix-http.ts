@@ -1,6 +1,7 @@
 // JSON over HTTP on a unix socket: how the lab talks to the emulator's admin API and to agents.
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { errorText } from '../infra/error-text.ts';
 
 export interface UnixHttpResponse {
   readonly status: number;
@@ -78,7 +79,7 @@ export async function waitForHttp200(
       if (res.status === 200) return;
       last = `answered ${res.status}`;
     } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
+      last = errorText(err);
     }
     if (Date.now() >= deadline)
       throw new Error(`GET ${path} on ${socketPath}: not ready after ${timeoutMs} ms (${last})`);

@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { LaunchedInstance } from '../emulator/api.ts';
+import { errorText } from '../infra/error-text.ts';
 import { agentSpec, installPlugin, logTail, type PodEniSettings, waitAgentHealthy } from './agents.ts';
 import { type ChildSpec, ctlArgv, spawnRecorded } from './children.ts';
 import { labDown } from './down.ts';
@@ -77,7 +78,7 @@ export async function labUp(opts: LabUpOptions): Promise<RunningLab> {
       children,
     };
   } catch (err) {
-    opts.log({ msg: 'lab up failed; tearing down', lab: opts.name, error: String(err) });
+    opts.log({ msg: 'lab up failed; tearing down', lab: opts.name, error: errorText(err) });
     await labDown(opts.name, { keepStateDir: opts.keepStateDirOnFailure === true, log: opts.log }).catch(
       (e: unknown) => opts.log({ msg: 'teardown after failed lab up failed', error: String(e) }),
     );
@@ -112,7 +113,9 @@ async function build(
   await waitForHttp200(layout.emulator.adminSocket, '/admin/state', EMULATOR_READY_MS, () =>
     exited(emulator),
   ).catch(async (err: unknown) => {
-    throw new Error(`emulator did not come up: ${String(err)}\n${await logTail(layout.files.emulatorLog)}`);
+    throw new Error(
+      `emulator did not come up: ${errorText(err)}\n${await logTail(layout.files.emulatorLog)}`,
+    );
   });
   log({ msg: 'emulator ready', adminSocket: layout.emulator.adminSocket });
 

@@ -1,10 +1,10 @@
 // Where the real CNI clients live (built by scripts/real-clients.sh) and how a suite reacts when
 // one is missing: outside CI it skips with a message naming what is missing; under CI=true it
 // runs anyway and fails in `before`, so a CI run never passes by skipping.
-import { execFile, spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { type ProcessInput, type ProcessResult, runProcess } from '../../src/infra/process.ts';
 
 /** The directory scripts/real-clients.sh fills (its default unless REAL_CLIENTS_DIR is set). */
 export const clientsDir = process.env.REAL_CLIENTS_DIR ?? join(homedir(), '.cache', 'real-clients');
@@ -21,9 +21,7 @@ async function present(req: Requirement): Promise<boolean> {
       () => false,
     );
   }
-  return new Promise((resolve) => {
-    execFile('sh', ['-c', `command -v ${req.program}`], (err) => resolve(!err));
-  });
+  return (await runProcess(['sh', '-c', `command -v ${req.program}`])).code === 0;
 }
 
 function describeRequirement(req: Requirement): string {
@@ -52,38 +50,10 @@ export async function gate(client: string, reqs: Requirement[]): Promise<ClientG
   };
 }
 
-export interface ProcessOutput {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+/** A client command's time limit: a hung runtime fails its test instead of stalling the whole run. */
+const CLIENT_TIMEOUT_MS = 60_000;
 
-/** Runs argv to completion and returns its exit code and output; never throws on exit codes. */
-export function runProcess(
-  argv: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<ProcessOutput> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), {
-      env: opts.env ?? process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60000);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
-    });
-  });
+/** Runs a client's command to completion (killed after CLIENT_TIMEOUT_MS unless told otherwise); never throws on exit codes. */
+export function runClient(argv: readonly string[], input: ProcessInput = {}): Promise<ProcessResult> {
+  return runProcess(argv, { timeoutMs: CLIENT_TIMEOUT_MS, ...input });
 }

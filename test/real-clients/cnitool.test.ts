@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { ProcessResult } from '../../src/infra/process.ts';
 import {
   agentState,
   hostLinks,
@@ -20,7 +21,7 @@ import {
   sh,
   uniqueLabName,
 } from '../lab-fixture.ts';
-import { clientsDir, gate, type ProcessOutput, runProcess } from './clients.ts';
+import { clientsDir, gate, runClient } from './clients.ts';
 
 const cnitoolPath = join(clientsDir, 'cnitool');
 const cnitoolGate = await gate('cnitool', [{ file: cnitoolPath }]);
@@ -89,8 +90,8 @@ describe('cnitool (libcni 1.1.2) in a lab node namespace', { skip: cnitoolGate.s
   }
 
   /** `cnitool CMD vpcnet NETNS`, itself run inside the node's namespace. */
-  function cnitool(cmd: 'add' | 'check' | 'del', pod: CnitoolPod): Promise<ProcessOutput> {
-    return runProcess(
+  function cnitool(cmd: 'add' | 'check' | 'del', pod: CnitoolPod): Promise<ProcessResult> {
+    return runClient(
       [
         'ip',
         'netns',

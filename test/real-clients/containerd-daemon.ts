@@ -13,8 +13,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFile, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { mustSucceed } from '../../src/infra/process.ts';
 import type { LabNodeDesc } from '../lab-fixture.ts';
-import { clientsDir, runProcess } from './clients.ts';
+import { clientsDir, runClient } from './clients.ts';
 import { type CriRuntime, criClient } from './cri.ts';
 
 export const criProtoPath = join(clientsDir, 'cri-api.proto');
@@ -22,9 +23,7 @@ export const pauseImagePath = join(clientsDir, 'pause.tar');
 const pauseImage = 'local.invalid/pause:1';
 
 async function must(argv: string[]): Promise<string> {
-  const out = await runProcess(argv);
-  if (out.code !== 0) throw new Error(`${argv.join(' ')} failed (${out.code}): ${out.stderr.trim()}`);
-  return out.stdout;
+  return (await mustSucceed(runClient)(argv)).stdout;
 }
 
 /** Creates the daemon's directory as a shared mount. Call before `lab up` (see above). */
@@ -37,7 +36,7 @@ export async function prepareContainerdDir(prefix: string): Promise<string> {
 
 /** Unmounts (the shared mount and whatever the daemon left under it) and removes `dir`. */
 export async function removeContainerdDir(dir: string): Promise<void> {
-  await runProcess(['umount', '--recursive', '--lazy', dir]);
+  await runClient(['umount', '--recursive', '--lazy', dir]);
   await rm(dir, { recursive: true, force: true });
 }
 
@@ -136,9 +135,9 @@ export async function startContainerd(dir: string, node: LabNodeDesc): Promise<P
       await waitForExit(child, 5000);
     }
     // A shim whose sandbox could not be removed outlives the daemon: end its containers, then it.
-    const leftovers = await runProcess(['runc', '--root', join(dir, 'runc', 'k8s.io'), 'list', '-q']);
+    const leftovers = await runClient(['runc', '--root', join(dir, 'runc', 'k8s.io'), 'list', '-q']);
     for (const id of leftovers.stdout.split('\n').filter(Boolean)) {
-      await runProcess(['runc', '--root', join(dir, 'runc', 'k8s.io'), 'delete', '--force', id]);
+      await runClient(['runc', '--root', join(dir, 'runc', 'k8s.io'), 'delete', '--force', id]);
     }
     for (const pid of await shimPids(socket)) {
       try {

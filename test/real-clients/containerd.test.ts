@@ -14,7 +14,7 @@ import {
   registerPod,
   uniqueLabName,
 } from '../lab-fixture.ts';
-import { gate, runProcess } from './clients.ts';
+import { gate, runClient } from './clients.ts';
 import {
   criProtoPath,
   type PrivateContainerd,
@@ -36,7 +36,7 @@ const containerdGate = await gate('containerd', [
 ]);
 
 async function pingsFrom(netnsPath: string, ip: string): Promise<boolean> {
-  const out = await runProcess(['nsenter', `--net=${netnsPath}`, 'ping', '-c', '1', '-W', '2', ip]);
+  const out = await runClient(['nsenter', `--net=${netnsPath}`, 'ping', '-c', '1', '-W', '2', ip]);
   return out.code === 0;
 }
 

@@ -6,8 +6,9 @@
 // agent, which opens it from its own mount namespace, a slave of /run/netns.
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CommandFailed, type ProcessResult } from '../../src/infra/process.ts';
 import type { LabNodeDesc } from '../lab-fixture.ts';
-import { clientsDir, type ProcessOutput, runProcess } from './clients.ts';
+import { clientsDir, runClient } from './clients.ts';
 
 export const busyboxRootfsPath = join(clientsDir, 'busybox-rootfs.tar');
 export const busyboxImage = 'local.invalid/busybox:1';
@@ -17,7 +18,7 @@ const cniResultsDir = '/var/lib/cni/results';
 export interface PrivatePodman {
   readonly dir: string;
   /** `podman ARGS` with the private configuration, in the node's network namespace. */
-  run(args: string[]): Promise<ProcessOutput>;
+  run(args: string[]): Promise<ProcessResult>;
   /** Like run, but throws with podman's stderr on a non-zero exit; returns trimmed stdout. */
   must(args: string[]): Promise<string>;
   /** Removes every container, ends leftover conmon processes, removes `dir`. */
@@ -70,12 +71,10 @@ runroot = "${dir}/runroot"
     '--network-config-dir',
     netDir,
   ];
-  const run = (args: string[]): Promise<ProcessOutput> =>
-    runProcess([...base, ...args], { env, timeoutMs: 60000 });
+  const run = (args: string[]): Promise<ProcessResult> => runClient([...base, ...args], { env });
   const must = async (args: string[]): Promise<string> => {
     const out = await run(args);
-    if (out.code !== 0)
-      throw new Error(`podman ${args.join(' ')} failed (${out.code}): ${out.stderr.trim()}`);
+    if (out.code !== 0) throw new CommandFailed(['podman', ...args], out);
     return out.stdout.trim();
   };
 
@@ -95,7 +94,7 @@ runroot = "${dir}/runroot"
         }
       }
     }
-    await runProcess(['umount', '--recursive', '--lazy', dir]).catch(() => undefined);
+    await runClient(['umount', '--recursive', '--lazy', dir]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
 

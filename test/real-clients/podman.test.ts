@@ -13,7 +13,7 @@ import {
   labUp,
   uniqueLabName,
 } from '../lab-fixture.ts';
-import { gate, runProcess } from './clients.ts';
+import { gate, runClient } from './clients.ts';
 import { busyboxImage, busyboxRootfsPath, type PrivatePodman, startPodman } from './podman-env.ts';
 
 const podmanGate = await gate('podman', [
@@ -26,7 +26,7 @@ const podmanGate = await gate('podman', [
 const ulimits = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'];
 
 async function pingsFrom(netnsPath: string, ip: string): Promise<boolean> {
-  return (await runProcess(['nsenter', `--net=${netnsPath}`, 'ping', '-c', '1', '-W', '2', ip])).code === 0;
+  return (await runClient(['nsenter', `--net=${netnsPath}`, 'ping', '-c', '1', '-W', '2', ip])).code === 0;
 }
 
 describe('podman 4.3 (CNI backend) in a lab node namespace', { skip: podmanGate.skip }, () => {

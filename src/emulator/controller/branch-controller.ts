@@ -3,6 +3,7 @@
 // under the lowest free VLAN ID, and the pod-eni annotation naming it. The branch ENIs a pod owns
 // are tagged with its UID; when the pod is deleted they are disassociated and deleted, which
 // frees their VLAN IDs for the next pod.
+import { errorText } from '../../infra/error-text.ts';
 import { Ec2Error } from '../ec2/error.ts';
 import type { ObjectStore } from '../kube/object-store.ts';
 import { isJsonObject, type JsonObject } from '../kube/objects.ts';
@@ -54,7 +55,7 @@ export async function assignBranch(
     await ops.associateTrunk(branch.eniId, trunk.eniId, vlanId);
   } catch (err) {
     ops.deleteEni(branch.eniId);
-    const reason = err instanceof Ec2Error ? `${err.code}: ${err.message}` : String(err);
+    const reason = err instanceof Ec2Error ? `${err.code}: ${err.message}` : errorText(err);
     throw new ControllerError(409, `cannot give pod ${podName} a branch ENI on node ${nodeName}: ${reason}`);
   }
   const entry = entryOf(ops, branch);

@@ -3,6 +3,7 @@
 // admin API's POST /admin/pod-eni plays the pod webhook + controller). All its work runs one item
 // at a time, so VLAN first fit never races and a release queued before an assignment is done
 // before it.
+import { errorText } from '../../infra/error-text.ts';
 import type { ObjectStore, WatchEvent } from '../kube/object-store.ts';
 import { isJsonObject } from '../kube/objects.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
@@ -53,7 +54,7 @@ export class ResourceController {
         if (outcome.kind === 'refused')
           log({ msg: 'controller gives no trunk ENI', node, reason: outcome.reason });
       },
-      (err: unknown) => log({ msg: 'controller could not attach a trunk ENI', node, error: String(err) }),
+      (err: unknown) => log({ msg: 'controller could not attach a trunk ENI', node, error: errorText(err) }),
     );
   }
 
@@ -66,7 +67,7 @@ export class ResourceController {
         if (released.length > 0) log({ msg: 'controller released branch ENIs', podUid: uid, enis: released });
       },
       (err: unknown) =>
-        log({ msg: 'controller could not release branch ENIs', podUid: uid, error: String(err) }),
+        log({ msg: 'controller could not release branch ENIs', podUid: uid, error: errorText(err) }),
     );
   }
 

@@ -60,8 +60,8 @@ export async function attachNetworkInterface(p: QueryParams, ops: VpcOperations)
   const instanceId = p.require('InstanceId');
   const deviceIndex = p.int('DeviceIndex');
   if (deviceIndex === undefined) throw missingParameter('DeviceIndex');
-  const attachment = await ops.attach(eniId, instanceId, deviceIndex);
-  return { attachmentId: attachment.attachmentId, networkCardIndex: 0 };
+  const { attachmentId } = await ops.attach(eniId, instanceId, deviceIndex);
+  return { attachmentId, networkCardIndex: 0 };
 }
 
 export async function detachNetworkInterface(p: QueryParams, ops: VpcOperations): Promise<XmlObject> {

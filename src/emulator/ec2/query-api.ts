@@ -1,6 +1,7 @@
 // The EC2 Query API endpoint: POST / with a form body, XML replies, EC2's error document and
 // status codes, a request ID on every reply, fault injection and one log line per call.
 
+import { errorText } from '../../infra/error-text.ts';
 import type { FaultInjector } from '../faults.ts';
 import { type HttpReply, sleep } from '../http-reply.ts';
 import type { StaleReadHistory } from '../stale-reads.ts';
@@ -104,7 +105,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
   } catch (err) {
     const e =
       err instanceof Ec2Error ? err : new Ec2Error('InternalError', 'An internal error has occurred', 500);
-    if (!(err instanceof Ec2Error)) deps.log({ msg: 'ec2 action crashed', action, error: String(err) });
+    if (!(err instanceof Ec2Error)) deps.log({ msg: 'ec2 action crashed', action, error: errorText(err) });
     status = e.status;
     code = e.code;
     xml = ec2ErrorResponse(e.code, e.message, requestId);

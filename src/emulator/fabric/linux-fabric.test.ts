@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { CommandFailed } from '../../infra/process.ts';
 import type { FabricEni } from '../api.ts';
-import { IpCommandError } from './kernel-commands.ts';
 import { vpcLinkName } from './link-names.ts';
 import { LinuxFabric } from './linux-fabric.ts';
 
@@ -27,7 +27,9 @@ function recordingFabric(fail?: (c: Call) => string | undefined): { fabric: Linu
       const call = { netns, lines, force };
       calls.push(call);
       const stderr = fail?.(call);
-      if (stderr !== undefined) throw new IpCommandError(`ip -n ${netns} -batch -`, stderr);
+      if (stderr !== undefined) {
+        throw new CommandFailed(['ip', '-n', `${netns}`, '-batch', '-'], { code: 1, stdout: '', stderr });
+      }
     },
     sysctl: async (netns, settings) => {
       calls.push({

@@ -4,11 +4,12 @@
 // eth<deviceIndex> in the instance's namespace, with the ENI's MAC. Every address of the ENI is
 // routed to its link with a permanent neighbour entry, because the real VPC delivers to the
 // ENI's MAC without ARP. Branch ENIs ride on their trunk's link (trunk-branches.ts).
+
+import { parseCidr } from '../../infra/ipv4.ts';
+import { type ProcessRunner, runToSuccess } from '../../infra/process.ts';
 import type { BranchOnTrunk, Fabric, FabricEni } from '../api.ts';
 import {
-  type CommandRunner,
   type IpBatchRunner,
-  runCommandOutput,
   runIpBatch,
   runRemovals,
   type SysctlWriter,
@@ -28,8 +29,8 @@ export interface LinuxFabricOptions {
   readonly trunkMode?: TrunkMode;
   readonly ip?: IpBatchRunner;
   readonly sysctl?: SysctlWriter;
-  /** Runs commands whose output the fabric reads (counters) and nft scripts. */
-  readonly run?: CommandRunner;
+  /** Runs commands whose output the fabric reads (counters) and nft scripts; must fail unless they succeed. */
+  readonly run?: ProcessRunner;
 }
 
 export class LinuxFabric implements Fabric {
@@ -45,7 +46,7 @@ export class LinuxFabric implements Fabric {
     this.trunkMode = opts.trunkMode ?? 'vlan';
     this.ip = opts.ip ?? runIpBatch;
     this.sysctl = opts.sysctl ?? writeSysctls;
-    const run = opts.run ?? runCommandOutput;
+    const run = opts.run ?? runToSuccess;
     const shared = { vpcNetns: this.vpcNetns, mode: this.trunkMode, run };
     this.branches = new TrunkBranches({ ...shared, ip: this.ip, sysctl: this.sysctl });
     this.traffic = new TrafficCounters(shared);
@@ -86,7 +87,7 @@ export class LinuxFabric implements Fabric {
     if (deviceIndex === 0) {
       // What the instance's OS does by DHCP on its primary interface.
       node.push(
-        `addr add ${eni.primaryIp}/${prefixLength(eni.subnetCidr)} dev ${nodeSide}`,
+        `addr add ${eni.primaryIp}/${parseCidr(eni.subnetCidr).prefixLength} dev ${nodeSide}`,
         `route replace default via ${eni.gateway} dev ${nodeSide}`,
       );
     }
@@ -145,10 +146,4 @@ function routeLines(vpcSide: string, eni: FabricEni, ips: readonly string[]): st
     }
   }
   return lines;
-}
-
-function prefixLength(cidr: string): string {
-  const prefix = cidr.split('/')[1];
-  if (prefix === undefined) throw new Error(`not a CIDR: ${cidr}`);
-  return prefix;
 }

@@ -25,18 +25,16 @@ function kernel(mode: TrunkMode) {
   const traffic = new TrafficCounters({
     vpcNetns: 'L-vpc',
     mode,
-    run: async (_file, args) => {
-      if (args.includes('link')) {
-        return JSON.stringify(
-          [...links].map(([ifname, packets]) => ({ ifname, stats64: { rx: { packets } } })),
-        );
-      }
-      return JSON.stringify({
-        nftables: [
-          { metainfo: {} },
-          ...[...counters].map(([name, packets]) => ({ counter: { name, packets } })),
-        ],
-      });
+    run: async (argv) => {
+      const stdout = argv.includes('link')
+        ? JSON.stringify([...links].map(([ifname, packets]) => ({ ifname, stats64: { rx: { packets } } })))
+        : JSON.stringify({
+            nftables: [
+              { metainfo: {} },
+              ...[...counters].map(([name, packets]) => ({ counter: { name, packets } })),
+            ],
+          });
+      return { code: 0, stdout, stderr: '' };
     },
   });
   return { links, counters, traffic };

@@ -3,15 +3,16 @@
 // rx counter ('vlan' mode) or its nft counter by source MAC ('macvlan' mode). A trunk's link also
 // receives its branches' frames, so a trunk's own count leaves those out, including the frames
 // of branches already removed, so that it never goes backwards.
+
+import type { ProcessRunner } from '../../infra/process.ts';
 import type { BranchOnTrunk, FabricEni } from '../api.ts';
-import type { CommandRunner } from './kernel-commands.ts';
 import { vpcLinkName } from './link-names.ts';
 import { branchCounterName, branchLinkName, NFT_TABLE, type TrunkMode } from './trunk-branches.ts';
 
 export interface TrafficDeps {
   readonly vpcNetns: string;
   readonly mode: TrunkMode;
-  readonly run: CommandRunner;
+  readonly run: ProcessRunner;
 }
 
 interface LinkStats {
@@ -76,9 +77,9 @@ export class TrafficCounters {
   }
 
   async #linkRx(): Promise<Map<string, number>> {
-    const text = await this.#deps.run('ip', ['-n', this.#deps.vpcNetns, '-s', '-j', 'link', 'show']);
+    const { stdout } = await this.#deps.run(['ip', '-n', this.#deps.vpcNetns, '-s', '-j', 'link', 'show']);
     const out = new Map<string, number>();
-    for (const link of JSON.parse(text) as LinkStats[]) {
+    for (const link of JSON.parse(stdout) as LinkStats[]) {
       const packets = link.stats64?.rx?.packets;
       if (typeof link.ifname === 'string' && typeof packets === 'number') out.set(link.ifname, packets);
     }
@@ -86,7 +87,8 @@ export class TrafficCounters {
   }
 
   async #nftCounters(): Promise<Map<string, number>> {
-    const text = await this.#deps.run('ip', [
+    const { stdout } = await this.#deps.run([
+      'ip',
       'netns',
       'exec',
       this.#deps.vpcNetns,
@@ -99,7 +101,7 @@ export class TrafficCounters {
       NFT_TABLE,
     ]);
     const out = new Map<string, number>();
-    for (const item of (JSON.parse(text) as NftCounters).nftables ?? []) {
+    for (const item of (JSON.parse(stdout) as NftCounters).nftables ?? []) {
       const c = item.counter;
       if (typeof c?.name === 'string' && typeof c.packets === 'number') out.set(c.name, c.packets);
     }

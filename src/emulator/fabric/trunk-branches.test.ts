@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CommandFailed } from '../../infra/process.ts';
 import type { FabricEni } from '../api.ts';
-import { IpCommandError } from './kernel-commands.ts';
 import { branchCounterName, branchLinkName, TrunkBranches, type TrunkMode } from './trunk-branches.ts';
 
 const TRUNK: FabricEni = {
@@ -19,6 +19,11 @@ const BRANCH: FabricEni = {
   gateway: '10.0.0.1',
 };
 
+/** The failure a command the kernel refused raises. */
+function kernelSaid(argv: string[], stderr: string): CommandFailed {
+  return new CommandFailed(argv, { code: 1, stdout: '', stderr });
+}
+
 function recording(mode: TrunkMode, fail?: (line: string) => string | undefined) {
   const calls: string[] = [];
   const branches = new TrunkBranches({
@@ -28,17 +33,17 @@ function recording(mode: TrunkMode, fail?: (line: string) => string | undefined)
       for (const l of lines) {
         calls.push(`${netns} ${l}`);
         const stderr = fail?.(l);
-        if (stderr !== undefined) throw new IpCommandError('ip -batch -', stderr);
+        if (stderr !== undefined) throw kernelSaid(['ip', '-batch', '-'], stderr);
       }
     },
     sysctl: async (netns, settings) => {
       for (const [k, v] of Object.entries(settings)) calls.push(`${netns} sysctl ${k}=${v}`);
     },
-    run: async (file, args, stdin) => {
-      calls.push(`${[file, ...args].join(' ')}\n${stdin ?? ''}`.trim());
-      const stderr = fail?.(stdin ?? '');
-      if (stderr !== undefined) throw new IpCommandError('nft -f -', stderr);
-      return '';
+    run: async (argv, input) => {
+      calls.push(`${argv.join(' ')}\n${input?.stdin ?? ''}`.trim());
+      const stderr = fail?.(input?.stdin ?? '');
+      if (stderr !== undefined) throw kernelSaid(['nft', '-f', '-'], stderr);
+      return { code: 0, stdout: '', stderr: '' };
     },
   });
   return { branches, calls };

@@ -8,15 +8,9 @@
 //   (the node puts a macvlan device with that MAC on the trunk); route and neighbour are on the
 //   trunk's link itself, which already answers for the gateway. An nftables netdev ingress chain
 //   on the trunk's link counts frames per branch MAC, so traffic can still be told apart.
+import { CommandFailed, type ProcessRunner } from '../../infra/process.ts';
 import type { FabricEni } from '../api.ts';
-import {
-  type CommandRunner,
-  type IpBatchRunner,
-  IpCommandError,
-  nftOnlyAlreadyGone,
-  runRemovals,
-  type SysctlWriter,
-} from './kernel-commands.ts';
+import { type IpBatchRunner, nftOnlyAlreadyGone, runRemovals, type SysctlWriter } from './kernel-commands.ts';
 import { vpcLinkName } from './link-names.ts';
 
 export type TrunkMode = 'vlan' | 'macvlan';
@@ -26,7 +20,8 @@ export interface BranchDeps {
   readonly mode: TrunkMode;
   readonly ip: IpBatchRunner;
   readonly sysctl: SysctlWriter;
-  readonly run: CommandRunner;
+  /** Runs nft scripts; fails (CommandFailed) unless they succeed. */
+  readonly run: ProcessRunner;
 }
 
 /** The nftables table (netdev family) of the fabric in the VPC namespace ('macvlan' mode). */
@@ -100,7 +95,7 @@ export class TrunkBranches {
     try {
       await ip(vpcNetns, [`link add link ${vpcLinkName(trunk.eniId)} name ${sub} type vlan id ${vlanId}`]);
     } catch (err) {
-      if (err instanceof IpCommandError && /Unknown device type|Operation not supported/.test(err.stderr)) {
+      if (err instanceof CommandFailed && /Unknown device type|Operation not supported/.test(err.stderr)) {
         throw new Error(
           `trunk mode 'vlan' needs 802.1q VLAN devices, which this kernel cannot create (${err.message}); ` +
             "use trunk mode 'macvlan'",
@@ -154,8 +149,10 @@ export class TrunkBranches {
     }
   }
 
-  #nft(script: string): Promise<string> {
-    return this.#deps.run('ip', ['netns', 'exec', this.#deps.vpcNetns, 'nft', '-f', '-'], `${script}\n`);
+  async #nft(script: string): Promise<void> {
+    await this.#deps.run(['ip', 'netns', 'exec', this.#deps.vpcNetns, 'nft', '-f', '-'], {
+      stdin: `${script}\n`,
+    });
   }
 
   async #nftRemoval(script: string): Promise<void> {

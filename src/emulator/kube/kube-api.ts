@@ -3,6 +3,7 @@
 // patch, list and watch). Patches are merge patches (JSON merge or strategic merge, which act
 // alike on the maps patched here: labels and annotations) or JSON patches (json-patch.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorText } from '../../infra/error-text.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import type { ObjectStore } from './object-store.ts';
 import { KubeError } from './object-store.ts';
@@ -44,7 +45,7 @@ export class KubeApi {
       if (answer !== undefined) send(res, answer[0], answer[1]);
     } catch (err) {
       if (err instanceof KubeError) send(res, err.code, status(err.code, err.reason, err.message));
-      else send(res, 400, status(400, 'BadRequest', err instanceof Error ? err.message : String(err)));
+      else send(res, 400, status(400, 'BadRequest', errorText(err)));
     }
   }
 

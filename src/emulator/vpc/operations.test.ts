@@ -75,10 +75,10 @@ test('attach, assign, unassign, detach and terminate call the hooks in order', a
   const { fabric, ops, state } = setup();
   const inst = await ops.launch({ instanceType: 'm5.large', subnetId: SUBNET_A, netns: 'n1' });
   const eni = ops.createEni({ subnetId: SUBNET_A });
-  const attachment = await ops.attach(eni.eniId, inst.instanceId, 1);
+  const eniAttachment = await ops.attach(eni.eniId, inst.instanceId, 1);
   const ips = await ops.assign(eni.eniId, { count: 2 });
   await ops.unassign(eni.eniId, [ips[0]!]);
-  await ops.detach(attachment.attachmentId);
+  await ops.detach(eniAttachment.attachmentId);
   await ops.attach(eni.eniId, inst.instanceId, 2);
   await ops.terminate(inst.instanceId);
   const p = inst.primaryEni.eniId;
@@ -150,10 +150,10 @@ test('a failing eniDetached keeps the attachment', async () => {
   const { fabric, ops, state } = setup();
   const inst = await ops.launch({ instanceType: 'm5.large', subnetId: SUBNET_A, netns: 'n1' });
   const eni = ops.createEni({ subnetId: SUBNET_A });
-  const attachment = await ops.attach(eni.eniId, inst.instanceId, 1);
+  const eniAttachment = await ops.attach(eni.eniId, inst.instanceId, 1);
   fabric.failOn.add('eniDetached');
-  await assert.rejects(ops.detach(attachment.attachmentId), { code: 'InternalError' });
-  assert.equal(state.eni(eni.eniId).attachment?.attachmentId, attachment.attachmentId);
+  await assert.rejects(ops.detach(eniAttachment.attachmentId), { code: 'InternalError' });
+  assert.equal(state.eni(eni.eniId).attachment?.attachmentId, eniAttachment.attachmentId);
 });
 
 test('a failing fabric at launch leaves no instance and no ENI behind', async () => {

@@ -1,13 +1,14 @@
 // State changes that have a kernel side. The fabric hook runs AFTER the state change and before
 // the caller is answered, so when EC2 replies the link/route exists. A fabric failure undoes the
 // state change (and any fabric step already done) and surfaces as 500 InternalError.
+import { errorText } from '../../infra/error-text.ts';
 import type { BranchOnTrunk, Fabric, FabricEni, LaunchedInstance } from '../api.ts';
 import { Ec2Error } from '../ec2/error.ts';
 import type {
   AssignRequest,
-  Attachment,
   CreateEniRequest,
   Eni,
+  EniAttachment,
   Instance,
   LaunchRequest,
   TrunkAssociation,
@@ -100,44 +101,48 @@ export class VpcOperations {
             this.#log({
               msg: 'fabric branch removal failed during termination',
               eniId: branch.eniId,
-              error: String(err),
+              error: errorText(err),
             });
           }
         }
-        const attachment = this.state.forceDetach(eni);
-        if (attachment === undefined) continue;
+        const eniAttachment = this.state.forceDetach(eni);
+        if (eniAttachment === undefined) continue;
         try {
-          for (const step of this.#detachSteps(instance, eni, attachment.deviceIndex)) await step.run();
+          for (const step of this.#detachSteps(instance, eni, eniAttachment.deviceIndex)) await step.run();
         } catch (err) {
-          this.#log({ msg: 'fabric detach failed during termination', eniId: eni.eniId, error: String(err) });
+          this.#log({
+            msg: 'fabric detach failed during termination',
+            eniId: eni.eniId,
+            error: errorText(err),
+          });
         }
-        if (attachment.deleteOnTermination) this.state.deleteEni(eni.eniId);
+        if (eniAttachment.deleteOnTermination) this.state.deleteEni(eni.eniId);
       }
       this.state.removeInstance(instanceId);
       for (const listener of this.instanceListeners) listener({ type: 'terminated', instance });
     });
   }
 
-  attach(eniId: string, instanceId: string, deviceIndex: number): Promise<Attachment> {
+  attach(eniId: string, instanceId: string, deviceIndex: number): Promise<EniAttachment> {
     return this.#serial(async () => {
-      const attachment = this.state.attach(eniId, instanceId, deviceIndex);
+      const eniAttachment = this.state.attach(eniId, instanceId, deviceIndex);
       const eni = this.state.eni(eniId);
       const instance = this.state.instance(instanceId);
       await this.#withRollback(
         () => this.state.forceDetach(eni),
         [this.#attachSteps(instance, eni, deviceIndex)],
       );
-      return attachment;
+      return eniAttachment;
     });
   }
 
   detach(attachmentId: string): Promise<void> {
     return this.#serial(async () => {
-      const { eni, attachment } = this.state.detach(attachmentId);
-      const instance = this.state.instance(attachment.instanceId);
+      const { eni, eniAttachment } = this.state.detach(attachmentId);
+      const instance = this.state.instance(eniAttachment.instanceId);
       await this.#withRollback(
-        () => this.state.restoreAttachment(eni, attachment),
-        [this.#detachSteps(instance, eni, attachment.deviceIndex)],
+        () => this.state.restoreEniAttachment(eni, eniAttachment),
+        [this.#detachSteps(instance, eni, eniAttachment.deviceIndex)],
       );
     });
   }
@@ -313,7 +318,7 @@ export class VpcOperations {
         );
       }
       undoState();
-      throw new Ec2Error('InternalError', `An internal error has occurred (fabric: ${String(err)})`, 500);
+      throw new Ec2Error('InternalError', `An internal error has occurred (fabric: ${errorText(err)})`, 500);
     }
   }
 

@@ -1,7 +1,7 @@
 // A VpcSpec checked once, at start: every subnet a /28 or larger inside the VPC CIDR, no overlaps,
 // no duplicate IDs (AWS refuses all of these too).
+import { cidrsOverlap, cidrWithin, parseCidr } from '../../infra/ipv4.ts';
 import type { VpcSpec } from '../api.ts';
-import { cidrContains, parseCidr } from './ipv4.ts';
 import { SubnetPool } from './subnet-pool.ts';
 
 export function subnetPools(spec: VpcSpec): Map<string, SubnetPool> {
@@ -11,14 +11,13 @@ export function subnetPools(spec: VpcSpec): Map<string, SubnetPool> {
     const pool = new SubnetPool(s);
     const c = pool.cidr;
     if (pools.has(s.subnetId)) throw new Error(`duplicate subnet ${s.subnetId}`);
-    const inside = cidrContains(vpcCidr, c.network) && cidrContains(vpcCidr, c.network + c.size - 1);
-    if (c.prefixLength > 28 || !inside) {
+    if (c.prefixLength > 28 || !cidrWithin(c, vpcCidr)) {
       throw new Error(
         `subnet ${s.subnetId} (${s.cidr}) must be a /28 or larger inside the VPC's ${spec.cidr}`,
       );
     }
     for (const other of pools.values()) {
-      if (cidrContains(other.cidr, c.network) || cidrContains(c, other.cidr.network)) {
+      if (cidrsOverlap(other.cidr, c)) {
         throw new Error(
           `subnet ${s.subnetId} (${s.cidr}) overlaps ${other.spec.subnetId} (${other.spec.cidr})`,
         );

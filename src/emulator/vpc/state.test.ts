@@ -116,11 +116,11 @@ test('an attached ENI cannot be deleted; detached, its addresses return to the s
   const state = fresh();
   const { instance } = state.launch({ instanceType: 't3.medium', subnetId: SUBNET_A });
   const eni = state.createEni({ subnetId: SUBNET_A });
-  const attachment = state.attach(eni.eniId, instance.instanceId, 1);
+  const eniAttachment = state.attach(eni.eniId, instance.instanceId, 1);
   state.assign(eni.eniId, { count: 2 });
   assert.throws(() => state.deleteEni(eni.eniId), { code: 'InvalidParameterValue' });
   const before = state.subnet(SUBNET_A).availableCount;
-  state.detach(attachment.attachmentId);
+  state.detach(eniAttachment.attachmentId);
   state.deleteEni(eni.eniId);
   assert.equal(state.subnet(SUBNET_A).availableCount, before + 3);
   assert.throws(() => state.eni(eni.eniId), { code: 'InvalidNetworkInterfaceID.NotFound' });

@@ -8,15 +8,15 @@ import { networkLimits } from './instance-types.ts';
 import { subnetPools } from './spec.ts';
 import { checkTrunkAssociation } from './trunk-rules.ts';
 import {
-  type Attachment,
   type Eni,
+  type EniAttachment,
   type Instance,
   type InterfaceType,
   type TrunkAssociation,
   VpcView,
 } from './view.ts';
 
-export type { Attachment, Eni, Instance, InterfaceType, TrunkAssociation } from './view.ts';
+export type { Eni, EniAttachment, Instance, InterfaceType, TrunkAssociation } from './view.ts';
 
 export interface CreateEniRequest {
   readonly subnetId: string;
@@ -101,7 +101,7 @@ export class VpcState extends VpcView {
     this.onChange?.();
   }
 
-  attach(eniId: string, instanceId: string, deviceIndex: number, deleteOnTermination = false): Attachment {
+  attach(eniId: string, instanceId: string, deviceIndex: number, deleteOnTermination = false): EniAttachment {
     const eni = this.eni(eniId);
     const instance = this.instance(instanceId);
     if (!Number.isInteger(deviceIndex) || deviceIndex < 0) {
@@ -143,22 +143,22 @@ export class VpcState extends VpcView {
         `Network interface '${eniId}' is in ${eniAz}; instance '${instanceId}' is in ${instanceAz}.`,
       );
     }
-    const attachment: Attachment = {
+    const eniAttachment: EniAttachment = {
       attachmentId: this.#ids.unique('eni-attach-'),
       instanceId,
       deviceIndex,
       attachTime: this.#now(),
       deleteOnTermination,
     };
-    eni.attachment = attachment;
+    eni.attachment = eniAttachment;
     this.onChange?.();
-    return attachment;
+    return eniAttachment;
   }
 
-  detach(attachmentId: string): { eni: Eni; attachment: Attachment } {
-    const eni = this.eniByAttachment(attachmentId);
-    const attachment = eni.attachment!;
-    if (attachment.deviceIndex === 0) {
+  detach(attachmentId: string): { eni: Eni; eniAttachment: EniAttachment } {
+    const eni = this.eniByAttachmentId(attachmentId);
+    const eniAttachment = eni.attachment!;
+    if (eniAttachment.deviceIndex === 0) {
       throw new Ec2Error(
         'OperationNotPermitted',
         `The network interface at device index 0 and networkCard index 0 cannot be detached.`,
@@ -166,12 +166,12 @@ export class VpcState extends VpcView {
     }
     eni.attachment = undefined;
     this.onChange?.();
-    return { eni, attachment };
+    return { eni, eniAttachment };
   }
 
   /** Re-attach with the same attachment (rollback of a detach). */
-  restoreAttachment(eni: Eni, attachment: Attachment): void {
-    eni.attachment = attachment;
+  restoreEniAttachment(eni: Eni, eniAttachment: EniAttachment): void {
+    eni.attachment = eniAttachment;
     this.onChange?.();
   }
 
@@ -251,7 +251,7 @@ export class VpcState extends VpcView {
   }
 
   /** Detach unconditionally, the primary ENI included (instance termination). */
-  forceDetach(eni: Eni): Attachment | undefined {
+  forceDetach(eni: Eni): EniAttachment | undefined {
     const a = eni.attachment;
     eni.attachment = undefined;
     this.onChange?.();
@@ -270,7 +270,7 @@ export class VpcState extends VpcView {
 
   setDeleteOnTermination(eniId: string, attachmentId: string, value: boolean): void {
     const eni = this.eni(eniId);
-    const attached = this.eniByAttachment(attachmentId);
+    const attached = this.eniByAttachmentId(attachmentId);
     if (attached !== eni || eni.attachment === undefined) {
       throw invalidParameter(`Attachment '${attachmentId}' does not belong to ${eniId}`);
     }

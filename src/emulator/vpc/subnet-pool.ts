@@ -1,30 +1,32 @@
 // Address allocation inside one subnet: never an AWS-reserved address, never one in use.
-import type { SubnetSpec } from '../api.ts';
-import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import {
-  type Cidr,
+  AWS_RESERVED_PER_SUBNET,
   cidrContains,
   formatIpv4,
-  gatewayOf,
+  type Ipv4Cidr,
   isAwsReserved,
+  isIpv4,
   parseCidr,
   parseIpv4,
-} from './ipv4.ts';
+  routerAddress,
+} from '../../infra/ipv4.ts';
+import type { SubnetSpec } from '../api.ts';
+import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 
 export class SubnetPool {
   readonly spec: SubnetSpec;
-  readonly cidr: Cidr;
+  readonly cidr: Ipv4Cidr;
   readonly gateway: string;
   readonly #inUse = new Set<number>();
 
   constructor(spec: SubnetSpec) {
     this.spec = spec;
     this.cidr = parseCidr(spec.cidr);
-    this.gateway = gatewayOf(this.cidr);
+    this.gateway = formatIpv4(routerAddress(this.cidr));
   }
 
   get availableCount(): number {
-    return this.cidr.size - 5 - this.#inUse.size;
+    return this.cidr.size - AWS_RESERVED_PER_SUBNET - this.#inUse.size;
   }
 
   isInUse(ip: string): boolean {
@@ -50,12 +52,8 @@ export class SubnetPool {
   /** Reserve the given addresses; all or nothing. */
   claim(ips: readonly string[]): void {
     const values = ips.map((ip) => {
-      let a: number;
-      try {
-        a = parseIpv4(ip);
-      } catch {
-        throw invalidParameter(`Invalid private IP address: ${ip}`);
-      }
+      if (!isIpv4(ip)) throw invalidParameter(`Invalid private IP address: ${ip}`);
+      const a = parseIpv4(ip);
       if (!cidrContains(this.cidr, a) || isAwsReserved(this.cidr, a)) {
         throw invalidParameter(`Address ${ip} is not a usable address of subnet ${this.spec.subnetId}`);
       }

@@ -5,7 +5,8 @@ import { Ec2Error, notFound } from '../ec2/error.ts';
 import type { NetworkLimits } from './instance-types.ts';
 import type { SubnetPool } from './subnet-pool.ts';
 
-export interface Attachment {
+/** An ENI's attachment to an instance (EC2's NetworkInterface.Attachment), not a pod's. */
+export interface EniAttachment {
   readonly attachmentId: string;
   readonly instanceId: string;
   readonly deviceIndex: number;
@@ -31,7 +32,8 @@ export interface Eni {
   securityGroupIds: readonly string[];
   description: string;
   readonly tags: Map<string, string>;
-  attachment: Attachment | undefined;
+  /** EC2's own name for it (NetworkInterface.Attachment); undefined while the ENI is available. */
+  attachment: EniAttachment | undefined;
   readonly interfaceType: InterfaceType;
   /** Set on a branch ENI while it is associated with a trunk. */
   trunkAssociation: TrunkAssociation | undefined;
@@ -97,7 +99,7 @@ export class VpcView {
     return e;
   }
 
-  eniByAttachment(attachmentId: string): Eni {
+  eniByAttachmentId(attachmentId: string): Eni {
     for (const e of this.enisById.values()) if (e.attachment?.attachmentId === attachmentId) return e;
     throw notFound('AttachmentID', attachmentId);
   }

@@ -81,7 +81,7 @@ function parseEnis(state: unknown): TrueEni[] {
   if (!Array.isArray(enis)) throw new Error('admin state has no enis array');
   return enis.map((raw: unknown): TrueEni => {
     const e = raw as Record<string, unknown>;
-    const attachment = e.attachment as { instanceId?: unknown; deviceIndex?: unknown } | null;
+    const eniAttachment = e.attachment as { instanceId?: unknown; deviceIndex?: unknown } | null;
     if (typeof e.eniId !== 'string' || !Array.isArray(e.secondaryIps))
       throw new Error(`admin state: malformed ENI ${JSON.stringify(raw)}`);
     return {
@@ -89,9 +89,9 @@ function parseEnis(state: unknown): TrueEni[] {
       secondaryIps: e.secondaryIps.map(String),
       tags: (e.tags ?? {}) as Record<string, string>,
       attachment:
-        attachment === null || attachment === undefined
+        eniAttachment === null || eniAttachment === undefined
           ? null
-          : { instanceId: String(attachment.instanceId), deviceIndex: Number(attachment.deviceIndex) },
+          : { instanceId: String(eniAttachment.instanceId), deviceIndex: Number(eniAttachment.deviceIndex) },
     };
   });
 }

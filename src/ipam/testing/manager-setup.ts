@@ -102,7 +102,7 @@ async function buildManager(opts: SetupOptions): Promise<ManagerSetup> {
 export async function settle(manager: PoolManager): Promise<string[]> {
   const done: string[] = [];
   for (let i = 0; i < 20; i++) {
-    const d = await manager.reconcileOnce();
+    const d = await manager.runPass();
     if (d.kind === 'none') return done;
     done.push('count' in d ? `${d.kind} ${d.count}` : d.kind);
   }
