@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     config,
     targets: config.targets,
     cloud,
-    dataplane: new Dataplane(new LinuxKernel()),
+    dataplane: new Dataplane(new LinuxKernel({ snat: !config.externalSnat })),
     pods: pods ?? noPodSource,
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
     log,

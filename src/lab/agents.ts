@@ -21,7 +21,8 @@ export interface PodEniSettings {
 }
 
 /** The agent's environment: the caller's (pool targets such as WARM_IP_TARGET pass through) minus
- * anything that would point it at real AWS or a real cluster, plus the lab's endpoints. */
+ * anything that would point it at real AWS or a real cluster, plus the lab's endpoints. The
+ * upstream's own settings (AWS_VPC_K8S_CNI_*, e.g. EXTERNALSNAT) are vpcnet settings: they pass. */
 export function agentEnv(
   layout: LabLayout,
   node: LabNode,
@@ -29,7 +30,8 @@ export function agentEnv(
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('AWS_') || k.startsWith('KUBERNETES_')) continue;
+    const awsAccess = k.startsWith('AWS_') && !k.startsWith('AWS_VPC_K8S_CNI_');
+    if (awsAccess || k.startsWith('KUBERNETES_')) continue;
     env[k] = v;
   }
   return {

@@ -24,6 +24,11 @@ export interface LinuxKernelDeps {
   readonly hostNetns?: string;
   /** Pid whose namespace receives host veths when hostNetns is unset; default: this process. */
   readonly agentPid?: number;
+  /**
+   * Whether the node does SNAT (default true). With external SNAT (AWS_VPC_K8S_CNI_EXTERNALSNAT)
+   * nftables is never touched, so the agent also runs where nf_tables is missing.
+   */
+  readonly snat?: boolean;
 }
 
 function firstLines(text: string): string {
@@ -38,6 +43,7 @@ export class LinuxKernel implements Kernel {
   readonly #hostPrefix: readonly string[];
   /** How a pod's namespace names the node's, for the host end of a veth created from inside it. */
   readonly #nodeNetnsRef: string;
+  readonly #snat: boolean;
   #commands = 0;
 
   constructor(deps: LinuxKernelDeps = {}) {
@@ -45,6 +51,7 @@ export class LinuxKernel implements Kernel {
     this.#hostPrefix = deps.hostNetns === undefined ? [] : ['nsenter', `--net=${deps.hostNetns}`];
     // nsenter --net changes only the network namespace, so /proc still shows the agent's pid.
     this.#nodeNetnsRef = deps.hostNetns ?? `/proc/${deps.agentPid ?? process.pid}/ns/net`;
+    this.#snat = deps.snat ?? true;
   }
 
   /** Processes spawned so far (for measuring the per-operation budget). */
@@ -96,9 +103,14 @@ export class LinuxKernel implements Kernel {
   }
 
   async readNode(): Promise<NodeView> {
+    const noSet: CommandResult = {
+      code: 1,
+      stdout: '',
+      stderr: 'No such file or directory (no SNAT on this node)',
+    };
     const [ip, nft] = await Promise.all([
       this.#exec({ side: 'node' }, ['ip', '-d', '-j', '-batch', '-'], `${NODE_READ.join('\n')}\n`),
-      this.#exec({ side: 'node' }, listSnatSetArgv()),
+      this.#snat ? this.#exec({ side: 'node' }, listSnatSetArgv()) : Promise.resolve(noSet),
     ]);
     if (ip.code !== 0) {
       const f = parseBatchFailures(ip.stderr)[0];
