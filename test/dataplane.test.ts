@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { Dataplane } from '../src/dataplane/dataplane.ts';
 import { DataplaneError } from '../src/dataplane/errors.ts';
 import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
+import { ENI } from '../src/dataplane/testing/scenario-helpers.ts';
 import type { AttachmentKey } from '../src/plan/attachment.ts';
 import { hostVethMac, hostVethName, podVethMac } from '../src/plan/names.ts';
 import { planRegularPod } from '../src/plan/pod-plan.ts';
@@ -551,15 +552,7 @@ test('teardownEni after setupEni leaves no route in its table and no rule for th
     const { node, dp } = await makeNode(create);
     await plantEniLink(node, 'ens6', '02:0e:0e:00:00:01');
     await plantEniLink(node, 'ens7', '02:0e:0e:00:00:02');
-    const eni = {
-      mac: '02:0e:0e:00:00:01',
-      deviceNumber: 1,
-      primaryIp: '10.0.1.10',
-      subnetCidr: '10.0.1.0/24',
-      gateway: '10.0.1.1',
-      routeTable: 2,
-      mtu: 9001,
-    };
+    const eni = ENI;
     const other = {
       ...eni,
       mac: '02:0e:0e:00:00:02',

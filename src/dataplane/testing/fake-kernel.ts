@@ -3,63 +3,25 @@
 // fails ("File exists"), deleting what is gone fails with a "gone" answer, deleting a veth end
 // deletes its peer and everything on both, a downed link loses its routes, a deleted namespace
 // takes its veths with it. Its views are rendered as the `ip -j` fields the kinds judge.
-import type { KernelOp, RuleSpec } from '../../plan/kernel-op.ts';
-import type { IpLink, IpRoute, IpRule, NamespaceView, NodeView, PodView } from '../../plan/views.ts';
+import type { KernelOp } from '../../plan/kernel-op.ts';
+import type { NodeView, PodView } from '../../plan/views.ts';
 import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import {
+  emptyNamespace,
+  type FakeLink,
+  type FakeNamespace,
+  type FakeRoute,
+  type FakeRule,
+  norm,
+  renderView,
+  sameRule,
+} from './fake-namespace.ts';
 
-export interface FakeLink {
-  readonly name: string;
-  mac: string;
-  up: boolean;
-  mtu: number;
-  readonly kind: string;
-  /** CIDRs */
-  readonly addresses: Set<string>;
-  /** The other end of a veth: its namespace ('node' or a pod path) and name. */
-  readonly peer?: { readonly ns: string; readonly name: string };
-  readonly parent?: string;
-  readonly vlanId?: number;
-}
-
-export interface FakeRoute {
-  readonly table: number;
-  /** "default" or a.b.c.d/n */
-  readonly dst: string;
-  readonly dev: string;
-  readonly via?: string;
-  readonly scopeLink?: boolean;
-}
-
-/** A rule; `other` marks selectors vpcnet never makes (someone else's rule). */
-export interface FakeRule extends RuleSpec {
-  readonly other?: readonly string[];
-}
-
-export interface FakeNeighbour {
-  readonly dev: string;
-  readonly ip: string;
-  lladdr: string;
-  permanent: boolean;
-}
-
-export interface FakeNamespace {
-  readonly links: Map<string, FakeLink>;
-  routes: FakeRoute[];
-  rules: FakeRule[];
-  neighbours: FakeNeighbour[];
-}
+export type { FakeLink, FakeNamespace, FakeNeighbour, FakeRoute, FakeRule } from './fake-namespace.ts';
 
 type OpFilter = (op: KernelOp, ns: string) => boolean;
 
 const EXISTS = 'RTNETLINK answers: File exists';
-const norm = (dst: string) => (dst === 'default' || dst.includes('/') ? dst : `${dst}/32`);
-const sameRule = (a: FakeRule, b: FakeRule) =>
-  a.priority === b.priority &&
-  a.table === b.table &&
-  a.from === b.from &&
-  a.to === b.to &&
-  a.iif === b.iif &&
-  (a.other ?? []).join() === (b.other ?? []).join();
 
 class OpError extends Error {}
 
@@ -221,13 +183,17 @@ export class FakeKernel implements Kernel {
 
   async readNode(): Promise<NodeView> {
     this.reads.node++;
-    return { ...this.#view('node'), neighbours: [], snatElements: this.snatSet && [...this.snatSet] };
+    return {
+      ...renderView(this.ns('node')),
+      neighbours: [],
+      snatElements: this.snatSet && [...this.snatSet],
+    };
   }
 
   async readPod(path: string): Promise<PodView> {
     this.reads.pod++;
     if (this.#deleted.has(path)) return { reachable: false, reason: 'No such file or directory' };
-    return { reachable: true, ...this.#view(path), rules: [] };
+    return { reachable: true, ...renderView(this.ns(path)), rules: [] };
   }
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {
@@ -378,57 +344,8 @@ export class FakeKernel implements Kernel {
       if (child.parent === name) this.#deleteLink(ns, child.name);
   }
 
-  #view(ns: string): NamespaceView {
-    const space = this.ns(ns);
-    const links: IpLink[] = [...space.links.values()].map((l) => ({
-      ifname: l.name,
-      address: l.mac,
-      flags: l.up ? ['UP'] : [],
-      mtu: l.mtu,
-      addresses: [...l.addresses].map((c) => {
-        const [local = '', len = '32'] = c.split('/');
-        return { family: 'inet', local, prefixlen: Number(len) };
-      }),
-      kind: l.kind,
-      ...(l.parent === undefined ? {} : { parent: l.parent }),
-      ...(l.vlanId === undefined ? {} : { vlanId: l.vlanId }),
-    }));
-    const routes: IpRoute[] = space.routes.map((r) => ({
-      dst: r.dst.endsWith('/32') ? r.dst.slice(0, -3) : r.dst,
-      dev: r.dev,
-      table: r.table,
-      ...(r.via === undefined ? {} : { gateway: r.via }),
-      ...(r.scopeLink === true ? { scope: 'link' } : {}),
-    }));
-    const rules: IpRule[] = space.rules.map((r) => {
-      const [src = 'all', srclen] = r.from?.split('/') ?? [];
-      const [dst, dstlen] = r.to?.split('/') ?? [];
-      return {
-        priority: r.priority,
-        table: r.table,
-        src,
-        ...(srclen === undefined || srclen === '32' ? {} : { srclen: Number(srclen) }),
-        ...(dst === undefined ? {} : { dst }),
-        ...(dstlen === undefined || dstlen === '32' ? {} : { dstlen: Number(dstlen) }),
-        ...(r.iif === undefined ? {} : { iif: r.iif }),
-        ...(r.other === undefined ? {} : { other: r.other }),
-      };
-    });
-    const neighbours = space.neighbours.map((n) => ({
-      dst: n.ip,
-      dev: n.dev,
-      lladdr: n.lladdr,
-      state: [n.permanent ? 'PERMANENT' : 'REACHABLE'],
-    }));
-    return { links, routes, rules, neighbours };
-  }
-
   #nextMac(): string {
     const n = ++this.#macCounter;
     return `0a:58:00:00:${((n >> 8) & 0xff).toString(16).padStart(2, '0')}:${(n & 0xff).toString(16).padStart(2, '0')}`;
   }
-}
-
-function emptyNamespace(): FakeNamespace {
-  return { links: new Map(), routes: [], rules: [], neighbours: [] };
 }
