@@ -21,10 +21,12 @@ import {
   newPod,
   reaches,
   registerPod,
+  registerSgPod,
   sh,
   type TestPod,
   uniqueLabName,
   waitFor,
+  waitForTrunk,
 } from './lab-fixture.ts';
 
 export type TrunkDriver = 'vlan' | 'macvlan';
@@ -82,12 +84,7 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       node = lab.nodes[0]!;
       host = lab.vpcHosts[0]!.ip;
       // The agent labels its node; the resource controller attaches the trunk; the agent sets it up.
-      await waitFor('the node labelled has-trunk-attached=true', async () => {
-        const n = (await unixJson(adminSocket, 'GET', `/api/v1/nodes/${node.name}`)) as {
-          metadata: { labels?: Record<string, string> };
-        };
-        return n.metadata.labels?.['vpc.amazonaws.com/has-trunk-attached'] === 'true' ? true : undefined;
-      });
+      await waitForTrunk(name, node.name);
     });
     after(async () => {
       await labDown(name);
@@ -97,30 +94,8 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
     async function sgPod(short: string): Promise<SgPod> {
       const podName = `${short}-${randomBytes(2).toString('hex')}`;
       const uid = `uid-${podName}`;
-      const out = await ctl([
-        'lab',
-        'pod',
-        '--name',
-        name,
-        '--node',
-        node.name,
-        '--namespace',
-        'default',
-        '--pod',
-        podName,
-        '--uid',
-        uid,
-        '--security-groups',
-        'sg-0a1b2c3d',
-      ]);
-      const pod = JSON.parse(out) as { metadata: { annotations: Record<string, string> } };
-      const [eni] = JSON.parse(pod.metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]') as {
-        eniId: string;
-        privateIp: string;
-        vlanId: number;
-      }[];
-      assert.ok(eni, 'the controller annotated the pod');
-      return { name: podName, uid, eniId: eni.eniId, ip: eni.privateIp, vlanId: eni.vlanId };
+      const eni = await registerSgPod(name, node.name, 'default', podName, uid);
+      return { name: podName, uid, ...eni };
     }
 
     /** The pod leaves the Kubernetes API: the controller releases its branch ENI and VLAN ID. */

@@ -12,6 +12,8 @@ import {
   readConfList,
   runChain,
 } from '../src/lab/cni-runtime.ts';
+import { labLayout } from '../src/lab/layout.ts';
+import { unixJson } from '../src/lab/unix-http.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 const ctlPath = join(repoRoot, 'bin', 'vpcnetctl');
@@ -43,6 +45,10 @@ export async function labUp(name: string, extra: string[] = []): Promise<LabDesc
   return JSON.parse(await ctl(['lab', 'up', '--name', name, '--detach', '--json', ...extra])) as LabDesc;
 }
 
+function labPodArgs(lab: string, node: string, namespace: string, pod: string, uid: string): string[] {
+  return ['lab', 'pod', '--name', lab, '--node', node, '--namespace', namespace, '--pod', pod, '--uid', uid];
+}
+
 /** Registers a pod bound to `node` in the lab's Kubernetes API (`vpcnetctl lab pod`). */
 export async function registerPod(
   lab: string,
@@ -51,20 +57,47 @@ export async function registerPod(
   pod: string,
   uid: string,
 ): Promise<void> {
-  await ctl([
-    'lab',
-    'pod',
-    '--name',
-    lab,
-    '--node',
-    node,
-    '--namespace',
-    namespace,
-    '--pod',
-    pod,
-    '--uid',
-    uid,
-  ]);
+  await ctl(labPodArgs(lab, node, namespace, pod, uid));
+}
+
+/** The branch ENI the lab's resource controller gave a pod (its `vpc.amazonaws.com/pod-eni` annotation). */
+export interface PodBranchEni {
+  readonly eniId: string;
+  readonly ip: string;
+  readonly vlanId: number;
+}
+
+/**
+ * Registers a pod with its own security groups (a lab started with `--pod-eni`): the resource
+ * controller gives it a branch ENI before the call returns and annotates the pod with it.
+ */
+export async function registerSgPod(
+  lab: string,
+  node: string,
+  namespace: string,
+  pod: string,
+  uid: string,
+): Promise<PodBranchEni> {
+  const out = await ctl([...labPodArgs(lab, node, namespace, pod, uid), '--security-groups', 'sg-0a1b2c3d']);
+  const registered = JSON.parse(out) as { metadata: { annotations: Record<string, string> } };
+  const [eni] = JSON.parse(registered.metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]') as {
+    eniId: string;
+    privateIp: string;
+    vlanId: number;
+  }[];
+  if (!eni) throw new Error(`the resource controller did not annotate pod ${namespace}/${pod}`);
+  return { eniId: eni.eniId, ip: eni.privateIp, vlanId: eni.vlanId };
+}
+
+/** Waits until the resource controller has attached the node's trunk ENI (its label turns true). */
+export async function waitForTrunk(lab: string, node: string): Promise<void> {
+  const adminSocket = labLayout(lab, 0).emulator.adminSocket;
+  await waitFor(`node ${node} labelled has-trunk-attached=true`, async () => {
+    const n = (await unixJson(adminSocket, 'GET', `/api/v1/nodes/${node}`)) as {
+      metadata: { labels?: Record<string, string> };
+    };
+    return n.metadata.labels?.['vpc.amazonaws.com/has-trunk-attached'] === 'true' ? true : undefined;
+  });
 }
 
 export async function labDown(name: string): Promise<void> {

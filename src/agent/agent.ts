@@ -132,8 +132,8 @@ export function introspection(
     // What each record owns is in `resources`; its address and host veth are repeated for operators.
     attachments: ledger.list().map((a: Attachment) => ({
       keyString: attachmentKeyString(a.key),
-      ip: vpcAddressOf(a.resources)?.ip,
-      eniId: vpcAddressOf(a.resources)?.eniId,
+      ip: ledger.addressOf(a)?.ip,
+      eniId: ledger.addressOf(a)?.eniId,
       hostVeth: vethOf(a.resources)?.hostName,
       ...a,
     })),

@@ -2,7 +2,7 @@
 // the attachment (network, containerID, ifName) owns. A stale DEL for a replaced sandbox has a
 // different container ID, so it can never touch the new sandbox's veth, address, routes or rules.
 // DEL of something unknown, or already gone, succeeds.
-import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
+import { attachmentHostVeth } from '../plan/attachment.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../plan/resource.ts';
@@ -25,7 +25,7 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
       ctx.addresses.release(address.ip, address.eniId);
     }
     await ctx.ledger.commit();
-    ctx.log.info('detached', { key: req.key, ip: attachmentIp(att), hostVeth: attachmentHostVeth(att) });
+    ctx.log.info('detached', { key: req.key, ip: address?.ip, hostVeth: attachmentHostVeth(att) });
     return;
   }
   const fallback = fallbackResources(ctx, req);

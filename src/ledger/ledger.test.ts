@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Attachment, attachmentIp } from '../plan/attachment.ts';
+import type { BranchBinding } from '../plan/binding.ts';
 import { Ledger } from './ledger.ts';
 import type { LedgerSnapshot } from './snapshot.ts';
 import type { LedgerStore } from './store.ts';
@@ -233,5 +234,55 @@ describe('Ledger', () => {
       save: () => Promise.resolve(),
     };
     await assert.rejects(Ledger.open(store, clock), /corrupt/);
+  });
+});
+
+describe('branch bindings in the ledger', () => {
+  const binding: BranchBinding = {
+    key: { podUid: 'uid-web', eniId: 'eni-branch1' },
+    pod: { namespace: 'default', name: 'web', uid: 'uid-web' },
+    vlanId: 7,
+    mac: '02:00:00:00:07:07',
+    ip: '10.0.3.7',
+    subnetCidr: '10.0.3.0/24',
+    gateway: '10.0.3.1',
+    trunkDev: 'ens7',
+    table: 1001,
+    mode: 'strict',
+    driver: 'vlan',
+    mtu: 9001,
+    resources: [],
+    createdAt: 1000,
+  };
+  const bindingKey = 'uid-web/eni-branch1';
+
+  function sandbox(containerId: string): Attachment {
+    return { ...attachment(containerId, ''), resources: [], branch: bindingKey };
+  }
+
+  test('a sandbox of a pod with security groups has its binding’s address; a regular one its own', async () => {
+    const ledger = await Ledger.open(new MemoryLedgerStore(), clock);
+    const regular = attachment('r1', '10.0.1.5');
+    ledger.put(regular);
+    ledger.put(sandbox('b1'));
+    assert.equal(ledger.addressOf(sandbox('b1')), undefined, 'no binding recorded yet: no address');
+    ledger.putBinding(binding);
+    assert.deepEqual(ledger.addressOf(sandbox('b1')), { ip: '10.0.3.7', eniId: 'eni-branch1' });
+    assert.deepEqual(ledger.addressOf(regular), { ip: '10.0.1.5', eniId: 'eni-1' });
+    assert.deepEqual(
+      ledger.bindingMembers(bindingKey).map((a) => a.key.containerId),
+      ['b1'],
+    );
+  });
+
+  test('a branch address is in use while its binding is not superseded', async () => {
+    const ledger = await Ledger.open(new MemoryLedgerStore(), clock);
+    assert.equal(ledger.addressInUse('10.0.3.7'), false);
+    ledger.putBinding(binding);
+    assert.equal(ledger.addressInUse('10.0.3.7'), true);
+    ledger.putBinding({ ...binding, supersededBy: 'uid-other/eni-branch2' });
+    assert.equal(ledger.addressInUse('10.0.3.7'), false, 'another pod’s binding has the address now');
+    assert.equal(ledger.removeBinding(bindingKey), true);
+    assert.equal(ledger.removeBinding(bindingKey), false);
   });
 });

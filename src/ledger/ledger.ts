@@ -8,6 +8,7 @@
 
 import { type Attachment, type AttachmentKey, attachmentKeyString } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
+import { vpcAddressOf } from '../plan/resource.ts';
 import { type CoolingAddress, LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import type { LedgerStore } from './store.ts';
 
@@ -71,6 +72,17 @@ export class Ledger {
       this.findByIp(ip) !== undefined ||
       [...this.#bindings.values()].some((b) => b.ip === ip && b.supersededBy === undefined)
     );
+  }
+
+  /**
+   * The VPC address a record's sandbox has: its own (a secondary IP or prefix address), or for a
+   * sandbox of a pod with security groups, its binding's branch ENI address.
+   */
+  addressOf(att: Attachment): { ip: string; eniId: string } | undefined {
+    const own = vpcAddressOf(att.resources);
+    if (own) return { ip: own.ip, eniId: own.eniId };
+    const b = att.branch === undefined ? undefined : this.#bindings.get(att.branch);
+    return b ? { ip: b.ip, eniId: b.key.eniId } : undefined;
   }
 
   binding(key: string): BranchBinding | undefined {

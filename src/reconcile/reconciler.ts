@@ -14,7 +14,6 @@ import {
   type Attachment,
   type AttachmentKey,
   attachmentHostVeth,
-  attachmentIp,
   attachmentKeyString,
 } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
@@ -202,7 +201,7 @@ export class Reconciler {
         await dataplane.create(att.netns, att.resources);
         log.warn('reconcile: rebuilt pod network', {
           key: att.key,
-          ip: attachmentIp(att),
+          ip: ledger.addressOf(att)?.ip,
           hostVeth: attachmentHostVeth(att),
           problems,
         });
