@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     };
     const refVersion = await versionMs(ref, 'bridge');
     const vpcVersion = await versionMs(vpc, 'vpcnet');
-    // The TypeScript forwarder the native one replaced (DESIGN.md, Plugin: a measurement decides).
+    // The TypeScript forwarder the native one replaced (docs/design.md, The plugin: a measurement decided).
     const jsVersion = await versionMs({ ...vpc, cniBinDir: join(repoRoot, 'bin') }, 'vpcnet-js');
 
     const lines = [

@@ -1,7 +1,7 @@
 // Bundles each executable into one self-contained file under bin/, and compiles the plugin.
 // The plugin is exec'd once per pod operation: bin/vpcnet is the native forwarder
-// (src/plugin/native/*.c), because Node's start was the largest part of an ADD (DESIGN.md,
-// "Plugin"). The TypeScript forwarder it mirrors is still bundled, alone and minified, as
+// (src/plugin/native/*.c), because Node's start was the largest part of an ADD (docs/design.md,
+// "The plugin"). The TypeScript forwarder it mirrors is still bundled, alone and minified, as
 // bin/vpcnet-js: src/plugin/native.test.ts holds the two to the same behaviour.
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, readdir, rename, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// A lab for namespace suites, driven only through the stable interfaces (DESIGN.md): the built
+// A lab for namespace suites, driven only through the stable interfaces (README: the lab, the plugin, the agent socket): the built
 // vpcnetctl, the installed plugin exec'd in the node's namespace as a runtime would, and the
 // agent's socket. Every suite gets its own lab name and removes the lab in `after`, also on failure.
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// DEL decides from the ledger (DESIGN.md rule 5, "DEL does not guess"): it removes exactly what
+// DEL decides from the ledger (docs/design.md, rule 5 "DEL does not guess"): it removes exactly what
 // the attachment (network, containerID, ifName) owns. A stale DEL for a replaced sandbox has a
 // different container ID, so it can never touch the new sandbox's veth, address, routes or rules.
 // DEL of something unknown, or already gone, succeeds.

@@ -1,4 +1,4 @@
-// The plugin spools DELs it could not hand to the agent (DESIGN.md, Plugin): the agent down, or
+// The plugin spools DELs it could not hand to the agent (docs/design.md, The plugin): the agent down, or
 // not answering. The agent replays them in arrival order (file names sort by arrival) through
 // the same handler as live requests: before it serves, and then periodically, because a DEL can
 // be spooled while the agent runs (a refused or reset connection during a restart or rollout).

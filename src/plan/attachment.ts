@@ -1,5 +1,5 @@
 // The attachment: one pod interface attached by vpcnet, and everything it owns.
-// Ownership (DESIGN.md rule 1): every resource vpcnet creates for a pod is listed in `resources`
+// Ownership (docs/design.md, rule 1): every resource vpcnet creates for a pod is listed in `resources`
 // of exactly one attachment; an operation for attachment A removes only A's.
 import { type Resource, vethOf, vpcAddressOf } from './resource.ts';
 

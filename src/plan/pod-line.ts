@@ -1,4 +1,4 @@
-// One pod, one line (DESIGN.md rule 2): operations for the same pod run one after another,
+// One pod, one line (docs/design.md, rule 2): operations for the same pod run one after another,
 // operations for different pods run in parallel. The agent's CNI operations and the reconcile
 // loop's repairs share one serializer, so a repair never races the pod's own ADD or DEL.
 import type { AttachmentKey, PodIdentity } from './attachment.ts';

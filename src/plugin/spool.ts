@@ -1,6 +1,6 @@
 // Durable DEL spool: while the agent is down a DEL is written here and reported as done;
 // the agent applies the spooled DELs, in arrival order, when it starts.
-// Durable before success (DESIGN.md rule 3): the file and its directory entry are fsynced
+// Durable before success (docs/design.md, rule 3): the file and its directory entry are fsynced
 // before the plugin exits 0, so a DEL the runtime saw succeed survives a node crash.
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// The reconcile loop (convergence, DESIGN.md rule 4): compares the recorded pod plan of every live
+// The reconcile loop (convergence, docs/design.md rule 4): compares the recorded pod plan of every live
 // attachment with the kernel and repairs drift, and collects what no attachment owns.
 //
 // It never races the agent's own ADD/DEL: each attachment's repair runs in that pod's line (one

@@ -20,7 +20,7 @@
 #include "node-errors.h"
 #include "wire.h"
 
-/* The DEL spool (spool.ts). Durable before success (DESIGN.md rule 3): the file and its
+/* The DEL spool (spool.ts). Durable before success (docs/design.md, rule 3): the file and its
  * directory entry are fsynced before the plugin exits 0. */
 
 /* Node's fs error text: "ENOENT: no such file or directory, open '/x'" (describe() in main.ts

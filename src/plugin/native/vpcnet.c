@@ -2,8 +2,8 @@
  * bin/vpcnet: the vpcnet CNI plugin, as a small native forwarder.
  *
  * Why native: the plugin is exec'd once per pod operation, and the benchmark showed Node's
- * own start (~41 ms for VERSION) was the largest single part of an ADD (DESIGN.md, "Plugin":
- * "a measurement decides"). These files do exactly what the TypeScript forwarder
+ * own start (~41 ms for VERSION) was the largest single part of an ADD (docs/design.md, "The
+ * plugin"). These files do exactly what the TypeScript forwarder
  * (src/plugin/main.ts, forward.ts, spool.ts) does, which stays the spec and is still built as
  * bin/vpcnet-js; src/plugin/native.test.ts runs both against the same scenarios.
  *
