@@ -18,9 +18,8 @@ export interface AgentConfig {
   /** How branch ENIs are reached on the trunk link. */
   readonly trunkDriver: 'vlan' | 'macvlan';
   /**
-   * ENABLE_POD_ENI (upstream name). Branch ENIs are not built yet: when on, an ADD for a pod the
-   * resource controller annotated with a branch ENI is refused rather than given the node's
-   * security groups.
+   * ENABLE_POD_ENI (upstream name): the node asks for a trunk ENI, and a pod the resource
+   * controller annotated with a branch ENI gets it (security groups for pods).
    */
   readonly enablePodEni: boolean;
   /** POD_SECURITY_GROUP_ENFORCING_MODE (upstream name and default): routing of branch-ENI pods. */

@@ -89,7 +89,7 @@ export const AGENT_SETTINGS = {
     default: false,
     upstream: true,
     description:
-      "branch ENIs are not built yet: when true, a pod annotated with one (`vpc.amazonaws.com/pod-eni`) is refused instead of getting the node's security groups",
+      'true: the agent asks for a trunk ENI (node label `vpc.amazonaws.com/has-trunk-attached`) and a pod the resource controller gave a branch ENI (`vpc.amazonaws.com/pod-eni`) gets it, with its own security groups; false: every pod gets regular networking',
   }),
   podSecurityGroupEnforcingMode: withDefault({
     env: 'POD_SECURITY_GROUP_ENFORCING_MODE',
