@@ -1,0 +1,209 @@
+// A small mutation check for the five rules of docs/design.md: each mutation breaks one rule in a
+// copy of src/ (one production line or expression changed), then the unit tests of the areas that
+// should notice run against the copy. A mutation the tests do not notice ("survived") means a rule
+// can break silently: the check fails. So does a mutation whose target text is no longer in the
+// source (the code moved: update the mutation, do not drop it).
+//
+// Usage: node scripts/mutation-check.mjs [--list] [NAME...]
+import { spawn } from 'node:child_process';
+import { cp, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+
+/**
+ * name: short id; rule: which of the five it breaks; file: relative to the repo; from → to: an
+ * exact text that must occur once in the file; tests: folders whose *.test.ts must fail.
+ */
+export const MUTATIONS = [
+  {
+    name: 'del-tears-down-branch',
+    rule: 'ownership',
+    what: 'a DEL of any sandbox of a branch-ENI pod removes the pod’s branch device, table and rules (upstream #1644)',
+    file: 'src/agent/branch/del-branch.ts',
+    from: 'const settled = await settleBinding(ctx, binding);',
+    to: 'await dataplane.remove(b.resources); ledger.putBinding({ ...b, resources: [] }); await ledger.commit(); const settled = { tornDown: false };',
+    tests: ['src/agent/branch'],
+  },
+  {
+    name: 'holder-oldest',
+    rule: 'ownership',
+    what: 'when the holder leaves, the oldest remaining sandbox (not the newest) takes the branch ENI',
+    file: 'src/bindings/settle.ts',
+    from: '(best, m) => (best && best.createdAt > m.createdAt ? best : m)',
+    to: '(best, m) => (best && best.createdAt <= m.createdAt ? best : m)',
+    tests: ['src/bindings', 'src/agent/branch'],
+  },
+  {
+    name: 'recordless-del-guard',
+    rule: 'DEL does not guess',
+    what: 'a DEL without a record removes the rule and SNAT element of an address a live pod holds',
+    file: 'src/agent/del.ts',
+    from: 'if (ctx.ledger.addressInUse(ip)) continue;',
+    to: '',
+    tests: ['src/agent'],
+  },
+  {
+    name: 'del-ignores-record',
+    rule: 'DEL does not guess',
+    what: 'DEL ignores the ledger record and removes what the request alone names',
+    file: 'src/agent/del.ts',
+    from: '  if (att) {\n    await ctx.dataplane.remove(att.resources);',
+    to: '  if (att && false) {\n    await ctx.dataplane.remove(att.resources);',
+    tests: ['src/agent'],
+  },
+  {
+    name: 'pod-line-per-sandbox',
+    rule: 'one pod, one line',
+    what: 'operations of one pod no longer share a line (each sandbox gets its own)',
+    file: 'src/plan/pod-line.ts',
+    from: 'export function podLineKey(pod: PodIdentity, key: AttachmentKey): string {',
+    to: "export function podLineKey(pod: PodIdentity, key: AttachmentKey): string {\n  return 'container:' + key.containerId;",
+    tests: ['src/plan', 'src/agent'],
+  },
+  {
+    name: 'ledger-no-file-fsync',
+    rule: 'durable before success',
+    what: 'the ledger’s temporary file is renamed into place without fsync',
+    file: 'src/ledger/store.ts',
+    from: 'await this.#fs.syncFile(tmp);',
+    to: '',
+    tests: ['src/ledger'],
+  },
+  {
+    name: 'ledger-no-dir-fsync',
+    rule: 'durable before success',
+    what: 'the ledger’s directory is not fsynced after the rename',
+    file: 'src/ledger/store.ts',
+    from: 'await this.#fs.syncDir(nodePath.dirname(this.#path));',
+    to: '',
+    tests: ['src/ledger'],
+  },
+  {
+    name: 'check-never-drift',
+    rule: 'convergence',
+    what: 'CHECK never reports drift',
+    file: 'src/agent/check.ts',
+    from: 'if (problems.length > 0) {',
+    to: 'if (problems.length < 0) {',
+    tests: ['src/agent'],
+  },
+  {
+    name: 'reconcile-no-repair',
+    rule: 'convergence',
+    what: 'the reconcile loop finds drift and does not repair it',
+    file: 'src/reconcile/reconciler.ts',
+    from: 'await dataplane.repair(att.netns, seen.findings);',
+    to: '',
+    tests: ['src/reconcile'],
+  },
+  {
+    name: 'no-cooldown',
+    rule: 'convergence',
+    what: 'a released address is free at once instead of cooling down',
+    file: 'src/ipam/pool.ts',
+    from: "entry.addresses.set(ip, { kind: 'cooling', freedAt: now });",
+    to: "entry.addresses.set(ip, { kind: 'free' });",
+    tests: ['src/ipam', 'src/agent'],
+  },
+  {
+    name: 'stale-socket-kept',
+    rule: 'durable before success',
+    what: 'the agent does not remove a stale socket left by a killed agent, so it cannot serve again',
+    file: 'src/agent/rpc-server.ts',
+    from: 'await rm(socketPath, { force: true });',
+    to: '',
+    tests: ['src/agent'],
+  },
+];
+
+async function testFiles(dir, under) {
+  const out = [];
+  for (const e of await readdir(join(dir, under), { withFileTypes: true })) {
+    const p = join(under, e.name);
+    if (e.isDirectory()) out.push(...(await testFiles(dir, p)));
+    else if (e.name.endsWith('.test.ts')) out.push(p);
+  }
+  return out.sort();
+}
+
+function run(cwd, files) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=tap', ...files],
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+    );
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
+    child.on('close', (code) => resolvePromise({ code: code ?? 1, output }));
+  });
+}
+
+/** Runs the mutations; returns one result per mutation. */
+export async function mutationCheck(names = [], log = console.log) {
+  const chosen = names.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => names.includes(m.name));
+  const unknown = names.filter((n) => !MUTATIONS.some((m) => m.name === n));
+  if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}`);
+  const work = await mkdtemp(join(tmpdir(), 'vpcnet-mutation-'));
+  try {
+    await cp(join(root, 'src'), join(work, 'src'), { recursive: true });
+    for (const f of ['package.json', 'tsconfig.json']) await cp(join(root, f), join(work, f));
+    await symlink(join(root, 'node_modules'), join(work, 'node_modules'));
+    const results = [];
+    for (const m of chosen) {
+      const path = join(work, m.file);
+      const original = await readFile(path, 'utf8');
+      const count = original.split(m.from).length - 1;
+      if (count !== 1) {
+        results.push({ ...m, outcome: 'stale', detail: `target text found ${count} times in ${m.file}` });
+        log(`STALE     ${m.name}: target text found ${count} times in ${m.file}`);
+        continue;
+      }
+      await writeFile(path, original.replace(m.from, m.to));
+      const files = [];
+      for (const t of m.tests) {
+        if (!(await stat(join(work, t)).catch(() => undefined))) throw new Error(`${m.name}: no folder ${t}`);
+        files.push(...(await testFiles(work, t)));
+      }
+      const started = Date.now();
+      const r = await run(work, files);
+      await writeFile(path, original);
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      // Killed only by a failing test: a copy that cannot even load proves nothing about the tests.
+      const failed = Number(/^# fail (\d+)$/m.exec(r.output)?.[1] ?? 0);
+      const firstFailure = /^\s*not ok \d+ - (.*)$/m.exec(r.output)?.[1] ?? '';
+      const outcome = r.code === 0 ? 'survived' : failed > 0 ? 'killed' : 'error';
+      const detail =
+        `${files.length} test files, ${seconds} s` +
+        (outcome === 'killed' ? `; ${failed} failed, first: ${firstFailure}` : '') +
+        (outcome === 'error' ? `; exit ${r.code} without a failing test:\n${r.output.slice(-2000)}` : '');
+      results.push({ ...m, outcome, detail });
+      log(`${outcome.toUpperCase().padEnd(9)} ${m.name} (${m.rule}): ${m.what} [${detail}]`);
+    }
+    return results;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && relative(process.argv[1], import.meta.filename) === '') {
+  const args = process.argv.slice(2);
+  if (args.includes('--list')) {
+    for (const m of MUTATIONS) console.log(`${m.name.padEnd(22)} ${m.rule.padEnd(24)} ${m.what}`);
+    process.exit(0);
+  }
+  const results = await mutationCheck(args.filter((a) => !a.startsWith('--')));
+  const bad = results.filter((r) => r.outcome !== 'killed');
+  console.log(
+    `mutation check: ${results.length - bad.length} of ${results.length} mutations killed` +
+      (bad.length > 0 ? `; not killed: ${bad.map((r) => r.name).join(', ')}` : ''),
+  );
+  process.exit(bad.length > 0 ? 1 : 0);
+}
