@@ -6,9 +6,9 @@
 import type { EniInfo } from '../cloud/cloud.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { errorText } from '../infra/error-text.ts';
+import { subnetGateway } from '../infra/ipv4.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop, type Timers } from '../infra/periodic.ts';
-import { subnetGateway } from '../ipam/pool.ts';
 import { MAIN_TABLE } from '../plan/views.ts';
 import { HAS_TRUNK_LABEL, type NodeLabels } from '../pods/node-labels.ts';
 import type { TrunkLink } from './context.ts';

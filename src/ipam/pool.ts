@@ -5,9 +5,6 @@
 // cooldown survives restarts).
 import { subnetGateway } from '../infra/ipv4.ts';
 
-// src/agent imports it from here; new code imports src/infra/ipv4.ts.
-export { subnetGateway };
-
 /** An owner is an attachment key string (attachmentKeyString). */
 export type AddressState =
   | { readonly kind: 'free' }

@@ -38,6 +38,7 @@ test('each field wrong in turn fails with that field named', () => {
     ['privateIp', { privateIp: '10.0.0.999' }],
     ['privateIp', { privateIp: '10.0.1.5' }],
     ['privateIp', { privateIp: '10.0.0.128' }],
+    ['privateIp', { privateIp: '10.0.0.255' }],
     ['vlanId', { vlanId: 0 }],
     ['vlanId', { vlanId: 4095 }],
     ['vlanId', { vlanId: '3' }],
@@ -45,6 +46,7 @@ test('each field wrong in turn fails with that field named', () => {
     ['subnetCidr', { subnetCidr: '10.0.0.128' }],
     ['subnetCidr', { subnetCidr: '10.0.0.300/25' }],
     ['subnetCidr', { subnetCidr: '10.0.0.0/33' }],
+    ['subnetCidr', { subnetCidr: '10.0.0.170/31' }],
   ];
   for (const [fieldName, change] of cases) {
     const bad = JSON.stringify([{ ...good, ...change }]);

@@ -2,7 +2,15 @@
 // with its own security groups (a JSON array; vpcnet uses its first element, as the upstream does).
 // External input: every field is checked before use, and an error names the field, so a bad
 // annotation fails the ADD without changing anything.
-import { isIPv4 } from 'node:net';
+import {
+  cidrContains,
+  formatIpv4,
+  isCidr,
+  isIpv4,
+  parseCidr,
+  parseIpv4,
+  routerAddress,
+} from '../infra/ipv4.ts';
 
 export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
 /** The extended resource a pod with security groups requests (the controller's webhook adds it). */
@@ -33,14 +41,6 @@ export class PodEniAnnotationError extends Error {
 
 const ENI_ID = /^eni-[0-9a-f]{8,17}$/;
 const MAC = /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/;
-
-function toInt(ip: string): number {
-  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
-}
-
-function toText(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-}
 
 /** Reads a key the way the upstream's Go decoder does: the exact name, else case-insensitively. */
 function field(o: Record<string, unknown>, name: string): unknown {
@@ -87,25 +87,22 @@ export function parsePodEniAnnotation(value: string): BranchEniAssignment {
     );
   }
   const subnetCidr = text(o, 'subnetCidr');
-  const m = /^(\d{1,3}(?:\.\d{1,3}){3})\/(\d{1,2})$/.exec(subnetCidr);
-  const len = Number(m?.[2]);
-  if (!m || !isIPv4(m[1] ?? '') || len < 1 || len > 30) {
+  const cidr = isCidr(subnetCidr) ? parseCidr(subnetCidr) : undefined;
+  if (!cidr || cidr.prefixLength < 1 || cidr.prefixLength > 30) {
     throw new PodEniAnnotationError(
       'subnetCidr',
       `is not an IPv4 CIDR of a subnet: ${JSON.stringify(subnetCidr)}`,
     );
   }
-  const size = 2 ** (32 - len);
-  const network = toInt(m[1] ?? '') - (toInt(m[1] ?? '') % size);
   const ip = text(o, 'privateIp');
-  if (!isIPv4(ip))
+  if (!isIpv4(ip))
     throw new PodEniAnnotationError('privateIp', `is not an IPv4 address: ${JSON.stringify(ip)}`);
-  const n = toInt(ip);
-  if (n <= network || n >= network + size - 1) {
+  const n = parseIpv4(ip);
+  if (!cidrContains(cidr, n) || n === cidr.network || n === cidr.network + cidr.size - 1) {
     throw new PodEniAnnotationError(
       'privateIp',
       `${ip} is not a host address inside subnetCidr ${subnetCidr}`,
     );
   }
-  return { eniId, mac, ip, vlanId: vlan, subnetCidr, gateway: toText(network + 1) };
+  return { eniId, mac, ip, vlanId: vlan, subnetCidr, gateway: formatIpv4(routerAddress(cidr)) };
 }
