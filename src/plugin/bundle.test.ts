@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SPOOL_FILE_SUFFIX } from '../cni/wire.ts';
-import { answerWith, startFakeAgent } from './fake-agent.ts';
+import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'vpcnet-bundle-'));

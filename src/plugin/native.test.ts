@@ -29,7 +29,7 @@ import {
   SPOOL_TEMP_PREFIX,
   SUPPORTED_CNI_VERSIONS,
 } from '../cni/wire.ts';
-import { answerWith, type FakeAgentReply, startFakeAgent } from './fake-agent.ts';
+import { answerWith, type FakeAgentReply, startFakeAgent } from './testing/fake-agent.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const nativeDir = join(repoRoot, 'src/plugin/native');
