@@ -2,7 +2,7 @@
 // The plugin is exec'd once per pod operation: bin/vpcnet is the native forwarder
 // (src/plugin/native/*.c), because Node's start was the largest part of an ADD (docs/design.md,
 // "The plugin"). The TypeScript forwarder it mirrors is still bundled, alone and minified, as
-// bin/vpcnet-js: src/plugin/native.test.ts holds the two to the same behaviour.
+// bin/vpcnet-js: src/plugin/native-*.test.ts hold the two to the same behaviour.
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

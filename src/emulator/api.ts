@@ -113,6 +113,11 @@ export interface EmulatorOptions {
   readonly log?: (line: Record<string, unknown>) => void;
   /** Random source in [0,1) for IDs, MACs and fault decisions; Math.random when absent. Seed it in tests. */
   readonly random?: () => number;
+  /**
+   * The clock (ms) of what the emulator keeps over time: the stale-read history and IMDS token
+   * expiry; Date.now when absent. A test passes its own and advances it instead of sleeping.
+   */
+  readonly nowMs?: () => number;
 }
 
 export interface RunningEmulator {

@@ -65,14 +65,15 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const ids = new IdSource(random);
   const state = new VpcState(opts.vpc, ids);
   const ops = new VpcOperations(state, opts.fabric, log);
-  const history = new StaleReadHistory(state, () => Date.now());
+  const nowMs = opts.nowMs ?? (() => Date.now());
+  const history = new StaleReadHistory(state, nowMs);
   const faults = new FaultInjector(random, (f) => history.reset(f.staleReadMs ?? 0));
   const imds = new Imds({
     history,
     faults,
     ids,
     fallbackInstance: opts.imdsFallbackInstance,
-    nowMs: () => Date.now(),
+    nowMs,
   });
   const versions = new ResourceVersionCounter();
   const pods = new ObjectStore(POD, { ids, versions });

@@ -39,7 +39,9 @@ test('a snapshot is not changed by later changes to the live state', () => {
 
 test('with staleReadMs, Describe and IMDS lag behind an assign, then catch up', async () => {
   let caller: string | undefined;
-  const t = await startTestEmulator({ imdsFallbackInstance: () => caller });
+  // The emulator's clock moves only when the test says: no read can land outside the window.
+  let now = 1_000_000;
+  const t = await startTestEmulator({ imdsFallbackInstance: () => caller, nowMs: () => now });
   try {
     const inst = await t.emulator.launchInstance({ instanceType: 'm5.large', subnetId: SUBNET_A });
     caller = inst.instanceId;
@@ -61,6 +63,7 @@ test('with staleReadMs, Describe and IMDS lag behind an assign, then catch up', 
         ).text()
       ).split('\n');
     t.emulator.setFaults({ staleReadMs: 300, imds: true });
+    now += 100;
     const out = await t.ec2.send(
       new AssignPrivateIpAddressesCommand({
         NetworkInterfaceId: inst.primaryEni.eniId,
@@ -76,7 +79,10 @@ test('with staleReadMs, Describe and IMDS lag behind an assign, then catch up', 
       ).NetworkInterfaces?.[0]?.PrivateIpAddresses?.map((a) => a.PrivateIpAddress);
     assert.deepEqual(await addresses(), [inst.primaryEni.primaryIp]);
     assert.deepEqual(await imdsAddresses(), [inst.primaryEni.primaryIp]);
-    await new Promise((r) => setTimeout(r, 350));
+    now += 299;
+    assert.deepEqual(await addresses(), [inst.primaryEni.primaryIp], 'caught up before the window ended');
+    assert.deepEqual(await imdsAddresses(), [inst.primaryEni.primaryIp]);
+    now += 1;
     assert.deepEqual(await addresses(), [inst.primaryEni.primaryIp, ip]);
     assert.deepEqual(await imdsAddresses(), [inst.primaryEni.primaryIp, ip]);
   } finally {

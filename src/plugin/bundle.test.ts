@@ -1,36 +1,19 @@
 // Builds the TypeScript forwarder (bin/vpcnet-js) as one esbuild file and execs it, so a
 // bundle that needs anything beside itself fails here rather than on a node.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { SPOOL_FILE_SUFFIX } from '../cni/wire.ts';
-import { answerWith, startFakeAgent } from './fake-agent.ts';
+import { bundleJsForwarder } from './testing/built-plugins.ts';
+import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'vpcnet-bundle-'));
 const bundle = join(dir, 'vpcnet-js');
 
-before(async () => {
-  await promisify(execFile)(
-    join(repoRoot, 'node_modules/.bin/esbuild'),
-    [
-      join(repoRoot, 'src/bin/vpcnet-js.ts'),
-      '--bundle',
-      '--platform=node',
-      '--target=node20',
-      '--format=cjs',
-      `--outfile=${bundle}`,
-      '--banner:js=#!/usr/bin/env node',
-      '--log-level=warning',
-    ],
-    { cwd: repoRoot },
-  );
-});
+before(() => bundleJsForwarder(bundle, ['--banner:js=#!/usr/bin/env node']));
 
 after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AGENT_CNI_PATH } from '../cni/wire.ts';
-import { answerWith, startFakeAgent } from './fake-agent.ts';
 import { AgentProtocolError, AgentUnreachableError, forwardToAgent } from './forward.ts';
+import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 
 const timeouts = { connectMs: 1_000, totalMs: 5_000 };
 const request = { env: { CNI_COMMAND: 'ADD' }, stdin: '{"cniVersion":"1.0.0"}' };

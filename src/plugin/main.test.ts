@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_AGENT_SOCKET, DEFAULT_DEL_SPOOL_DIR, type ForwardedRequest } from '../cni/wire.ts';
-import { answerWith, startFakeAgent } from './fake-agent.ts';
 import { type AgentTransport, AgentUnreachableError, httpTransport } from './forward.ts';
 import { type PluginDeps, runPlugin } from './main.ts';
 import { spoolDel } from './spool.ts';
+import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 
 interface Run {
   readonly exitCode: number;

@@ -1,5 +1,6 @@
 // Test support: an emulator on 127.0.0.1 with a seeded random source, an SDK client pointed at
-// it, and a raw form POST for wire-level assertions. Not a test file itself.
+// it, and a raw form POST for wire-level assertions. Not a test file itself. A test that needs
+// time to pass (stale reads, token expiry) passes its own clock as `nowMs` and advances it.
 import { EC2Client } from '@aws-sdk/client-ec2';
 import type { EmulatorOptions, RunningEmulator, VpcSpec } from '../api.ts';
 import { startEmulator } from '../server.ts';

@@ -5,7 +5,7 @@
  * own start (~41 ms for VERSION) was the largest single part of an ADD (docs/design.md, "The
  * plugin"). These files do exactly what the TypeScript forwarder
  * (src/plugin/main.ts, forward.ts, spool.ts) does, which stays the spec and is still built as
- * bin/vpcnet-js; src/plugin/native.test.ts runs both against the same scenarios.
+ * bin/vpcnet-js; src/plugin/native-*.test.ts run both against the same scenarios.
  *
  * What it does: read stdin and the CNI_* environment, answer VERSION itself, otherwise POST
  * {"env":{...},"stdin":"..."} to the agent (HTTP/1.1 on its unix socket, src/cni/wire.ts) and

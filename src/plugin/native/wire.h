@@ -1,5 +1,5 @@
 /* Constants the TypeScript side defines too: src/cni/wire.ts (versions, paths, spool names) and
- * src/cni/errors.ts (CNI error codes). native.test.ts holds each to its TypeScript value. */
+ * src/cni/errors.ts (CNI error codes). native-local.test.ts holds each to its TypeScript value. */
 #ifndef VPCNET_WIRE_H
 #define VPCNET_WIRE_H
 

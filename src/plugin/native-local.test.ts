@@ -1,0 +1,175 @@
+// What the native forwarder answers without the agent, exactly as the TypeScript one does: VERSION,
+// stdin that is not a JSON object, an unreachable agent (ADD/CHECK/GC/STATUS fail, DEL is spooled)
+// and a spool it cannot write; and the constants both take from src/cni, held to one value.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import {
+  CNI_ERR_DECODE,
+  CNI_ERR_INTERNAL,
+  CNI_ERR_IO,
+  CNI_ERR_PLUGIN_NOT_AVAILABLE,
+  CNI_ERR_TRY_AGAIN_LATER,
+} from '../cni/errors.ts';
+import {
+  AGENT_CNI_PATH,
+  DEFAULT_AGENT_SOCKET,
+  DEFAULT_CNI_VERSION,
+  DEFAULT_DEL_SPOOL_DIR,
+  SPOOL_FILE_SUFFIX,
+  SPOOL_TEMP_PREFIX,
+  SUPPORTED_CNI_VERSIONS,
+} from '../cni/wire.ts';
+import {
+  attachEnv,
+  builtPlugins,
+  errorOf,
+  nativeDir,
+  netconf,
+  type Plugin,
+} from './testing/built-plugins.ts';
+
+const { dir, exec, same } = builtPlugins();
+
+test('the C header wire.h carries the constants of src/cni/wire.ts and the error codes of errors.ts', () => {
+  const c = readFileSync(join(nativeDir, 'wire.h'), 'utf8');
+  for (const [name, value] of Object.entries({
+    AGENT_CNI_PATH,
+    DEFAULT_AGENT_SOCKET,
+    DEFAULT_CNI_VERSION,
+    DEFAULT_DEL_SPOOL_DIR,
+    SPOOL_FILE_SUFFIX,
+    SPOOL_TEMP_PREFIX,
+  })) {
+    assert.ok(c.includes(`#define ${name} "${value}"`), name);
+  }
+  for (const [name, value] of Object.entries({
+    CNI_ERR_IO,
+    CNI_ERR_DECODE,
+    CNI_ERR_TRY_AGAIN_LATER,
+    CNI_ERR_PLUGIN_NOT_AVAILABLE,
+    CNI_ERR_INTERNAL,
+  })) {
+    assert.ok(c.includes(`#define ${name} ${value}\n`), name);
+  }
+  assert.ok(
+    c.includes(`{${SUPPORTED_CNI_VERSIONS.map((v) => `"${v}"`).join(', ')}}`),
+    'SUPPORTED_CNI_VERSIONS',
+  );
+});
+
+test('VERSION is answered locally and identically for any stdin', async () => {
+  const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+  const stdins = [
+    ...[...SUPPORTED_CNI_VERSIONS, '0.2.0', '2.0.0', ''].map((v) => JSON.stringify({ cniVersion: v })),
+    '',
+    'garbage',
+    '{"cniVersion":1}',
+    '{"cniVersion":"0.4.0"} trailing',
+    '{"cniVersion":"0.4.0",}',
+    '{"a":{"cniVersion":"0.3.0"},"b":["x",{"cniVersion":"0.3.1"}]}',
+    '{"cniVersion":"0.3.0","cniVersion":"0.4.0"}',
+    '{"cniVersion":"0.3.0","cniVersion":null}',
+    '{"cni\\u0056ersion":"0.3.1"}',
+    '{"cniVersion":"0.3.\\u0031"}',
+    `{"x":${deep},"cniVersion":"0.3.0"}`,
+    '["0.3.0"]',
+    '\ufeff{"cniVersion":"0.3.0"}',
+    ' \t\r\n{"n":-0.5e+10,"t":true,"f":false,"z":null,"s":"\\"\\\\\\/\\b\\f\\n\\r\\t","cniVersion":"1.1.0"} \n',
+    '{"n":01,"cniVersion":"1.1.0"}',
+    '{"n":1.,"cniVersion":"1.1.0"}',
+    '{"s":"\\x","cniVersion":"1.1.0"}',
+    '{"s":"tab\there","cniVersion":"1.1.0"}',
+    '{"s":"\\u12g4","cniVersion":"1.1.0"}',
+    '{"cniVersion":"1.1.0"',
+  ];
+  for (const stdin of stdins) {
+    const out = await same(
+      { CNI_COMMAND: 'VERSION' },
+      stdin,
+      `VERSION ${JSON.stringify(stdin.slice(0, 60))}`,
+    );
+    assert.equal(out.code, 0);
+  }
+  const answer = await exec('native', { CNI_COMMAND: 'VERSION' }, '{"cniVersion":"0.4.0"}');
+  assert.deepEqual(JSON.parse(answer.stdout.toString()), {
+    cniVersion: '0.4.0',
+    supportedVersions: SUPPORTED_CNI_VERSIONS,
+  });
+});
+
+test('a stdin that is not a JSON object fails with code 6 for every other command', async () => {
+  for (const stdin of ['', 'garbage', '[]', '"s"', '{"cniVersion":"0.4.0",}', '{"a":1} {}']) {
+    const out = await same({ ...attachEnv, CNI_COMMAND: 'ADD' }, stdin, `ADD ${JSON.stringify(stdin)}`);
+    assert.equal(out.code, 1);
+    assert.equal(errorOf(out).code, 6);
+  }
+});
+
+test('with no agent, ADD/CHECK/GC fail with 11 and STATUS with 50, with the same message', async () => {
+  const absent = join(dir, 'absent.sock');
+  const notASocket = join(dir, 'plain-file');
+  writeFileSync(notASocket, '');
+  for (const socket of [absent, notASocket]) {
+    for (const [command, code] of [
+      ['ADD', 11],
+      ['CHECK', 11],
+      ['GC', 11],
+      ['STATUS', 50],
+    ] as const) {
+      const stdin = JSON.stringify({ cniVersion: '0.4.0', agentSocket: socket });
+      const out = await same({ ...attachEnv, CNI_COMMAND: command }, stdin, `${command} ${socket}`);
+      assert.equal(out.code, 1);
+      const err = errorOf(out);
+      assert.equal(err.code, code);
+      assert.equal(err.cniVersion, '0.4.0');
+      assert.match(err.msg, /^vpcnet agent not reachable at .*: connect (ENOENT|ECONNREFUSED) /);
+    }
+  }
+});
+
+test('with no agent, DEL is spooled by both in the same format, sorting in arrival order', async () => {
+  const spool = join(dir, 'spool-order', 'nested');
+  const stdin = netconf({ agentSocket: join(dir, 'absent.sock'), delSpoolDir: spool });
+  const order: Array<[Plugin, string]> = [
+    ['native', 'c1'],
+    ['js', 'c2'],
+    ['native', 'c3'],
+    ['native', 'c4'],
+    ['js', 'c5'],
+  ];
+  for (const [plugin, id] of order) {
+    const out = await exec(
+      plugin,
+      { ...attachEnv, CNI_CONTAINERID: id, CNI_COMMAND: 'DEL', HOME: '/root' },
+      stdin,
+    );
+    assert.deepEqual({ code: out.code, stdout: out.stdout.toString() }, { code: 0, stdout: '' }, plugin);
+  }
+  const names = readdirSync(spool).sort();
+  assert.equal(names.length, order.length, 'no temp files left behind');
+  assert.equal(statSync(spool).mode & 0o777, 0o700);
+  for (const [k, name] of names.entries()) {
+    assert.match(name, /^\d{15}-\d{20}-\d+-[0-9a-f]{8}\.del\.json$/);
+    assert.equal(statSync(join(spool, name)).mode & 0o777, 0o600);
+    const env = { ...attachEnv, CNI_CONTAINERID: order[k]?.[1] ?? '', CNI_COMMAND: 'DEL' };
+    assert.equal(
+      readFileSync(join(spool, name), 'utf8'),
+      JSON.stringify({ env, stdin }),
+      `file ${k} (${order[k]?.[0]})`,
+    );
+  }
+});
+
+test('a DEL that cannot be spooled fails with code 5 naming the dir, identically', async () => {
+  const file = join(dir, 'not-a-dir');
+  writeFileSync(file, '');
+  for (const spool of [join(file, 'spool'), file]) {
+    const stdin = netconf({ agentSocket: join(dir, 'absent.sock'), delSpoolDir: spool });
+    const out = await same({ ...attachEnv, CNI_COMMAND: 'DEL' }, stdin, `spool ${spool}`);
+    assert.equal(out.code, 1);
+    assert.equal(errorOf(out).code, 5);
+    assert.equal(errorOf(out).msg, `cannot spool DEL in ${spool}`);
+  }
+});
