@@ -128,12 +128,19 @@ async function testFiles(dir, under) {
   return out.sort();
 }
 
+function withoutTestContext(env) {
+  const { NODE_TEST_CONTEXT: _, ...rest } = env;
+  return rest;
+}
+
 function run(cwd, files) {
   return new Promise((resolvePromise) => {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=tap', ...files],
-      { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+      // Run as a test run of its own, also when this script runs inside one (npm test): with the
+      // parent's NODE_TEST_CONTEXT the child would report to a parent that is not listening.
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...withoutTestContext(process.env), NO_COLOR: '1' } },
     );
     let output = '';
     child.stdout.on('data', (d) => {
@@ -178,12 +185,14 @@ export async function mutationCheck(names = [], log = console.log) {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       // Killed only by a failing test: a copy that cannot even load proves nothing about the tests.
       const failed = Number(/^# fail (\d+)$/m.exec(r.output)?.[1] ?? 0);
+      const ran = Number(/^# tests (\d+)$/m.exec(r.output)?.[1] ?? 0);
       const firstFailure = /^\s*not ok \d+ - (.*)$/m.exec(r.output)?.[1] ?? '';
-      const outcome = r.code === 0 ? 'survived' : failed > 0 ? 'killed' : 'error';
+      // A run that reports no tests proves nothing either way.
+      const outcome = ran === 0 ? 'error' : failed > 0 ? 'killed' : r.code === 0 ? 'survived' : 'error';
       const detail =
         `${files.length} test files, ${seconds} s` +
         (outcome === 'killed' ? `; ${failed} failed, first: ${firstFailure}` : '') +
-        (outcome === 'error' ? `; exit ${r.code} without a failing test:\n${r.output.slice(-2000)}` : '');
+        (outcome === 'error' ? `; exit ${r.code}, ${ran} tests, none failed:\n${r.output.slice(-2000)}` : '');
       results.push({ ...m, outcome, detail });
       log(`${outcome.toUpperCase().padEnd(9)} ${m.name} (${m.rule}): ${m.what} [${detail}]`);
     }

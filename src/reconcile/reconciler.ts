@@ -134,10 +134,12 @@ export class Reconciler {
         });
       }
     }
-    // Branch bindings after their sandboxes: a rebuilt holder veth needs its routes pointed at it again.
-    const settledNode = report.repaired.length > 0 ? await dataplane.observeNode() : node;
+    // Bindings and GC judge the kernel as the repairs left it (one observation serves both unless
+    // a binding changed it again). Branch bindings after their sandboxes: a rebuilt holder veth
+    // needs its routes pointed at it again.
+    const repairedNode = report.repaired.length > 0 ? await dataplane.observeNode() : node;
     for (const b of ledger.bindings()) {
-      if (bindingSettled(ledger, b, settledNode)) continue;
+      if (bindingSettled(ledger, b, repairedNode)) continue;
       try {
         await this.#settle(b, report);
       } catch (err) {
@@ -148,9 +150,7 @@ export class Reconciler {
         });
       }
     }
-    // GC judges the kernel as it is now: the repairs above changed it.
-    const acted = report.repaired.length + report.bindings.length > 0;
-    await this.#collect(acted ? await dataplane.observeNode() : node, report);
+    await this.#collect(report.bindings.length > 0 ? await dataplane.observeNode() : repairedNode, report);
     const liveNow = new Set(ledger.list().map((a) => `${attachmentKeyString(a.key)} ${a.netns}`));
     for (const k of this.#reportedGone) if (!liveNow.has(k)) this.#reportedGone.delete(k);
     report.durationMs = clock.now() - started;
