@@ -125,6 +125,32 @@ test('GC parses the valid attachments the runtime still uses', () => {
   assert.deepEqual(r.command === 'GC' && r.validAttachments, [{ containerId: 'c1', ifName: 'eth0' }]);
 });
 
+test('GC reads cni.dev/attachments (the key of the 1.1.0 tag) when cni.dev/valid-attachments is absent, and prefers the latter', () => {
+  const only = parseCniRequest(
+    { CNI_COMMAND: 'GC' },
+    JSON.stringify({ ...v11, 'cni.dev/attachments': [{ containerID: 'c2', ifname: 'eth1' }] }),
+  );
+  assert.deepEqual(only.command === 'GC' && only.validAttachments, [{ containerId: 'c2', ifName: 'eth1' }]);
+  const both = parseCniRequest(
+    { CNI_COMMAND: 'GC' },
+    JSON.stringify({
+      ...v11,
+      'cni.dev/valid-attachments': [{ containerID: 'c1', ifname: 'eth0' }],
+      'cni.dev/attachments': [{ containerID: 'c2', ifname: 'eth1' }],
+    }),
+  );
+  assert.deepEqual(both.command === 'GC' && both.validAttachments, [{ containerId: 'c1', ifName: 'eth0' }]);
+  throwsCode(
+    () =>
+      parseCniRequest(
+        { CNI_COMMAND: 'GC' },
+        JSON.stringify({ ...v11, 'cni.dev/attachments': [{ ifname: 'eth1' }] }),
+      ),
+    7,
+    'entry without containerID under the fallback key',
+  );
+});
+
 test('GC without a valid-attachments list is refused (code 7), so nothing live is collected', () => {
   throwsCode(() => parseCniRequest({ CNI_COMMAND: 'GC' }, JSON.stringify(v11)), 7, 'missing list');
   throwsCode(

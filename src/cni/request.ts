@@ -183,14 +183,22 @@ function parseVersion(stdin: string): VersionRequest {
   return { command: 'VERSION' };
 }
 
+// The list's key: the 1.1.0 spec tag says `cni.dev/attachments`, later text and libcni say
+// `cni.dev/valid-attachments`, and some libcni versions send only one of them.
 const VALID_ATTACHMENTS_KEY = 'cni.dev/valid-attachments';
+const ATTACHMENTS_KEY = 'cni.dev/attachments';
 
 function parseValidAttachments(netConf: NetConf): readonly GcValidAttachment[] {
-  const raw = netConf.raw[VALID_ATTACHMENTS_KEY];
+  const key = netConf.raw[VALID_ATTACHMENTS_KEY] !== undefined ? VALID_ATTACHMENTS_KEY : ATTACHMENTS_KEY;
+  const raw = netConf.raw[key];
   // Without the list every attachment would look like garbage; refuse instead of guessing.
-  if (raw === undefined)
-    throw new CniError(CNI_ERR_INVALID_NETCONF, `GC needs config["${VALID_ATTACHMENTS_KEY}"]`);
-  const path = `config["${VALID_ATTACHMENTS_KEY}"]`;
+  if (raw === undefined) {
+    throw new CniError(
+      CNI_ERR_INVALID_NETCONF,
+      `GC needs config["${VALID_ATTACHMENTS_KEY}"] (or config["${ATTACHMENTS_KEY}"])`,
+    );
+  }
+  const path = `config["${key}"]`;
   return expectArray(raw, path, CNI_ERR_INVALID_NETCONF).map((item, i) => {
     const p = `${path}[${i}]`;
     const o = expectObject(item, p, CNI_ERR_INVALID_NETCONF);
