@@ -70,7 +70,7 @@ export async function settleBinding(d: BindingDeps, key: string, forced?: Attach
   const members = ledger.bindingMembers(key);
   if (b.supersededBy !== undefined || members.length === 0) {
     // Ownership: only what this binding still owns (a superseded one owns nothing any more).
-    await dataplane.remove(b.resources, 'teardown of branch binding');
+    await dataplane.remove(b.resources, { operation: 'teardown of branch binding' });
     if (members.length === 0) ledger.removeBinding(key);
     else ledger.putBinding({ ...b, resources: [] });
     await ledger.commit();

@@ -32,6 +32,18 @@ interface Failed {
   readonly message: string;
 }
 
+/** How remove() runs. */
+export interface RemoveOptions {
+  /** Names the operation in errors (default removePod). */
+  readonly operation?: string;
+  /**
+   * The pod's namespace, for what does not go with the pod's veth (a second interface's rule in
+   * the pod). Absent, or a namespace that cannot be entered: that part counts as gone with the pod.
+   * The caller passes it only when it knows the path still names this attachment's namespace.
+   */
+  readonly netns?: string;
+}
+
 interface OwnedStep extends Step {
   /** Index of the resource the step belongs to. */
   readonly owner: number;
@@ -73,19 +85,27 @@ export class Dataplane {
         'stop',
       );
       if (!result.entered) {
-        return this.#failCreate(resources, touched, subject, `nsenter --net=${netns}`, result.reason);
+        return this.#failCreate(netns, resources, touched, subject, `nsenter --net=${netns}`, result.reason);
       }
       const failure = result.failures[0];
       const done = failure === undefined ? batch : batch.slice(0, failure.index);
       for (const s of done) touched.add(s.owner);
       if (failure !== undefined) {
         const step = batch[failure.index];
-        return this.#failCreate(resources, touched, subject, step ? opText(step.op) : '?', failure.message);
+        return this.#failCreate(
+          netns,
+          resources,
+          touched,
+          subject,
+          step ? opText(step.op) : '?',
+          failure.message,
+        );
       }
     }
   }
 
   async #failCreate(
+    netns: string,
     resources: readonly Resource[],
     touched: ReadonlySet<number>,
     subject: string,
@@ -94,7 +114,7 @@ export class Dataplane {
   ): Promise<never> {
     // Ownership: undo only what this call did; a resource none of whose steps ran is not ours.
     const undo = resources.filter((_, i) => touched.has(i));
-    const leftover = await this.#removeTolerant(undo, 'addPod').then(
+    const leftover = await this.#removeTolerant(undo, 'addPod', netns).then(
       (left) => left.map((f) => `${f.step}: ${f.message}`).join('; '),
       (err: unknown) => errorText(err),
     );
@@ -102,21 +122,44 @@ export class Dataplane {
     throw new DataplaneError('addPod', step, subject, message + suffix);
   }
 
-  /** Removes exactly these resources (from the node side); what is already gone counts as removed. */
-  async remove(resources: readonly Resource[], operation = 'removePod'): Promise<void> {
-    const [first, ...rest] = await this.#removeTolerant(resources, operation);
+  /**
+   * Removes exactly these resources; what is already gone counts as removed. The pod's own side
+   * goes with its veth, except what `options.netns` lets it remove in the pod.
+   */
+  async remove(resources: readonly Resource[], options: RemoveOptions = {}): Promise<void> {
+    const operation = options.operation ?? 'removePod';
+    const [first, ...rest] = await this.#removeTolerant(resources, operation, options.netns);
     if (first === undefined) return;
     const also = rest.map((f) => `; also "${f.step}": ${f.message}`).join('');
     throw new DataplaneError(operation, first.step, subjectOf(resources), first.message + also);
   }
 
   /** Runs removals to the end; returns what could not be removed (nothing when all is gone). */
-  #removeTolerant(resources: readonly Resource[], operation: string): Promise<Failed[]> {
-    return this.#runRemovals(removalSteps(resources), operation, subjectOf(resources));
+  async #removeTolerant(
+    resources: readonly Resource[],
+    operation: string,
+    netns?: string,
+  ): Promise<Failed[]> {
+    const steps = removalSteps(resources);
+    const subject = subjectOf(resources);
+    const inPod = netns === undefined ? [] : await this.#runPodRemovals(steps, netns);
+    return [...inPod, ...(await this.#runRemovals(steps, operation, subject))];
+  }
+
+  /** The pod-side removals, in the pod; a namespace that cannot be entered took them with it. */
+  async #runPodRemovals(steps: readonly Step[], netns: string): Promise<Failed[]> {
+    const ops = steps.filter((s) => s.side === 'pod').map((s) => s.op);
+    if (ops.length === 0) return [];
+    for (const op of ops) validateOp(op);
+    const result = await this.kernel.run({ side: 'pod', path: netns }, ops, 'all');
+    if (!result.entered) return [];
+    return result.failures
+      .filter((f) => !isAlreadyGone(f.message))
+      .map((f) => ({ step: opText(ops[f.index] as KernelOp), message: f.message }));
   }
 
   async #runRemovals(steps: readonly Step[], operation: string, subject: string): Promise<Failed[]> {
-    // A pod's own side goes with its veth: DEL never enters a namespace that may be gone.
+    // Node side only: a pod's own side goes with its veth (see #runPodRemovals for the exception).
     const ops = steps.filter((s) => s.side === 'node').map((s) => s.op);
     if (ops.length === 0) return [];
     for (const op of ops) validateOp(op);
@@ -193,7 +236,7 @@ export class Dataplane {
     if (findings.length > 0) await this.repair('', findings, operation);
     const keep = new Set(desired.map(identityOf));
     const stale = previous.filter((r) => !keep.has(identityOf(r)));
-    if (stale.length > 0) await this.remove(stale, operation);
+    if (stale.length > 0) await this.remove(stale, { operation });
     return findings.map((f) => f.problem);
   }
 
@@ -223,6 +266,6 @@ export class Dataplane {
     const resources = planEniLink(spec, link?.ifname ?? 'gone').filter(
       (r) => link !== undefined || r.kind === 'rule',
     );
-    await this.remove(resources, 'teardownEni');
+    await this.remove(resources, { operation: 'teardownEni' });
   }
 }

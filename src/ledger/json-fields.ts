@@ -66,6 +66,7 @@ export function fieldReader(o: Obj, at: string): FieldReader {
     str: (name) => nonEmpty(o, name, at),
     optStr: (name) => (o[name] === undefined ? undefined : nonEmpty(o, name, at)),
     int: (name) => int(o, name, at),
+    optInt: (name) => (o[name] === undefined ? undefined : int(o, name, at)),
     optBool(name) {
       const v = o[name];
       if (v === undefined || typeof v === 'boolean') return v;

@@ -12,7 +12,7 @@ import type { BindingKey, BranchBinding } from './binding.ts';
 import { RULE_PRIORITY_FROM_POD, RULE_PRIORITY_TO_POD } from './kinds/rule.ts';
 import { BRANCH_DEVICE_PREFIX, RULE_PRIORITY_BRANCH } from './kinds/trunk-device.ts';
 import { hostVethMac, hostVethName, keyedName, podVethMac } from './names.ts';
-import { POD_GATEWAY } from './pod-plan.ts';
+import { podSideRouting } from './pod-plan.ts';
 import type { Resource } from './resource.ts';
 import { MAIN_TABLE } from './views.ts';
 
@@ -45,10 +45,7 @@ export function planBranchAttachment(spec: BranchAttachmentSpec): Resource[] {
       podMac: podVethMac(key),
       mtu: spec.mtu,
     },
-    { kind: 'ifAddress', side: 'pod', dev: ifName, cidr: `${ip}/32` },
-    { kind: 'route', side: 'pod', dst: `${POD_GATEWAY}/32`, dev: ifName, table: MAIN_TABLE, scopeLink: true },
-    { kind: 'route', side: 'pod', dst: 'default', dev: ifName, via: POD_GATEWAY, table: MAIN_TABLE },
-    { kind: 'neighbour', side: 'pod', dev: ifName, ip: POD_GATEWAY, lladdr: hostMac },
+    ...podSideRouting(ifName, ip, hostMac),
   ];
 }
 

@@ -55,6 +55,7 @@ export type KernelOp =
       readonly via?: string;
       readonly table: number;
       readonly scopeLink?: boolean;
+      readonly metric?: number;
       readonly replace?: boolean;
     }
   | { readonly op: 'routeDel'; readonly dst: string; readonly dev: string; readonly table: number }
@@ -140,6 +141,7 @@ export function validateOp(op: KernelOp): void {
       link(op.dev);
       if (op.dst !== 'default') assertIpv4Cidr(op.dst);
       if (op.op === 'routeAdd' && op.via !== undefined) ip(op.via);
+      if (op.op === 'routeAdd' && op.metric !== undefined) uint('route metric', op.metric);
       uint('route table', op.table);
       return;
     case 'neighAdd':
@@ -210,7 +212,8 @@ export function opText(op: KernelOp, nodeNetns = '<node>'): string {
       const via = op.via === undefined ? '' : ` via ${op.via}`;
       const scope = op.scopeLink === true ? ' scope link' : '';
       const verb = op.replace === true ? 'replace' : 'add';
-      return `route ${verb} ${op.dst}${via} dev ${op.dev}${scope} table ${tableName(op.table)}`;
+      const metric = op.metric === undefined ? '' : ` metric ${op.metric}`;
+      return `route ${verb} ${op.dst}${via} dev ${op.dev}${scope} table ${tableName(op.table)}${metric}`;
     }
     case 'routeDel':
       return `route del ${op.dst} dev ${op.dev} table ${tableName(op.table)}`;

@@ -16,6 +16,16 @@ const regular = planRegularPod({
   mtu: 9001,
   snat: true,
 });
+// The same pod's second interface (a meta-plugin's second network).
+const second = planRegularPod({
+  key: { network: 'vpcnet', containerId: 'c1', ifName: 'eth1' },
+  vethPrefix: 'vpc',
+  ip: '10.0.0.6',
+  eniId: 'eni-1',
+  routeTable: 2,
+  mtu: 9001,
+  snat: true,
+});
 const eni = planEniLink(
   {
     mac: '02:00:00:00:00:01',
@@ -35,6 +45,7 @@ function readerOf(o: Record<string, unknown>) {
     str: (n: string) => o[n] as string,
     optStr: (n: string) => o[n] as string | undefined,
     int: (n: string) => o[n] as number,
+    optInt: (n: string) => o[n] as number | undefined,
     optBool: (n: string) => o[n] as boolean | undefined,
     side: (n: string) => o[n] as 'node' | 'pod',
     oneOf: <T extends string>(n: string, _values: readonly T[]) => o[n] as T,
@@ -42,7 +53,7 @@ function readerOf(o: Record<string, unknown>) {
 }
 
 test('every kind reads back exactly what it stores', () => {
-  for (const r of [...regular, ...eni]) {
+  for (const r of [...regular, ...second, ...eni]) {
     const stored = JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
     assert.deepEqual(parseResourceFields(r.kind, readerOf(stored)), r, r.kind);
   }
@@ -52,6 +63,9 @@ test('every kind reads back exactly what it stores', () => {
 test('identities are unique within a plan, so ownership can be decided by identity', () => {
   const ids = [...regular, ...eni].map(identityOf);
   assert.equal(new Set(ids).size, ids.length);
+  // Two interfaces of one pod share its namespace: nothing of one is the other's.
+  const both = [...regular, ...second].map(identityOf);
+  assert.equal(new Set(both).size, both.length);
 });
 
 test('removal runs rules before routes and addresses before links, and leaves the pod side to its veth', () => {
@@ -59,6 +73,33 @@ test('removal runs rules before routes and addresses before links, and leaves th
   assert.deepEqual(
     steps.map((s) => `${s.side} ${s.op.op}`),
     ['node ruleDel', 'node ruleDel', 'node snatDel', 'node routeDel', 'node linkDel'],
+  );
+});
+
+test('a second interface removes its own rule inside the pod; the rest of its pod side goes with its veth', () => {
+  const steps = removalSteps(second);
+  assert.deepEqual(
+    steps.map((s) => `${s.side} ${s.op.op}`),
+    ['pod ruleDel', 'node ruleDel', 'node ruleDel', 'node snatDel', 'node routeDel', 'node linkDel'],
+  );
+});
+
+test('a second interface routes through a table of its own and yields the main table to the first', () => {
+  const podRoutes = second.filter((r) => r.kind === 'route' && r.side === 'pod');
+  const table = podRoutes.find((r) => r.kind === 'route' && r.table !== 254);
+  assert.ok(table?.kind === 'route' && table.table >= 1000);
+  for (const r of podRoutes) {
+    if (r.kind === 'route' && r.table === 254)
+      assert.equal(r.metric, table.table, 'main-table routes carry a metric');
+  }
+  assert.ok(
+    second.some(
+      (r) => r.kind === 'rule' && r.side === 'pod' && r.from === '10.0.0.6/32' && r.table === table.table,
+    ),
+  );
+  assert.ok(
+    !regular.some((r) => r.kind === 'route' && r.metric !== undefined),
+    'eth0 keeps the plain routes',
   );
 });
 

@@ -1,6 +1,7 @@
 // The pod plan: from what an ADD decided (key, address, ENI table, MTU) to the complete list of
 // resources the attachment will own. ADD records this list before it touches the kernel and then
 // creates exactly it; DEL, CHECK and the reconcile loop work from the recorded list alone.
+import { createHash } from 'node:crypto';
 import type { AttachmentKey } from './attachment.ts';
 import { RULE_PRIORITY_FROM_POD, RULE_PRIORITY_TO_POD } from './kinds/rule.ts';
 import { hostVethMac, hostVethName, podVethMac } from './names.ts';
@@ -26,6 +27,52 @@ export interface RegularPodSpec {
   readonly snat: boolean;
 }
 
+/** The pod interface whose routes are the pod's defaults: kubelet, containerd and podman name it eth0. */
+export const PRIMARY_POD_IF = 'eth0';
+/** Inside a pod, route tables of its other interfaces (derived from their names) lie in this range. */
+export const POD_IF_TABLE_BASE = 1000;
+const POD_IF_TABLE_COUNT = 30000;
+
+/** The route table (and route metric) of a pod's other interface: stable for its name. */
+export function podInterfaceTable(ifName: string): number {
+  const digest = createHash('sha256').update(`pod-if ${ifName}`).digest();
+  return POD_IF_TABLE_BASE + (digest.readUInt32BE(0) % POD_IF_TABLE_COUNT);
+}
+
+/**
+ * The pod side of an attachment on interface `ifName` with address `ip`: the /32, a link route to
+ * the gateway, a default route through it and the gateway's permanent neighbour entry (the host
+ * veth's MAC). Another interface of the same pod (a meta-plugin's second network) gets the same
+ * routes with a metric, so they yield to the primary interface's and never collide with them, plus
+ * a table of its own and a rule that sends what leaves from its address out through it.
+ */
+export function podSideRouting(ifName: string, ip: string, hostMac: string): Resource[] {
+  const cidr = `${ip}/32`;
+  const gateway = {
+    kind: 'route',
+    side: 'pod',
+    dst: `${POD_GATEWAY}/32`,
+    dev: ifName,
+    scopeLink: true,
+  } as const;
+  const viaGateway = { kind: 'route', side: 'pod', dst: 'default', dev: ifName, via: POD_GATEWAY } as const;
+  const out: Resource[] = [{ kind: 'ifAddress', side: 'pod', dev: ifName, cidr }];
+  if (ifName === PRIMARY_POD_IF) {
+    out.push({ ...gateway, table: MAIN_TABLE }, { ...viaGateway, table: MAIN_TABLE });
+  } else {
+    const table = podInterfaceTable(ifName);
+    out.push(
+      { ...gateway, table: MAIN_TABLE, metric: table },
+      { ...viaGateway, table: MAIN_TABLE, metric: table },
+      { ...gateway, table },
+      { ...viaGateway, table },
+      { kind: 'rule', side: 'pod', priority: RULE_PRIORITY_FROM_POD, from: cidr, table },
+    );
+  }
+  out.push({ kind: 'neighbour', side: 'pod', dev: ifName, ip: POD_GATEWAY, lladdr: hostMac });
+  return out;
+}
+
 /** A pod with a secondary IP of one of the node's ENIs. */
 export function planRegularPod(spec: RegularPodSpec): Resource[] {
   const { key, ip } = spec;
@@ -35,18 +82,7 @@ export function planRegularPod(spec: RegularPodSpec): Resource[] {
   const out: Resource[] = [
     { kind: 'vpcAddress', ip, eniId: spec.eniId },
     { kind: 'veth', hostName, hostMac, podIfName: ifName, podMac: podVethMac(key), mtu: spec.mtu },
-    // Pod side, in the pod's namespace: its address, its gateway and a default route through it.
-    { kind: 'ifAddress', side: 'pod', dev: ifName, cidr: `${ip}/32` },
-    {
-      kind: 'route',
-      side: 'pod',
-      dst: `${POD_GATEWAY}/32`,
-      dev: ifName,
-      table: MAIN_TABLE,
-      scopeLink: true,
-    },
-    { kind: 'route', side: 'pod', dst: 'default', dev: ifName, via: POD_GATEWAY, table: MAIN_TABLE },
-    { kind: 'neighbour', side: 'pod', dev: ifName, ip: POD_GATEWAY, lladdr: hostMac },
+    ...podSideRouting(ifName, ip, hostMac),
     // Node side: the host route to the pod, its rules, its SNAT membership.
     { kind: 'route', side: 'node', dst: `${ip}/32`, dev: hostName, table: MAIN_TABLE, scopeLink: true },
     { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${ip}/32`, table: MAIN_TABLE },

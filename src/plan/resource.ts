@@ -39,6 +39,8 @@ export interface RouteResource {
   readonly via?: string;
   readonly table: number;
   readonly scopeLink?: boolean;
+  /** The route's priority; absent: 0. A pod's second interface's routes yield to its first's. */
+  readonly metric?: number;
 }
 
 /** A permanent neighbour entry (the pod's gateway, answered by the host veth's MAC). */
@@ -50,9 +52,10 @@ export interface NeighbourResource {
   readonly lladdr: string;
 }
 
-/** A policy rule on the node. */
+/** A policy rule on the node, or (`side: 'pod'`) inside the pod for its second interface. */
 export interface RuleResource extends RuleSpec {
   readonly kind: 'rule';
+  readonly side?: 'pod';
 }
 
 /** Membership of a pod address in vpcnet's SNAT set (traffic leaving the VPC uses the node's IP). */

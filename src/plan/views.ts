@@ -32,6 +32,8 @@ export interface IpRoute {
   /** Route table number (254 = main). */
   readonly table: number;
   readonly scope?: string;
+  /** Absent: 0. */
+  readonly metric?: number;
 }
 
 export interface IpRule {

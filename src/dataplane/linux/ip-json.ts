@@ -91,6 +91,7 @@ export function parseRoutes(value: unknown): IpRoute[] {
     const gateway = str(o, 'gateway');
     const dev = str(o, 'dev');
     const scope = str(o, 'scope');
+    const metric = num(o, 'metric');
     return [
       {
         dst,
@@ -98,6 +99,7 @@ export function parseRoutes(value: unknown): IpRoute[] {
         ...(gateway === undefined ? {} : { gateway }),
         ...(dev === undefined ? {} : { dev }),
         ...(scope === undefined ? {} : { scope }),
+        ...(metric === undefined || metric === 0 ? {} : { metric }),
       },
     ];
   });

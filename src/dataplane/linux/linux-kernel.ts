@@ -36,7 +36,7 @@ function firstLines(text: string): string {
 }
 
 const NODE_READ = ['addr show', 'route show table all', 'rule show'];
-const POD_READ = ['addr show', 'route show table all', 'neigh show'];
+const POD_READ = ['addr show', 'route show table all', 'neigh show', 'rule show'];
 
 export class LinuxKernel implements Kernel {
   readonly #runner: CommandRunner;
@@ -140,12 +140,12 @@ export class LinuxKernel implements Kernel {
     if (r.code !== 0 && parseBatchFailures(r.stderr).length === 0) {
       return { reachable: false, reason: firstLines(r.stderr) };
     }
-    const out = batchOutputs(r.stdout, r.stderr, [1, 2, 3]);
+    const out = batchOutputs(r.stdout, r.stderr, [1, 2, 3, 4]);
     return {
       reachable: true,
       links: parseLinks(out.get(1)),
       routes: parseRoutes(out.get(2)),
-      rules: [],
+      rules: parseRules(out.get(4)),
       neighbours: parseNeighbours(out.get(3)),
     };
   }

@@ -193,7 +193,7 @@ export class FakeKernel implements Kernel {
   async readPod(path: string): Promise<PodView> {
     this.reads.pod++;
     if (this.#deleted.has(path)) return { reachable: false, reason: 'No such file or directory' };
-    return { reachable: true, ...renderView(this.ns(path)), rules: [] };
+    return { reachable: true, ...renderView(this.ns(path)) };
   }
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {
@@ -284,7 +284,9 @@ export class FakeKernel implements Kernel {
       case 'routeAdd': {
         this.#linkOf(ns, op.dev);
         const dst = norm(op.dst);
-        const same = (r: FakeRoute) => r.table === op.table && r.dst === dst;
+        // One route per table, destination and metric, whatever the device (as the kernel's FIB).
+        const same = (r: FakeRoute) =>
+          r.table === op.table && r.dst === dst && (r.metric ?? 0) === (op.metric ?? 0);
         if (space.routes.some(same) && op.replace !== true) throw new OpError(EXISTS);
         space.routes = space.routes.filter((r) => !same(r));
         space.routes.push({
@@ -293,6 +295,7 @@ export class FakeKernel implements Kernel {
           dev: op.dev,
           ...(op.via === undefined ? {} : { via: op.via }),
           ...(op.scopeLink === true ? { scopeLink: true } : {}),
+          ...(op.metric === undefined || op.metric === 0 ? {} : { metric: op.metric }),
         });
         return;
       }

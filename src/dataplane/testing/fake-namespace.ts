@@ -24,6 +24,7 @@ export interface FakeRoute {
   readonly dev: string;
   readonly via?: string;
   readonly scopeLink?: boolean;
+  readonly metric?: number;
 }
 
 /** A rule; `other` marks selectors vpcnet never makes (someone else's rule). */
@@ -79,6 +80,7 @@ export function renderView(space: FakeNamespace): NamespaceView {
     table: r.table,
     ...(r.via === undefined ? {} : { gateway: r.via }),
     ...(r.scopeLink === true ? { scope: 'link' } : {}),
+    ...(r.metric === undefined ? {} : { metric: r.metric }),
   }));
   const rules: IpRule[] = space.rules.map((r) => {
     const [src = 'all', srclen] = r.from?.split('/') ?? [];

@@ -24,6 +24,32 @@ export const podScenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'a second interface of the pod is built beside the first, in either order, and its removal leaves the first whole',
+    async run(h) {
+      for (const order of ['eth0 first', 'eth1 first']) {
+        const netns = await h.pod();
+        const first = plan('c-a', '10.0.0.5');
+        const second = plan('c-a', '10.0.0.6', 2, 'eth1');
+        for (const p of order === 'eth0 first' ? [first, second] : [second, first]) {
+          await h.dataplane.create(netns, p);
+        }
+        assert.deepEqual(await problems(h, netns, first), [], order);
+        assert.deepEqual(await problems(h, netns, second), [], order);
+        const podRules = async () => {
+          const pod = await h.dataplane.observePod(netns);
+          assert.ok(pod.reachable);
+          return pod.rules.filter((r) => r.src === '10.0.0.6').map((r) => `${r.priority} ${r.table}`);
+        };
+        assert.equal((await podRules()).length, 1, 'the second interface has its rule in the pod');
+        await h.dataplane.remove(second, { netns });
+        assert.deepEqual(await problems(h, netns, first), [], `${order}: eth0 after eth1's removal`);
+        assert.deepEqual(await podRules(), [], 'its pod rule went with it');
+        assert.deepEqual(await nodeRulesFor(h, '10.0.0.6'), []);
+        await h.dataplane.remove(first, { netns });
+      }
+    },
+  },
+  {
     name: 'a host veth name that exists fails the create at its first step and is left alone',
     async run(h) {
       const [first, second] = [await h.pod(), await h.pod()];

@@ -11,13 +11,13 @@ export const SCENARIO_VPC = { vpcCidrs: ['10.0.0.0/16'], snatSource: '10.200.0.1
 
 export const NODE: Namespace = { side: 'node' };
 
-function key(containerId: string): AttachmentKey {
-  return { network: 'vpcnet', containerId, ifName: 'eth0' };
+function key(containerId: string, ifName: string): AttachmentKey {
+  return { network: 'vpcnet', containerId, ifName };
 }
 
-export function plan(containerId: string, ip: string, routeTable = 2): Resource[] {
+export function plan(containerId: string, ip: string, routeTable = 2, ifName = 'eth0'): Resource[] {
   return planRegularPod({
-    key: key(containerId),
+    key: key(containerId, ifName),
     vethPrefix: 'vpc',
     ip,
     eniId: 'eni-1',

@@ -44,6 +44,7 @@ export interface FieldReader {
   optStr(name: string): string | undefined;
   /** A non-negative integer. */
   int(name: string): number;
+  optInt(name: string): number | undefined;
   optBool(name: string): boolean | undefined;
   side(name: string): Side;
   /** One of the given strings. */

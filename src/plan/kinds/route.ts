@@ -7,7 +7,12 @@ import { BRANCH_TABLE_BASE, BRANCH_TABLE_LIMIT } from './trunk-device.ts';
 
 function present(r: RouteResource, view: NamespaceView): boolean {
   return view.routes.some(
-    (x) => x.table === r.table && sameDestination(x.dst, r.dst) && x.dev === r.dev && x.gateway === r.via,
+    (x) =>
+      x.table === r.table &&
+      sameDestination(x.dst, r.dst) &&
+      x.dev === r.dev &&
+      x.gateway === r.via &&
+      (x.metric ?? 0) === (r.metric ?? 0),
   );
 }
 
@@ -16,12 +21,14 @@ function describe(r: RouteResource): string {
   const via = r.via === undefined ? '' : ` via ${r.via}`;
   const table = r.table === MAIN_TABLE ? '' : ` table ${r.table}`;
   const host = r.side === 'node' && r.table === MAIN_TABLE && r.via === undefined ? 'host ' : '';
-  return `${host}route ${dst}${via} dev ${r.dev}${table}`;
+  const metric = r.metric === undefined ? '' : ` metric ${r.metric}`;
+  return `${host}route ${dst}${via} dev ${r.dev}${table}${metric}`;
 }
 
 export const routeKind: KindRules<RouteResource> = {
   parse(read) {
     const via = read.optStr('via');
+    const metric = read.optInt('metric');
     return {
       kind: 'route',
       side: read.side('side'),
@@ -30,6 +37,7 @@ export const routeKind: KindRules<RouteResource> = {
       ...(via === undefined ? {} : { via }),
       table: read.int('table'),
       ...(read.optBool('scopeLink') === true ? { scopeLink: true } : {}),
+      ...(metric === undefined ? {} : { metric }),
     };
   },
   create: (r) => [
@@ -42,6 +50,7 @@ export const routeKind: KindRules<RouteResource> = {
         ...(r.via === undefined ? {} : { via: r.via }),
         table: r.table,
         ...(r.scopeLink === true ? { scopeLink: true } : {}),
+        ...(r.metric === undefined ? {} : { metric: r.metric }),
       },
     },
   ],

@@ -1,6 +1,7 @@
 // A policy rule on the node: `to <pod>/32 lookup main prio 512` brings traffic for a pod to it,
 // `from <pod>/32 lookup <ENI table> prio 1536` sends a pod's traffic out through its ENI (the
-// upstream's priorities, so operators recognise `ip rule` output).
+// upstream's priorities, so operators recognise `ip rule` output). Inside a pod, a second
+// interface's `from <its address> lookup <its table>` (side 'pod').
 import type { RuleSpec } from '../kernel-op.ts';
 import type { RuleResource } from '../resource.ts';
 import { type IpRule, MAIN_TABLE } from '../views.ts';
@@ -108,18 +109,23 @@ export const ruleKind: KindRules<RuleResource> = {
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
       ...(iif === undefined ? {} : { iif }),
+      ...(read.optStr('side') !== undefined && read.oneOf('side', ['node', 'pod']) === 'pod'
+        ? { side: 'pod' as const }
+        : {}),
     };
   },
-  create: (r) => [{ side: 'node', op: { op: 'ruleAdd', rule: spec(r) } }],
-  remove: (r) => [{ side: 'node', op: { op: 'ruleDel', rule: spec(r) } }],
+  create: (r) => [{ side: r.side ?? 'node', op: { op: 'ruleAdd', rule: spec(r) } }],
+  // A pod-side rule does not go with the veth: DEL removes it in the pod, when the pod is still there.
+  remove: (r) => [{ side: r.side ?? 'node', op: { op: 'ruleDel', rule: spec(r) } }],
   check(r, views) {
-    if (views.node.rules.some((x) => ruleMatches(x, spec(r)))) return [];
+    const view = r.side === 'pod' ? views.pod : views.node;
+    if (!view || view.rules.some((x) => ruleMatches(x, spec(r)))) return [];
     // `ip rule add` of an existing rule fails (EEXIST) and there is no `rule replace`: add only
     // what is missing.
     return [{ resource: r, problem: `${describe(r)} missing`, repair: ruleKind.create(r) }];
   },
-  identity: (r) => identity(spec(r)),
-  describe: (r) => describe(spec(r)),
+  identity: (r) => (r.side === 'pod' ? `pod ${identity(spec(r))}` : identity(spec(r))),
+  describe: (r) => (r.side === 'pod' ? `pod ${describe(spec(r))}` : describe(spec(r))),
   removalRank: 0,
   orphans(node, ctx) {
     // Someone else's rule at our priority naming the same address with a selector more (iif,
