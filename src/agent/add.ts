@@ -11,6 +11,7 @@ import type { PooledAddress } from './address-source.ts';
 import { addBranchAttachment } from './branch/add-branch.ts';
 import { branchTarget } from './branch/assignment.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
+import { refuseRepeatedAdd } from './repeated-add.ts';
 import { resultFor } from './result.ts';
 
 /** The plan of a regular pod for this request and address. */
@@ -55,21 +56,10 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   const branch = await branchTarget(ctx, req);
   if (branch) return addBranchAttachment(ctx, req, netns, branch);
   const existing = ctx.ledger.get(req.key);
-  if (existing && existing.phase === undefined) {
-    // A repeated ADD for the same attachment: answer from the ledger if the kernel still matches.
-    const seen = await ctx.dataplane.inspect(existing.netns, existing.resources);
-    if (seen.findings.length === 0 && seen.podUnreachable === undefined) {
-      // Durable before success: an earlier commit of this record may have failed.
-      await ctx.ledger.commit();
-      return resultFor(existing);
-    }
-    ctx.log.warn('repeated ADD finds drift; rebuilding', {
-      key: req.key,
-      problems: seen.findings.map((f) => f.problem),
-    });
-  }
-  // A repeated or half-done ADD keeps its address and plan: its kernel state is made again.
-  if (existing) await ctx.dataplane.remove(existing.resources);
+  if (existing && existing.phase === undefined) await refuseRepeatedAdd(ctx, existing, netns);
+  // A half-done ADD, or a record whose interface is not in the namespace (gone with an old one),
+  // keeps its address and plan: its kernel state is made again.
+  if (existing) await ctx.dataplane.remove(existing.resources, { netns: existing.netns });
 
   const address = existing ? vpcAddressOf(existing.resources) : undefined;
   const resources =
@@ -128,7 +118,7 @@ async function forgetFailedAdd(
   wasInUse: boolean,
 ): Promise<void> {
   try {
-    await ctx.dataplane.remove(resources);
+    await ctx.dataplane.remove(resources, req.netns === undefined ? {} : { netns: req.netns });
   } catch (cleanupErr) {
     ctx.log.error('failed ADD left kernel state behind; its record stays for DEL or recovery', {
       key: req.key,

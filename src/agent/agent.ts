@@ -80,7 +80,7 @@ async function recoverHalfDoneAdds(
 ): Promise<void> {
   const halfDone = ledger.list().filter((a) => a.phase === 'adding');
   for (const att of halfDone) {
-    await dataplane.remove(att.resources);
+    await dataplane.remove(att.resources, { netns: att.netns });
     ledger.remove(att.key);
     const address = vpcAddressOf(att.resources);
     if (address) addresses.release(address.ip, address.eniId);

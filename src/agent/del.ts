@@ -17,7 +17,9 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
     return;
   }
   if (att) {
-    await ctx.dataplane.remove(att.resources);
+    // In the pod only what does not go with the veth: a second interface's rule, which names this
+    // attachment's own address (so even a namespace that took over the path cannot lose its own).
+    await ctx.dataplane.remove(att.resources, { netns: att.netns });
     ctx.ledger.remove(req.key);
     const address = vpcAddressOf(att.resources);
     if (address) {

@@ -21,6 +21,8 @@ export const CNI_ERR_INTERNAL = 100;
 export const CNI_ERR_CHECK_DRIFT = 110;
 /** vpcnet: the pod's vpc.amazonaws.com/pod-eni annotation is malformed (the message names the field). */
 export const CNI_ERR_BAD_POD_ENI_ANNOTATION = 120;
+/** ADD of an attachment whose interface already exists in the container (CNI 1.0: ADD must fail). */
+export const CNI_ERR_ATTACHMENT_EXISTS = 130;
 
 /** The error object printed on stdout when a CNI command fails. */
 export interface CniErrorJson {

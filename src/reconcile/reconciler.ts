@@ -197,7 +197,7 @@ export class Reconciler {
       const rebuild = seen.findings.some((f) => f.repair === undefined);
       if (rebuild) {
         // Ownership: first what is left of this attachment's own resources, nothing else.
-        await dataplane.remove(att.resources);
+        await dataplane.remove(att.resources, { netns: att.netns });
         await dataplane.create(att.netns, att.resources);
         log.warn('reconcile: rebuilt pod network', {
           key: att.key,

@@ -5,11 +5,14 @@
 // address the resource controller has since given to this pod (admit.ts).
 import { admitBinding } from '../../bindings/admit.ts';
 import { settleBinding } from '../../bindings/settle.ts';
+import { CNI_ERR_INTERNAL, CniError } from '../../cni/errors.ts';
 import type { CniResult } from '../../cni/result.ts';
 import { errorText } from '../../infra/error-text.ts';
 import type { Attachment } from '../../plan/attachment.ts';
 import { planBranchAttachment } from '../../plan/branch-plan.ts';
+import { vpcAddressOf } from '../../plan/resource.ts';
 import type { AttachRequest, OperationContext } from '../context.ts';
+import { refuseRepeatedAdd } from '../repeated-add.ts';
 import { resultFor } from '../result.ts';
 import type { BranchTarget } from './assignment.ts';
 
@@ -23,17 +26,14 @@ export async function addBranchAttachment(
   const deps = { ledger, dataplane, log };
   const { eni, pod, trunk } = target;
   const existing = ledger.get(req.key);
-  if (existing && existing.phase === undefined && existing.branch !== undefined) {
-    // A repeated ADD: answer from the ledger if its network is whole.
-    const seen = await dataplane.inspect(existing.netns, existing.resources);
-    if (seen.findings.length === 0 && seen.podUnreachable === undefined) {
-      await ledger.commit();
-      return resultFor(existing);
-    }
-  }
+  if (existing && existing.phase === undefined) await refuseRepeatedAdd(ctx, existing, netns);
+  refuseSecondInterface(ctx, req);
   if (existing) {
-    await dataplane.remove(existing.resources);
+    await dataplane.remove(existing.resources, { netns: existing.netns });
     ledger.remove(req.key);
+    // A regular attachment of the same key (the pod had no branch ENI then) gives its address back.
+    const address = vpcAddressOf(existing.resources);
+    if (address) ctx.addresses.release(address.ip, address.eniId);
   }
   const admitted = admitBinding(ledger, {
     pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid },
@@ -107,10 +107,33 @@ export async function addBranchAttachment(
   return resultFor(att);
 }
 
+/**
+ * A pod with its own security groups has one interface on its branch ENI. Another interface of the
+ * same sandbox would either take the branch ENI over from the first or get the node's security
+ * groups: refused, with the interface that has it named.
+ */
+function refuseSecondInterface(ctx: OperationContext, req: AttachRequest): void {
+  const other = ctx.ledger
+    .list()
+    .find(
+      (a) =>
+        a.branch !== undefined &&
+        a.key.network === req.key.network &&
+        a.key.containerId === req.key.containerId &&
+        a.key.ifName !== req.key.ifName,
+    );
+  if (!other) return;
+  throw new CniError(
+    CNI_ERR_INTERNAL,
+    `container ${req.key.containerId} already has its pod's branch ENI on ${other.key.ifName}`,
+    `a pod with its own security groups gets one vpcnet interface; ${req.key.ifName} is refused rather than given the node's security groups`,
+  );
+}
+
 /** A failed ADD removes its own part, then the binding goes back to whoever can hold it (or away). */
 async function forgetFailedBranchAdd(ctx: OperationContext, att: Attachment): Promise<void> {
   try {
-    await ctx.dataplane.remove(att.resources);
+    await ctx.dataplane.remove(att.resources, { netns: att.netns });
   } catch (err) {
     ctx.log.error('failed ADD left kernel state behind; its record stays for DEL or recovery', {
       key: att.key,

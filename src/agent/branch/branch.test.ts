@@ -79,6 +79,19 @@ test('when the holder goes and two sandboxes remain, the newer of them takes the
   assert.deepEqual(await w.holderProblems(pod), []);
 });
 
+test('a repeated ADD of a sandbox fails (130), and a second interface of it is refused: the branch ENI stays with eth0', async () => {
+  const w = await branchWorld();
+  const pod = branchPod(5);
+  w.pods.put(pod);
+  assert.equal((await w.cni('ADD', pod, 'only')).exitCode, 0);
+  assert.equal(JSON.parse((await w.cni('ADD', pod, 'only')).stdout).code, 130);
+  const second = await w.cni('ADD', pod, 'only', undefined, 'eth1');
+  assert.notEqual(second.exitCode, 0);
+  assert.match(JSON.parse(second.stdout).msg, /already has its pod's branch ENI on eth0/);
+  assert.deepEqual(await w.holderProblems(pod), []);
+  assert.equal(w.ctx.kernel.veths().length, 1, 'nothing was made for eth1');
+});
+
 test('standard mode routes the pod through the main table locally and out of its own table', async () => {
   const w = await branchWorld('standard');
   const pod = branchPod(4);
@@ -224,9 +237,13 @@ test('property: whatever the order of ADDs, DELs and vanished namespaces, the ne
           if (o.op === 'add') {
             if (gone.has(sandbox)) continue; // a runtime does not ADD into a namespace it deleted
             const out = await w.cni('ADD', pod, sandbox);
-            assert.equal(out.exitCode, 0, out.stdout);
-            // A repeated ADD of a live sandbox is answered from the ledger: it does not make it newer.
-            if (!list.includes(sandbox)) live.set(o.pod, [...list, sandbox]);
+            if (list.includes(sandbox)) {
+              // A repeated ADD of a live sandbox fails (CNI 1.0) and changes nothing.
+              assert.equal(JSON.parse(out.stdout).code, 130, out.stdout);
+            } else {
+              assert.equal(out.exitCode, 0, out.stdout);
+              live.set(o.pod, [...list, sandbox]);
+            }
           } else if (o.op === 'del') {
             const out = await w.cni('DEL', pod, sandbox, gone.has(sandbox) ? '' : undefined);
             assert.equal(out.exitCode, 0, out.stdout);

@@ -15,7 +15,7 @@ export async function delBranchAttachment(
   binding: string,
 ): Promise<void> {
   const { ledger, dataplane, log } = ctx;
-  await dataplane.remove(att.resources);
+  await dataplane.remove(att.resources, { netns: att.netns });
   ledger.remove(att.key);
   await ledger.commit();
   const b = ledger.binding(binding);

@@ -68,6 +68,7 @@ export interface BranchWorld {
     pod: BranchPod,
     sandbox: string,
     netns?: string,
+    ifName?: string,
   ): Promise<ForwardedResponse>;
   /** Problems of the holder's network and the binding's shared resources (empty = the pod is whole). */
   holderProblems(pod: BranchPod): Promise<string[]>;
@@ -103,13 +104,13 @@ export async function branchWorld(
   return {
     ctx,
     pods,
-    cni(command, pod, sandbox, netns = `/var/run/netns/${sandbox}`) {
+    cni(command, pod, sandbox, netns = `/var/run/netns/${sandbox}`, ifName = 'eth0') {
       const req: ForwardedRequest = {
         env: {
           CNI_COMMAND: command,
           CNI_CONTAINERID: sandbox,
           CNI_NETNS: netns,
-          CNI_IFNAME: 'eth0',
+          CNI_IFNAME: ifName,
           CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod.name};K8S_POD_UID=${pod.uid}`,
         },
         stdin: conf,
