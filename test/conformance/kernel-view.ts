@@ -20,7 +20,9 @@ export interface RouteView {
 
 export interface RuleView {
   readonly priority: number;
+  /** The address or CIDR the rule matches as source ("all" for any); a /32 is a bare address. */
   readonly src?: string;
+  readonly dst?: string;
   readonly table: string;
 }
 
@@ -62,11 +64,14 @@ export async function rules(netns: string): Promise<RuleView[]> {
     priority: number;
     src?: string;
     srclen?: number;
+    dst?: string;
+    dstlen?: number;
     table: string;
   }[];
   return raw.map((r) => ({
     priority: r.priority,
     ...(r.src === undefined ? {} : { src: r.srclen === undefined ? r.src : `${r.src}/${r.srclen}` }),
+    ...(r.dst === undefined ? {} : { dst: r.dstlen === undefined ? r.dst : `${r.dst}/${r.dstlen}` }),
     table: r.table,
   }));
 }

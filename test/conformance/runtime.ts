@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { runProcess } from '../../src/infra/process.ts';
 import { type NetConfList, readConfList } from '../../src/lab/cni-runtime.ts';
+import { listNetns } from '../../src/lab/netns.ts';
 import {
   type AgentState,
   agentState,
@@ -16,6 +17,7 @@ import {
   newPod,
   type TestPod,
 } from '../lab-fixture.ts';
+import { links, routes, rules } from './kernel-view.ts';
 import { expectQuietSuccess, expectResult, type PluginRun, type SuccessResult } from './wire-shapes.ts';
 
 /** The environment of one plugin execution; a variable set to undefined is left out. */
@@ -169,8 +171,33 @@ export class ConformanceRuntime {
     return agentState(this.node);
   }
 
+  /**
+   * What is left of an attachment after its DEL: its ledger record, its host veth, host routes and
+   * rules naming its address, and (while the sandbox exists) its pod interface. Empty when all gone.
+   */
+  async remainsOf(pod: TestPod, added: Added, ifName = 'eth0'): Promise<string[]> {
+    const left: string[] = [];
+    const records = await this.attachmentsOf(pod.containerId);
+    for (const r of records.filter((a) => a.ip === added.ip)) left.push(`ledger record ${r.keyString}`);
+    const hostLinks = await links(this.node.netns);
+    if (hostLinks.some((l) => l.ifname === added.hostVeth)) left.push(`host veth ${added.hostVeth}`);
+    for (const r of await routes(this.node.netns))
+      if (r.dst === added.ip) left.push(`host route to ${added.ip} dev ${r.dev ?? '?'}`);
+    for (const r of await rules(this.node.netns)) {
+      if (r.src === added.ip || r.dst === added.ip) left.push(`host rule ${JSON.stringify(r)}`);
+    }
+    if (await netnsExists(pod.netnsName)) {
+      if ((await links(pod.netnsName)).some((l) => l.ifname === ifName)) left.push(`pod interface ${ifName}`);
+    }
+    return left;
+  }
+
   /** The ledger's attachments of `containerId` (any network, any interface). */
   async attachmentsOf(containerId: string): Promise<AgentState['attachments']> {
     return (await this.state()).attachments.filter((a) => a.key.containerId === containerId);
   }
+}
+
+async function netnsExists(name: string): Promise<boolean> {
+  return (await listNetns()).includes(name);
 }
