@@ -90,6 +90,33 @@ describe('conformance: ADD', () => {
     });
   }
 
+  for (const v of SPEC_VERSIONS) {
+    test(`ADD ${v} without CNI_PATH and CNI_ARGS (optional, as under cnitool or podman) succeeds`, async (t) => {
+      const pod = await rt.newPod();
+      t.after(() => rt.run('DEL', { pod, version: v }));
+      const env = {
+        ...rt.attachmentEnv('ADD', { pod, version: v }),
+        CNI_PATH: undefined,
+        CNI_ARGS: undefined,
+      };
+      expectResult(await rt.exec(env, JSON.stringify(rt.pluginConfig(v))), v);
+    });
+
+    test(`ADD ${v} accepts the runtime's keys (args, runtimeConfig, cni.dev/*), unknown keys and unknown CNI_ARGS`, async (t) => {
+      const pod = await rt.newPod();
+      t.after(() => rt.run('DEL', { pod, version: v }));
+      const conf = rt.pluginConfig(v, {
+        args: { cni: { labels: [{ key: 'app', value: 'web' }] } },
+        runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }] },
+        'cni.dev/example': true,
+        someFutureKey: { nested: [1, 2] },
+      });
+      const env = rt.attachmentEnv('ADD', { pod, version: v });
+      const withArgs = { ...env, CNI_ARGS: `IgnoreUnknown=1;FOO=bar;${env.CNI_ARGS ?? ''}` };
+      expectResult(await rt.exec(withArgs, JSON.stringify(conf)), v);
+    });
+  }
+
   // Spec 1.0.0, section 2 (ADD) and section 5 (Success): a plugin given a prevResult MUST output
   // it, with its own changes included. (0.3.x/0.4.0 allowed suppressing it explicitly.)
   for (const v of versionsFrom('1.0.0')) {

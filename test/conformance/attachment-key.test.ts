@@ -5,11 +5,11 @@
 // more than once only if each addition is done with a different interface name").
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { labDown, reaches, uniqueLabName } from '../lab-fixture.ts';
+import { labDown, reaches, sh, uniqueLabName } from '../lab-fixture.ts';
 import { link, routeGet, routes, rules } from './kernel-view.ts';
 import { ConformanceRuntime } from './runtime.ts';
 import { SPEC_VERSIONS } from './spec-versions.ts';
-import { expectError, expectNamed, expectQuietSuccess } from './wire-shapes.ts';
+import { expectError, expectFailure, expectNamed, expectQuietSuccess } from './wire-shapes.ts';
 
 /** vpcnet's code for "this attachment exists already; DEL it first". */
 const CODE_ATTACHMENT_EXISTS = 130;
@@ -46,6 +46,23 @@ describe('conformance: attachment identity', () => {
         'the ledger no longer holds exactly the first attachment',
       );
       assert.ok(await reaches(rt.vpcHost.netns, first.ip), `the VPC host no longer reaches ${first.ip}`);
+    });
+
+    test(`ADD ${v} when CNI_IFNAME already exists in the pod fails, leaving that interface; the runtime's DEL then succeeds`, async () => {
+      const pod = await rt.newPod();
+      await sh(['ip', '-n', pod.netnsName, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'theirs0']);
+      const before = await link(pod.netnsName, 'eth0');
+      // Spec 1.0.0, ADD: "If an interface of the requested name already exists in the container,
+      // the CNI plugin MUST return with an error" (which error is the plugin's to choose).
+      expectNamed(expectFailure(await rt.run('ADD', { pod, version: v }), v), 'eth0');
+      assert.deepEqual(await link(pod.netnsName, 'eth0'), before, 'the existing eth0 was changed');
+      assert.deepEqual(await rt.attachmentsOf(pod.containerId), [], 'the failed ADD left a ledger record');
+      expectQuietSuccess(await rt.run('DEL', { pod, version: v }));
+      assert.deepEqual(
+        await link(pod.netnsName, 'eth0'),
+        before,
+        'DEL removed an interface vpcnet did not create',
+      );
     });
 
     test(`ADD ${v} of eth1 in the same pod: own address, a default route of higher metric, own table and from-rule; the VPC host reaches both`, async (t) => {
