@@ -42,6 +42,7 @@ export interface Added {
   readonly hostVeth: string;
 }
 
+/** One lab node and its installed conflist, driven as a container runtime drives a CNI plugin. */
 export class ConformanceRuntime {
   private podCount = 0;
 
@@ -57,16 +58,14 @@ export class ConformanceRuntime {
     instanceType: string,
     agentEnv: readonly string[] = [],
   ): Promise<ConformanceRuntime> {
+    // A suite adds and deletes a few hundred pods in a minute; a 1 s cooldown keeps the pool from
+    // running dry without changing any rule the suite checks.
     const env = ['IP_COOLDOWN_PERIOD=1', ...agentEnv].flatMap((e) => ['--agent-env', e]);
     const lab = await labUp(name, ['--instance-type', instanceType, ...env]);
     const node = lab.nodes[0];
     if (!node) throw new Error(`lab ${name} has no node`);
     const conflist = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
     return new ConformanceRuntime(lab, node, conflist);
-  }
-
-  get network(): string {
-    return this.conflist.name;
   }
 
   get vpcHost(): { netns: string; ip: string } {
@@ -134,7 +133,7 @@ export class ConformanceRuntime {
     command: 'GC' | 'STATUS',
     version: string,
     config: Readonly<Record<string, unknown>> = {},
-  ) {
+  ): Promise<PluginRun> {
     const conf = this.pluginConfig(version, config);
     return this.exec({ CNI_COMMAND: command, CNI_PATH: this.node.cniBinDir }, JSON.stringify(conf));
   }
