@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CniError } from './errors.ts';
-import { parsePrevResult } from './prev-result.ts';
+import { addressesOnInterface, parsePrevResult } from './prev-result.ts';
 
 function code7(fn: () => unknown, what: string): void {
   assert.throws(fn, (e) => e instanceof CniError && e.code === 7, what);
@@ -70,4 +70,26 @@ test('an ip pointing at a missing interface index is rejected', () => {
     'index out of range',
   );
   code7(() => parsePrevResult({ ips: [{ address: '10.0.0.1/32', interface: -1 }] }), 'negative index');
+});
+
+test("addressesOnInterface returns only the IPs on the named sandbox interface, not a later plugin's", () => {
+  const chained = parsePrevResult({
+    cniVersion: '1.0.0',
+    interfaces: [
+      { name: 'vpc1' },
+      { name: 'eth0', sandbox: '/var/run/netns/p1' },
+      { name: 'net9', sandbox: '/var/run/netns/p1' },
+    ],
+    ips: [
+      { address: '10.0.1.23/32', interface: 1 },
+      { address: '192.0.2.9/24', interface: 2 },
+      { address: '2001:db8::9/64', interface: 2 },
+      { address: '198.51.100.1/32' },
+      { address: '203.0.113.1/32', interface: 0 },
+    ],
+  });
+  assert.deepEqual(addressesOnInterface(chained, 'eth0', '/var/run/netns/p1'), ['10.0.1.23']);
+  assert.deepEqual(addressesOnInterface(chained, 'eth0'), ['10.0.1.23']);
+  assert.deepEqual(addressesOnInterface(chained, 'eth0', '/var/run/netns/other'), []);
+  assert.deepEqual(addressesOnInterface(chained, 'vpc1'), [], 'a host interface is no sandbox interface');
 });

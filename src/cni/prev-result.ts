@@ -138,3 +138,19 @@ function parseLegacy(obj: JsonObject, path: string): CniResult {
   if (obj.dns !== undefined) out.dns = parseDns(obj.dns, `${path}.dns`);
   return out;
 }
+
+/**
+ * The addresses (without prefix length) `result` puts on the sandbox interface `ifName`: what the
+ * plugin that created that interface must find on CHECK. IPs of other interfaces, which later
+ * plugins in a chain may add ("The plugin must allow for a later chained plugin to have modified
+ * networking resources"), and IPs with no interface index are not its to check.
+ */
+export function addressesOnInterface(result: CniResult, ifName: string, netns?: string): string[] {
+  const interfaces = result.interfaces ?? [];
+  return (result.ips ?? []).flatMap((ip) => {
+    const iface = ip.interface === undefined ? undefined : interfaces[ip.interface];
+    if (iface?.name !== ifName || iface.sandbox === undefined) return [];
+    if (netns !== undefined && netns !== '' && iface.sandbox !== netns) return [];
+    return [ip.address.split('/')[0] ?? ip.address];
+  });
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CniError } from './errors.ts';
-import { type CniResult, formatResult, versionResult } from './result.ts';
+import { type CniResult, chainResult, formatResult, versionResult } from './result.ts';
 
 const result: CniResult = {
   interfaces: [{ name: 'eth0', mac: '0a:58:0a:00:01:17', sandbox: '/var/run/netns/p1', mtu: 9001 }],
@@ -74,4 +74,42 @@ test('VERSION answer echoes a supported requested version and lists all supporte
 test('VERSION answer falls back to 1.0.0 for a missing or unknown requested version', () => {
   assert.equal(versionResult(undefined).cniVersion, '1.0.0');
   assert.equal(versionResult('9.9.9').cniVersion, '1.0.0');
+});
+
+test('chainResult without a prevResult is the plugin own result', () => {
+  assert.deepEqual(chainResult(undefined, result), result);
+});
+
+test("chainResult keeps the prevResult and appends the plugin's own, moving its interface indexes", () => {
+  const prev: CniResult = {
+    interfaces: [{ name: 'cni0' }, { name: 'net9', sandbox: '/var/run/netns/p1' }],
+    ips: [{ address: '192.0.2.7/24', interface: 1 }],
+    routes: [{ dst: '198.51.100.0/24', gw: '192.0.2.1' }],
+    dns: { nameservers: ['192.0.2.53'], domain: 'prev.example' },
+  };
+  const own: CniResult = {
+    interfaces: [{ name: 'vpc1' }, { name: 'eth0', sandbox: '/var/run/netns/p1' }],
+    ips: [{ address: '10.0.1.23/32', gateway: '169.254.1.1', interface: 1 }],
+    routes: [{ dst: '0.0.0.0/0', gw: '169.254.1.1' }],
+    dns: { domain: 'own.example' },
+  };
+  const out = chainResult(prev, own);
+  assert.deepEqual(
+    out.interfaces?.map((i) => i.name),
+    ['cni0', 'net9', 'vpc1', 'eth0'],
+  );
+  assert.deepEqual(out.ips, [
+    { address: '192.0.2.7/24', interface: 1 },
+    { address: '10.0.1.23/32', gateway: '169.254.1.1', interface: 3 },
+  ]);
+  assert.deepEqual(
+    out.routes?.map((r) => r.dst),
+    ['198.51.100.0/24', '0.0.0.0/0'],
+  );
+  assert.deepEqual(out.dns, { nameservers: ['192.0.2.53'], domain: 'own.example' });
+});
+
+test('chainResult leaves out a section that neither result has', () => {
+  const out = chainResult({ ips: [{ address: '192.0.2.7/24' }] }, { ips: [{ address: '10.0.1.23/32' }] });
+  assert.deepEqual(out, { ips: [{ address: '192.0.2.7/24' }, { address: '10.0.1.23/32' }] });
 });

@@ -115,3 +115,30 @@ function routeWithout11Fields(route: CniRoute): CniRoute {
   const { mtu: _mtu, advmss: _advmss, priority: _priority, table: _table, scope: _scope, ...rest } = route;
   return rest;
 }
+
+/**
+ * The result of a plugin that was given `prev` on ADD: `prev` with `own` added (spec 1.0.0,
+ * section 5: "Plugins provided a prevResult key as part of their request configuration must output
+ * it as their result, with any possible modifications made by that plugin included"). `own`'s
+ * interface indexes move past `prev`'s interfaces; `own`'s DNS fields win where it sets them.
+ */
+export function chainResult(prev: CniResult | undefined, own: CniResult): CniResult {
+  if (prev === undefined) return own;
+  const offset = prev.interfaces?.length ?? 0;
+  const ownIps = (own.ips ?? []).map((ip) =>
+    ip.interface === undefined ? ip : { ...ip, interface: ip.interface + offset },
+  );
+  const out: {
+    interfaces?: readonly CniInterface[];
+    ips?: readonly CniIpConfig[];
+    routes?: readonly CniRoute[];
+    dns?: CniDns;
+  } = {};
+  const interfaces = [...(prev.interfaces ?? []), ...(own.interfaces ?? [])];
+  if (prev.interfaces !== undefined || own.interfaces !== undefined) out.interfaces = interfaces;
+  if (prev.ips !== undefined || own.ips !== undefined) out.ips = [...(prev.ips ?? []), ...ownIps];
+  if (prev.routes !== undefined || own.routes !== undefined)
+    out.routes = [...(prev.routes ?? []), ...(own.routes ?? [])];
+  if (prev.dns !== undefined || own.dns !== undefined) out.dns = { ...prev.dns, ...own.dns };
+  return out;
+}
