@@ -2,8 +2,9 @@
 // pod's line (one pod, one line), and shapes the answer for the runtime's CNI version. This is the
 // only place where errors become CNI error codes.
 import { CNI_ERR_INTERNAL, CniError } from '../cni/errors.ts';
+import { addressesOnInterface } from '../cni/prev-result.ts';
 import { type CniRequest, parseCniRequest } from '../cni/request.ts';
-import { formatResult } from '../cni/result.ts';
+import { chainResult, formatResult } from '../cni/result.ts';
 import { errorVersionFor } from '../cni/versions.ts';
 import { type ForwardedRequest, type ForwardedResponse, versionResult } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
@@ -26,9 +27,8 @@ function toAttachRequest(req: Exclude<CniRequest, { command: 'VERSION' | 'GC' | 
     ? { namespace: req.pod.namespace, name: req.pod.name, ...(req.pod.uid ? { uid: req.pod.uid } : {}) }
     : {};
   const prev = req.netConf.prevResult;
-  const prevResultIps = (prev?.ips ?? [])
-    .map((ip) => ip.address.split('/')[0] ?? '')
-    .filter((ip) => ip !== '');
+  // Only the addresses on this attachment's interface: later plugins in a chain may add their own.
+  const prevResultIps = prev === undefined ? [] : addressesOnInterface(prev, req.key.ifName, req.netns);
   return {
     key: req.key,
     netns: req.netns,
@@ -121,7 +121,9 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
       switch (req.command) {
         case 'ADD': {
           const result = await addAttachment(ctx, attach);
-          return `${JSON.stringify(formatResult(result, req.netConf.cniVersion))}\n`;
+          // Given a prevResult (vpcnet after another plugin), the result carries it on (spec 1.0).
+          const chained = chainResult(req.netConf.prevResult, result);
+          return `${JSON.stringify(formatResult(chained, req.netConf.cniVersion))}\n`;
         }
         case 'DEL':
           await delAttachment(ctx, attach);
