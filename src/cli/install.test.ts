@@ -1,51 +1,167 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CONFLIST_NAME, runInstallCommand } from './install.ts';
+import { CONFLIST_NAME, INSTALL_HELP, INSTALL_OPTIONS, runInstallCommand } from './install.ts';
 
-test('install puts the plugin and the conflist in place, atomically and executable', async () => {
+const PORTMAP = { type: 'portmap', capabilities: { portMappings: true }, snat: true };
+const BANDWIDTH = { type: 'bandwidth', capabilities: { bandwidth: true } };
+
+interface Scratch {
+  readonly dir: string;
+  readonly source: string;
+  readonly partners: string;
+  readonly bin: string;
+  readonly conf: string;
+  /** runInstallCommand with the scratch dirs, `extra` flags and `env`; returns what it printed. */
+  install(extra?: string[], env?: Record<string, string>): Promise<string>;
+  conflist(): Promise<{ plugins: unknown[] }>;
+}
+
+/** A plugin build, a partner-plugins dir holding portmap and bandwidth, and empty CNI dirs. */
+async function withScratch(body: (s: Scratch) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-install-'));
   try {
     const source = join(dir, 'vpcnet-built');
     await writeFile(source, '#!/bin/sh\necho plugin\n');
-    const out: string[] = [];
-    const code = await runInstallCommand(
-      [
-        '--cni-bin-dir',
-        join(dir, 'bin'),
-        '--cni-conf-dir',
-        join(dir, 'net.d'),
-        '--agent-socket',
-        '/run/x/agent.sock',
-        '--mtu',
-        '1500',
-      ],
+    const partners = join(dir, 'partners');
+    await mkdir(partners);
+    for (const p of ['portmap', 'bandwidth']) await writeFile(join(partners, p), `${p} binary\n`);
+    const bin = join(dir, 'bin');
+    const conf = join(dir, 'net.d');
+    await body({
+      dir,
       source,
-      (s) => out.push(s),
-    );
-    assert.equal(code, 0);
-    const plugin = join(dir, 'bin', 'vpcnet');
-    assert.equal(await readFile(plugin, 'utf8'), '#!/bin/sh\necho plugin\n');
-    assert.equal((await stat(plugin)).mode & 0o777, 0o755);
-    const conf = JSON.parse(await readFile(join(dir, 'net.d', CONFLIST_NAME), 'utf8'));
-    assert.deepEqual(conf, {
-      cniVersion: '1.0.0',
-      name: 'vpcnet',
-      plugins: [{ type: 'vpcnet', agentSocket: '/run/x/agent.sock', mtu: 1500 }],
+      partners,
+      bin,
+      conf,
+      async install(extra = [], env = {}) {
+        const out: string[] = [];
+        const argv = [
+          '--cni-bin-dir',
+          bin,
+          '--cni-conf-dir',
+          conf,
+          '--partner-plugins-dir',
+          partners,
+          ...extra,
+        ];
+        assert.equal(await runInstallCommand(argv, source, (s) => out.push(s), env), 0);
+        return out.join('');
+      },
+      async conflist() {
+        return JSON.parse(await readFile(join(conf, CONFLIST_NAME), 'utf8')) as { plugins: unknown[] };
+      },
     });
-    // No temp files left behind by the atomic replace.
-    assert.deepEqual(await readdir(join(dir, 'bin')), ['vpcnet']);
-    assert.deepEqual(await readdir(join(dir, 'net.d')), [CONFLIST_NAME]);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+test('install puts the plugin, portmap and the conflist in place, atomically and executable', async () => {
+  await withScratch(async (s) => {
+    const printed = await s.install(['--agent-socket', '/run/x/agent.sock', '--mtu', '1500']);
+    const plugin = join(s.bin, 'vpcnet');
+    assert.equal(await readFile(plugin, 'utf8'), '#!/bin/sh\necho plugin\n');
+    assert.equal((await stat(plugin)).mode & 0o777, 0o755);
+    assert.equal(await readFile(join(s.bin, 'portmap'), 'utf8'), 'portmap binary\n');
+    assert.equal((await stat(join(s.bin, 'portmap'))).mode & 0o777, 0o755);
+    assert.deepEqual(await s.conflist(), {
+      cniVersion: '1.0.0',
+      name: 'vpcnet',
+      plugins: [{ type: 'vpcnet', agentSocket: '/run/x/agent.sock', mtu: 1500 }, PORTMAP],
+    });
+    assert.match(printed, /copied .*\/bin\/portmap/);
+    // No temp files left behind by the atomic replace; bandwidth was not asked for.
+    assert.deepEqual((await readdir(s.bin)).sort(), ['portmap', 'vpcnet']);
+    assert.deepEqual(await readdir(s.conf), [CONFLIST_NAME]);
+  });
+});
+
+test('--no-portmap leaves portmap out of the conflist and the bin dir', async () => {
+  await withScratch(async (s) => {
+    await rm(s.partners, { recursive: true });
+    await s.install(['--no-portmap']);
+    assert.deepEqual((await s.conflist()).plugins, [{ type: 'vpcnet' }]);
+    assert.deepEqual(await readdir(s.bin), ['vpcnet']);
+  });
+});
+
+test('--bandwidth chains bandwidth after portmap and copies its binary', async () => {
+  await withScratch(async (s) => {
+    await s.install(['--bandwidth']);
+    assert.deepEqual((await s.conflist()).plugins, [{ type: 'vpcnet' }, PORTMAP, BANDWIDTH]);
+    assert.equal(await readFile(join(s.bin, 'bandwidth'), 'utf8'), 'bandwidth binary\n');
+  });
+});
+
+test('ENABLE_BANDWIDTH_PLUGIN=true chains bandwidth as --bandwidth does; false or blank does not', async () => {
+  await withScratch(async (s) => {
+    await s.install(['--no-portmap'], { ENABLE_BANDWIDTH_PLUGIN: 'true' });
+    assert.deepEqual((await s.conflist()).plugins, [{ type: 'vpcnet' }, BANDWIDTH]);
+    await s.install([], { ENABLE_BANDWIDTH_PLUGIN: 'false' });
+    assert.deepEqual((await s.conflist()).plugins, [{ type: 'vpcnet' }, PORTMAP]);
+    await s.install([], { ENABLE_BANDWIDTH_PLUGIN: ' ' });
+    assert.deepEqual((await s.conflist()).plugins, [{ type: 'vpcnet' }, PORTMAP]);
+  });
+});
+
+test('ENABLE_BANDWIDTH_PLUGIN other than true or false is refused, naming the variable and the value', async () => {
+  await withScratch(async (s) => {
+    await assert.rejects(
+      s.install([], { ENABLE_BANDWIDTH_PLUGIN: 'yes' }),
+      /ENABLE_BANDWIDTH_PLUGIN must be true or false, got "yes"/,
+    );
+    await assert.rejects(readdir(s.conf), 'a refused install wrote the conf dir');
+  });
+});
+
+test('a chained plugin already in the bin dir is kept as it is, without a source to copy from', async () => {
+  await withScratch(async (s) => {
+    await mkdir(s.bin);
+    await writeFile(join(s.bin, 'portmap'), 'newer portmap\n', { mode: 0o755 });
+    await rm(join(s.partners, 'portmap'));
+    const printed = await s.install();
+    assert.equal(await readFile(join(s.bin, 'portmap'), 'utf8'), 'newer portmap\n');
+    assert.doesNotMatch(printed, /copied/);
+    assert.deepEqual((await s.conflist()).plugins, [{ type: 'vpcnet' }, PORTMAP]);
+  });
+});
+
+test('a chained plugin in neither dir fails the install, naming each missing file, and nothing is written', async () => {
+  await withScratch(async (s) => {
+    await rm(s.partners, { recursive: true });
+    const err = await s.install(['--bandwidth']).then(
+      () => assert.fail('install succeeded without portmap and bandwidth'),
+      (e: unknown) => e as Error,
+    );
+    for (const p of ['portmap', 'bandwidth']) {
+      assert.ok(
+        err.message.includes(join(s.bin, p)),
+        `message does not name ${join(s.bin, p)}: ${err.message}`,
+      );
+      assert.ok(err.message.includes(join(s.partners, p)), `message does not name ${join(s.partners, p)}`);
+    }
+    assert.match(err.message, /--no-portmap/);
+    assert.match(err.message, /containernetworking-plugins/);
+    await assert.rejects(readdir(s.bin), 'the bin dir was created although the install failed');
+    await assert.rejects(readdir(s.conf), 'the conf dir was created although the install failed');
+  });
+});
+
+test('--help names every option install accepts, and no other', async () => {
+  const out: string[] = [];
+  assert.equal(await runInstallCommand(['--help'], '/nonexistent', (s) => out.push(s), {}), 0);
+  assert.equal(out.join(''), INSTALL_HELP);
+  const named = new Set([...INSTALL_HELP.matchAll(/(?<![\w-])--([a-z][a-z-]*)/g)].map((m) => m[1]));
+  assert.deepEqual([...named].sort(), Object.keys(INSTALL_OPTIONS).sort());
+  assert.match(INSTALL_HELP, /ENABLE_BANDWIDTH_PLUGIN=true/);
 });
 
 test('install refuses missing dirs and a bad MTU with the reason', async () => {
   await assert.rejects(
-    runInstallCommand(['--cni-bin-dir', '/tmp/x'], '/nonexistent', () => {}),
+    runInstallCommand(['--cni-bin-dir', '/tmp/x'], '/nonexistent', () => {}, {}),
     /--cni-conf-dir/,
   );
   await assert.rejects(
@@ -53,6 +169,7 @@ test('install refuses missing dirs and a bad MTU with the reason', async () => {
       ['--cni-bin-dir', '/tmp/x', '--cni-conf-dir', '/tmp/y', '--mtu', '70000'],
       '/nonexistent',
       () => {},
+      {},
     ),
     /--mtu must be/,
   );

@@ -1,29 +1,45 @@
 // `vpcnetctl install`: what the DaemonSet's init step does — put the plugin (one self-contained
 // file) into the CNI bin dir and the conflist into the CNI conf dir, each atomically (temp + rename),
-// so a runtime never execs a half-written plugin or reads a half-written conflist.
+// so a runtime never execs a half-written plugin or reads a half-written conflist. The conflist
+// chains the reference portmap (and, when asked, bandwidth) after vpcnet; their binaries are put in
+// place before the conflist that names them.
 import { chmod, copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { trueOrFalse } from '../config/value-kinds.ts';
+import {
+  type ChainChoice,
+  chainedEntries,
+  chainedPlugins,
+  DEFAULT_PARTNER_PLUGINS_DIR,
+  planChainedBinaries,
+} from './chained-plugins.ts';
 
 export const CONFLIST_NAME = '10-vpcnet.conflist';
 export const NETWORK_NAME = 'vpcnet';
 
-export interface InstallOptions {
-  readonly cniBinDir: string;
-  readonly cniConfDir: string;
+export interface VpcnetPluginOptions {
   readonly agentSocket?: string;
   readonly delSpoolDir?: string;
   readonly mtu?: number;
-  /** The bundled plugin file to install. */
-  readonly pluginSource: string;
 }
 
-export function conflist(opts: Omit<InstallOptions, 'cniBinDir' | 'cniConfDir' | 'pluginSource'>): object {
+export interface InstallOptions extends VpcnetPluginOptions {
+  readonly cniBinDir: string;
+  readonly cniConfDir: string;
+  /** The bundled plugin file to install. */
+  readonly pluginSource: string;
+  readonly chain: ChainChoice;
+  /** Where the chained reference plugins' binaries are copied from when the bin dir lacks them. */
+  readonly partnerPluginsDir: string;
+}
+
+export function conflist(opts: VpcnetPluginOptions & { readonly chain: ChainChoice }): object {
   const plugin: Record<string, unknown> = { type: 'vpcnet' };
   if (opts.agentSocket !== undefined) plugin.agentSocket = opts.agentSocket;
   if (opts.delSpoolDir !== undefined) plugin.delSpoolDir = opts.delSpoolDir;
   if (opts.mtu !== undefined) plugin.mtu = opts.mtu;
-  return { cniVersion: '1.0.0', name: NETWORK_NAME, plugins: [plugin] };
+  return { cniVersion: '1.0.0', name: NETWORK_NAME, plugins: [plugin, ...chainedEntries(opts.chain)] };
 }
 
 async function atomicWrite(path: string, write: (tmp: string) => Promise<void>, mode: number): Promise<void> {
@@ -33,45 +49,91 @@ async function atomicWrite(path: string, write: (tmp: string) => Promise<void>, 
   await rename(tmp, path);
 }
 
-export async function install(opts: InstallOptions): Promise<{ plugin: string; conflist: string }> {
+export interface Installed {
+  readonly plugin: string;
+  readonly conflist: string;
+  /** Chained plugins' binaries this run copied into the bin dir. */
+  readonly copied: readonly string[];
+}
+
+export async function install(opts: InstallOptions): Promise<Installed> {
+  // Every missing partner binary is found before anything is written.
+  const binaries = await planChainedBinaries(
+    chainedPlugins(opts.chain),
+    opts.cniBinDir,
+    opts.partnerPluginsDir,
+  );
   await mkdir(opts.cniBinDir, { recursive: true });
   await mkdir(opts.cniConfDir, { recursive: true });
+  const copied: string[] = [];
+  for (const b of binaries) {
+    if (b.action !== 'copy') continue;
+    await atomicWrite(b.target, (tmp) => copyFile(b.source, tmp), 0o755);
+    copied.push(b.target);
+  }
   const plugin = join(opts.cniBinDir, 'vpcnet');
   const conf = join(opts.cniConfDir, CONFLIST_NAME);
   await atomicWrite(plugin, (tmp) => copyFile(opts.pluginSource, tmp), 0o755);
+  // Last: once a runtime can read the conflist, every plugin it names is in place.
   await atomicWrite(conf, (tmp) => writeFile(tmp, `${JSON.stringify(conflist(opts), null, 2)}\n`), 0o644);
-  return { plugin, conflist: conf };
+  return { plugin, conflist: conf, copied };
 }
 
 export const INSTALL_HELP = `Usage: vpcnetctl install --cni-bin-dir DIR --cni-conf-dir DIR [--agent-socket PATH]
-                         [--del-spool-dir DIR] [--mtu N]
+                         [--del-spool-dir DIR] [--mtu N] [--no-portmap] [--bandwidth]
+                         [--partner-plugins-dir DIR]
 
 Installs the vpcnet CNI plugin as DIR/vpcnet (one self-contained file) and writes
-${CONFLIST_NAME} into the conf dir. Both are replaced atomically.
+${CONFLIST_NAME} into the conf dir. Both are replaced atomically. The conflist chains
+the reference plugins after vpcnet, as the upstream's 10-aws.conflist does: portmap
+(hostPorts, snat: true) unless --no-portmap, then bandwidth when asked. A chained
+plugin missing from the bin dir is copied there from --partner-plugins-dir; when it
+is in neither place, install fails and writes nothing.
 
   --agent-socket PATH   the agent's unix socket (default /run/vpcnet/agent.sock)
   --del-spool-dir DIR   where the plugin spools DELs while the agent is down
                         (default /var/lib/vpcnet/del-spool)
   --mtu N               pod interface MTU (default: the agent's VPCNET_MTU, 9001)
+  --no-portmap          leave portmap out of the chain
+  --bandwidth           chain bandwidth (pod bandwidth annotations); the same as
+                        the environment variable ENABLE_BANDWIDTH_PLUGIN=true
+  --partner-plugins-dir DIR
+                        where portmap and bandwidth are copied from
+                        (default ${DEFAULT_PARTNER_PLUGINS_DIR}, Debian's containernetworking-plugins)
+  -h, --help            this text
 `;
+
+/** The options install accepts; --help names each of them (a test holds the two together). */
+export const INSTALL_OPTIONS = {
+  'cni-bin-dir': { type: 'string' },
+  'cni-conf-dir': { type: 'string' },
+  'agent-socket': { type: 'string' },
+  'del-spool-dir': { type: 'string' },
+  mtu: { type: 'string' },
+  'no-portmap': { type: 'boolean' },
+  bandwidth: { type: 'boolean' },
+  'partner-plugins-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** ENABLE_BANDWIDTH_PLUGIN (the upstream's name): true or false; blank counts as unset. */
+function bandwidthFromEnv(env: Readonly<Record<string, string | undefined>>): boolean {
+  const text = env.ENABLE_BANDWIDTH_PLUGIN?.trim() ?? '';
+  if (text === '') return false;
+  const value = trueOrFalse.parse(text);
+  if (value === undefined) {
+    throw new Error(`ENABLE_BANDWIDTH_PLUGIN must be ${trueOrFalse.what}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
 
 export async function runInstallCommand(
   argv: string[],
   pluginSource: string,
   out: (s: string) => void,
+  env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'cni-bin-dir': { type: 'string' },
-      'cni-conf-dir': { type: 'string' },
-      'agent-socket': { type: 'string' },
-      'del-spool-dir': { type: 'string' },
-      mtu: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
+  const { values } = parseArgs({ args: argv, options: INSTALL_OPTIONS, strict: true });
   if (values.help) {
     out(INSTALL_HELP);
     return 0;
@@ -90,10 +152,13 @@ export async function runInstallCommand(
     cniBinDir: binDir,
     cniConfDir: confDir,
     pluginSource,
+    chain: { portmap: !values['no-portmap'], bandwidth: values.bandwidth === true || bandwidthFromEnv(env) },
+    partnerPluginsDir: values['partner-plugins-dir'] ?? DEFAULT_PARTNER_PLUGINS_DIR,
     ...(values['agent-socket'] !== undefined ? { agentSocket: values['agent-socket'] } : {}),
     ...(values['del-spool-dir'] !== undefined ? { delSpoolDir: values['del-spool-dir'] } : {}),
     ...(mtu !== undefined ? { mtu } : {}),
   });
-  out(`installed ${done.plugin} and ${done.conflist}\n`);
+  const copied = done.copied.length > 0 ? ` (copied ${done.copied.join(', ')})` : '';
+  out(`installed ${done.plugin} and ${done.conflist}${copied}\n`);
   return 0;
 }

@@ -20,11 +20,18 @@ export interface CliEnv {
   readonly binDir: string;
   readonly out: (s: string) => void;
   readonly err: (s: string) => void;
+  /** The process environment (install reads ENABLE_BANDWIDTH_PLUGIN from it). */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 export function defaultCliEnv(): CliEnv {
   const binDir = dirname(resolve(process.argv[1] ?? join(process.cwd(), 'bin', 'vpcnetctl')));
-  return { binDir, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+  return {
+    binDir,
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+    env: process.env,
+  };
 }
 
 export async function runCli(argv: string[], env: CliEnv): Promise<number> {
@@ -32,7 +39,7 @@ export async function runCli(argv: string[], env: CliEnv): Promise<number> {
   const repoRoot = dirname(env.binDir);
   switch (command) {
     case 'install':
-      return runInstallCommand(rest, join(env.binDir, 'vpcnet'), env.out);
+      return runInstallCommand(rest, join(env.binDir, 'vpcnet'), env.out, env.env);
     case 'state':
       return runStateCommand(rest, env.out);
     case 'lab': {

@@ -19,6 +19,11 @@ export interface CniCall {
   readonly ifName: string;
   /** CNI_ARGS entries, e.g. K8S_POD_NAMESPACE. */
   readonly args?: Readonly<Record<string, string>>;
+  /**
+   * What the runtime knows about the pod by capability (libcni's CapabilityArgs), e.g.
+   * `portMappings` or `bandwidth`; a plugin receives a key only when its `capabilities` name it.
+   */
+  readonly capabilityArgs?: Readonly<Record<string, unknown>>;
 }
 
 export interface PluginOutput {
@@ -61,10 +66,31 @@ export async function execPlugin(call: CniCall, pluginType: string, stdin: strin
   return { exitCode: out.code, stdout: out.stdout, stderr: out.stderr };
 }
 
-function pluginConfig(list: NetConfList, plugin: Record<string, unknown>, prevResult: unknown): string {
+/**
+ * The config one plugin of a list receives, built as libcni builds it: the plugin's own entry with
+ * the list's name and cniVersion, prevResult when there is one, and `runtimeConfig` holding the
+ * capability args the plugin declares in `capabilities` (replacing any static runtimeConfig; left
+ * alone when the plugin gets none).
+ */
+export function chainedPluginConfig(
+  list: NetConfList,
+  plugin: Record<string, unknown>,
+  prevResult: unknown,
+  capabilityArgs: Readonly<Record<string, unknown>> = {},
+): Record<string, unknown> {
   const conf: Record<string, unknown> = { ...plugin, cniVersion: list.cniVersion, name: list.name };
   if (prevResult !== undefined) conf.prevResult = prevResult;
-  return JSON.stringify(conf);
+  const declared = plugin.capabilities;
+  const runtimeConfig: Record<string, unknown> = {};
+  if (typeof declared === 'object' && declared !== null) {
+    for (const [capability, supported] of Object.entries(declared)) {
+      if (supported === true && Object.hasOwn(capabilityArgs, capability)) {
+        runtimeConfig[capability] = capabilityArgs[capability];
+      }
+    }
+  }
+  if (Object.keys(runtimeConfig).length > 0) conf.runtimeConfig = runtimeConfig;
+  return conf;
 }
 
 export class PluginFailed extends Error {
@@ -77,19 +103,34 @@ export class PluginFailed extends Error {
   }
 }
 
+/** One plugin's run within a chain: what it was given and what it answered. */
+export interface ChainStep {
+  readonly plugin: string;
+  readonly config: Record<string, unknown>;
+  readonly output: PluginOutput;
+}
+
 /**
  * Runs the chain for ADD/CHECK/DEL the way libcni does. Returns the last result (ADD) or undefined.
- * For CHECK and DEL, `prevResult` is the cached ADD result when the runtime has one.
+ * For CHECK and DEL, `prevResult` is the cached ADD result when the runtime has one; every plugin
+ * gets that same result. `onStep` sees each plugin's run, in the order they ran.
  */
-export async function runChain(call: CniCall, list: NetConfList, prevResult?: unknown): Promise<unknown> {
+export async function runChain(
+  call: CniCall,
+  list: NetConfList,
+  prevResult?: unknown,
+  onStep?: (step: ChainStep) => void,
+): Promise<unknown> {
   const plugins = call.command === 'DEL' ? [...list.plugins].reverse() : list.plugins;
   let result: unknown = call.command === 'ADD' ? undefined : prevResult;
   for (const plugin of plugins) {
     const type = plugin.type;
     if (typeof type !== 'string') throw new Error(`plugin entry without a type in conflist ${list.name}`);
-    const out = await execPlugin(call, type, pluginConfig(list, plugin, result));
-    if (out.exitCode !== 0) throw new PluginFailed(type, out);
-    if (call.command === 'ADD') result = JSON.parse(out.stdout) as unknown;
+    const config = chainedPluginConfig(list, plugin, result, call.capabilityArgs);
+    const output = await execPlugin(call, type, JSON.stringify(config));
+    onStep?.({ plugin: type, config, output });
+    if (output.exitCode !== 0) throw new PluginFailed(type, output);
+    if (call.command === 'ADD') result = JSON.parse(output.stdout) as unknown;
   }
   return call.command === 'ADD' ? result : undefined;
 }
