@@ -39,6 +39,34 @@ _Static_assert(SOCKET_PATH_MAX == sizeof(((struct sockaddr_un *)0)->sun_path) - 
 
 extern char **environ;
 
+/* The CNI_* names already sent, so that a repeated name keeps its first value (as Node's
+ * process.env does) in linear time: a runtime may pass a huge environment, and comparing each
+ * entry with all before it took seconds at 60,000 entries. Open addressing over environ indices
+ * + 1. The kernel caps the environment at 6 MiB, under a million "CNI_x=" entries; should 3/4 of
+ * the slots fill anyway, the plain scan takes over. */
+#define SEEN_SLOTS (1u << 20)
+static uint32_t seen_slots[SEEN_SLOTS];
+static size_t seen_count;
+
+static bool seen_before(size_t idx, size_t klen) {
+  const char *name = environ[idx];
+  if (seen_count >= SEEN_SLOTS / 4 * 3) {
+    for (size_t p = 0; p < idx; p++) {
+      if (strncmp(environ[p], name, klen + 1) == 0) return true;
+    }
+    return false;
+  }
+  uint32_t h = 2166136261u; /* FNV-1a of the name */
+  for (size_t k = 0; k < klen; k++) h = (h ^ (u8)name[k]) * 16777619u;
+  for (uint32_t s = h & (SEEN_SLOTS - 1);; s = (s + 1) & (SEEN_SLOTS - 1)) {
+    if (seen_slots[s] == 0) {
+      seen_slots[s] = (uint32_t)idx + 1, seen_count++;
+      return false;
+    }
+    if (strncmp(environ[seen_slots[s] - 1], name, klen + 1) == 0) return true;
+  }
+}
+
 void put_request(struct buf *b, const char *stdin_text, size_t stdin_len) {
   put_str(b, "{\"env\":{");
   bool first = true;
@@ -46,9 +74,7 @@ void put_request(struct buf *b, const char *stdin_text, size_t stdin_len) {
     const char *eq = strchr(*e, '=');
     if (strncmp(*e, "CNI_", 4) != 0 || !eq) continue;
     size_t klen = (size_t)(eq - *e);
-    bool seen = false; /* a repeated name: Node's process.env shows the first value */
-    for (char **p = environ; p < e && !seen; p++) seen = strncmp(*p, *e, klen + 1) == 0;
-    if (seen) continue;
+    if (seen_before((size_t)(e - environ), klen)) continue;
     if (!first) put_char(b, ',');
     first = false;
     put_json_string(b, *e, klen, false);
