@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import fc from 'fast-check';
 import { httpAnswer, type RawAgent, startRawAgent } from '../../src/plugin/testing/raw-agent.ts';
 import {
   assertCleanCniRun,
@@ -199,6 +200,82 @@ describe('the sanitized forwarder on hostile input', {
     assert.equal(err?.code, 5);
     assert.ok((err?.msg.length ?? 0) > MiB - 200, 'the message names the whole dir');
     assert.match(err?.details ?? '', /^ENAMETOOLONG: /);
+  });
+
+  test('fuzzed near-JSON stdin is read exactly as JSON.parse reads it (VERSION echoes what it found)', async () => {
+    const supported = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'];
+    const significant = [
+      '{',
+      '}',
+      '[',
+      ']',
+      '"',
+      '\\',
+      ',',
+      ':',
+      ' ',
+      '\n',
+      '0',
+      '-',
+      'e',
+      '.',
+      'u',
+      'n',
+      't',
+      '\u0000',
+    ];
+    // A config holding the version among random JSON, then one to four bytes changed.
+    const text = fc
+      .tuple(fc.constantFrom(...supported, '2.0.0'), fc.jsonValue({ maxDepth: 3 }), fc.boolean())
+      .map(([v, other, first]) => {
+        const version = `"cniVersion":${JSON.stringify(v)}`;
+        const rest = `"x":${JSON.stringify(other)}`;
+        return Buffer.from(`{${first ? `${version},${rest}` : `${rest},${version}`}}`);
+      });
+    const edit = fc.record({
+      at: fc.nat(),
+      kind: fc.constantFrom('insert', 'replace', 'delete'),
+      byte: fc.oneof(
+        fc.constantFrom(...significant.map((c) => c.charCodeAt(0))),
+        fc.integer({ min: 0, max: 255 }),
+      ),
+    });
+    const mutated = fc.tuple(text, fc.array(edit, { minLength: 0, maxLength: 4 })).map(([buf, edits]) => {
+      let b = buf;
+      for (const e of edits) {
+        const at = e.at % (b.length + 1);
+        const byte = Buffer.from([e.byte]);
+        if (e.kind === 'insert') b = Buffer.concat([b.subarray(0, at), byte, b.subarray(at)]);
+        else if (e.kind === 'replace') b = Buffer.concat([b.subarray(0, at), byte, b.subarray(at + 1)]);
+        else b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1)]);
+      }
+      return b;
+    });
+    const expectedVersion = (stdin: Buffer): string => {
+      try {
+        const v: unknown = JSON.parse(stdin.toString('utf8'));
+        if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+          const version = (v as Record<string, unknown>).cniVersion;
+          if (typeof version === 'string' && supported.includes(version)) return version;
+        }
+      } catch {
+        // not JSON: the default
+      }
+      return '1.0.0';
+    };
+    await fc.assert(
+      fc.asyncProperty(mutated, async (stdin) => {
+        const r = await fwd!.run({ CNI_COMMAND: 'VERSION' }, stdin);
+        assertCleanRun(r, JSON.stringify(stdin.toString('latin1')));
+        assert.equal(r.code, 0);
+        assert.equal(
+          JSON.parse(r.stdout.toString()).cniVersion,
+          expectedVersion(stdin),
+          stdin.toString('latin1'),
+        );
+      }),
+      { numRuns: 200 },
+    );
   });
 
   test('closed standard streams end the run cleanly', async () => {
