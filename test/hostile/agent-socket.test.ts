@@ -3,7 +3,7 @@
 // silent, one byte a second, malformed, oversized, and real plugin runs — each get an answer while
 // the agent keeps serving the node's live pod. Nothing of the node changes meanwhile.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +17,7 @@ import {
   labDown,
   labUp,
   newPod,
+  repoRoot,
   type TestPod,
   uniqueLabName,
 } from '../lab-fixture.ts';
@@ -32,12 +33,21 @@ describe('a lab agent socket under hostile clients', () => {
   let sentinel: TestPod;
   let baseline: NodeSnapshot;
 
-  /** The installed plugin with `command` for container `id`, config as the node's conflist has it plus `extra`. */
-  const plugin = (command: 'ADD' | 'DEL' | 'CHECK', id: string, extra: Record<string, unknown> = {}) =>
+  // The TypeScript forwarder (bin/vpcnet-js), installed as `vpcnet` in a dir of its own.
+  const jsBinDir = mkdtempSync(join(tmpdir(), 'vpchx-js-plugin-'));
+  symlinkSync(join(repoRoot, 'bin', 'vpcnet-js'), join(jsBinDir, 'vpcnet'));
+
+  /** The installed plugin (or `binDir`'s) with `command` for container `id`, the node's config plus `extra`. */
+  const plugin = (
+    command: 'ADD' | 'DEL' | 'CHECK',
+    id: string,
+    extra: Record<string, unknown> = {},
+    binDir = node.cniBinDir,
+  ) =>
     execPlugin(
       {
         nodeNetns: node.netns,
-        cniBinDir: node.cniBinDir,
+        cniBinDir: binDir,
         command,
         containerId: id,
         netns: sentinel.netnsPath,
@@ -65,16 +75,27 @@ describe('a lab agent socket under hostile clients', () => {
   after(async () => {
     await labDown(lab);
     rmSync(spoolDir, { recursive: true, force: true });
+    rmSync(jsBinDir, { recursive: true, force: true });
   });
 
-  test('a request over 1 MiB from the real plugin is refused with code 6 and neither applied nor spooled', async () => {
+  test('a request over 1 MiB from either forwarder is refused with code 6 and neither applied nor spooled', async () => {
     // 400,000 quotes: 800 KB of stdin (under the plugin's 1 MiB), 1.6 MB once escaped in the request.
+    const pad = { 'x-pad': '"'.repeat(400_000) };
     for (const command of ['ADD', 'DEL', 'CHECK'] as const) {
-      const out = await plugin(command, sentinel.containerId, { 'x-pad': '"'.repeat(400_000) });
+      const out = await plugin(command, sentinel.containerId, pad);
       assert.equal(out.exitCode, 1, `${command}: ${out.stdout}`);
       const err = JSON.parse(out.stdout) as { code: number; msg: string };
       assert.equal(err.code, 6, command);
       assert.equal(err.msg, 'request to the vpcnet agent is larger than 1048576 bytes');
+      // (Its details count a different CNI_PATH: the dir it is installed in.)
+      const js = await plugin(command, sentinel.containerId, pad, jsBinDir);
+      assert.equal(js.exitCode, 1, `${command}: the TypeScript forwarder: ${js.stdout}`);
+      const { details: _d, ...jsErr } = JSON.parse(js.stdout) as {
+        code: number;
+        msg: string;
+        details?: string;
+      };
+      assert.deepEqual(jsErr, { cniVersion: '1.0.0', code: 6, msg: err.msg }, command);
     }
     assert.deepEqual(readdirSync(spoolDir), []);
     assert.equal(
