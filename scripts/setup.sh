@@ -22,6 +22,13 @@ if [ "$with_real_clients" = true ]; then
   # A kernel with 802.1q for the vlan trunk driver's tests (modprobe loads its modules)
   command -v linux.uml >/dev/null || need_pkgs+=(user-mode-linux)
   command -v modprobe >/dev/null || need_pkgs+=(kmod)
+  # test/hostile builds the plugin with -fsanitize=address,undefined: gcc's sanitizer runtimes
+  if command -v cc >/dev/null; then
+    probe=$(mktemp)
+    printf 'int main(void){return 0;}' | cc -fsanitize=address,undefined -x c - -o "$probe" 2>/dev/null ||
+      need_pkgs+=(libasan8 libubsan1)
+    rm -f "$probe"
+  fi
 fi
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AGENT_CNI_PATH } from '../cni/wire.ts';
-import { AgentProtocolError, AgentUnreachableError, forwardToAgent } from './forward.ts';
+import {
+  AgentProtocolError,
+  AgentUnreachableError,
+  forwardToAgent,
+  SOCKET_PATH_MAX,
+  socketPathProblem,
+} from './forward.ts';
 import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 
 const timeouts = { connectMs: 1_000, totalMs: 5_000 };
@@ -79,5 +85,30 @@ test('an HTTP error status or a body that is not a ForwardedResponse is a protoc
     } finally {
       await agent.close();
     }
+  }
+});
+
+test('a socket path a unix socket cannot have is named before any connection: a NUL, or over 107 bytes', () => {
+  assert.equal(SOCKET_PATH_MAX, 107);
+  assert.equal(socketPathProblem(`/${'a'.repeat(106)}`), undefined);
+  assert.match(socketPathProblem(`/${'a'.repeat(107)}`) ?? '', /^is 108 bytes long, more than the 107 /);
+  // Bytes, not characters: 60 two-byte characters are 121 bytes.
+  assert.match(socketPathProblem(`/${'é'.repeat(60)}`) ?? '', /^is 121 bytes long/);
+  assert.equal(socketPathProblem('/run/agent.sock\u0000tail'), 'contains a NUL byte');
+});
+
+test('a refusal the agent words as a CNI error is returned as its answer; a success under an error status is not', async () => {
+  const refusal = { exitCode: 1, stdout: '{"code":6}' };
+  const refusing = await startFakeAgent(() => ({ status: 413, body: JSON.stringify(refusal) }));
+  const lying = await startFakeAgent(() => ({
+    status: 500,
+    body: JSON.stringify({ exitCode: 0, stdout: '' }),
+  }));
+  try {
+    assert.deepEqual(await forwardToAgent(refusing.socketPath, request, timeouts), refusal);
+    await assert.rejects(forwardToAgent(lying.socketPath, request, timeouts), AgentProtocolError);
+  } finally {
+    await refusing.close();
+    await lying.close();
   }
 });

@@ -11,6 +11,25 @@ export interface ForwardTimeouts {
 
 export const DEFAULT_FORWARD_TIMEOUTS: ForwardTimeouts = { connectMs: 2_000, totalMs: 120_000 };
 
+/** The largest answer body read (bin/vpcnet holds it in a static buffer: RESPONSE_MAX in bounds.h). */
+export const MAX_RESPONSE_BYTES = 1 << 20;
+
+/** sun_path holds 108 bytes with the terminating NUL (Linux). */
+export const SOCKET_PATH_MAX = 107;
+
+/**
+ * Why `path` cannot be a unix socket address, or undefined. libuv would silently cut a longer
+ * path (or one with a NUL) short and connect to whatever socket that shorter path names.
+ */
+export function socketPathProblem(path: string): string | undefined {
+  if (path.includes('\0')) return 'contains a NUL byte';
+  const bytes = Buffer.byteLength(path);
+  if (bytes > SOCKET_PATH_MAX) {
+    return `is ${bytes} bytes long, more than the ${SOCKET_PATH_MAX} a unix socket path can hold`;
+  }
+  return undefined;
+}
+
 export type AgentTransport = (socketPath: string, request: ForwardedRequest) => Promise<ForwardedResponse>;
 
 /**
@@ -88,12 +107,23 @@ export function forwardToAgent(
     req.on('error', (err: NodeJS.ErrnoException) => unreachable(err.message));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          finish(new AgentProtocolError(socketPath, `response larger than ${MAX_RESPONSE_BYTES} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
       res.on('error', (err: NodeJS.ErrnoException) => unreachable(err.message));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         if (res.statusCode !== 200) {
-          finish(new AgentProtocolError(socketPath, `HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+          // A refusal the agent worded as a CNI error (413, 400, ...) is printed as it is.
+          const refusal = decodeResponse(text);
+          if (typeof refusal !== 'string' && refusal.exitCode !== 0) finish(undefined, refusal);
+          else finish(new AgentProtocolError(socketPath, `HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
           return;
         }
         const parsed = decodeResponse(text);

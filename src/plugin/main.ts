@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import {
   CNI_ERR_DECODE,
   CNI_ERR_INTERNAL,
+  CNI_ERR_INVALID_NETCONF,
   CNI_ERR_IO,
   CNI_ERR_PLUGIN_NOT_AVAILABLE,
   CNI_ERR_TRY_AGAIN_LATER,
@@ -17,7 +18,7 @@ import {
   type ForwardedRequest,
   versionResult,
 } from '../cni/wire.ts';
-import { type AgentTransport, AgentUnreachableError, httpTransport } from './forward.ts';
+import { type AgentTransport, AgentUnreachableError, httpTransport, socketPathProblem } from './forward.ts';
 import { type DelSpooler, spoolDel } from './spool.ts';
 
 export interface PluginDeps {
@@ -51,6 +52,12 @@ export async function runPlugin(deps: PluginDeps): Promise<number> {
     return fail(new CniError(CNI_ERR_DECODE, 'network configuration on stdin is not a JSON object'));
   }
 
+  // A socket path no socket can have would reach some other socket or none: a config error.
+  const socketProblem = socketPathProblem(socketPath);
+  if (socketProblem !== undefined) {
+    return fail(new CniError(CNI_ERR_INVALID_NETCONF, `config.agentSocket ${socketProblem}`, socketPath));
+  }
+
   try {
     const response = await deps.transport(socketPath, request);
     deps.writeStdout(response.stdout);
@@ -63,6 +70,10 @@ export async function runPlugin(deps: PluginDeps): Promise<number> {
     if (command === 'DEL') {
       // The agent applies spooled DELs before serving, so the runtime may forget this pod now.
       const dir = conf.delSpoolDir ?? DEFAULT_DEL_SPOOL_DIR;
+      // A path with a NUL names no file (system calls stop at the NUL): a config error.
+      if (dir.includes('\0')) {
+        return fail(new CniError(CNI_ERR_INVALID_NETCONF, 'config.delSpoolDir contains a NUL byte', why));
+      }
       try {
         deps.spool(dir, request);
         return 0;

@@ -144,3 +144,69 @@ test('an agent that hangs up without answering counts as unreachable for both', 
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+test('a refusal worded as a CNI error (a non-200 ForwardedResponse that fails) is printed as it is by both', async () => {
+  const cniError =
+    '{"cniVersion":"1.0.0","code":6,"msg":"request to the vpcnet agent is larger than 1048576 bytes"}\n';
+  const replies: Array<[string, FakeAgentReply, number, string | undefined]> = [
+    ['413', () => ({ status: 413, body: JSON.stringify({ exitCode: 1, stdout: cniError }) }), 1, cniError],
+    ['400', () => ({ status: 400, body: JSON.stringify({ exitCode: 7, stdout: 'seven' }) }), 7, 'seven'],
+    // Not a refusal: success under an error status, or no ForwardedResponse at all.
+    ['500 claiming success', () => ({ status: 500, body: '{"exitCode":0,"stdout":"ok"}' }), 1, undefined],
+    ['503 garbage', () => ({ status: 503, body: 'busy' }), 1, undefined],
+  ];
+  for (const [label, reply, code, stdout] of replies) {
+    const agent = await startFakeAgent(reply);
+    try {
+      const out = await same(
+        { ...attachEnv, CNI_COMMAND: 'ADD' },
+        netconf({ agentSocket: agent.socketPath }),
+        label,
+      );
+      assert.equal(out.code, code, label);
+      if (stdout !== undefined) assert.equal(out.stdout.toString(), stdout, label);
+      else assert.match(errorOf(out).details ?? '', /answered badly: HTTP 5\d\d: /, label);
+    } finally {
+      await agent.close();
+    }
+  }
+});
+
+test('an answer body over 1 MiB fails both with code 100; one of exactly 1 MiB passes through', async () => {
+  const answerOf = (bodyBytes: number) => {
+    const frame = JSON.stringify({ exitCode: 0, stdout: '' });
+    return JSON.stringify({ exitCode: 0, stdout: 'z'.repeat(bodyBytes - frame.length) });
+  };
+  const sock = join(dir, 'huge.sock');
+  let body = '';
+  let chunked = false;
+  const server: Server = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (chunked) {
+        res.writeHead(200);
+        for (let at = 0; at < body.length; at += 4096) res.write(body.slice(at, at + 4096));
+        res.end();
+      } else {
+        res.writeHead(200, { 'content-length': Buffer.byteLength(body) }).end(body);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(sock, resolve));
+  try {
+    for (chunked of [false, true]) {
+      body = answerOf(1 << 20);
+      const fits = await same({ CNI_COMMAND: 'ADD' }, netconf({ agentSocket: sock }), `1 MiB ${chunked}`);
+      assert.equal(fits.code, 0);
+      assert.equal(fits.stdout.length, (1 << 20) - JSON.stringify({ exitCode: 0, stdout: '' }).length);
+      body = answerOf(4 << 20);
+      const over = await same({ CNI_COMMAND: 'ADD' }, netconf({ agentSocket: sock }), `4 MiB ${chunked}`);
+      assert.equal(over.code, 1);
+      assert.equal(errorOf(over).code, 100);
+      assert.match(errorOf(over).details ?? '', /answered badly: response larger than 1048576 bytes$/);
+    }
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

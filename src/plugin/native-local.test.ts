@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import {
   CNI_ERR_DECODE,
   CNI_ERR_INTERNAL,
+  CNI_ERR_INVALID_NETCONF,
   CNI_ERR_IO,
   CNI_ERR_PLUGIN_NOT_AVAILABLE,
   CNI_ERR_TRY_AGAIN_LATER,
@@ -47,6 +48,7 @@ test('the C header wire.h carries the constants of src/cni/wire.ts and the error
   for (const [name, value] of Object.entries({
     CNI_ERR_IO,
     CNI_ERR_DECODE,
+    CNI_ERR_INVALID_NETCONF,
     CNI_ERR_TRY_AGAIN_LATER,
     CNI_ERR_PLUGIN_NOT_AVAILABLE,
     CNI_ERR_INTERNAL,
@@ -172,4 +174,46 @@ test('a DEL that cannot be spooled fails with code 5 naming the dir, identically
     assert.equal(errorOf(out).code, 5);
     assert.equal(errorOf(out).msg, `cannot spool DEL in ${spool}`);
   }
+});
+
+test('an agentSocket no socket can have (a NUL, over 107 bytes) fails with code 7 for every command, identically', async () => {
+  const spool = join(dir, 'spool-bad-socket');
+  const fits = `/${'s'.repeat(106)}`; // 107 bytes: a path a socket can have, if absent
+  const paths: Array<[string, number]> = [
+    [fits, 11],
+    [`${fits}s`, 7],
+    [`/${'é'.repeat(60)}`, 7], // 60 characters, 121 bytes
+    [`/${'\ud800'.repeat(40)}`, 7], // lone surrogates: 3 bytes each once encoded
+    [`/${'x'.repeat(300)}`, 7],
+    [join(dir, 'absent.sock\u0000tail'), 7],
+  ];
+  for (const [socket, code] of paths) {
+    for (const command of ['ADD', 'DEL', 'STATUS']) {
+      const stdin = netconf({ agentSocket: socket, delSpoolDir: spool });
+      const out = await same({ ...attachEnv, CNI_COMMAND: command }, stdin, `${command} ${socket.length}`);
+      if (command === 'DEL' && code === 11) {
+        assert.equal(out.code, 0, 'a path that fits is spooled as usual');
+        continue;
+      }
+      assert.equal(out.code, 1);
+      const err = errorOf(out);
+      assert.equal(err.code, command === 'STATUS' && code === 11 ? 50 : code, `${command} ${socket}`);
+      if (code === 7) assert.match(err.msg, /^config\.agentSocket (contains a NUL byte|is \d+ bytes long)/);
+    }
+  }
+  assert.equal(
+    readdirSync(spool).length,
+    2,
+    'only the DEL with a usable socket path was spooled, once by each',
+  );
+});
+
+test('a DEL to spool in a delSpoolDir holding a NUL fails with code 7 and writes nothing, identically', async () => {
+  const spool = join(dir, 'spool-nul');
+  const stdin = netconf({ agentSocket: join(dir, 'absent.sock'), delSpoolDir: `${spool}\u0000/elsewhere` });
+  const out = await same({ ...attachEnv, CNI_COMMAND: 'DEL' }, stdin, 'spool dir with NUL');
+  assert.equal(out.code, 1);
+  assert.equal(errorOf(out).code, 7);
+  assert.equal(errorOf(out).msg, 'config.delSpoolDir contains a NUL byte');
+  assert.throws(() => statSync(spool), /ENOENT/, 'nothing was created at the path before the NUL');
 });

@@ -24,13 +24,48 @@
 #include "node-errors.h"
 #include "wire.h"
 
-/* As forward.ts: connecting is immediate when the agent listens; an ADD may wait on the cloud. */
+/* As forward.ts: connecting is immediate when the agent listens; an ADD may wait on the cloud.
+ * A test build may shorten them (-DTOTAL_TIMEOUT_MS=...) to see the deadline hold. */
+#ifndef CONNECT_TIMEOUT_MS
 #define CONNECT_TIMEOUT_MS 2000
+#endif
+#ifndef TOTAL_TIMEOUT_MS
 #define TOTAL_TIMEOUT_MS 120000
+#endif
+
+_Static_assert(SOCKET_PATH_MAX == sizeof(((struct sockaddr_un *)0)->sun_path) - 1, "sun_path size");
 
 /* The request: CNI_* variables and stdin, as JSON.stringify({env, stdin}) writes it. */
 
 extern char **environ;
+
+/* The CNI_* names already sent, so that a repeated name keeps its first value (as Node's
+ * process.env does) in linear time: a runtime may pass a huge environment, and comparing each
+ * entry with all before it took seconds at 60,000 entries. Open addressing over environ indices
+ * + 1. The kernel caps the environment at 6 MiB, under a million "CNI_x=" entries; should 3/4 of
+ * the slots fill anyway, the plain scan takes over. */
+#define SEEN_SLOTS (1u << 20)
+static uint32_t seen_slots[SEEN_SLOTS];
+static size_t seen_count;
+
+static bool seen_before(size_t idx, size_t klen) {
+  const char *name = environ[idx];
+  if (seen_count >= SEEN_SLOTS / 4 * 3) {
+    for (size_t p = 0; p < idx; p++) {
+      if (strncmp(environ[p], name, klen + 1) == 0) return true;
+    }
+    return false;
+  }
+  uint32_t h = 2166136261u; /* FNV-1a of the name */
+  for (size_t k = 0; k < klen; k++) h = (h ^ (u8)name[k]) * 16777619u;
+  for (uint32_t s = h & (SEEN_SLOTS - 1);; s = (s + 1) & (SEEN_SLOTS - 1)) {
+    if (seen_slots[s] == 0) {
+      seen_slots[s] = (uint32_t)idx + 1, seen_count++;
+      return false;
+    }
+    if (strncmp(environ[seen_slots[s] - 1], name, klen + 1) == 0) return true;
+  }
+}
 
 void put_request(struct buf *b, const char *stdin_text, size_t stdin_len) {
   put_str(b, "{\"env\":{");
@@ -39,9 +74,7 @@ void put_request(struct buf *b, const char *stdin_text, size_t stdin_len) {
     const char *eq = strchr(*e, '=');
     if (strncmp(*e, "CNI_", 4) != 0 || !eq) continue;
     size_t klen = (size_t)(eq - *e);
-    bool seen = false; /* a repeated name: Node's process.env shows the first value */
-    for (char **p = environ; p < e && !seen; p++) seen = strncmp(*p, *e, klen + 1) == 0;
-    if (seen) continue;
+    if (seen_before((size_t)(e - environ), klen)) continue;
     if (!first) put_char(b, ',');
     first = false;
     put_json_string(b, *e, klen, false);
@@ -53,7 +86,7 @@ void put_request(struct buf *b, const char *stdin_text, size_t stdin_len) {
   put_char(b, '}');
 }
 
-static char response_raw[RESPONSE_MAX + 1];
+static char response_raw[RESPONSE_RAW_MAX + 1];
 static char response_body[RESPONSE_MAX];
 static char response_text[3 * RESPONSE_MAX];
 
@@ -76,10 +109,11 @@ static int64_t now_ms(void) {
   return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-enum http_state { HTTP_INCOMPLETE, HTTP_DONE, HTTP_ERROR };
+enum http_state { HTTP_INCOMPLETE, HTTP_DONE, HTTP_ERROR, HTTP_TOO_LARGE };
 
 /* Parses the response in r[0..n); `eof` says the agent closed. Sets the status and copies the
- * (de-chunked) body into response_body. */
+ * (de-chunked) body into response_body. A body over RESPONSE_MAX is HTTP_TOO_LARGE as soon as
+ * that many bytes of it are here, as forward.ts stops reading then. */
 static enum http_state http_parse(const char *r, size_t n, bool eof, int *status, size_t *body_len, struct buf *reason) {
   size_t at = 0;
   for (;;) {
@@ -104,10 +138,9 @@ static enum http_state http_parse(const char *r, size_t n, bool eof, int *status
         const char *v = header_value(line, len, 14, &vlen);
         content_length = 0;
         for (size_t k = 0; k < vlen; k++) {
-          if (!is_digit((u8)v[k]) || content_length > (long long)RESPONSE_MAX) {
-            return put_str(reason, "Parse Error: Invalid character in Content-Length"), HTTP_ERROR;
-          }
-          content_length = content_length * 10 + (v[k] - '0');
+          if (!is_digit((u8)v[k])) return put_str(reason, "Parse Error: Invalid character in Content-Length"), HTTP_ERROR;
+          /* saturates past RESPONSE_MAX: such a body is too large once RESPONSE_MAX bytes came */
+          if (content_length <= (long long)RESPONSE_MAX) content_length = content_length * 10 + (v[k] - '0');
         }
       } else if (header_is(line, len, "transfer-encoding")) {
         const char *v = header_value(line, len, 17, &vlen);
@@ -135,16 +168,21 @@ static enum http_state http_parse(const char *r, size_t n, bool eof, int *status
           if (!fin) return eof ? (put_str(reason, "aborted"), HTTP_ERROR) : HTTP_INCOMPLETE;
           break;
         }
+        if (body.len + (n - at < size ? n - at : size) > RESPONSE_MAX) return HTTP_TOO_LARGE;
         if (n - at < size + 2) return eof ? (put_str(reason, "aborted"), HTTP_ERROR) : HTTP_INCOMPLETE;
         put(&body, r + at, (size_t)size);
         at += (size_t)size + 2;
       }
       *body_len = body.len;
     } else if (content_length >= 0) {
-      if (n - at < (size_t)content_length) return eof ? (put_str(reason, "aborted"), HTTP_ERROR) : HTTP_INCOMPLETE;
+      if (n - at < (size_t)content_length) {
+        if (n - at > RESPONSE_MAX) return HTTP_TOO_LARGE;
+        return eof ? (put_str(reason, "aborted"), HTTP_ERROR) : HTTP_INCOMPLETE;
+      }
       *body_len = (size_t)content_length;
       memcpy(response_body, r + at, *body_len);
     } else {
+      if (n - at > RESPONSE_MAX) return HTTP_TOO_LARGE;
       if (!eof) return HTTP_INCOMPLETE; /* the body runs to the end of the connection */
       *body_len = n - at;
       memcpy(response_body, r + at, *body_len);
@@ -179,8 +217,10 @@ static bool wait_fd(int fd, short events, int64_t connect_deadline, int64_t dead
   for (;;) {
     int64_t now = now_ms(), until = connect_deadline < deadline ? connect_deadline : deadline;
     if (now >= until) {
-      if (until == connect_deadline) put_str(reason, "no connection within 2000 ms");
-      else put_str(reason, "no answer within 120000 ms");
+      char text[64];
+      if (until == connect_deadline) snprintf(text, sizeof text, "no connection within %d ms", CONNECT_TIMEOUT_MS);
+      else snprintf(text, sizeof text, "no answer within %d ms", TOTAL_TIMEOUT_MS);
+      put_str(reason, text);
       return false;
     }
     struct pollfd pfd = {fd, events, 0};
@@ -249,11 +289,13 @@ enum outcome forward_to_agent(const char *path, const char *body, size_t body_le
       return close(fd), AGENT_UNREACHABLE;
     }
     n += (size_t)got;
-    if (n > RESPONSE_MAX) {
+    /* a full buffer: a body over RESPONSE_MAX, or a head or chunk framing over 64 KiB */
+    enum http_state st =
+        n > RESPONSE_RAW_MAX ? HTTP_TOO_LARGE : http_parse(response_raw, n, got == 0, &status, &body_len_in, reason);
+    if (st == HTTP_TOO_LARGE) {
       close(fd);
       return put_str(reason, "response larger than 1048576 bytes"), AGENT_ANSWERED_BADLY;
     }
-    enum http_state st = http_parse(response_raw, n, got == 0, &status, &body_len_in, reason);
     if (st == HTTP_ERROR) return close(fd), AGENT_UNREACHABLE; /* Node reports these as request errors */
     if (st == HTTP_DONE) break;
   }
@@ -262,6 +304,11 @@ enum outcome forward_to_agent(const char *path, const char *body, size_t body_le
   struct buf text = BUF(response_text);
   utf8_sanitize((const u8 *)response_body, body_len_in, &text);
   if (status != 200) {
+    /* a refusal the agent worded as a CNI error (413, 400, ...) is printed as it is */
+    size_t mark = reason->len;
+    if (decode_answer(text.p, text.len, a, reason) == AGENT_ANSWERED && a->exit_code != 0) return AGENT_ANSWERED;
+    reason->len = mark, reason->overflow = false;
+    a->stdout_text->len = 0, a->stdout_text->overflow = false;
     char num[16];
     snprintf(num, sizeof num, "HTTP %d: ", status);
     put_str(reason, num);

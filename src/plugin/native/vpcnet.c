@@ -113,16 +113,19 @@ int main(void) {
   struct json_field f[3] = {{"cniVersion", 0, 0}, {"agentSocket", 0, 0}, {"delSpoolDir", 0, 0}};
   bool parsed = raw_len >= 0 && json_scan((const u8 *)text.p, text.len, f, 3) == '{';
   const char *conf[3] = {NULL, NULL, NULL};
+  size_t conf_len[3] = {0, 0, 0}; /* a value may hold a NUL (\u0000), so C string ends do not tell */
   struct buf strings = BUF(config_strings);
   for (int k = 0; k < 3 && parsed; k++) {
     if (f[k].kind != '"') continue;
     size_t at = strings.len;
     json_unescape((const u8 *)text.p, f[k].at, &strings);
     put_char(&strings, 0);
-    if (strings.len - at > 1) conf[k] = strings.p + at;
+    if (strings.len - at > 1) conf[k] = strings.p + at, conf_len[k] = strings.len - at - 1;
   }
   const char *cni_version = conf[0], *socket_path = conf[1] ? conf[1] : DEFAULT_AGENT_SOCKET;
   const char *spool_dir = conf[2] ? conf[2] : DEFAULT_DEL_SPOOL_DIR;
+  size_t socket_len = conf[1] ? conf_len[1] : strlen(DEFAULT_AGENT_SOCKET);
+  bool spool_dir_has_nul = conf[2] && memchr(conf[2], 0, conf_len[2]) != NULL;
   const char *error_version = cni_version ? cni_version : DEFAULT_CNI_VERSION;
   const char *command = getenv("CNI_COMMAND");
   struct buf msg = BUF(msg_store), details = BUF(details_store), reason = BUF(reason_store);
@@ -153,6 +156,21 @@ int main(void) {
     return fail(error_version, CNI_ERR_DECODE, &msg, NULL);
   }
 
+  /* a socket path no socket can have would reach some other socket or none: a config error */
+  if (memchr(socket_path, 0, socket_len)) {
+    put_str(&msg, "config.agentSocket contains a NUL byte");
+    put(&details, socket_path, socket_len);
+    return fail(error_version, CNI_ERR_INVALID_NETCONF, &msg, &details);
+  }
+  if (socket_len > SOCKET_PATH_MAX) {
+    char text_len[128];
+    snprintf(text_len, sizeof text_len, "config.agentSocket is %zu bytes long, more than the %u a unix socket path can hold",
+             socket_len, SOCKET_PATH_MAX);
+    put_str(&msg, text_len);
+    put_str(&details, socket_path);
+    return fail(error_version, CNI_ERR_INVALID_NETCONF, &msg, &details);
+  }
+
   struct buf body = BUF(request_body);
   put_request(&body, text.p, text.len);
   if (body.overflow) {
@@ -179,6 +197,11 @@ int main(void) {
   put_str(&why, "vpcnet agent not reachable at "), put_str(&why, socket_path), put_str(&why, ": ");
   put_buf(&why, &reason);
   if (strcmp(command ? command : "", "DEL") == 0) {
+    /* a path with a NUL names no file (system calls stop at the NUL): a config error */
+    if (spool_dir_has_nul) {
+      put_str(&msg, "config.delSpoolDir contains a NUL byte");
+      return fail(error_version, CNI_ERR_INVALID_NETCONF, &msg, &why);
+    }
     /* the agent applies spooled DELs before serving, so the runtime may forget this pod now */
     if (spool_del(spool_dir, body.p, body.len, &details) == 0) return 0;
     put_str(&details, "; "), put_buf(&details, &why);

@@ -13,6 +13,7 @@ static const char *const SUPPORTED_CNI_VERSIONS[] = {"0.3.0", "0.3.1", "0.4.0", 
 
 #define CNI_ERR_IO 5
 #define CNI_ERR_DECODE 6
+#define CNI_ERR_INVALID_NETCONF 7
 #define CNI_ERR_TRY_AGAIN_LATER 11
 #define CNI_ERR_PLUGIN_NOT_AVAILABLE 50
 #define CNI_ERR_INTERNAL 100
