@@ -252,6 +252,9 @@ describe('pods in a one-node lab', () => {
     test('a netns that does not exist → 3', async () => {
       await expectError({ netns: '/var/run/netns/does-not-exist-vpcit' }, JSON.stringify(confWithSocket), 3);
     });
+    test('the node’s own namespace as CNI_NETNS → 4, and the node keeps its links', async () => {
+      await expectError({ netns: `/var/run/netns/${node.netns}` }, JSON.stringify(confWithSocket), 4);
+    });
     test('unsupported cniVersion → 1', async () => {
       await expectError(
         { netns: pod.netnsPath },

@@ -1,7 +1,12 @@
 // ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
 // record the attachment's pod plan durably before touching the kernel, build exactly that plan,
 // record the result durably, answer.
-import { CNI_ERR_CONTAINER_UNKNOWN, CNI_ERR_TRY_AGAIN_LATER, CniError } from '../cni/errors.ts';
+import {
+  CNI_ERR_CONTAINER_UNKNOWN,
+  CNI_ERR_INVALID_ENV,
+  CNI_ERR_TRY_AGAIN_LATER,
+  CniError,
+} from '../cni/errors.ts';
 import type { CniResult } from '../cni/result.ts';
 import { errorText } from '../infra/error-text.ts';
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
@@ -49,9 +54,20 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
 
 export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {
   const netns = req.netns;
-  if (netns === undefined || netns === '') throw new CniError(4, 'CNI_NETNS is required for ADD');
+  if (netns === undefined || netns === '')
+    throw new CniError(CNI_ERR_INVALID_ENV, 'CNI_NETNS is required for ADD');
   if (!(await ctx.netnsExists(netns))) {
     throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `network namespace ${netns} does not exist`);
+  }
+  // A pod's network goes into a namespace of its own: never the node's (its links, routes and
+  // rules are the node's, and a pod plan there would collide with them or replace them).
+  const id = ctx.notPodNetns === undefined ? undefined : await ctx.netnsIdentity(netns);
+  if (id !== undefined && ctx.notPodNetns?.has(id)) {
+    throw new CniError(
+      CNI_ERR_INVALID_ENV,
+      `CNI_NETNS ${netns} is the node's own network namespace`,
+      'a pod network is built only in a namespace of its own',
+    );
   }
   const branch = await branchTarget(ctx, req);
   if (branch) return addBranchAttachment(ctx, req, netns, branch);

@@ -83,3 +83,21 @@ test('a second interface of the container gets its own address and routes; its D
     await agent.stop();
   }
 });
+
+test('an ADD into the node’s own namespace or PID 1’s is refused (code 4) before anything is made', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    const self = JSON.parse((await agent.cni(cniRequest('ADD', 'c-node', '/proc/self/ns/net'))).stdout);
+    assert.equal(self.code, 4, JSON.stringify(self));
+    assert.match(self.msg, /is the node's own network namespace/);
+    // PID 1's namespace: refused as the node's, or (where this process may not open it) as unknown.
+    const init = JSON.parse((await agent.cni(cniRequest('ADD', 'c-init', '/proc/1/ns/net'))).stdout);
+    assert.ok([3, 4].includes(init.code), JSON.stringify(init));
+    assert.deepEqual(agent.ledger.list(), []);
+    assert.deepEqual(w.kernel.veths(), []);
+    assert.equal(agent.pool.stats(Date.now()).assigned, 0, 'no address was taken');
+  } finally {
+    await agent.stop();
+  }
+});

@@ -275,6 +275,11 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     counters,
     netnsExists: pathExists,
     netnsIdentity,
+    notPodNetns: new Set(
+      (await Promise.all(['/proc/self/ns/net', '/proc/1/ns/net'].map(netnsIdentity))).filter(
+        (id): id is string => id !== undefined,
+      ),
+    ),
   };
   const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);

@@ -46,6 +46,11 @@ export interface OperationContext {
   readonly netnsExists: (path: string) => Promise<boolean>;
   /** device:inode of the namespace at that path, undefined if it cannot be read. */
   readonly netnsIdentity: (path: string) => Promise<string | undefined>;
+  /**
+   * netnsIdentity of namespaces that are never a pod's: the node's own (the agent's), and the one
+   * of PID 1 (the same on a node; in the lab, the machine's own).
+   */
+  readonly notPodNetns?: ReadonlySet<string>;
 }
 
 /** A parsed ADD/DEL/CHECK, reduced to what the operations need. */
