@@ -10,7 +10,7 @@ import {
   optionalStringArray,
   requiredString,
 } from './json-fields.ts';
-import type { CniDns, CniInterface, CniIpConfig, CniResult, CniRoute } from './result.ts';
+import type { CniDns, CniInterface, CniIpConfig, CniResult, CniRoute, Draft } from './result.ts';
 
 /** Accepts 0.1.0/0.2.0 (`ip4`/`ip6`), 0.3.x/0.4.0 (`ips[].version`) and 1.x results. */
 export function parsePrevResult(raw: unknown, path = 'prevResult'): CniResult {
@@ -18,12 +18,7 @@ export function parsePrevResult(raw: unknown, path = 'prevResult'): CniResult {
   if (obj.ips === undefined && (obj.ip4 !== undefined || obj.ip6 !== undefined))
     return parseLegacy(obj, path);
 
-  const out: {
-    interfaces?: readonly CniInterface[];
-    ips?: readonly CniIpConfig[];
-    routes?: readonly CniRoute[];
-    dns?: CniDns;
-  } = {};
+  const out: Draft<CniResult> = {};
   if (obj.interfaces !== undefined) {
     out.interfaces = expectArray(obj.interfaces, `${path}.interfaces`, CODE).map((v, i) =>
       parseInterface(v, `${path}.interfaces[${i}]`),

@@ -56,6 +56,9 @@ export interface CniResult {
   readonly dns?: CniDns;
 }
 
+/** A result (or its JSON) being put together field by field. */
+export type Draft<T> = { -readonly [K in keyof T]: T[K] };
+
 export interface IpConfigJson extends CniIpConfig {
   /** Only in 0.3.x / 0.4.0 results. */
   readonly version?: '4' | '6';
@@ -79,13 +82,7 @@ export function formatResult(result: CniResult, cniVersion: string): ResultJson 
     );
   }
   const has11 = compareVersions(cniVersion, '1.1.0') >= 0;
-  const out: {
-    cniVersion: string;
-    interfaces?: readonly CniInterface[];
-    ips?: readonly IpConfigJson[];
-    routes?: readonly CniRoute[];
-    dns?: CniDns;
-  } = { cniVersion };
+  const out: Draft<ResultJson> = { cniVersion };
   if (result.interfaces !== undefined) {
     out.interfaces = has11 ? result.interfaces : result.interfaces.map(interfaceWithout11Fields);
   }
@@ -128,12 +125,7 @@ export function chainResult(prev: CniResult | undefined, own: CniResult): CniRes
   const ownIps = (own.ips ?? []).map((ip) =>
     ip.interface === undefined ? ip : { ...ip, interface: ip.interface + offset },
   );
-  const out: {
-    interfaces?: readonly CniInterface[];
-    ips?: readonly CniIpConfig[];
-    routes?: readonly CniRoute[];
-    dns?: CniDns;
-  } = {};
+  const out: Draft<CniResult> = {};
   const interfaces = [...(prev.interfaces ?? []), ...(own.interfaces ?? [])];
   if (prev.interfaces !== undefined || own.interfaces !== undefined) out.interfaces = interfaces;
   if (prev.ips !== undefined || own.ips !== undefined) out.ips = [...(prev.ips ?? []), ...ownIps];
