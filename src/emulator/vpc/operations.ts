@@ -17,6 +17,13 @@ import type {
 
 type Step = () => Promise<void>;
 
+/** The fabric following an assignment (`assign`) or unassignment of `ips`, with its undo. */
+function addressStep(fabric: Fabric, fe: FabricEni, ips: readonly string[], assign: boolean) {
+  const on: Step = () => fabric.addressesAssigned(fe, ips);
+  const off: Step = () => fabric.addressesUnassigned(fe, ips);
+  return assign ? { run: on, undo: off } : { run: off, undo: on };
+}
+
 export interface EniTraffic {
   readonly eniId: string;
   readonly interfaceType: string;
@@ -152,14 +159,7 @@ export class VpcOperations {
       const ips = this.state.assign(eniId, req);
       const eni = this.state.eni(eniId);
       const fabric = this.#fabricFor(eni);
-      const steps: { run: Step; undo: Step }[] = [];
-      if (fabric !== undefined) {
-        const fe = this.fabricEni(eni);
-        steps.push({
-          run: () => fabric.addressesAssigned(fe, ips),
-          undo: () => fabric.addressesUnassigned(fe, ips),
-        });
-      }
+      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, true)];
       await this.#withRollback(() => this.state.unassign(eniId, ips), [steps]);
       return ips;
     });
@@ -170,14 +170,7 @@ export class VpcOperations {
       this.state.unassign(eniId, ips);
       const eni = this.state.eni(eniId);
       const fabric = this.#fabricFor(eni);
-      const steps: { run: Step; undo: Step }[] = [];
-      if (fabric !== undefined) {
-        const fe = this.fabricEni(eni);
-        steps.push({
-          run: () => fabric.addressesUnassigned(fe, ips),
-          undo: () => fabric.addressesAssigned(fe, ips),
-        });
-      }
+      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, false)];
       await this.#withRollback(() => this.state.assign(eniId, { ips }), [steps]);
     });
   }
@@ -273,12 +266,7 @@ export class VpcOperations {
         undo: () => fabric.eniDetached(netns, deviceIndex, fe),
       },
     ];
-    if (ips.length > 0) {
-      steps.push({
-        run: () => fabric.addressesAssigned(fe, ips),
-        undo: () => fabric.addressesUnassigned(fe, ips),
-      });
-    }
+    if (ips.length > 0) steps.push(addressStep(fabric, fe, ips, true));
     return steps;
   }
 
@@ -290,12 +278,7 @@ export class VpcOperations {
     const fe = this.fabricEni(eni);
     const ips = [...eni.secondaryIps];
     const steps: { run: Step; undo: Step }[] = [];
-    if (ips.length > 0) {
-      steps.push({
-        run: () => fabric.addressesUnassigned(fe, ips),
-        undo: () => fabric.addressesAssigned(fe, ips),
-      });
-    }
+    if (ips.length > 0) steps.push(addressStep(fabric, fe, ips, false));
     steps.push({
       run: () => fabric.eniDetached(netns, deviceIndex, fe),
       undo: () => fabric.eniAttached(netns, deviceIndex, fe),
