@@ -32,7 +32,7 @@ import {
   labDown,
   labUp,
   newPod,
-  podArgs,
+  podCall,
   sh,
   type TestPod,
   uniqueLabName,
@@ -108,17 +108,9 @@ describe('vpcnet chained with the reference portmap, bandwidth and tuning plugin
   }
 
   function call(pod: TestPod, command: CniCall['command'], capabilityArgs: Record<string, unknown>): CniCall {
-    return {
-      nodeNetns: node.netns,
-      cniBinDir: node.cniBinDir,
-      command,
-      containerId: pod.containerId,
-      netns: pod.netnsPath,
-      ifName: 'eth0',
-      // As containerd sends them: tuning refuses CNI_ARGS it does not know unless told to ignore them.
-      args: { IgnoreUnknown: '1', ...podArgs(pod) },
-      capabilityArgs,
-    };
+    const base = podCall(node, command, pod);
+    // As containerd sends them: tuning refuses CNI_ARGS it does not know unless told to ignore them.
+    return { ...base, args: { IgnoreUnknown: '1', ...base.args }, capabilityArgs };
   }
 
   test('the lab installs the conflist with portmap after vpcnet, and portmap beside vpcnet', async () => {

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { getJson } from '../src/cli/state.ts';
 import { runProcess, runToSuccess } from '../src/infra/process.ts';
 import {
+  type CniCall,
   type CniCommand,
   execPlugin,
   type PluginOutput,
@@ -131,6 +132,19 @@ export function podArgs(pod: TestPod): Record<string, string> {
   };
 }
 
+/** A runtime's call of `command` for `pod`'s eth0 on `node`. */
+export function podCall(node: LabNodeDesc, command: CniCommand, pod: TestPod): CniCall {
+  return {
+    nodeNetns: node.netns,
+    cniBinDir: node.cniBinDir,
+    command,
+    containerId: pod.containerId,
+    netns: pod.netnsPath,
+    ifName: 'eth0',
+    args: podArgs(pod),
+  };
+}
+
 /** Runs one plugin command for `pod` through the node's installed conflist, as a runtime would. */
 export async function cni(
   node: LabNodeDesc,
@@ -142,36 +156,13 @@ export async function cni(
   const plugin = list.plugins[0]!;
   const conf: Record<string, unknown> = { ...plugin, cniVersion: list.cniVersion, name: list.name };
   if (prevResult !== undefined) conf.prevResult = prevResult;
-  return execPlugin(
-    {
-      nodeNetns: node.netns,
-      cniBinDir: node.cniBinDir,
-      command,
-      containerId: pod.containerId,
-      netns: pod.netnsPath,
-      ifName: 'eth0',
-      args: podArgs(pod),
-    },
-    plugin.type as string,
-    JSON.stringify(conf),
-  );
+  return execPlugin(podCall(node, command, pod), plugin.type as string, JSON.stringify(conf));
 }
 
 /** ADD through the whole chain; returns the pod's VPC address. */
 export async function addPod(node: LabNodeDesc, pod: TestPod): Promise<{ ip: string; result: unknown }> {
   const list = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
-  const result = (await runChain(
-    {
-      nodeNetns: node.netns,
-      cniBinDir: node.cniBinDir,
-      command: 'ADD',
-      containerId: pod.containerId,
-      netns: pod.netnsPath,
-      ifName: 'eth0',
-      args: podArgs(pod),
-    },
-    list,
-  )) as { ips: { address: string }[] };
+  const result = (await runChain(podCall(node, 'ADD', pod), list)) as { ips: { address: string }[] };
   return { ip: result.ips[0]!.address.split('/')[0]!, result };
 }
 
