@@ -19,6 +19,21 @@ export interface RuleSpec {
   readonly table: number;
 }
 
+/**
+ * A device on the trunk ENI's link that carries one branch ENI: an 802.1q VLAN device (`vlan`), or
+ * a macvlan device with the branch ENI's MAC where the kernel has no 802.1q.
+ */
+export interface TrunkDeviceSpec {
+  readonly name: string;
+  /** The trunk ENI's link. */
+  readonly parent: string;
+  /** The branch ENI's MAC. */
+  readonly mac: string;
+  readonly mtu: number;
+  readonly vlanId: number;
+  readonly driver: TrunkDriver;
+}
+
 export type KernelOp =
   /** Run in the pod's namespace: `name` there, its peer created directly in the node's namespace. */
   | {
@@ -29,19 +44,7 @@ export type KernelOp =
       readonly peer: string;
       readonly peerMac: string;
     }
-  /**
-   * A device on the trunk ENI's link that carries one branch ENI: an 802.1q VLAN device
-   * (`vlan`), or a macvlan device with the branch ENI's MAC where the kernel has no 802.1q.
-   */
-  | {
-      readonly op: 'trunkDeviceAdd';
-      readonly name: string;
-      readonly parent: string;
-      readonly mac: string;
-      readonly mtu: number;
-      readonly vlanId: number;
-      readonly driver: TrunkDriver;
-    }
+  | ({ readonly op: 'trunkDeviceAdd' } & TrunkDeviceSpec)
   /** Sets a link up (and its MTU when given). */
   | { readonly op: 'linkUp'; readonly dev: string; readonly mtu?: number }
   | { readonly op: 'linkDel'; readonly dev: string }

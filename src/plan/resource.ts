@@ -2,7 +2,7 @@
 // (ownership: what an attachment's record lists is what it owns, and nothing else); ADD creates
 // them, DEL removes them, CHECK and the reconcile loop judge them against the kernel's views. How
 // each kind is created, removed, checked and repaired lives in ./kinds/, one file per kind.
-import type { RuleSpec, Side, TrunkDriver } from './kernel-op.ts';
+import type { RuleSpec, Side, TrunkDeviceSpec } from './kernel-op.ts';
 
 /** A VPC address (an ENI's secondary IP): a cloud resource that IPAM hands out and takes back. */
 export interface VpcAddressResource {
@@ -65,16 +65,8 @@ export interface SnatResource {
 }
 
 /** The device on the trunk link that reaches one branch ENI (its VLAN, its MAC). */
-export interface TrunkDeviceResource {
+export interface TrunkDeviceResource extends TrunkDeviceSpec {
   readonly kind: 'trunkDevice';
-  readonly name: string;
-  /** The trunk ENI's link. */
-  readonly parent: string;
-  /** The branch ENI's MAC. */
-  readonly mac: string;
-  readonly mtu: number;
-  readonly vlanId: number;
-  readonly driver: TrunkDriver;
 }
 
 /** A link's configuration vpcnet sets but never undoes (an ENI's link: up, with vpcnet's MTU). */

@@ -13,20 +13,9 @@ export const BRANCH_TABLE_LIMIT = BRANCH_TABLE_BASE + 4094;
 /** Strict mode's iif rules, ahead of every pod rule (the upstream's priority). */
 export const RULE_PRIORITY_BRANCH = 10;
 
-const create = (r: TrunkDeviceResource) => [
-  {
-    side: 'node' as const,
-    op: {
-      op: 'trunkDeviceAdd' as const,
-      name: r.name,
-      parent: r.parent,
-      mac: r.mac,
-      mtu: r.mtu,
-      vlanId: r.vlanId,
-      driver: r.driver,
-    },
-  },
-  { side: 'node' as const, op: { op: 'linkUp' as const, dev: r.name } },
+const create = ({ kind: _, ...spec }: TrunkDeviceResource) => [
+  { side: 'node' as const, op: { op: 'trunkDeviceAdd' as const, ...spec } },
+  { side: 'node' as const, op: { op: 'linkUp' as const, dev: spec.name } },
 ];
 
 export const trunkDeviceKind: KindRules<TrunkDeviceResource> = {
