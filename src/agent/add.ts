@@ -61,8 +61,9 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   }
   // A pod's network goes into a namespace of its own: never the node's (its links, routes and
   // rules are the node's, and a pod plan there would collide with them or replace them).
-  const id = ctx.notPodNetns === undefined ? undefined : await ctx.netnsIdentity(netns);
-  if (id !== undefined && ctx.notPodNetns?.has(id)) {
+  // Read once: the record keeps it, so a reused path is never mistaken for this namespace.
+  const netnsId = await ctx.netnsIdentity(netns);
+  if (netnsId !== undefined && ctx.notPodNetns?.has(netnsId)) {
     throw new CniError(
       CNI_ERR_INVALID_ENV,
       `CNI_NETNS ${netns} is the node's own network namespace`,
@@ -70,7 +71,7 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
     );
   }
   const branch = await branchTarget(ctx, req);
-  if (branch) return addBranchAttachment(ctx, req, netns, branch);
+  if (branch) return addBranchAttachment(ctx, req, { path: netns, id: netnsId }, branch);
   const existing = ctx.ledger.get(req.key);
   if (existing && existing.phase === undefined) await refuseRepeatedAdd(ctx, existing, netns);
   // A half-done ADD, or a record whose interface is not in the namespace (gone with an old one),
@@ -83,7 +84,6 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
       ? existing.resources
       : regularPlan(ctx, req, await obtainAddress(ctx, attachmentKeyString(req.key)));
   const vpcAddress = vpcAddressOf(resources);
-  const netnsId = await ctx.netnsIdentity(netns);
   const base = {
     key: req.key,
     pod: req.pod,

@@ -133,8 +133,7 @@ export function introspection(
     // What each record owns is in `resources`; its address and host veth are repeated for operators.
     attachments: ledger.list().map((a: Attachment) => ({
       keyString: attachmentKeyString(a.key),
-      ip: ledger.addressOf(a)?.ip,
-      eniId: ledger.addressOf(a)?.eniId,
+      ...ledger.addressOf(a),
       hostVeth: vethOf(a.resources)?.hostName,
       ...a,
     })),

@@ -19,12 +19,13 @@ import type { BranchTarget } from './assignment.ts';
 export async function addBranchAttachment(
   ctx: OperationContext,
   req: AttachRequest,
-  netns: string,
+  ns: { readonly path: string; readonly id: string | undefined },
   target: BranchTarget,
 ): Promise<CniResult> {
   const { ledger, dataplane, log } = ctx;
   const deps = { ledger, dataplane, log };
   const { eni, pod, trunk } = target;
+  const { path: netns, id: netnsId } = ns;
   const existing = ledger.get(req.key);
   if (existing && existing.phase === undefined) await refuseRepeatedAdd(ctx, existing, netns);
   refuseSecondInterface(ctx, req);
@@ -56,7 +57,6 @@ export async function addBranchAttachment(
     ip: eni.ip,
     mtu: req.mtu ?? ctx.defaultMtu,
   });
-  const netnsId = await ctx.netnsIdentity(netns);
   const att: Attachment = {
     key: req.key,
     pod: { ...req.pod, uid: pod.uid },
