@@ -2,7 +2,7 @@
 import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../cni/errors.ts';
 import { type Attachment, attachmentHostVeth, sameAttachmentKey } from '../plan/attachment.ts';
 import { planBranchShared } from '../plan/branch-plan.ts';
-import { findDrift } from '../plan/kinds.ts';
+import type { Resource } from '../plan/resource.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { podAddress } from './result.ts';
 
@@ -20,11 +20,12 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
     if (prev !== ip) problems.push(`prevResult names address ${prev}, the attachment has ${ip ?? 'none'}`);
   }
   const netns = req.netns || att.netns;
-  const seen = await ctx.dataplane.inspect(netns, att.resources);
+  const branch = att.branch === undefined ? undefined : branchShare(ctx, att, att.branch);
+  // One look at the kernel judges the sandbox's own plan and, when it holds them, its binding's.
+  const seen = await ctx.dataplane.inspect(netns, [...att.resources, ...(branch?.resources ?? [])]);
   if (seen.podUnreachable !== undefined)
     problems.push(`pod netns ${netns} unreachable: ${seen.podUnreachable}`);
-  problems.push(...seen.findings.map((f) => f.problem));
-  if (att.branch !== undefined) problems.push(...(await branchProblems(ctx, att, att.branch)));
+  problems.push(...seen.findings.map((f) => f.problem), ...(branch?.problems ?? []));
   if (problems.length > 0) {
     throw new CniError(
       CNI_ERR_CHECK_DRIFT,
@@ -34,15 +35,24 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
   }
 }
 
-/** A sandbox on a branch ENI is whole only while it holds the binding and the binding's resources are there. */
-async function branchProblems(ctx: OperationContext, att: Attachment, key: string): Promise<string[]> {
+/**
+ * A sandbox on a branch ENI is whole only while it holds the binding and the binding's resources
+ * are there: either why it cannot be whole, or the binding's resources to judge.
+ */
+function branchShare(
+  ctx: OperationContext,
+  att: Attachment,
+  key: string,
+): { problems: string[]; resources: Resource[] } {
   const b = ctx.ledger.binding(key);
-  if (!b) return [`branch binding ${key} is not recorded`];
+  const not = (problem: string) => ({ problems: [problem], resources: [] });
+  if (!b) return not(`branch binding ${key} is not recorded`);
   if (b.supersededBy !== undefined)
-    return [`the branch ENI's VLAN ID or address now belongs to another pod (${b.supersededBy})`];
+    return not(`the branch ENI's VLAN ID or address now belongs to another pod (${b.supersededBy})`);
   if (!b.holder || !sameAttachmentKey(b.holder, att.key)) {
-    return [`another sandbox of the pod (container ${b.holder?.containerId ?? 'none'}) holds its branch ENI`];
+    return not(
+      `another sandbox of the pod (container ${b.holder?.containerId ?? 'none'}) holds its branch ENI`,
+    );
   }
-  const node = await ctx.dataplane.observeNode();
-  return findDrift(planBranchShared(b, attachmentHostVeth(att)), { node }).map((f) => f.problem);
+  return { problems: [], resources: planBranchShared(b, attachmentHostVeth(att)) };
 }
