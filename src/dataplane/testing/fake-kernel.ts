@@ -6,11 +6,11 @@
 import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import { applyToNamespace, deleteAddressIn, EXISTS, linkOf, OpError } from './fake-addressing.ts';
 import {
   emptyNamespace,
   type FakeLink,
   type FakeNamespace,
-  type FakeRoute,
   type FakeRule,
   norm,
   renderView,
@@ -20,10 +20,6 @@ import {
 export type { FakeLink, FakeNamespace, FakeNeighbour, FakeRoute, FakeRule } from './fake-namespace.ts';
 
 type OpFilter = (op: KernelOp, ns: string) => boolean;
-
-const EXISTS = 'RTNETLINK answers: File exists';
-
-class OpError extends Error {}
 
 export class FakeKernel implements Kernel {
   readonly namespaces = new Map<string, FakeNamespace>([['node', emptyNamespace()]]);
@@ -101,11 +97,8 @@ export class FakeKernel implements Kernel {
 
   /** Removing an interface's last IPv4 address flushes its routes and neighbours, as in the kernel. */
   deleteAddress(ns: string, dev: string, cidr: string): void {
-    const link = this.link(dev, ns);
-    if (!link?.addresses.delete(cidr) || link.addresses.size > 0) return;
-    const space = this.ns(ns);
-    space.routes = space.routes.filter((r) => r.dev !== dev);
-    space.neighbours = space.neighbours.filter((n) => n.dev !== dev);
+    const space = this.namespaces.get(ns);
+    if (space) deleteAddressIn(space, dev, cidr);
   }
 
   deleteRoute(ns: string, dst: string, table = 254): void {
@@ -211,12 +204,6 @@ export class FakeKernel implements Kernel {
     throw new OpError(f?.message ?? 'injected failure');
   }
 
-  #linkOf(ns: string, dev: string): FakeLink {
-    const link = this.link(dev, ns);
-    if (!link) throw new OpError(`Cannot find device "${dev}"`);
-    return link;
-  }
-
   #apply(ns: string, op: KernelOp): void {
     const space = this.ns(ns);
     switch (op.op) {
@@ -240,7 +227,7 @@ export class FakeKernel implements Kernel {
         return;
       }
       case 'trunkDeviceAdd': {
-        this.#linkOf(ns, op.parent);
+        linkOf(space, op.parent);
         if (space.links.has(op.name)) throw new OpError(EXISTS);
         // The kernel allows one VLAN device per ID on a link.
         const sameVlan = [...space.links.values()].some(
@@ -260,78 +247,23 @@ export class FakeKernel implements Kernel {
         return;
       }
       case 'linkUp': {
-        const link = this.#linkOf(ns, op.dev);
+        const link = linkOf(space, op.dev);
         link.up = true;
         if (op.mtu !== undefined) link.mtu = op.mtu;
         return;
       }
       case 'linkDel':
-        this.#linkOf(ns, op.dev);
+        linkOf(space, op.dev);
         this.#deleteLink(ns, op.dev);
         return;
-      case 'addrAdd': {
-        const link = this.#linkOf(ns, op.dev);
-        if (link.addresses.has(op.cidr) && op.replace !== true) throw new OpError(EXISTS);
-        link.addresses.add(op.cidr);
-        return;
-      }
-      case 'addrDel':
-        if (!this.#linkOf(ns, op.dev).addresses.has(op.cidr)) {
-          throw new OpError('Error: ipv4: Address not found.');
-        }
-        this.deleteAddress(ns, op.dev, op.cidr);
-        return;
-      case 'routeAdd': {
-        this.#linkOf(ns, op.dev);
-        const dst = norm(op.dst);
-        // One route per table, destination and metric, whatever the device (as the kernel's FIB).
-        const same = (r: FakeRoute) =>
-          r.table === op.table && r.dst === dst && (r.metric ?? 0) === (op.metric ?? 0);
-        if (space.routes.some(same) && op.replace !== true) throw new OpError(EXISTS);
-        space.routes = space.routes.filter((r) => !same(r));
-        space.routes.push({
-          table: op.table,
-          dst,
-          dev: op.dev,
-          ...(op.via === undefined ? {} : { via: op.via }),
-          ...(op.scopeLink === true ? { scopeLink: true } : {}),
-          ...(op.metric === undefined || op.metric === 0 ? {} : { metric: op.metric }),
-        });
-        return;
-      }
-      case 'routeDel': {
-        const dst = norm(op.dst);
-        const i = space.routes.findIndex((r) => r.table === op.table && r.dst === dst && r.dev === op.dev);
-        if (i < 0) throw new OpError('RTNETLINK answers: No such process');
-        space.routes.splice(i, 1);
-        return;
-      }
-      case 'neighAdd': {
-        this.#linkOf(ns, op.dev);
-        const existing = space.neighbours.find((n) => n.dev === op.dev && n.ip === op.ip);
-        if (existing && op.replace !== true) throw new OpError(EXISTS);
-        if (existing) {
-          existing.lladdr = op.lladdr;
-          existing.permanent = true;
-        } else space.neighbours.push({ dev: op.dev, ip: op.ip, lladdr: op.lladdr, permanent: true });
-        return;
-      }
-      case 'ruleAdd':
-        if (space.rules.some((r) => sameRule(r, op.rule))) throw new OpError(EXISTS);
-        space.rules.push({ ...op.rule });
-        return;
-      case 'ruleDel': {
-        const i = space.rules.findIndex((r) => sameRule(r, op.rule));
-        if (i < 0) throw new OpError('RTNETLINK answers: No such file or directory');
-        space.rules.splice(i, 1);
-        return;
-      }
       case 'snatAdd':
       case 'snatDel':
         if (!this.snatSet) throw new OpError('Error: Could not process rule: No such file or directory');
         if (op.op === 'snatAdd') this.snatSet.add(op.ip);
         else this.snatSet.delete(op.ip);
         return;
+      default:
+        applyToNamespace(space, op);
     }
   }
 
