@@ -270,6 +270,28 @@ describe('AwsCloud against the emulator', () => {
     );
   });
 
+  test('describeDetachedEnis lists only unattached ENIs carrying the tag asked for', async () => {
+    const tag = { 'node.k8s.amazonaws.com/instance_id': node.instanceId };
+    const left = await cloud.createEni('subnet-0a', NODE_SGS, 'vpcnet left over', tag);
+    const other = await cloud.createEni('subnet-0a', NODE_SGS, 'another node', {
+      'node.k8s.amazonaws.com/instance_id': 'i-0other',
+    });
+    const attached = await cloud.createEni('subnet-0a', NODE_SGS, 'vpcnet in use', tag);
+    const used = new Set((await cloud.describeInstanceEnis(node.instanceId)).map((e) => e.deviceNumber));
+    const device = [1, 2].find((d) => !used.has(d)) ?? 1;
+    const attachmentId = await cloud.attachEni(attached.eniId, node.instanceId, device);
+    const found = await cloud.describeDetachedEnis('node.k8s.amazonaws.com/instance_id', node.instanceId);
+    assert.deepEqual(
+      found.map((e) => e.eniId),
+      [left.eniId],
+    );
+    assert.equal(found[0]?.subnetId, 'subnet-0a');
+    assert.equal(found[0]?.description, 'vpcnet left over');
+    assert.equal(found[0]?.tags['node.k8s.amazonaws.com/instance_id'], node.instanceId);
+    await cloud.detachEni(attachmentId);
+    for (const id of [left.eniId, other.eniId, attached.eniId]) await cloud.deleteEni(id);
+  });
+
   test('attaching past the instance type limit is AttachmentLimitExceeded naming the ENI and instance', async () => {
     const small = await emu.launchInstance({ instanceType: 't3.medium', subnetId: 'subnet-0a' });
     const limits = await cloud.instanceTypeLimits('t3.medium');

@@ -12,12 +12,20 @@ import {
   DetachNetworkInterfaceCommand,
   EC2Client,
   type EC2ClientConfig,
+  type Filter,
   ModifyNetworkInterfaceAttributeCommand,
   type NetworkInterface,
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
-import type { Cloud, CreatedEni, EniInfo, InstanceMetadata, InstanceTypeLimits } from './cloud.ts';
+import type {
+  Cloud,
+  CreatedEni,
+  DetachedEni,
+  EniInfo,
+  InstanceMetadata,
+  InstanceTypeLimits,
+} from './cloud.ts';
 import { CloudError } from './cloud.ts';
 import { invalidResponse, toCloudError } from './ec2-errors.ts';
 import { ImdsClient, type ImdsClientOptions, imdsEndpointFromEnv } from './imds.ts';
@@ -46,13 +54,40 @@ export class AwsCloud implements Cloud {
 
   async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
     const doing = `describe ENIs of ${instanceId}`;
+    const found = await this.describeEnis(doing, [{ Name: 'attachment.instance-id', Values: [instanceId] }]);
+    const enis = await Promise.all(found.map((eni) => this.toEniInfo(doing, eni)));
+    return enis.sort((a, b) => a.deviceNumber - b.deviceNumber);
+  }
+
+  async describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
+    const doing = `describe detached ENIs tagged ${tagKey}=${tagValue}`;
+    const found = await this.describeEnis(doing, [
+      { Name: 'status', Values: ['available'] },
+      { Name: `tag:${tagKey}`, Values: [tagValue] },
+    ]);
+    return found.map((eni) => {
+      const eniId = eni.NetworkInterfaceId;
+      if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
+      if (eni.SubnetId === undefined) throw invalidResponse(doing, `SubnetId of ${eniId}`);
+      return {
+        eniId,
+        subnetId: eni.SubnetId,
+        ...(eni.Description === undefined ? {} : { description: eni.Description }),
+        interfaceType: eni.InterfaceType ?? 'interface',
+        tags: tagsOf(doing, eniId, eni),
+      };
+    });
+  }
+
+  /** Every page of one DescribeNetworkInterfaces query. */
+  private async describeEnis(doing: string, filters: Filter[]): Promise<NetworkInterface[]> {
     const found: NetworkInterface[] = [];
     let nextToken: string | undefined;
     do {
       const page = await this.call(doing, () =>
         this.ec2.send(
           new DescribeNetworkInterfacesCommand({
-            Filters: [{ Name: 'attachment.instance-id', Values: [instanceId] }],
+            Filters: filters,
             ...(nextToken !== undefined ? { NextToken: nextToken } : {}),
           }),
         ),
@@ -60,8 +95,7 @@ export class AwsCloud implements Cloud {
       found.push(...(page.NetworkInterfaces ?? []));
       nextToken = page.NextToken !== undefined && page.NextToken !== '' ? page.NextToken : undefined;
     } while (nextToken !== undefined);
-    const enis = await Promise.all(found.map((eni) => this.toEniInfo(doing, eni)));
-    return enis.sort((a, b) => a.deviceNumber - b.deviceNumber);
+    return found;
   }
 
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
@@ -246,9 +280,7 @@ export class AwsCloud implements Cloud {
       secondaryIps,
       ...(eni.Description === undefined ? {} : { description: eni.Description }),
       interfaceType: eni.InterfaceType ?? 'interface',
-      tags: Object.fromEntries(
-        (eni.TagSet ?? []).map((t) => [need(t.Key, 'TagSet[].Key'), t.Value ?? ''] as const),
-      ),
+      tags: tagsOf(doing, eniId, eni),
     };
   }
 
@@ -260,6 +292,15 @@ export class AwsCloud implements Cloud {
       throw toCloudError(doing, err);
     }
   }
+}
+
+function tagsOf(doing: string, eniId: string, eni: NetworkInterface): Record<string, string> {
+  return Object.fromEntries(
+    (eni.TagSet ?? []).map((t) => {
+      if (t.Key === undefined) throw invalidResponse(doing, `TagSet[].Key of ${eniId}`);
+      return [t.Key, t.Value ?? ''] as const;
+    }),
+  );
 }
 
 function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {

@@ -39,6 +39,15 @@ export interface EniInfo {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** An ENI attached to nothing (EC2 status "available"), as a leak collector sees it. */
+export interface DetachedEni {
+  readonly eniId: string;
+  readonly subnetId: string;
+  readonly description?: string;
+  readonly interfaceType: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
 export interface InstanceTypeLimits {
   readonly maxEnis: number;
   /** IPv4 addresses per ENI, including the ENI's primary address. */
@@ -69,6 +78,11 @@ export interface Cloud {
   metadata(): Promise<InstanceMetadata>;
   /** ENIs attached to the instance, from EC2 DescribeNetworkInterfaces (attachment.instance-id filter). */
   describeInstanceEnis(instanceId: string): Promise<EniInfo[]>;
+  /**
+   * ENIs attached to nothing (status "available") that carry tag `tagKey`=`tagValue`, from EC2
+   * DescribeNetworkInterfaces; e.g. the ENIs created for one instance and left behind by a crash.
+   */
+  describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]>;
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits>;
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
   assignPrivateIps(eniId: string, count: number): Promise<string[]>;

@@ -5,6 +5,7 @@ import {
   type Cloud,
   CloudError,
   type CreatedEni,
+  type DetachedEni,
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
@@ -135,6 +136,19 @@ export class FakeCloud implements Cloud {
         subnetCidr: this.meta.subnetCidr,
         primaryIp: e.primaryIp,
         secondaryIps: [...e.secondaryIps],
+        description: e.description,
+        interfaceType: e.interfaceType,
+        tags: { ...e.tags },
+      }));
+  }
+
+  async describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
+    this.#enter('describeDetachedEnis', tagKey, tagValue);
+    return [...this.enis.values()]
+      .filter((e) => e.attachment === undefined && e.tags[tagKey] === tagValue)
+      .map((e) => ({
+        eniId: e.eniId,
+        subnetId: e.subnetId,
         description: e.description,
         interfaceType: e.interfaceType,
         tags: { ...e.tags },
