@@ -234,13 +234,11 @@ export function agentDeadPodGc(
   pods: PodPresenceSource | undefined,
   deps: Omit<DeadPodGcDeps, 'pods' | 'graceMs'>,
 ): DeadPodGc | undefined {
-  const off = !setting.enabled
-    ? 'VPCNET_DEAD_POD_GC=false'
-    : pods === undefined
+  if (!setting.enabled || pods === undefined) {
+    const reason = setting.enabled
       ? 'no Kubernetes API to ask whether pods exist'
-      : undefined;
-  if (off !== undefined || pods === undefined) {
-    deps.ctx.log.info('dead-pod GC off', { reason: off });
+      : 'VPCNET_DEAD_POD_GC=false';
+    deps.ctx.log.info('dead-pod GC off', { reason });
     return undefined;
   }
   return new DeadPodGc({ ...deps, pods, graceMs: setting.graceSeconds * 1000 });
