@@ -23,10 +23,12 @@ import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { vethOf, vpcAddressOf } from '../plan/resource.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
+import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
+import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 import { drainDelSpool } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -46,6 +48,10 @@ export interface AgentDeps {
   readonly now: () => number;
   /** Pool manager loop period (ms). */
   readonly poolIntervalMs?: number;
+  /** Whether pods exist in the Kubernetes API (the dead-pod GC; absent = no API, GC off). */
+  readonly podPresence?: PodPresenceSource;
+  /** A clock that never steps back (ms; default performance.now): the dead-pod GC's grace. */
+  readonly monotonicNow?: () => number;
 }
 
 export interface RunningAgent {
@@ -53,6 +59,8 @@ export interface RunningAgent {
   readonly pool: AddressPool;
   /** The CNI handler the RPC server serves (also for in-process tests). */
   cni(req: ForwardedRequest): Promise<ForwardedResponse>;
+  /** The background GC of dead pods, when it runs. */
+  readonly deadPodGc: DeadPodGc | undefined;
   stop(): Promise<void>;
 }
 
@@ -283,6 +291,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);
 
+  const monotonicNow = deps.monotonicNow ?? (() => performance.now());
+  const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
   const drainSpool = spoolDrainer(config.delSpoolDir, ledger, handle, log);
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -295,7 +305,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
     ready: () => ready,
-    introspect: () => introspection(meta, ledger, pool, stats, counters, now),
+    introspect: () => ({
+      ...introspection(meta, ledger, pool, stats, counters, now),
+      deadPodGc: deadPodGc?.state() ?? 'off',
+    }),
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
@@ -308,6 +321,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     unref: true,
   });
   spoolLoop.start();
+  deadPodGc?.start();
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -317,9 +331,11 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     ledger,
     pool,
     cni: handle,
+    deadPodGc,
     async stop() {
       ready = false;
       await spoolLoop.stop();
+      await deadPodGc?.stop();
       await stopRpcServer(server);
       await reconciler.stop();
       await trunk?.stop();

@@ -10,6 +10,7 @@ import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
+import { kubePodPresence } from '../pods/pod-presence.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 
 async function main(): Promise<void> {
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
     dataplane: new Dataplane(new LinuxKernel({ snat: !config.externalSnat })),
     pods: pods ?? noPodSource,
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
+    // The dead-pod GC asks the API whenever there is one (its client loads on the first question).
+    ...(config.kubeApi ? { podPresence: kubePodPresence(config.kubeApi, config.nodeName) } : {}),
     log,
     now: Date.now,
   });

@@ -31,6 +31,8 @@ export interface AgentConfig {
   readonly addWaitSeconds: number;
   /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
   readonly reconcileSeconds: number;
+  /** Background GC of attachments whose pod left the API and whose namespace is gone (upstream #3109). */
+  readonly deadPodGc: { readonly enabled: boolean; readonly graceSeconds: number };
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -81,6 +83,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     targets,
     addWaitSeconds: v.addWaitSeconds,
     reconcileSeconds: v.reconcileSeconds,
+    deadPodGc: { enabled: v.deadPodGc, graceSeconds: v.deadPodGcGraceSeconds },
     logLevel: v.logLevel,
   };
 }

@@ -161,6 +161,20 @@ export const AGENT_SETTINGS = {
     description:
       'seconds between reconcile passes (drift repair, GC of what no attachment owns); 0 turns the loop off (one pass still runs at start)',
   }),
+  deadPodGc: withDefault({
+    env: 'VPCNET_DEAD_POD_GC',
+    kind: trueOrFalse,
+    default: true,
+    description:
+      'true: an attachment whose pod the Kubernetes API has not known for the grace period and whose network namespace is gone is removed as its DEL would be (needs the API; a namespace that exists is never collected)',
+  }),
+  deadPodGcGraceSeconds: withDefault({
+    env: 'VPCNET_DEAD_POD_GC_GRACE_SECONDS',
+    kind: positiveInt,
+    default: 300,
+    description:
+      'seconds a pod must be seen absent from the API, continuously, before the background GC collects its attachment',
+  }),
   logLevel: withDefault({
     env: 'VPCNET_LOG_LEVEL',
     kind: oneOf(['debug', 'info', 'warn', 'error']),

@@ -10,7 +10,7 @@ import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../infra/log.ts';
 import { FakeCloud } from '../../ipam/testing/fake-cloud.ts';
 import { noPodSource } from '../../pods/pod-source.ts';
-import { type RunningAgent, startAgent } from '../agent.ts';
+import { type AgentDeps, type RunningAgent, startAgent } from '../agent.ts';
 
 export interface AgentWorld {
   dir: string;
@@ -19,8 +19,11 @@ export interface AgentWorld {
   kernel: FakeKernel;
   /** Files standing in for pod network namespaces (the agent checks CNI_NETNS exists). */
   netns(name: string): Promise<string>;
-  start(): Promise<RunningAgent>;
+  /** `extra`: deps a test brings (a Kubernetes API, a monotonic clock). */
+  start(extra?: WorldExtras): Promise<RunningAgent>;
 }
+
+export type WorldExtras = Partial<Pick<AgentDeps, 'podPresence' | 'monotonicNow'>>;
 
 export interface AgentWorlds {
   /** A one-ENI node (12 addresses, 11 free) whose agent restarts on the same state dir. */
@@ -67,8 +70,9 @@ export function agentWorlds(): AgentWorlds {
         await writeFile(p, '');
         return p;
       },
-      start: () =>
+      start: (extra = {}) =>
         startAgent({
+          ...extra,
           config,
           targets: config.targets,
           cloud,
