@@ -108,6 +108,13 @@ function nothingStray(w: ChurnWorld, agent: RunningAgent, sandboxes: readonly Sa
   const ips = new Set(records.map((a) => attachmentIp(a) ?? ''));
   for (const ip of w.kernel.snatElements())
     if (!ips.has(ip)) out.push(`kernel: SNAT entry ${ip} belongs to no record`);
+  // An attached ENI's own `from <primary IP>` rule is the ENI's, not a pod's.
+  const eniIps = new Set(w.cloud.attached().map((e) => e.primaryIp));
+  for (const r of w.kernel.namespaces.get('node')?.rules ?? []) {
+    const ip = (r.priority === 512 || r.priority === 1536 ? (r.to ?? r.from) : undefined)?.split('/')[0];
+    if (ip !== undefined && !ips.has(ip) && !eniIps.has(ip))
+      out.push(`kernel: rule ${r.priority} for ${ip} belongs to no record`);
+  }
   const live = new Set(sandboxes.filter((s) => s.state === 'live').map((s) => s.id));
   for (const a of records)
     if (!live.has(a.key.containerId))
@@ -133,11 +140,24 @@ export function stepViolations(w: ChurnWorld, sandboxes: readonly Sandbox[]): st
   ];
 }
 
-/** 4. After every pod is deleted and a GC: nothing of pods left, every address back in the pool, no ENI adrift. */
+/** 4a. Right after every pod was deleted and a GC (before any restart could tidy up): nothing of pods left. */
+export function residueViolations(w: ChurnWorld): string[] {
+  // An attached ENI's own rule (`rule 1536 <its primary IP> <table>`) is not a pod's.
+  const eniIps = w.cloud.attached().map((e) => e.primaryIp);
+  const out = w.kernel
+    .podResidue()
+    .filter(
+      (r) => !eniIps.some((ip) => r.startsWith('rule ') && (r.includes(` ${ip} `) || r.includes(` ${ip}/`))),
+    )
+    .map((r) => `left on the node: ${r}`);
+  for (const a of w.agent.ledger.list()) out.push(`left in the ledger: ${a.key.containerId}`);
+  return out;
+}
+
+/** 4b. Once the pool converged: every address EC2 gave the node back in the pool, no ENI adrift. */
 export function endViolations(w: ChurnWorld): string[] {
   const agent = w.agent;
-  const out = w.kernel.podResidue().map((r) => `left on the node: ${r}`);
-  for (const a of agent.ledger.list()) out.push(`left in the ledger: ${a.key.containerId}`);
+  const out = residueViolations(w);
   for (const eni of w.cloud.enis.values())
     if (!eni.attachment) out.push(`EC2: ENI ${eni.eniId} is not attached (leaked)`);
   const pooled = new Set(agent.pool.enis().flatMap((e) => [...agent.pool.addresses(e.eniId).keys()]));

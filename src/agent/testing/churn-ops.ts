@@ -80,6 +80,8 @@ export function cloudFault(method: FakeCloudMethod, kind: CloudFaultKind): Cloud
 export interface ChurnShape {
   readonly pods: number;
   readonly maxSteps: number;
+  /** Cloud methods whose faults are left out (see the test's flags). */
+  readonly sparedMethods?: readonly FakeCloudMethod[];
 }
 
 export function podOpArb(pods: number): fc.Arbitrary<PodOp> {
@@ -126,7 +128,7 @@ export function churnStepsArb(shape: ChurnShape): fc.Arbitrary<ChurnStep[]> {
       weight: 2,
       arbitrary: fc.record({
         op: fc.constant('fault' as const),
-        method: fc.constantFrom(...CLOUD_METHODS),
+        method: fc.constantFrom(...CLOUD_METHODS.filter((m) => !shape.sparedMethods?.includes(m))),
         kind: fc.constantFrom('throttle' as const, 'serverError' as const, 'refused' as const),
         times: fc.integer({ min: 1, max: 3 }),
       }),
