@@ -136,7 +136,7 @@ export class ChurnWorld {
    * Starts an agent on the current state dir. A start that fails (a cloud fault during start-up)
    * is a crash-looping process: it is retried, as the supervisor would, up to `attempts` times.
    */
-  async start(attempts = 8): Promise<RunningAgent> {
+  async start(attempts = 40): Promise<RunningAgent> {
     let last: unknown;
     for (let i = 0; i < attempts; i++) {
       const life: Life = { dead: false };
