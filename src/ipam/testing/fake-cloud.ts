@@ -89,6 +89,11 @@ export class FakeCloud implements Cloud {
     this.#failures.set(method, list);
   }
 
+  /** Drops every failure armed with failNext that has not fired yet. */
+  clearFailures(): void {
+    this.#failures.clear();
+  }
+
   /** ENIs attached to the instance, by device index. */
   attached(): FakeEni[] {
     return [...this.enis.values()]
