@@ -16,7 +16,7 @@ import { PeriodicLoop } from '../infra/periodic.ts';
 import { AddressPool, routeTableFor } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
-import { Ledger } from '../ledger/ledger.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import type { EniLinkSpec } from '../plan/eni-plan.ts';
@@ -27,6 +27,8 @@ import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
+import { sweepRecovered } from './recovered-release.ts';
+import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 import { drainDelSpool } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -187,7 +189,8 @@ function spoolDrainer(
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const ledger = await Ledger.open(new FileLedgerStore(join(config.stateDir, 'ledger.json')), { now });
+  const store = new FileLedgerStore(join(config.stateDir, 'ledger.json'));
+  const { ledger, loss } = await openLedger(store, { now }, log);
   const meta = await cloud.metadata();
   const limits = await cloud.instanceTypeLimits(meta.instanceType);
   log.info('instance', {
@@ -216,6 +219,14 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
   // enter the pool), then the ledger's assignments and cooldowns.
   await manager.init({ configureLinks: true });
+  // A missing or refused ledger: hold what the node shows of its pods before anything is collected.
+  const protectedAddresses = manager.protectedAddresses();
+  const recovery =
+    loss &&
+    (await recoverFromNode(
+      { ...deps, ledger, pool, vethPrefix: config.vethPrefix, protectedAddresses },
+      loss,
+    ));
   await recoverHalfDoneAdds(ledger, dataplane, manager, log);
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
@@ -238,6 +249,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vethPrefix: config.vethPrefix,
     protectedAddresses: () => manager.protectedAddresses(),
     netnsIdentity,
+    sweepRecovered: (node) =>
+      sweepRecovered({ ledger, dataplane, addresses: manager, log, pods: deps.pods }, node),
     ...(config.reconcileSeconds > 0
       ? {
           loop: (pass: () => Promise<unknown>) => {
@@ -287,7 +300,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
   // repair drift and collect leftovers before serving.
-  await reconciler.runOnce();
+  await reconciler.runOnce({ startUp: true });
 
   manager.start();
   reconciler.start();
@@ -295,7 +308,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
     ready: () => ready,
-    introspect: () => introspection(meta, ledger, pool, stats, counters, now),
+    introspect: () => ({
+      ...introspection(meta, ledger, pool, stats, counters, now),
+      recovery: recoveryView(ledger, recovery, now()),
+    }),
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a

@@ -54,6 +54,11 @@ export class Ledger {
     return new Ledger(store, clock, await store.load());
   }
 
+  /** A ledger over `store` starting from a snapshot the caller loaded (undefined: empty). */
+  static fromSnapshot(store: LedgerStore, clock: LedgerClock, snapshot: LedgerSnapshot | undefined): Ledger {
+    return new Ledger(store, clock, snapshot);
+  }
+
   get(key: AttachmentKey): Attachment | undefined {
     return this.#attachments.get(attachmentKeyString(key));
   }
