@@ -103,16 +103,20 @@ test('recovery holds what the kernel and the API show and quarantines what only 
     'the quarantine survives a restart',
   );
   const view = recoveryView(n.ledger, start, NOW);
-  assert.equal(view.active, true);
+  assert.ok(view.active);
   assert.equal(view.reason, 'ledgerMissing');
-  assert.equal(view.held?.length, 2);
+  assert.equal(view.held.length, 2);
 });
 
 test('the sweep releases a record once its veth is gone, and an API-held one once its pod left the API', async () => {
   const n = await node([apiPod('api-only', '10.0.1.12')]);
   await recoverFromNode(n.deps, { reason: 'ledgerCorrupt' });
   const sweep = () =>
-    n.dataplane.observeNode().then((v) => sweepRecovered({ ...n.deps, addresses: n.pool }, v));
+    n.dataplane
+      .observeNode()
+      .then((v) =>
+        sweepRecovered({ ...n.deps, addresses: { release: (ip) => void n.pool.release(ip, NOW) } }, v),
+      );
   assert.deepEqual(await sweep(), [], 'nothing is gone yet');
   n.podsNow.length = 0;
   assert.equal((await sweep()).length, 1);

@@ -187,13 +187,13 @@ export async function recoverFromNode(
 export function recoveryView(ledger: Ledger, start: RecoveryStart | undefined, now: number) {
   const held = ledger.recovered();
   const quarantined = (start?.quarantined ?? []).filter((q) => q.until > now);
-  if (held.length === 0 && quarantined.length === 0) return { active: false };
+  if (held.length === 0 && quarantined.length === 0) return { active: false as const };
   const first = held.reduce<RecoveredRecord | undefined>(
     (a, r) => (a === undefined || r.recoveredAt < a.recoveredAt ? r : a),
     undefined,
   );
   return {
-    active: true,
+    active: true as const,
     reason: start?.reason ?? first?.reason,
     since: start?.since ?? first?.recoveredAt,
     ...(start?.keptAt === undefined ? {} : { keptAt: start.keptAt }),
