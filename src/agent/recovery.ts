@@ -118,9 +118,11 @@ export async function recoverFromNode(
   const kernel = kernelEvidence(await deps.dataplane.observeNode(), deps.vethPrefix, deps.protectedAddresses);
   const ec2 = poolAddresses(pool);
   const kernelIps = new Set(kernel.flatMap((k) => (k.ip === undefined ? [] : [k.ip])));
-  const apiHeld = (await podsOnNode(deps.pods, log)).filter(
-    (p) => p.podIp !== undefined && ec2.has(p.podIp) && !kernelIps.has(p.podIp),
-  );
+  // A live pod's podIP that EC2 lists on this node but no veth carries (its address and ENI).
+  const apiHeld = (await podsOnNode(deps.pods, log)).flatMap((p) => {
+    const onEni = p.podIp === undefined || kernelIps.has(p.podIp) ? undefined : ec2.get(p.podIp);
+    return p.podIp === undefined || onEni === undefined ? [] : [{ pod: p, ip: p.podIp, eniId: onEni.eniId }];
+  });
   // Addresses on ENIs vpcnet attached are its own; the primary ENI's may have been assigned by
   // anyone before the first start, so alone they are no evidence.
   const onVpcnetEnis = [...ec2.values()].some((a) => a.secondaryEni);
@@ -140,11 +142,11 @@ export async function recoverFromNode(
         ...base,
       };
     }),
-    ...apiHeld.map((p) => ({
-      ip: p.podIp ?? '',
-      eniId: ec2.get(p.podIp ?? '')?.eniId ?? '',
+    ...apiHeld.map(({ pod, ip, eniId }) => ({
+      ip,
+      eniId,
       resources: [],
-      pod: { namespace: p.namespace, name: p.name, uid: p.uid },
+      pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid },
       ...base,
     })),
   ];
