@@ -4,7 +4,7 @@ import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { settleBinding } from '../bindings/settle.ts';
-import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
+import type { Cloud, EniInfo } from '../cloud/cloud.ts';
 import { parseCniRequest } from '../cni/request.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
@@ -16,12 +16,11 @@ import { PeriodicLoop } from '../infra/periodic.ts';
 import { AddressPool, routeTableFor } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
-import { Ledger } from '../ledger/ledger.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
-import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
-import { vethOf, vpcAddressOf } from '../plan/resource.ts';
+import { vpcAddressOf } from '../plan/resource.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
@@ -29,6 +28,9 @@ import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
+import { introspection } from './introspection.ts';
+import { sweepRecovered } from './recovered-release.ts';
+import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 import { drainDelSpool } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -125,38 +127,6 @@ function eniLinks(dataplane: Dataplane, mtu: number) {
   };
 }
 
-export function introspection(
-  meta: InstanceMetadata,
-  ledger: Ledger,
-  pool: AddressPool,
-  stats: OperationStats,
-  counters: AgentCounters,
-  now: () => number,
-) {
-  const t = now();
-  return {
-    pid: process.pid,
-    instanceId: meta.instanceId,
-    instanceType: meta.instanceType,
-    // What each record owns is in `resources`; its address and host veth are repeated for operators.
-    attachments: ledger.list().map((a: Attachment) => ({
-      keyString: attachmentKeyString(a.key),
-      ...ledger.addressOf(a),
-      hostVeth: vethOf(a.resources)?.hostName,
-      ...a,
-    })),
-    cooling: ledger.coolingAddresses(),
-    bindings: ledger.bindings(),
-    events: counters.snapshot(),
-    pool: {
-      stats: pool.stats(t),
-      enis: pool.enis().map((e) => ({ ...e, addresses: Object.fromEntries(pool.addresses(e.eniId)) })),
-    },
-    operations: stats.snapshot(),
-    memory: { rssBytes: process.memoryUsage().rss },
-  };
-}
-
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 /** A drain of the DEL spool that never overlaps itself and never throws (failures are logged). */
@@ -195,7 +165,8 @@ function spoolDrainer(
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const ledger = await Ledger.open(new FileLedgerStore(join(config.stateDir, 'ledger.json')), { now });
+  const store = new FileLedgerStore(join(config.stateDir, 'ledger.json'));
+  const { ledger, loss } = await openLedger(store, { now }, log);
   const meta = await cloud.metadata();
   const limits = await cloud.instanceTypeLimits(meta.instanceType);
   log.info('instance', {
@@ -224,6 +195,14 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
   // enter the pool), then the ledger's assignments and cooldowns.
   await manager.init({ configureLinks: true });
+  // A missing or refused ledger: hold what the node shows of its pods before anything is collected.
+  const protectedAddresses = manager.protectedAddresses();
+  const recovery =
+    loss &&
+    (await recoverFromNode(
+      { ...deps, ledger, pool, vethPrefix: config.vethPrefix, protectedAddresses },
+      loss,
+    ));
   await recoverHalfDoneAdds(ledger, dataplane, manager, log);
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
@@ -246,6 +225,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vethPrefix: config.vethPrefix,
     protectedAddresses: () => manager.protectedAddresses(),
     netnsIdentity,
+    sweepRecovered: (node) =>
+      sweepRecovered({ ledger, dataplane, addresses: manager, log, pods: deps.pods }, node),
     ...(config.reconcileSeconds > 0
       ? {
           loop: (pass: () => Promise<unknown>) => {
@@ -297,7 +278,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
   // repair drift and collect leftovers before serving.
-  await reconciler.runOnce();
+  await reconciler.runOnce({ startUp: true });
 
   manager.start();
   reconciler.start();
@@ -308,6 +289,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     introspect: () => ({
       ...introspection(meta, ledger, pool, stats, counters, now),
       deadPodGc: deadPodGc?.state() ?? 'off',
+      recovery: recoveryView(ledger, recovery, now()),
     }),
   });
   ready = true;

@@ -14,6 +14,7 @@ import { addAttachment } from './add.ts';
 import { checkAttachment } from './check.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { delAttachment } from './del.ts';
+import { collectRecoveredNotListed } from './recovered-gc.ts';
 
 export interface CniHandlerDeps {
   readonly ctx: OperationContext;
@@ -86,6 +87,7 @@ async function collectGarbage(
   }
   if (stale.length > 0)
     ctx.log.info('GC removed attachments the runtime no longer lists', { count: stale.length });
+  await collectRecoveredNotListed(ctx, req);
 }
 
 export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Promise<ForwardedResponse> {

@@ -8,6 +8,7 @@ import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../plan/resource.ts';
 import { delBranchAttachment } from './branch/del-branch.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
+import { recoveredByVeth, releaseRecovered } from './recovered-release.ts';
 
 export async function delAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
@@ -28,6 +29,13 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
     }
     await ctx.ledger.commit();
     ctx.log.info('detached', { key: req.key, ip: address?.ip, hostVeth: attachmentHostVeth(att) });
+    return;
+  }
+  // A pod found by recovery of a lost ledger: its host veth is named after this key.
+  const recovered = recoveredByVeth(ctx.ledger, hostVethName(req.key, req.vethPrefix ?? ctx.vethPrefix));
+  if (recovered) {
+    await releaseRecovered(ctx, recovered, `DEL of ${req.key.containerId}/${req.key.ifName}`);
+    await ctx.ledger.commit();
     return;
   }
   const fallback = fallbackResources(ctx, req);

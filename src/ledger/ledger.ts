@@ -8,6 +8,7 @@
 
 import { type Attachment, type AttachmentKey, attachmentKeyString } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
+import { type RecoveredRecord, recoveredHolderKey, recoveredRecordId } from '../plan/recovered.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
 import { type CoolingAddress, LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import type { LedgerStore } from './store.ts';
@@ -30,6 +31,7 @@ export class Ledger {
   readonly #attachments = new Map<string, Attachment>();
   readonly #cooling = new Map<string, CoolingAddress>();
   readonly #bindings = new Map<string, BranchBinding>();
+  readonly #recovered = new Map<string, RecoveredRecord>();
   /** Incremented by every mutation. */
   #seq = 0;
   /** The highest sequence number known to be on disk. */
@@ -44,11 +46,17 @@ export class Ledger {
     for (const a of snapshot?.attachments ?? []) this.#attachments.set(attachmentKeyString(a.key), a);
     for (const c of snapshot?.cooling ?? []) this.#cooling.set(c.ip, c);
     for (const b of snapshot?.bindings ?? []) this.#bindings.set(bindingKeyString(b.key), b);
+    for (const r of snapshot?.recovered ?? []) this.#recovered.set(recoveredRecordId(r), r);
   }
 
   /** Loads the ledger; rejects (rather than starting empty) when the stored snapshot is corrupt. */
   static async open(store: LedgerStore, clock: LedgerClock): Promise<Ledger> {
     return new Ledger(store, clock, await store.load());
+  }
+
+  /** A ledger over `store` starting from a snapshot the caller loaded (undefined: empty). */
+  static fromSnapshot(store: LedgerStore, clock: LedgerClock, snapshot: LedgerSnapshot | undefined): Ledger {
+    return new Ledger(store, clock, snapshot);
   }
 
   get(key: AttachmentKey): Attachment | undefined {
@@ -59,17 +67,26 @@ export class Ledger {
     return [...this.#attachments.values()];
   }
 
-  /** Every VPC address a record holds, with its holder (what IPAM restores at start). */
+  /**
+   * Every VPC address a record holds, with its holder (what IPAM restores at start): attachments'
+   * and recovered records' (their holder key is recoveredHolderKey's).
+   */
   assignments(): { key: AttachmentKey; ip: string; eniId: string }[] {
-    return this.list().flatMap((a) =>
+    const held = this.list().flatMap((a) =>
       a.resources.flatMap((r) => (r.kind === 'vpcAddress' ? [{ key: a.key, ip: r.ip, eniId: r.eniId }] : [])),
     );
+    for (const r of this.#recovered.values()) {
+      if (r.ip !== undefined && r.eniId !== undefined)
+        held.push({ key: recoveredHolderKey(r), ip: r.ip, eniId: r.eniId });
+    }
+    return held;
   }
 
-  /** Whether a live record holds `ip`: a pod's VPC address, or a branch ENI's address on this node. */
+  /** Whether a live record holds `ip`: a pod's VPC address, a branch ENI's on this node, a recovered one. */
   addressInUse(ip: string): boolean {
     return (
       this.findByIp(ip) !== undefined ||
+      [...this.#recovered.values()].some((r) => r.ip === ip) ||
       [...this.#bindings.values()].some((b) => b.ip === ip && b.supersededBy === undefined)
     );
   }
@@ -131,6 +148,26 @@ export class Ledger {
     return removed;
   }
 
+  /** Recovered records (src/plan/recovered.ts): held until their DEL, a GC or the reconcile pass. */
+  recovered(): RecoveredRecord[] {
+    return [...this.#recovered.values()];
+  }
+
+  /** Inserts or replaces the recovered record with the same id (its host veth, or its address). */
+  putRecovered(record: RecoveredRecord): void {
+    this.#recovered.set(recoveredRecordId(record), record);
+    this.#seq++;
+  }
+
+  /** Removes exactly this record (not one that replaced it); returns whether it was there. */
+  removeRecovered(record: RecoveredRecord): boolean {
+    const id = recoveredRecordId(record);
+    if (this.#recovered.get(id) !== record) return false;
+    this.#recovered.delete(id);
+    this.#seq++;
+    return true;
+  }
+
   coolingAddresses(): CoolingAddress[] {
     return [...this.#cooling.values()];
   }
@@ -154,6 +191,7 @@ export class Ledger {
       attachments: [...this.#attachments.values()],
       cooling: [...this.#cooling.values()],
       bindings: [...this.#bindings.values()],
+      ...(this.#recovered.size > 0 ? { recovered: [...this.#recovered.values()] } : {}),
     };
   }
 

@@ -1,5 +1,6 @@
 // The ledger's file operations, and their implementation on the real filesystem, built over an
 // injectable slice of node:fs/promises so a test can watch the system calls (that every save really fsyncs).
+import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 
 /**
@@ -9,23 +10,29 @@ import * as fsp from 'node:fs/promises';
 export interface LedgerFsDeps {
   /** File contents, or undefined when the file does not exist. */
   readFile(path: string): Promise<string | undefined>;
-  /** Creates or truncates `path` (mode 0600) and writes `data`; nothing is durable yet. */
+  /**
+   * Creates `path` (mode 0600) and writes `data`; nothing is durable yet. Fails (code EEXIST or
+   * ELOOP) when the name exists, a symlink included: a planted link is never followed.
+   */
   writeFile(path: string, data: string): Promise<void>;
-  /** fsyncs a file's contents. */
+  /** fsyncs a file's contents (never through a symlink). */
   syncFile(path: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** fsyncs a directory so that a rename inside it is durable. */
   syncDir(dir: string): Promise<void>;
-  /** Removes a file; a missing file is not an error. */
+  /** Removes a name (a symlink itself, never its target); a missing name is not an error. */
   removeFile(path: string): Promise<void>;
+  /** The names in a directory; a missing directory has none. */
+  listDir(dir: string): Promise<string[]>;
 }
 
 /** The part of node:fs/promises the ledger uses. */
 export interface FsPromises {
-  open(path: string, flags: string, mode?: number): Promise<FileHandleLike>;
+  open(path: string, flags: string | number, mode?: number): Promise<FileHandleLike>;
   readFile(path: string, encoding: 'utf8'): Promise<string>;
   rename(from: string, to: string): Promise<void>;
-  rm(path: string, options: { force: boolean }): Promise<void>;
+  unlink(path: string): Promise<void>;
+  readdir(path: string): Promise<string[]>;
 }
 
 export interface FileHandleLike {
@@ -34,6 +41,10 @@ export interface FileHandleLike {
   close(): Promise<void>;
 }
 
+/** A new file only: O_EXCL fails on any existing name, and with O_CREAT it also refuses a symlink. */
+const CREATE_EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+
 function isMissing(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
 }
@@ -41,7 +52,7 @@ function isMissing(err: unknown): boolean {
 async function withHandle(
   fs: FsPromises,
   path: string,
-  flags: string,
+  flags: string | number,
   use: (h: FileHandleLike) => Promise<void>,
   mode?: number,
 ): Promise<void> {
@@ -63,11 +74,26 @@ export function ledgerFsOn(fs: FsPromises): LedgerFsDeps {
         throw err;
       }
     },
-    writeFile: (path, data) => withHandle(fs, path, 'w', (h) => h.writeFile(data, 'utf8'), 0o600),
-    syncFile: (path) => withHandle(fs, path, 'r+', (h) => h.sync()),
+    writeFile: (path, data) =>
+      withHandle(fs, path, CREATE_EXCLUSIVE, (h) => h.writeFile(data, 'utf8'), 0o600),
+    syncFile: (path) => withHandle(fs, path, READ_NO_FOLLOW, (h) => h.sync()),
     rename: (from, to) => fs.rename(from, to),
     syncDir: (dir) => withHandle(fs, dir, 'r', (h) => h.sync()),
-    removeFile: (path) => fs.rm(path, { force: true }),
+    async removeFile(path) {
+      try {
+        await fs.unlink(path);
+      } catch (err) {
+        if (!isMissing(err)) throw err;
+      }
+    },
+    async listDir(dir) {
+      try {
+        return await fs.readdir(dir);
+      } catch (err) {
+        if (isMissing(err)) return [];
+        throw err;
+      }
+    },
   };
 }
 

@@ -5,6 +5,7 @@
 
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
+import { type RecoveredRecord, recoveredRecordId } from '../plan/recovered.ts';
 import { parseBinding } from './binding-format.ts';
 import {
   arr,
@@ -19,6 +20,7 @@ import {
 } from './json-fields.ts';
 import { v1Resources } from './migrate-v1.ts';
 import { parseAttachmentKey, parsePod, parseResource } from './records.ts';
+import { parseRecovered } from './recovered-format.ts';
 
 export { LedgerFormatError } from './json-fields.ts';
 
@@ -41,6 +43,8 @@ export interface LedgerSnapshot {
   readonly attachments: readonly Attachment[];
   readonly cooling: readonly CoolingAddress[];
   readonly bindings: readonly BranchBinding[];
+  /** What a recovery found and holds (absent = none; src/plan/recovered.ts). */
+  readonly recovered?: readonly RecoveredRecord[];
 }
 
 function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
@@ -97,6 +101,10 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     o.bindings === undefined
       ? []
       : arr(o.bindings, 'bindings').map((b, i) => parseBinding(b, `bindings[${i}]`));
+  const recovered =
+    o.recovered === undefined
+      ? []
+      : arr(o.recovered, 'recovered').map((r, i) => parseRecovered(r, `recovered[${i}]`));
   // Ownership: one record per attachment key, one cooldown per address; a duplicate means the
   // file was not written by this code and cannot be trusted to say who owns what.
   rejectDuplicates(
@@ -114,7 +122,14 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     'bindings',
     'key',
   );
-  return { schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling, bindings };
+  rejectDuplicates(recovered.map(recoveredRecordId), 'recovered', 'resources');
+  return {
+    schemaVersion: LEDGER_SCHEMA_VERSION,
+    attachments,
+    cooling,
+    bindings,
+    ...(recovered.length > 0 ? { recovered } : {}),
+  };
 }
 
 function rejectDuplicates(ids: readonly string[], list: string, field: string): void {

@@ -64,11 +64,11 @@ describe('FileLedgerStore', () => {
 
   test('save writes a temp file in the same directory, renames it, then fsyncs the directory', async () => {
     const fs = new MemoryLedgerFs();
-    await new FileLedgerStore(PATH, fs).save(snapshot());
+    await new FileLedgerStore(PATH, fs, () => 'x').save(snapshot());
     assert.deepEqual(fs.calls, [
-      `write ${PATH}.tmp`,
-      `fsync ${PATH}.tmp`,
-      `rename ${PATH}.tmp ${PATH}`,
+      `write ${PATH}.tmp-x`,
+      `fsync ${PATH}.tmp-x`,
+      `rename ${PATH}.tmp-x ${PATH}`,
       'syncDir /var/lib/vpcnet',
     ]);
     assert.equal(JSON.parse(fs.files.get(PATH) ?? '').schemaVersion, LEDGER_SCHEMA_VERSION);
@@ -116,7 +116,11 @@ describe('FileLedgerStore', () => {
     fs.failNext.push('fsync');
     await assert.rejects(new FileLedgerStore(PATH, fs).save(snapshot()), /injected fsync failure/);
     assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), old);
-    assert.equal(fs.files.has(`${PATH}.tmp`), false, 'the torn temp file is cleaned up');
+    assert.deepEqual(
+      await fs.listDir('/var/lib/vpcnet'),
+      ['ledger.json'],
+      'the torn temp file is cleaned up',
+    );
   });
 
   test('an fsync failure of the directory rejects save', async () => {
@@ -185,6 +189,61 @@ describe('FileLedgerStore', () => {
   });
 });
 
+describe('FileLedgerStore temp files on a real filesystem', () => {
+  async function inTempDir(use: (dir: string) => Promise<void>): Promise<void> {
+    const dir = await fsp.mkdtemp(nodePath.join(os.tmpdir(), 'vpcnet-ledger-tmp-'));
+    try {
+      await use(dir);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('a symlink planted at the temp path is never written through, and the ledger is still saved', async () => {
+    await inTempDir(async (dir) => {
+      const path = nodePath.join(dir, 'ledger.json');
+      const victim = nodePath.join(dir, 'victim');
+      await fsp.writeFile(victim, 'precious\n');
+      // Both the old fixed name and the exact name the next save will pick point at the victim.
+      await fsp.symlink(victim, `${path}.tmp`);
+      await fsp.symlink(victim, `${path}.tmp-first`);
+      const names = ['first', 'second'];
+      const store = new FileLedgerStore(path, undefined, () => names.shift() ?? 'later');
+      const snap = snapshot(attachment('a', '10.0.0.1'));
+      await store.save(snap);
+      assert.equal(await fsp.readFile(victim, 'utf8'), 'precious\n');
+      assert.deepEqual(await new FileLedgerStore(path).load(), snap);
+      assert.equal((await fsp.lstat(path)).isFile(), true, 'the ledger is a regular file, not a link');
+    });
+  });
+
+  test('opening removes temp files of interrupted saves (links themselves, never their targets)', async () => {
+    await inTempDir(async (dir) => {
+      const path = nodePath.join(dir, 'ledger.json');
+      const victim = nodePath.join(dir, 'victim');
+      await fsp.writeFile(victim, 'precious\n');
+      await fsp.symlink(victim, `${path}.tmp`);
+      await fsp.writeFile(`${path}.tmp-0123abcd`, '{"torn');
+      assert.equal(await new FileLedgerStore(path).load(), undefined);
+      assert.deepEqual((await fsp.readdir(dir)).sort(), ['victim']);
+      assert.equal(await fsp.readFile(victim, 'utf8'), 'precious\n');
+    });
+  });
+
+  test('a refused ledger is set aside under a timestamped name and kept', async () => {
+    await inTempDir(async (dir) => {
+      const path = nodePath.join(dir, 'ledger.json');
+      await fsp.writeFile(path, '{"schemaVersion":2,"attach');
+      const store = new FileLedgerStore(path);
+      await assert.rejects(store.load(), LedgerLoadError);
+      const aside = await store.setAside(Date.UTC(2026, 0, 2, 3, 4, 5));
+      assert.equal(aside, `${path}.corrupt-2026-01-02T03-04-05.000Z`);
+      assert.equal(await fsp.readFile(aside, 'utf8'), '{"schemaVersion":2,"attach');
+      assert.equal(await store.load(), undefined, 'the next load is a missing ledger, not a refusal');
+    });
+  });
+});
+
 describe('MemoryLedgerStore', () => {
   test('a saved snapshot is isolated from later changes to the objects passed in', async () => {
     const store = new MemoryLedgerStore();
@@ -217,19 +276,22 @@ describe('nodeLedgerFs', () => {
         };
       },
       readFile: (p, enc) => fsp.readFile(p, enc),
+      readdir: (p) => fsp.readdir(p),
+      unlink: (p) => fsp.unlink(p),
       async rename(from, to) {
         events.push(`rename ${nodePath.basename(from)} ${nodePath.basename(to)}`);
         await fsp.rename(from, to);
       },
-      rm: (p, o) => fsp.rm(p, o),
     };
     try {
-      await new FileLedgerStore(path, ledgerFsOn(spied)).save(snapshot(attachment('a', '10.0.0.1')));
+      await new FileLedgerStore(path, ledgerFsOn(spied), () => 'x').save(
+        snapshot(attachment('a', '10.0.0.1')),
+      );
       events.push('resolved');
       assert.deepEqual(events, [
-        'write ledger.json.tmp',
-        'fsync ledger.json.tmp',
-        'rename ledger.json.tmp ledger.json',
+        'write ledger.json.tmp-x',
+        'fsync ledger.json.tmp-x',
+        'rename ledger.json.tmp-x ledger.json',
         `fsync ${nodePath.basename(dir)}`,
         'resolved',
       ]);

@@ -93,6 +93,22 @@ export class KubePodCache implements PodSource {
     return this.#get(namespace, name);
   }
 
+  async listOnNode(): Promise<readonly PodMetadata[]> {
+    if (this.#watching && this.#informer) return this.#informer.list().map(parsePod);
+    this.#client ??= await loadKubeClient(this.#o.api);
+    const what = `list pods of node ${this.#o.nodeName} from ${this.#o.api.baseUrl}`;
+    try {
+      const list = await withTimeout(
+        this.#client.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${this.#o.nodeName}` }),
+        this.#o.timeoutMs ?? 3000,
+        what,
+      );
+      return list.items.map(parsePod);
+    } catch (err) {
+      throw new Error(`${what}: ${errorText(err)}`, { cause: err });
+    }
+  }
+
   async #get(namespace: string, name: string): Promise<PodMetadata | undefined> {
     this.counts.get++;
     this.#client ??= await loadKubeClient(this.#o.api);

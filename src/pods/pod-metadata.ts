@@ -10,6 +10,8 @@ export interface PodMetadata {
   readonly annotations: Readonly<Record<string, string>>;
   /** Its first container requests the pod-eni resource: it must get a branch ENI, never the node's SGs. */
   readonly requestsPodEni: boolean;
+  /** status.podIP, once the kubelet reported it (a host-network pod's is the node's own). */
+  readonly podIp?: string;
 }
 
 export class PodLookupError extends Error {
@@ -47,7 +49,9 @@ export function parsePod(body: unknown): PodMetadata {
     throw new PodLookupError('pod lacks metadata.name, metadata.namespace or metadata.uid');
   }
   const nodeName = spec?.nodeName;
+  const podIp = obj(pod.status)?.podIP;
   return {
+    ...(typeof podIp === 'string' && podIp !== '' && spec?.hostNetwork !== true ? { podIp } : {}),
     name,
     namespace,
     uid,

@@ -13,6 +13,11 @@ export interface PodSource {
    * only on transport errors.
    */
   lookup(namespace: string, name: string, uid?: string): Promise<PodMetadata | undefined>;
+  /**
+   * Every pod bound to this node (recovery of a lost ledger asks which addresses live pods have).
+   * Absent when there is no API to ask; throws when the API cannot be reached.
+   */
+  listOnNode?(): Promise<readonly PodMetadata[]>;
 }
 
 export const noPodSource: PodSource = { lookup: async () => undefined };

@@ -33,6 +33,11 @@ export interface ReconcilerDeps {
   readonly protectedAddresses: () => ReadonlySet<string>;
   /** device:inode of the namespace a path names now (see Attachment.netnsId); absent = not checked. */
   readonly netnsIdentity?: (path: string) => Promise<string | undefined>;
+  /**
+   * Recovered records of a lost ledger (ledger.recovered()) are never collected as orphans; this
+   * releases those whose pod is gone (their host veth vanished) and returns what it released.
+   */
+  readonly sweepRecovered?: (node: NodeView) => Promise<string[]>;
   /** Runs passes on an interval (infra/periodic.ts); absent = passes run only when asked. */
   readonly loop?: (pass: () => Promise<unknown>) => PeriodicLoop;
 }
@@ -80,12 +85,13 @@ export class Reconciler {
     this.#deps = deps;
   }
 
-  /** One full pass: drift repair of every live attachment, then GC. Passes never overlap. */
-  runOnce(): Promise<ReconcileReport> {
-    const pass = this.#pass.then(
-      () => this.#runPass(),
-      () => this.#runPass(),
-    );
+  /**
+   * One full pass: drift repair of every live attachment, then GC. Passes never overlap. The pass
+   * at start (`startUp`) releases no recovered record: the agent releases nothing before it serves.
+   */
+  runOnce(options: { readonly startUp?: boolean } = {}): Promise<ReconcileReport> {
+    const run = () => this.#runPass(options.startUp === true);
+    const pass = this.#pass.then(run, run);
     this.#pass = pass.catch(() => undefined);
     return pass;
   }
@@ -107,7 +113,7 @@ export class Reconciler {
     await this.#pass;
   }
 
-  async #runPass(): Promise<ReconcileReport> {
+  async #runPass(startUp: boolean): Promise<ReconcileReport> {
     const { ledger, dataplane, clock, log } = this.#deps;
     const started = clock.now();
     const report: MutableReport = {
@@ -150,7 +156,9 @@ export class Reconciler {
         });
       }
     }
-    await this.#collect(report.bindings.length > 0 ? await dataplane.observeNode() : repairedNode, report);
+    const settledNode = report.bindings.length > 0 ? await dataplane.observeNode() : repairedNode;
+    if (!startUp) await this.#sweepRecovered(settledNode, report);
+    await this.#collect(settledNode, report);
     const liveNow = new Set(ledger.list().map((a) => `${attachmentKeyString(a.key)} ${a.netns}`));
     for (const k of this.#reportedGone) if (!liveNow.has(k)) this.#reportedGone.delete(k);
     report.durationMs = clock.now() - started;
@@ -255,6 +263,16 @@ export class Reconciler {
     });
   }
 
+  async #sweepRecovered(node: NodeView, report: MutableReport): Promise<void> {
+    if (this.#deps.sweepRecovered === undefined || this.#deps.ledger.recovered().length === 0) return;
+    try {
+      report.collected.push(...(await this.#deps.sweepRecovered(node)));
+    } catch (err) {
+      report.failures.push({ error: `recovered records: ${errorText(err)}` });
+      this.#deps.log.error('reconcile: releasing recovered records failed', { error: errorText(err) });
+    }
+  }
+
   /** GC: what no attachment in the ledger owns (phase 'adding' included: it owns what it planned). */
   async #collect(node: NodeView, report: MutableReport): Promise<void> {
     const { ledger, dataplane, log } = this.#deps;
@@ -265,6 +283,8 @@ export class Reconciler {
     const owned = new Set([
       ...ledger.list().flatMap((a) => a.resources.map(identityOf)),
       ...ledger.bindings().flatMap((b) => b.resources.map(identityOf)),
+      // What recovery of a lost ledger holds is owned until its DEL, a GC or the sweep above.
+      ...ledger.recovered().flatMap((r) => r.resources.map(identityOf)),
     ]);
     const orphans = findOrphans(node, {
       vethPrefix: this.#deps.vethPrefix,

@@ -58,10 +58,9 @@ export class MemoryLedgerFs implements LedgerFsDeps {
   async writeFile(path: string, data: string): Promise<void> {
     this.calls.push(`write ${path}`);
     this.#maybeFail('write', path);
-    // Truncate-and-write: the same inode if the name exists, a new one otherwise.
-    const inode = this.#names.get(path) ?? { data: '', synced: undefined };
-    inode.data = data;
-    this.#names.set(path, inode);
+    // Exclusive create, as the real one: an existing name is refused, never written through.
+    if (this.#names.has(path)) throw Object.assign(new Error(`EEXIST: ${path}`), { code: 'EEXIST' });
+    this.#names.set(path, { data, synced: undefined });
   }
 
   async syncFile(path: string): Promise<void> {
@@ -91,6 +90,13 @@ export class MemoryLedgerFs implements LedgerFsDeps {
     this.calls.push(`syncDir ${dir}`);
     this.#maybeFail('syncDir', dir);
     this.#durableNames = new Map(this.#names);
+  }
+
+  async listDir(dir: string): Promise<string[]> {
+    const prefix = `${dir}/`;
+    return [...this.#names.keys()]
+      .filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes('/'))
+      .map((p) => p.slice(prefix.length));
   }
 
   async removeFile(path: string): Promise<void> {
