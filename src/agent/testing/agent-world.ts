@@ -19,7 +19,8 @@ export interface AgentWorld {
   kernel: FakeKernel;
   /** Files standing in for pod network namespaces (the agent checks CNI_NETNS exists). */
   netns(name: string): Promise<string>;
-  start(): Promise<RunningAgent>;
+  /** Starts the agent; `now` replaces its clock (Date.now). */
+  start(over?: { now?: () => number }): Promise<RunningAgent>;
 }
 
 export interface AgentWorlds {
@@ -67,7 +68,7 @@ export function agentWorlds(): AgentWorlds {
         await writeFile(p, '');
         return p;
       },
-      start: () =>
+      start: (over = {}) =>
         startAgent({
           config,
           targets: config.targets,
@@ -75,7 +76,7 @@ export function agentWorlds(): AgentWorlds {
           dataplane,
           pods: noPodSource,
           log: silentLogger,
-          now: Date.now,
+          now: over.now ?? Date.now,
           poolIntervalMs: 60_000,
         }),
     };
