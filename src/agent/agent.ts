@@ -26,6 +26,7 @@ import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
+import { notANetworkNamespace } from './pod-netns.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 import { spoolDrainer } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -43,6 +44,8 @@ export interface AgentDeps {
   readonly pods: PodSource;
   readonly log: Logger;
   readonly now: () => number;
+  /** Replaces the check that CNI_NETNS is a network namespace (tests whose namespaces are files). */
+  readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
   /** Pool manager loop period (ms). */
   readonly poolIntervalMs?: number;
 }
@@ -239,6 +242,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
     netnsExists: pathExists,
+    notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
     netnsIdentity,
     notPodNetns: new Set(
       (await Promise.all(['/proc/self/ns/net', '/proc/1/ns/net'].map(netnsIdentity))).filter(

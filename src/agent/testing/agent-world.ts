@@ -19,8 +19,14 @@ export interface AgentWorld {
   kernel: FakeKernel;
   /** Files standing in for pod network namespaces (the agent checks CNI_NETNS exists). */
   netns(name: string): Promise<string>;
-  /** Starts the agent; `now` replaces its clock (Date.now). */
-  start(over?: { now?: () => number }): Promise<RunningAgent>;
+  /**
+   * Starts the agent; `now` replaces its clock (Date.now). Its pod namespaces are files, so it
+   * takes any existing path for one unless given `notANetworkNamespace` (the real check).
+   */
+  start(over?: {
+    now?: () => number;
+    notANetworkNamespace?: (path: string) => Promise<string | undefined>;
+  }): Promise<RunningAgent>;
 }
 
 export interface AgentWorlds {
@@ -77,6 +83,7 @@ export function agentWorlds(): AgentWorlds {
           pods: noPodSource,
           log: silentLogger,
           now: over.now ?? Date.now,
+          notANetworkNamespace: over.notANetworkNamespace ?? (async () => undefined),
           poolIntervalMs: 60_000,
         }),
     };
