@@ -59,6 +59,16 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   if (!(await ctx.netnsExists(netns))) {
     throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `network namespace ${netns} does not exist`);
   }
+  // Entering something that is no network namespace would build the pod's network nowhere it can
+  // use, or (a namespace of another kind) fail half-way: refused before anything is touched.
+  const notNetns = await ctx.notANetworkNamespace?.(netns);
+  if (notNetns !== undefined) {
+    throw new CniError(
+      CNI_ERR_INVALID_ENV,
+      `CNI_NETNS ${netns} is not a network namespace: it is ${notNetns}`,
+      'a pod network is built only in a network namespace of its own',
+    );
+  }
   // A pod's network goes into a namespace of its own: never the node's (its links, routes and
   // rules are the node's, and a pod plan there would collide with them or replace them).
   // Read once: the record keeps it, so a reused path is never mistaken for this namespace.

@@ -98,6 +98,8 @@ async function startOnNode(
     log: silentLogger,
     now: Date.now,
     poolIntervalMs: 20,
+    // Its pod namespaces are files (w.netns).
+    notANetworkNamespace: async () => undefined,
   });
   return { agent, dir };
 }

@@ -1,7 +1,8 @@
 // What outlives the agent's process (durable before success): the cooldown of a freed address, a
 // half-done ADD found at start, and DELs the plugin spooled while the agent was down or busy.
 import assert from 'node:assert/strict';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { attachmentIp } from '../plan/attachment.ts';
@@ -74,25 +75,74 @@ test('DELs spooled while the agent was down are applied before it serves', async
   }
 });
 
-test('a spooled DEL older than the attachment holding its key (a reused container ID) leaves that attachment alone', async () => {
+test('a spooled DEL is applied whatever the clocks say: the ADD ran on a clock ahead of the one that named the file', async () => {
   const w = await world();
   const ns = await w.netns('a');
-  let agent = await w.start();
-  const ip = ipOf((await agent.cni(cniRequest('ADD', 'c1', ns))).stdout);
+  // The clock stepped back between the ADD and the spooling of its DEL: the attachment's createdAt
+  // is later than the time in the spool file's name. Neither may decide.
+  let agent = await w.start({ now: () => Date.now() + 3_600_000 });
+  await agent.cni(cniRequest('ADD', 'c1', ns));
   await agent.stop();
   const spool = join(w.dir, 'state', 'del-spool');
   await mkdir(spool, { recursive: true });
-  // Spooled for an earlier attachment with this key, a minute before the current one was created.
-  await writeFile(join(spool, spoolName(Date.now() - 60_000)), JSON.stringify(cniRequest('DEL', 'c1', ns)));
+  await writeFile(join(spool, spoolName(Date.now())), JSON.stringify(cniRequest('DEL', 'c1', ns)));
   agent = await w.start();
   try {
-    const current = agent.ledger.list()[0];
-    assert.equal(
-      current && attachmentIp(current),
-      ip,
-      'the stale spooled DEL removed the current attachment',
+    assert.deepEqual(agent.ledger.list(), [], 'the real DEL was dropped as stale');
+    assert.deepEqual(w.kernel.podResidue(), []);
+    assert.deepEqual(await readdir(spool), []);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a DEL spooled for a reused container ID is applied by the ADD of that key, before it attaches, and never after', async () => {
+  const w = await world();
+  let agent = await w.start();
+  const spool = join(w.dir, 'state', 'del-spool');
+  try {
+    const old = await w.netns('old');
+    const oldIp = ipOf((await agent.cni(cniRequest('ADD', 'c1', old))).stdout);
+    // The runtime's DEL of the old sandbox found the socket refused (a rollout): spooled.
+    await mkdir(spool, { recursive: true });
+    await writeFile(join(spool, spoolName(Date.now())), JSON.stringify(cniRequest('DEL', 'c1', old)));
+    // Then its ADD of a new sandbox with the same container ID, while the agent runs.
+    const fresh = await w.netns('new');
+    const out = await agent.cni(cniRequest('ADD', 'c1', fresh));
+    assert.equal(out.exitCode, 0, out.stdout);
+    assert.deepEqual(await readdir(spool), [], 'the spooled DEL was not applied before the ADD');
+    assert.equal(agent.pool.state(oldIp)?.kind, 'cooling', 'the old attachment was not released by its DEL');
+    const [current] = agent.ledger.list();
+    assert.equal(current?.netns, fresh);
+    // Drains after the ADD (at start, and the periodic one) leave the new attachment alone.
+    await agent.stop();
+    agent = await w.start();
+    assert.deepEqual(
+      agent.ledger.list().map((a) => [a.netns, attachmentIp(a)]),
+      [[fresh, current && attachmentIp(current)]],
     );
-    assert.deepEqual(await readdir(spool), [], 'the stale DEL was kept instead of dropped');
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a FIFO and a dangling symlink in the spool neither block nor stop the agent: it serves, applies the real DEL and exits', {
+  timeout: 30_000,
+}, async () => {
+  const w = await world();
+  let agent = await w.start();
+  const ns = await w.netns('a');
+  await agent.cni(cniRequest('ADD', 'c1', ns));
+  await agent.stop();
+  const spool = join(w.dir, 'state', 'del-spool');
+  await mkdir(spool, { recursive: true });
+  execFileSync('mkfifo', [join(spool, spoolName(Date.now() - 2))]);
+  await symlink(join(w.dir, 'nowhere'), join(spool, spoolName(Date.now() - 1)));
+  await writeFile(join(spool, spoolName(Date.now())), JSON.stringify(cniRequest('DEL', 'c1', ns)));
+  agent = await w.start();
+  try {
+    assert.deepEqual(agent.ledger.list(), [], 'the real spooled DEL was not applied');
+    assert.equal((await readdir(spool)).filter((n) => n.endsWith('.rejected')).length, 2);
   } finally {
     await agent.stop();
   }

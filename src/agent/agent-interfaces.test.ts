@@ -2,8 +2,11 @@
 // attachment fails as CNI 1.0 requires and leaves the first as it was; a second interface of the
 // same container is an attachment of its own, and its DEL leaves the first whole.
 import assert from 'node:assert/strict';
+import { mkdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { attachmentHostVeth } from '../plan/attachment.ts';
+import { notANetworkNamespace } from './pod-netns.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 
@@ -95,6 +98,37 @@ test('an ADD into the node’s own namespace or PID 1’s is refused (code 4) be
     const init = JSON.parse((await agent.cni(cniRequest('ADD', 'c-init', '/proc/1/ns/net'))).stdout);
     assert.ok([3, 4].includes(init.code), JSON.stringify(init));
     assert.deepEqual(agent.ledger.list(), []);
+    assert.deepEqual(w.kernel.veths(), []);
+    assert.equal(agent.pool.stats(Date.now()).assigned, 0, 'no address was taken');
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('an ADD into a path that is no network namespace (file, directory, mnt namespace, links to them) is refused (code 4) before anything is made', async () => {
+  const w = await world();
+  const agent = await w.start({ notANetworkNamespace });
+  try {
+    const file = await w.netns('plain-file');
+    const dir = join(w.dir, 'a-dir');
+    await mkdir(dir);
+    await symlink(file, join(w.dir, 'link-to-file'));
+    await symlink('/proc/self/ns/mnt', join(w.dir, 'link-to-mnt'));
+    const cases: Array<[string, string]> = [
+      [file, 'a regular file'],
+      [dir, 'a directory'],
+      ['/proc/self/ns/mnt', 'a mnt namespace'],
+      [join(w.dir, 'link-to-file'), 'a regular file'],
+      [join(w.dir, 'link-to-mnt'), 'a mnt namespace'],
+    ];
+    for (const [k, [path, what]] of cases.entries()) {
+      const out = await agent.cni(cniRequest('ADD', `c${k}`, path, `p${k}`, `u${k}`));
+      assert.equal(out.exitCode, 1, path);
+      const err = JSON.parse(out.stdout) as { code: number; msg: string };
+      assert.equal(err.code, 4, path);
+      assert.equal(err.msg, `CNI_NETNS ${path} is not a network namespace: it is ${what}`);
+    }
+    assert.deepEqual(agent.ledger.list(), [], 'no attachment was recorded');
     assert.deepEqual(w.kernel.veths(), []);
     assert.equal(agent.pool.stats(Date.now()).assigned, 0, 'no address was taken');
   } finally {

@@ -5,7 +5,6 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { settleBinding } from '../bindings/settle.ts';
 import type { Cloud, EniInfo } from '../cloud/cloud.ts';
-import { parseCniRequest } from '../cni/request.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
@@ -29,10 +28,11 @@ import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
 import { introspection } from './introspection.ts';
+import { notANetworkNamespace } from './pod-netns.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
-import { drainDelSpool } from './spool-drain.ts';
+import { spoolDrainer } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
 
@@ -48,6 +48,8 @@ export interface AgentDeps {
   readonly pods: PodSource;
   readonly log: Logger;
   readonly now: () => number;
+  /** Replaces the check that CNI_NETNS is a network namespace (tests whose namespaces are files). */
+  readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
   /** Pool manager loop period (ms). */
   readonly poolIntervalMs?: number;
   /** Whether pods exist in the Kubernetes API (the dead-pod GC; absent = no API, GC off). */
@@ -128,39 +130,6 @@ function eniLinks(dataplane: Dataplane, mtu: number) {
 }
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
-
-/** A drain of the DEL spool that never overlaps itself and never throws (failures are logged). */
-function spoolDrainer(
-  dir: string,
-  ledger: Ledger,
-  handle: (req: ForwardedRequest) => Promise<ForwardedResponse>,
-  log: Logger,
-): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  // A spooled DEL older than the attachment now holding its key was meant for an earlier one
-  // (a reused container ID): DEL does not guess, and must not remove the newer attachment.
-  const isStale = (req: ForwardedRequest, spooledAtMs: number): boolean => {
-    try {
-      const parsed = parseCniRequest(req.env, req.stdin);
-      if (parsed.command !== 'DEL') return false;
-      const att = ledger.get(parsed.key);
-      return att !== undefined && att.createdAt > spooledAtMs;
-    } catch {
-      return false; // the handler reports what is wrong with it
-    }
-  };
-  return () => {
-    running ??= drainDelSpool(dir, { handle, isStale, log })
-      .then((r) => {
-        if (r.replayed + r.retrying + r.failed + r.stale > 0) log.info('DEL spool drained', { ...r });
-      })
-      .catch((err: unknown) => log.error('DEL spool drain failed', { dir, error: String(err) }))
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
-  };
-}
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
@@ -262,6 +231,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
     netnsExists: pathExists,
+    notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
     netnsIdentity,
     notPodNetns: new Set(
       (await Promise.all(['/proc/self/ns/net', '/proc/1/ns/net'].map(netnsIdentity))).filter(
@@ -269,12 +239,17 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       ),
     ),
   };
-  const handle = (req: ForwardedRequest) =>
-    handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);
+  const cniDeps = {
+    ctx,
+    serializer,
+    observe: (c: string, ok: boolean, ms: number) => stats.record(c, ok, ms),
+    spool: { dir: config.delSpoolDir, log },
+  };
+  const handle = (req: ForwardedRequest) => handleCni(cniDeps, req);
 
   const monotonicNow = deps.monotonicNow ?? (() => performance.now());
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
-  const drainSpool = spoolDrainer(config.delSpoolDir, ledger, handle, log);
+  const drainSpool = spoolDrainer(config.delSpoolDir, (req, guard) => handleCni(cniDeps, req, guard), log);
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
   // repair drift and collect leftovers before serving.

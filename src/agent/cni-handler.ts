@@ -15,12 +15,16 @@ import { checkAttachment } from './check.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { delAttachment } from './del.ts';
 import { collectRecoveredNotListed } from './recovered-gc.ts';
+import type { SpoolGuard } from './spool-drain.ts';
+import { applySpooledDelsOf, type SpoolFirstDeps } from './spool-first.ts';
 
 export interface CniHandlerDeps {
   readonly ctx: OperationContext;
   readonly serializer: PodSerializer;
   /** Observes each operation (metrics, bench): command, outcome, service time. */
   readonly observe?: (command: string, ok: boolean, ms: number) => void;
+  /** The DEL spool: an ADD applies the DELs spooled for its own key first (spool-first.ts). */
+  readonly spool?: SpoolFirstDeps;
 }
 
 function toAttachRequest(req: Exclude<CniRequest, { command: 'VERSION' | 'GC' | 'STATUS' }>): AttachRequest {
@@ -90,7 +94,15 @@ async function collectGarbage(
   await collectRecoveredNotListed(ctx, req);
 }
 
-export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Promise<ForwardedResponse> {
+/**
+ * `guard`: the request is a spooled DEL (spool-drain.ts); it is applied only if still spooled once
+ * it holds the pod's line, and removed from the spool in that line.
+ */
+export async function handleCni(
+  deps: CniHandlerDeps,
+  fwd: ForwardedRequest,
+  guard?: SpoolGuard,
+): Promise<ForwardedResponse> {
   const started = performance.now();
   const cniVersion = errorVersionFor(fwd.stdin);
   let req: CniRequest;
@@ -120,8 +132,14 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
   const line = podLineKey(ctx.ledger.get(attach.key)?.pod ?? attach.pod, attach.key);
   try {
     const stdout = await deps.serializer.run(line, async () => {
+      // Applied meanwhile by an ADD of its key, before that ADD attached: nothing left to do.
+      if (guard !== undefined && !(await guard.stillSpooled())) return '';
       switch (req.command) {
         case 'ADD': {
+          if (deps.spool !== undefined)
+            await applySpooledDelsOf(attach.key, deps.spool, (del) =>
+              delAttachment(ctx, toAttachRequest(del)),
+            );
           const result = await addAttachment(ctx, attach);
           // Given a prevResult (vpcnet after another plugin), the result carries it on (spec 1.0).
           const chained = chainResult(req.netConf.prevResult, result);
@@ -129,6 +147,7 @@ export async function handleCni(deps: CniHandlerDeps, fwd: ForwardedRequest): Pr
         }
         case 'DEL':
           await delAttachment(ctx, attach);
+          await guard?.consume();
           return '';
         case 'CHECK':
           await checkAttachment(ctx, attach);

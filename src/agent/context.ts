@@ -44,6 +44,11 @@ export interface OperationContext {
   readonly counters: AgentCounters;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
   readonly netnsExists: (path: string) => Promise<boolean>;
+  /**
+   * What the existing path is when it is not a network namespace ("a regular file", "a mnt
+   * namespace"…), undefined when it is one (pod-netns.ts). Absent: not checked.
+   */
+  readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
   /** device:inode of the namespace at that path, undefined if it cannot be read. */
   readonly netnsIdentity: (path: string) => Promise<string | undefined>;
   /**

@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
+import { type ForwardedRequest, type ForwardedResponse, MAX_REQUEST_BYTES } from '../cni/wire.ts';
 import {
   DEFAULT_RPC_LIMITS,
   type RpcHandlers,
@@ -135,7 +135,7 @@ function refusal(body: string): {
 
 const cniRequest = (stdin: string) => JSON.stringify({ env: { CNI_COMMAND: 'ADD' }, stdin });
 
-test('a body over the limit is read to its end and refused with 413 as a CNI error (code 6), then the connection closes', async () => {
+test('a body over the limit is read to its end and refused with 413 as a permanent CNI error (code 7), then the connection closes', async () => {
   let calls = 0;
   await withServer(
     { maxBodyBytes: 4096 },
@@ -155,7 +155,7 @@ test('a body over the limit is read to its end and refused with 413 as a CNI err
       assert.equal(out.closedByServer, true);
       const { exitCode, error } = refusal(out.body);
       assert.equal(exitCode, 1);
-      assert.equal(error.code, 6);
+      assert.equal(error.code, 7);
       assert.match(error.msg, /larger than 4096 bytes/);
       // Exactly at the limit is still served.
       const fits = cniRequest('x'.repeat(4096 - cniRequest('').length));
@@ -271,8 +271,13 @@ test('200 concurrent connections each get an answer while the server keeps servi
         assert.equal(out.status, expected[c.kind], `client ${c.k} (${c.kind})`);
         assert.equal(out.closedByServer, true, `client ${c.k} (${c.kind})`);
         if (c.kind === 'good') assert.equal(JSON.parse(out.body).stdout, `served c${c.k}`);
-        else if (c.kind !== 'silent') assert.equal(refusal(out.body).error.code, 6);
+        else if (c.kind !== 'silent')
+          assert.equal(refusal(out.body).error.code, c.kind === 'oversized' ? 7 : 6, `client ${c.k}`);
       }
     },
   );
+});
+
+test('the agent reads requests up to the limit the plugin keeps: one constant, MAX_REQUEST_BYTES', () => {
+  assert.equal(DEFAULT_RPC_LIMITS.maxBodyBytes, MAX_REQUEST_BYTES);
 });

@@ -8,13 +8,14 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
-import { CNI_ERR_DECODE, CNI_ERR_INTERNAL, CniError } from '../cni/errors.ts';
+import { CNI_ERR_DECODE, CNI_ERR_INTERNAL, CNI_ERR_INVALID_NETCONF, CniError } from '../cni/errors.ts';
 import { errorVersionFor } from '../cni/versions.ts';
 import {
   AGENT_CNI_PATH,
   DEFAULT_CNI_VERSION,
   type ForwardedRequest,
   type ForwardedResponse,
+  MAX_REQUEST_BYTES,
 } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 
@@ -40,11 +41,12 @@ export interface RpcLimits {
 /**
  * The plugin writes its whole request at once on a local socket, so it needs milliseconds; the
  * timeouts are generous only so that an agent whose event loop was busy for a while does not cut
- * off honest plugins. A real config is a few KiB; 1 MiB bounds what 200 concurrent clients can
- * make the agent hold (200 MiB).
+ * off honest plugins. The body limit is the plugin's own (MAX_REQUEST_BYTES, src/cni/wire.ts),
+ * so a request the plugin sends is never refused for its size; 1 MiB bounds what 200 concurrent
+ * clients can make the agent hold (200 MiB).
  */
 export const DEFAULT_RPC_LIMITS: RpcLimits = {
-  maxBodyBytes: 1 << 20,
+  maxBodyBytes: MAX_REQUEST_BYTES,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   timeoutCheckMs: 1_000,
@@ -127,8 +129,9 @@ async function serveCni(
 ): Promise<void> {
   const body = await readBody(req, limits.maxBodyBytes);
   if ('oversizedBytes' in body) {
+    // A permanent error (code 7, as the plugin reports an oversized request): never retried.
     const err = new CniError(
-      CNI_ERR_DECODE,
+      CNI_ERR_INVALID_NETCONF,
       `request to the vpcnet agent is larger than ${limits.maxBodyBytes} bytes`,
       `${body.oversizedBytes} bytes of network configuration and CNI_* environment`,
     );

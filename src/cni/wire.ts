@@ -5,6 +5,21 @@ export const AGENT_CNI_PATH = '/v1/cni';
 export const DEFAULT_AGENT_SOCKET = '/run/vpcnet/agent.sock';
 export const DEFAULT_DEL_SPOOL_DIR = '/var/lib/vpcnet/del-spool';
 
+/**
+ * The largest request, in bytes of its JSON body ({env, stdin}), that the plugin sends and the
+ * agent accepts; also the largest spool entry the agent reads (an entry is such a body). One limit
+ * for both sides (MAX_REQUEST_BYTES in src/plugin/native/wire.h too): the plugin refuses a larger
+ * request before it connects, so an oversized request is a permanent error, never "try again
+ * later", and never spooled. A real config is a few KiB; 1 MiB bounds what 200 concurrent clients
+ * can make the agent hold.
+ */
+export const MAX_REQUEST_BYTES = 1 << 20;
+
+/** The one message for a request over MAX_REQUEST_BYTES (plugin and agent word it alike). */
+export function requestTooLargeMessage(): string {
+  return `request to the vpcnet agent is larger than ${MAX_REQUEST_BYTES} bytes`;
+}
+
 export interface ForwardedRequest {
   /** The CNI_* variables (and nothing else) from the plugin's environment. */
   readonly env: Readonly<Record<string, string>>;

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { AGENT_CNI_PATH } from '../cni/wire.ts';
 import {
   AgentProtocolError,
+  AgentRefusedTooLargeError,
   AgentUnreachableError,
   forwardToAgent,
   SOCKET_PATH_MAX,
@@ -97,9 +98,10 @@ test('a socket path a unix socket cannot have is named before any connection: a 
   assert.equal(socketPathProblem('/run/agent.sock\u0000tail'), 'contains a NUL byte');
 });
 
-test('a refusal the agent words as a CNI error is returned as its answer; a success under an error status is not', async () => {
+test('a refusal the agent words as a CNI error is returned as its answer; a success under an error status is not; a 413 is its own error', async () => {
   const refusal = { exitCode: 1, stdout: '{"code":6}' };
-  const refusing = await startFakeAgent(() => ({ status: 413, body: JSON.stringify(refusal) }));
+  const refusing = await startFakeAgent(() => ({ status: 400, body: JSON.stringify(refusal) }));
+  const tooLarge = await startFakeAgent(() => ({ status: 413, body: JSON.stringify(refusal) }));
   const lying = await startFakeAgent(() => ({
     status: 500,
     body: JSON.stringify({ exitCode: 0, stdout: '' }),
@@ -107,7 +109,9 @@ test('a refusal the agent words as a CNI error is returned as its answer; a succ
   try {
     assert.deepEqual(await forwardToAgent(refusing.socketPath, request, timeouts), refusal);
     await assert.rejects(forwardToAgent(lying.socketPath, request, timeouts), AgentProtocolError);
+    await assert.rejects(forwardToAgent(tooLarge.socketPath, request, timeouts), AgentRefusedTooLargeError);
   } finally {
+    await tooLarge.close();
     await refusing.close();
     await lying.close();
   }

@@ -46,6 +46,14 @@ export class AgentUnreachableError extends Error {
   }
 }
 
+/** The agent refused the request as over its size limit (HTTP 413): it can never pass. */
+export class AgentRefusedTooLargeError extends Error {
+  constructor(readonly socketPath: string) {
+    super(`the vpcnet agent at ${socketPath} refused it (HTTP 413)`);
+    this.name = 'AgentRefusedTooLargeError';
+  }
+}
+
 /** The agent answered, but not with a ForwardedResponse (wrong status or body). */
 export class AgentProtocolError extends Error {
   constructor(
@@ -119,6 +127,11 @@ export function forwardToAgent(
       res.on('error', (err: NodeJS.ErrnoException) => unreachable(err.message));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
+        // Whatever its body says: the request cannot pass, so never "try again later".
+        if (res.statusCode === 413) {
+          finish(new AgentRefusedTooLargeError(socketPath));
+          return;
+        }
         if (res.statusCode !== 200) {
           // A refusal the agent worded as a CNI error (413, 400, ...) is printed as it is.
           const refusal = decodeResponse(text);

@@ -16,9 +16,17 @@ import {
   DEFAULT_CNI_VERSION,
   DEFAULT_DEL_SPOOL_DIR,
   type ForwardedRequest,
+  MAX_REQUEST_BYTES,
+  requestTooLargeMessage,
   versionResult,
 } from '../cni/wire.ts';
-import { type AgentTransport, AgentUnreachableError, httpTransport, socketPathProblem } from './forward.ts';
+import {
+  AgentRefusedTooLargeError,
+  type AgentTransport,
+  AgentUnreachableError,
+  httpTransport,
+  socketPathProblem,
+} from './forward.ts';
 import { type DelSpooler, spoolDel } from './spool.ts';
 
 export interface PluginDeps {
@@ -32,7 +40,10 @@ export interface PluginDeps {
 /** Runs one CNI invocation and returns the process exit status. Never throws. */
 export async function runPlugin(deps: PluginDeps): Promise<number> {
   const command = deps.env.CNI_COMMAND;
-  const parsed = looseConfig(deps.stdin);
+  // A request holds stdin whole: a larger stdin cannot fit (bin/vpcnet does not even read it all,
+  // nor look into it).
+  const stdinTooLarge = Buffer.byteLength(deps.stdin) > MAX_REQUEST_BYTES;
+  const parsed = stdinTooLarge ? undefined : looseConfig(deps.stdin);
   const conf = parsed ?? {};
   if (command === 'VERSION') {
     deps.writeStdout(JSON.stringify(versionResult(conf.cniVersion)));
@@ -46,6 +57,18 @@ export async function runPlugin(deps: PluginDeps): Promise<number> {
     return 1;
   };
 
+  // One limit with the agent, checked before connecting: an oversized request is a config error
+  // (the configuration is what grows: prevResult, runtimeConfig), never "try again later", and an
+  // oversized DEL is never spooled.
+  if (stdinTooLarge) {
+    return fail(
+      new CniError(
+        CNI_ERR_INVALID_NETCONF,
+        requestTooLargeMessage(),
+        'the network configuration on stdin alone is larger than that',
+      ),
+    );
+  }
   // Without a readable config the plugin cannot know which agent to ask: the request is
   // undecodable whoever would answer it.
   if (parsed === undefined) {
@@ -58,11 +81,25 @@ export async function runPlugin(deps: PluginDeps): Promise<number> {
     return fail(new CniError(CNI_ERR_INVALID_NETCONF, `config.agentSocket ${socketProblem}`, socketPath));
   }
 
+  const bodyBytes = Buffer.byteLength(JSON.stringify(request));
+  if (bodyBytes > MAX_REQUEST_BYTES) {
+    return fail(
+      new CniError(
+        CNI_ERR_INVALID_NETCONF,
+        requestTooLargeMessage(),
+        `${bodyBytes} bytes of network configuration and CNI_* environment`,
+      ),
+    );
+  }
+
   try {
     const response = await deps.transport(socketPath, request);
     deps.writeStdout(response.stdout);
     return response.exitCode;
   } catch (err) {
+    if (err instanceof AgentRefusedTooLargeError) {
+      return fail(new CniError(CNI_ERR_INVALID_NETCONF, requestTooLargeMessage(), err.message));
+    }
     if (!(err instanceof AgentUnreachableError)) {
       return fail(new CniError(CNI_ERR_INTERNAL, 'vpcnet agent request failed', (err as Error).message));
     }

@@ -145,11 +145,16 @@ test('an agent that hangs up without answering counts as unreachable for both', 
   }
 });
 
+// (A 413 is not printed as it is: it is the request limit's own error, native-limit.test.ts.)
 test('a refusal worded as a CNI error (a non-200 ForwardedResponse that fails) is printed as it is by both', async () => {
-  const cniError =
-    '{"cniVersion":"1.0.0","code":6,"msg":"request to the vpcnet agent is larger than 1048576 bytes"}\n';
+  const cniError = '{"cniVersion":"1.0.0","code":6,"msg":"the vpcnet agent cannot decode the request"}\n';
   const replies: Array<[string, FakeAgentReply, number, string | undefined]> = [
-    ['413', () => ({ status: 413, body: JSON.stringify({ exitCode: 1, stdout: cniError }) }), 1, cniError],
+    [
+      '400 worded',
+      () => ({ status: 400, body: JSON.stringify({ exitCode: 1, stdout: cniError }) }),
+      1,
+      cniError,
+    ],
     ['400', () => ({ status: 400, body: JSON.stringify({ exitCode: 7, stdout: 'seven' }) }), 7, 'seven'],
     // Not a refusal: success under an error status, or no ForwardedResponse at all.
     ['500 claiming success', () => ({ status: 500, body: '{"exitCode":0,"stdout":"ok"}' }), 1, undefined],

@@ -18,6 +18,7 @@ import {
   DEFAULT_AGENT_SOCKET,
   DEFAULT_CNI_VERSION,
   DEFAULT_DEL_SPOOL_DIR,
+  MAX_REQUEST_BYTES,
   SPOOL_FILE_SUFFIX,
   SPOOL_TEMP_PREFIX,
   SUPPORTED_CNI_VERSIONS,
@@ -33,7 +34,7 @@ import {
 
 const { dir, exec, same } = builtPlugins();
 
-test('the C header wire.h carries the constants of src/cni/wire.ts and the error codes of errors.ts', () => {
+test('the C header wire.h carries the constants of src/cni/wire.ts (the request limit too) and the error codes of errors.ts', () => {
   const c = readFileSync(join(nativeDir, 'wire.h'), 'utf8');
   for (const [name, value] of Object.entries({
     AGENT_CNI_PATH,
@@ -52,6 +53,7 @@ test('the C header wire.h carries the constants of src/cni/wire.ts and the error
     CNI_ERR_TRY_AGAIN_LATER,
     CNI_ERR_PLUGIN_NOT_AVAILABLE,
     CNI_ERR_INTERNAL,
+    MAX_REQUEST_BYTES,
   })) {
     assert.ok(c.includes(`#define ${name} ${value}\n`), name);
   }

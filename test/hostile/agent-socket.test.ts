@@ -1,5 +1,5 @@
 // A lab node's agent socket under hostile clients: a request over the body limit sent by the real
-// plugin comes back as a CNI error the plugin prints (code 6), and 200 concurrent connections —
+// plugin is refused by the plugin itself before it connects (code 7), and 200 concurrent connections —
 // silent, one byte a second, malformed, oversized, and real plugin runs — each get an answer while
 // the agent keeps serving the node's live pod. Nothing of the node changes meanwhile.
 import assert from 'node:assert/strict';
@@ -78,14 +78,15 @@ describe('a lab agent socket under hostile clients', () => {
     rmSync(jsBinDir, { recursive: true, force: true });
   });
 
-  test('a request over 1 MiB from either forwarder is refused with code 6 and neither applied nor spooled', async () => {
-    // 400,000 quotes: 800 KB of stdin (under the plugin's 1 MiB), 1.6 MB once escaped in the request.
+  test('a request over 1 MiB from either forwarder is refused with code 7 and neither applied nor spooled', async () => {
+    // 400,000 quotes: 800 KB of stdin (under the 1 MiB limit), 1.6 MB once escaped in the request:
+    // the forwarder refuses it before it connects, as the agent would (one limit, MAX_REQUEST_BYTES).
     const pad = { 'x-pad': '"'.repeat(400_000) };
     for (const command of ['ADD', 'DEL', 'CHECK'] as const) {
       const out = await plugin(command, sentinel.containerId, pad);
       assert.equal(out.exitCode, 1, `${command}: ${out.stdout}`);
       const err = JSON.parse(out.stdout) as { code: number; msg: string };
-      assert.equal(err.code, 6, command);
+      assert.equal(err.code, 7, command);
       assert.equal(err.msg, 'request to the vpcnet agent is larger than 1048576 bytes');
       // (Its details count a different CNI_PATH: the dir it is installed in.)
       const js = await plugin(command, sentinel.containerId, pad, jsBinDir);
@@ -95,7 +96,7 @@ describe('a lab agent socket under hostile clients', () => {
         msg: string;
         details?: string;
       };
-      assert.deepEqual(jsErr, { cniVersion: '1.0.0', code: 6, msg: err.msg }, command);
+      assert.deepEqual(jsErr, { cniVersion: '1.0.0', code: 7, msg: err.msg }, command);
     }
     assert.deepEqual(readdirSync(spoolDir), []);
     assert.equal(
@@ -156,7 +157,8 @@ describe('a lab agent socket under hostile clients', () => {
       if (kind === 'malformed' || kind === 'oversized') {
         const answer = JSON.parse(out.body) as { exitCode: number; stdout: string };
         assert.equal(answer.exitCode, 1, label);
-        assert.equal((JSON.parse(answer.stdout) as { code: number }).code, 6, label);
+        const code = (JSON.parse(answer.stdout) as { code: number }).code;
+        assert.equal(code, kind === 'oversized' ? 7 : 6, label);
       }
     }
     assert.equal(snapshotDifference(baseline, await snapshotNode(node)), undefined);

@@ -177,8 +177,9 @@ describe('the sanitized forwarder against a misbehaving agent', {
         { kind: 'trickle', data: Buffer.concat([full, full, full]), everyMs: 100 },
         '',
       ],
-      // A 1 MiB config escapes to more than the socket buffers hold: the forwarder blocks writing.
-      ['never reading', { kind: 'unread' }, `,"pad":"${'\\"'.repeat(MiB / 2 - 1000)}"`],
+      // A 900 KiB request (under the 1 MiB limit) is more than the socket buffers hold: the
+      // forwarder blocks writing.
+      ['never reading', { kind: 'unread' }, `,"pad":"${'p'.repeat(900 * 1024)}"`],
     ];
     // All at once: each run spends its time waiting.
     const runs = stalls.flatMap(([label, behaviour, extra]) =>

@@ -41,21 +41,33 @@ describe('the sanitized forwarder on hostile input', {
     fwd?.dispose();
   });
 
-  test('stdin at, just over and far over its 1 MiB buffer: forwarded, or refused with code 6', async () => {
+  test('stdin just under, at, just over and far over the 1 MiB request limit: forwarded, or refused with code 7', async () => {
     agent = await startRawAgent({ kind: 'answer', data: ok, after: 'close' });
+    // The request holds stdin (escaped) and the CNI_* environment: the largest stdin that fits.
+    const body = (stdin: string) => Buffer.byteLength(JSON.stringify({ env: attach, stdin }));
+    const under = config(`,"pad":"${'p'.repeat(MiB - body(config(',"pad":""')))}"`);
+    assert.equal(body(under), MiB);
+    const fits = await fwd!.run(attach, under);
+    assertCleanCniRun(fits, 'a request of exactly 1 MiB');
+    assert.equal(fits.code, 0);
+    assert.equal(forwarded(agent, 0).stdin, under);
     const at = config(`,"pad":"${'p'.repeat(MiB - config(',"pad":""').length)}"`);
     assert.equal(Buffer.byteLength(at), MiB);
-    const fits = await fwd!.run(attach, at);
-    assertCleanCniRun(fits, 'stdin of exactly 1 MiB');
-    assert.equal(fits.code, 0);
-    assert.equal(forwarded(agent, 0).stdin, at);
-    for (const size of [MiB + 1, 16 * MiB]) {
-      const over = await fwd!.run(attach, `${at.slice(0, -1)}${' '.repeat(size - MiB)}}`);
-      const err = assertCleanCniRun(over, `stdin of ${size} bytes`);
-      assert.equal(err?.code, 6);
-      assert.equal(err?.msg, 'network configuration on stdin is larger than 1048576 bytes');
+    for (const [label, stdin, details] of [
+      ['stdin of exactly 1 MiB', at, /^\d+ bytes of network configuration and CNI_\* environment$/],
+      [
+        'stdin of 1 MiB + 1',
+        `${at.slice(0, -1)} }`,
+        /^the network configuration on stdin alone is larger than that$/,
+      ],
+      ['stdin of 16 MiB', `${at.slice(0, -1)}${' '.repeat(15 * MiB)}}`, /alone is larger than that$/],
+    ] as const) {
+      const err = assertCleanCniRun(await fwd!.run(attach, stdin), label);
+      assert.equal(err?.code, 7, label);
+      assert.equal(err?.msg, 'request to the vpcnet agent is larger than 1048576 bytes', label);
+      assert.match(err?.details ?? '', details, label);
     }
-    assert.equal(agent.requests.length, 1, 'an oversized stdin never reaches the agent');
+    assert.equal(agent.requests.length, 1, 'an oversized request never reaches the agent');
   });
 
   test('deep nesting: 400,000 levels of arrays or objects pass, unbalanced ones are code 6, in the answer too', async () => {
@@ -134,7 +146,7 @@ describe('the sanitized forwarder on hostile input', {
     }
   });
 
-  test('huge and countless CNI_* values: forwarded intact up to the 8 MiB request, refused with 100 past it', async () => {
+  test('huge and countless CNI_* values: forwarded intact up to the 1 MiB request, refused with 7 past it', async () => {
     const long = 'a'.repeat(128 * 1024 - 'CNI_ARGS='.length - 1); // the most one variable can hold
     const before = agent.requests.length;
     const r = await fwd!.run(
@@ -153,9 +165,11 @@ describe('the sanitized forwarder on hostile input', {
     // Control characters grow sixfold when escaped: 14 values of 128 KiB make an 11 MiB request.
     const control: Record<string, string> = { ...attach };
     for (let k = 0; k < 14; k++) control[`CNI_X${k}`] = '\u0001'.repeat(128 * 1024 - 16);
-    const err = assertCleanCniRun(await fwd!.run(control, config('')), 'escaped past 8 MiB');
-    assert.equal(err?.code, 100);
-    assert.equal(err?.details, 'request larger than 8388608 bytes');
+    const err = assertCleanCniRun(await fwd!.run(control, config('')), 'escaped past 1 MiB');
+    assert.equal(err?.code, 7);
+    assert.equal(err?.msg, 'request to the vpcnet agent is larger than 1048576 bytes');
+    const requestBytes = Buffer.byteLength(JSON.stringify({ env: control, stdin: config('') }));
+    assert.equal(err?.details, `${requestBytes} bytes of network configuration and CNI_* environment`);
   });
 
   test('a repeated CNI_* name keeps its first value, as Node does', async () => {
@@ -174,7 +188,8 @@ describe('the sanitized forwarder on hostile input', {
     const cases: Array<[string, Buffer]> = [
       ['108 bytes', Buffer.from(`/${'s'.repeat(107)}`)],
       ['a NUL', Buffer.from(`${agent.socketPath}\\u0000x`)],
-      ['1 MiB of invalid bytes (3 MiB once decoded)', Buffer.alloc(MiB - 100, 0xff)],
+      // (stdin, once decoded, must stay under the 1 MiB request limit to get this far)
+      ['1/3 MiB of invalid bytes (1 MiB once decoded)', Buffer.alloc(Math.floor(MiB / 3) - 100, 0xff)],
       ['escaped control characters', Buffer.from('\\u0001'.repeat(170_000))],
     ];
     for (const [label, path] of cases) {
@@ -188,17 +203,18 @@ describe('the sanitized forwarder on hostile input', {
   });
 
   test('a DEL that cannot be spooled prints a valid error even when the spool dir fills every message', async () => {
-    // No agent and a spool dir of 1 MiB of invalid bytes: the message and the details each quote
-    // its 3 MiB decoded form; together the largest error the forwarder can print.
+    // No agent and a spool dir of 1/3 MiB of invalid bytes: the message and the details each quote
+    // its 1 MiB decoded form; with the request under its 1 MiB limit, the largest error the
+    // forwarder can print.
     const stdin = Buffer.concat([
       Buffer.from(`{"agentSocket":"${join(fwd!.dir, 'absent.sock')}","delSpoolDir":"/`),
-      Buffer.alloc(MiB - 200, 0xff),
+      Buffer.alloc(Math.floor(MiB / 3) - 400, 0xff),
       Buffer.from('"}'),
     ]);
     const r = await fwd!.run({ ...attach, CNI_COMMAND: 'DEL' }, stdin);
     const err = assertCleanCniRun(r, 'huge spool dir');
     assert.equal(err?.code, 5);
-    assert.ok((err?.msg.length ?? 0) > MiB - 200, 'the message names the whole dir');
+    assert.ok((err?.msg.length ?? 0) > MiB / 3 - 400, 'the message names the whole dir');
     assert.match(err?.details ?? '', /^ENAMETOOLONG: /);
   });
 

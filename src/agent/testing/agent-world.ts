@@ -19,11 +19,17 @@ export interface AgentWorld {
   kernel: FakeKernel;
   /** Files standing in for pod network namespaces (the agent checks CNI_NETNS exists). */
   netns(name: string): Promise<string>;
-  /** `extra`: deps a test brings (a Kubernetes API, a monotonic clock). */
+  /**
+   * Starts the agent with the deps a test brings (a Kubernetes API, a monotonic clock); `now`
+   * replaces its clock (Date.now). Its pod namespaces are files, so it takes any existing path for
+   * one unless given `notANetworkNamespace` (the real check).
+   */
   start(extra?: WorldExtras): Promise<RunningAgent>;
 }
 
-export type WorldExtras = Partial<Pick<AgentDeps, 'podPresence' | 'monotonicNow'>>;
+export type WorldExtras = Partial<
+  Pick<AgentDeps, 'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace'>
+>;
 
 export interface AgentWorlds {
   /** A one-ENI node (12 addresses, 11 free) whose agent restarts on the same state dir. */
@@ -79,7 +85,8 @@ export function agentWorlds(): AgentWorlds {
           dataplane,
           pods: noPodSource,
           log: silentLogger,
-          now: Date.now,
+          now: extra.now ?? Date.now,
+          notANetworkNamespace: extra.notANetworkNamespace ?? (async () => undefined),
           poolIntervalMs: 60_000,
         }),
     };

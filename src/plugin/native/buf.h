@@ -11,10 +11,12 @@ struct buf {
   char *p;
   size_t len, cap;
   bool overflow;
+  size_t wanted; /* every byte put, kept or not: how large the text would have been */
 };
-#define BUF(storage) ((struct buf){(char *)(storage), 0, sizeof(storage), false})
+#define BUF(storage) ((struct buf){(char *)(storage), 0, sizeof(storage), false, 0})
 
 static inline void put(struct buf *b, const void *s, size_t n) {
+  b->wanted += n;
   if (b->overflow || n > b->cap - b->len) {
     b->overflow = true;
     return;

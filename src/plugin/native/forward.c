@@ -301,6 +301,8 @@ enum outcome forward_to_agent(const char *path, const char *body, size_t body_le
   }
   close(fd);
 
+  /* whatever its body says: the request cannot pass, so never "try again later" */
+  if (status == 413) return AGENT_REFUSED_TOO_LARGE;
   struct buf text = BUF(response_text);
   utf8_sanitize((const u8 *)response_body, body_len_in, &text);
   if (status != 200) {

@@ -6,7 +6,8 @@
 
 #include "buf.h"
 
-enum outcome { AGENT_ANSWERED, AGENT_UNREACHABLE, AGENT_ANSWERED_BADLY };
+/* AGENT_REFUSED_TOO_LARGE: HTTP 413, the request is over the agent's limit (a permanent error). */
+enum outcome { AGENT_ANSWERED, AGENT_UNREACHABLE, AGENT_ANSWERED_BADLY, AGENT_REFUSED_TOO_LARGE };
 
 struct agent_answer {
   int exit_code;

@@ -103,15 +103,24 @@ static int fail(const char *cni_version, int code, const struct buf *msg, const 
   return 1;
 }
 
+/* requestTooLargeMessage() of src/cni/wire.ts */
+static void put_request_too_large(struct buf *msg) {
+  char text[96];
+  snprintf(text, sizeof text, "request to the vpcnet agent is larger than %u bytes", (unsigned)MAX_REQUEST_BYTES);
+  put_str(msg, text);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to report, not a reason to die (as in Node) */
   long raw_len = read_stdin();
   struct buf text = BUF(stdin_text);
   if (raw_len > 0) utf8_sanitize((const u8 *)stdin_raw, (size_t)raw_len, &text);
+  /* a request holds stdin whole (decoded: never shorter than the raw bytes), so it cannot fit */
+  bool stdin_too_large = raw_len < 0 || text.len > MAX_REQUEST_BYTES;
 
   /* looseConfig(): just the keys the plugin itself needs; non-empty strings only */
   struct json_field f[3] = {{"cniVersion", 0, 0}, {"agentSocket", 0, 0}, {"delSpoolDir", 0, 0}};
-  bool parsed = raw_len >= 0 && json_scan((const u8 *)text.p, text.len, f, 3) == '{';
+  bool parsed = !stdin_too_large && json_scan((const u8 *)text.p, text.len, f, 3) == '{';
   const char *conf[3] = {NULL, NULL, NULL};
   size_t conf_len[3] = {0, 0, 0}; /* a value may hold a NUL (\u0000), so C string ends do not tell */
   struct buf strings = BUF(config_strings);
@@ -147,9 +156,13 @@ int main(void) {
   }
 
   /* without a readable config the plugin cannot know which agent to ask */
-  if (raw_len < 0) {
-    put_str(&msg, "network configuration on stdin is larger than 1048576 bytes");
-    return fail(error_version, CNI_ERR_DECODE, &msg, NULL);
+  /* One limit with the agent, checked before connecting: an oversized request is a config error
+   * (the configuration is what grows: prevResult, runtimeConfig), never "try again later", and
+   * an oversized DEL is never spooled. */
+  if (stdin_too_large) {
+    put_request_too_large(&msg);
+    put_str(&details, "the network configuration on stdin alone is larger than that");
+    return fail(error_version, CNI_ERR_INVALID_NETCONF, &msg, &details);
   }
   if (!parsed) {
     put_str(&msg, "network configuration on stdin is not a JSON object");
@@ -174,9 +187,11 @@ int main(void) {
   struct buf body = BUF(request_body);
   put_request(&body, text.p, text.len);
   if (body.overflow) {
-    put_str(&msg, "vpcnet agent request failed");
-    put_str(&details, "request larger than 8388608 bytes");
-    return fail(error_version, CNI_ERR_INTERNAL, &msg, &details);
+    char size[96];
+    snprintf(size, sizeof size, "%zu bytes of network configuration and CNI_* environment", body.wanted);
+    put_request_too_large(&msg);
+    put_str(&details, size);
+    return fail(error_version, CNI_ERR_INVALID_NETCONF, &msg, &details);
   }
 
   struct buf answer_text = BUF(answer_stdout);
@@ -190,6 +205,10 @@ int main(void) {
       put_str(&details, "vpcnet agent at "), put_str(&details, socket_path), put_str(&details, " answered badly: ");
       put_buf(&details, &reason);
       return fail(error_version, CNI_ERR_INTERNAL, &msg, &details);
+    case AGENT_REFUSED_TOO_LARGE:
+      put_request_too_large(&msg);
+      put_str(&details, "the vpcnet agent at "), put_str(&details, socket_path), put_str(&details, " refused it (HTTP 413)");
+      return fail(error_version, CNI_ERR_INVALID_NETCONF, &msg, &details);
     case AGENT_UNREACHABLE:
       break;
   }

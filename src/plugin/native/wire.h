@@ -10,6 +10,8 @@ static const char *const SUPPORTED_CNI_VERSIONS[] = {"0.3.0", "0.3.1", "0.4.0", 
 #define AGENT_CNI_PATH "/v1/cni"
 #define SPOOL_FILE_SUFFIX ".del.json"
 #define SPOOL_TEMP_PREFIX ".tmp-"
+/* The largest request body the plugin sends and the agent reads (and the largest spool entry). */
+#define MAX_REQUEST_BYTES 1048576
 
 #define CNI_ERR_IO 5
 #define CNI_ERR_DECODE 6
