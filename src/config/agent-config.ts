@@ -31,6 +31,8 @@ export interface AgentConfig {
   readonly addWaitSeconds: number;
   /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
   readonly reconcileSeconds: number;
+  /** The agent's own EC2 rate limit and retries (VPCNET_EC2_QPS, _BURST, _MAX_ATTEMPTS). */
+  readonly ec2: { readonly qps: number; readonly burst: number; readonly maxAttempts: number };
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -81,6 +83,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     targets,
     addWaitSeconds: v.addWaitSeconds,
     reconcileSeconds: v.reconcileSeconds,
+    ec2: { qps: v.ec2Qps, burst: v.ec2Burst, maxAttempts: v.ec2MaxAttempts },
     logLevel: v.logLevel,
   };
 }
