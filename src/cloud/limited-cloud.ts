@@ -152,9 +152,9 @@ export class LimitedCloud implements Cloud {
         tally.answered(action, throttled ? 'throttled' : isRetryable(err) ? 'retryable' : 'failed');
         if (throttled && ++throttledHere === THROTTLED_WARN_AT) this.#warnThrottled(action, n);
         const elapsedMs = this.#clock.now() - startedAt;
-        const delayMs = n < this.#policy.maxAttempts ? backoffMs(this.#policy, n, this.#random) : 0;
-        const again =
-          isRetryable(err) && n < this.#policy.maxAttempts && elapsedMs + delayMs < this.#policy.maxTotalMs;
+        const mayRetry = isRetryable(err) && n < this.#policy.maxAttempts;
+        const delayMs = mayRetry ? backoffMs(this.#policy, n, this.#random) : 0;
+        const again = mayRetry && elapsedMs + delayMs < this.#policy.maxTotalMs;
         if (!again) {
           tally.failed(action);
           throw n > 1 ? withAttempts(err, n, elapsedMs) : err;
