@@ -184,6 +184,18 @@ describe('lab', () => {
     assert.equal(res.status, 404);
   });
 
+  test("the agent's state counts its EC2 calls, made through its own rate limit", async () => {
+    const res = await unixHttp(lab.nodes[0]!.agentSocket, 'GET', '/v1/state');
+    assert.equal(res.status, 200);
+    const ec2 = (
+      JSON.parse(res.body) as { ec2?: { calls: number; byAction: Record<string, { calls: number }> } }
+    ).ec2;
+    assert.ok(ec2 !== undefined, 'state has an ec2 section');
+    // At start the agent described its ENIs at least once (the pool is rebuilt from EC2).
+    assert.ok((ec2.byAction.DescribeNetworkInterfaces?.calls ?? 0) >= 1, JSON.stringify(ec2));
+    assert.ok(ec2.calls >= ec2.byAction.DescribeNetworkInterfaces!.calls);
+  });
+
   test('the supervisor restarts an agent that dies, as a DaemonSet would', async () => {
     const layout = labLayout(name, 2);
     const before = (await readRecords(layout.files.pidsDir)).find((r) => r.role === 'agent-node1');

@@ -50,6 +50,8 @@ export interface AgentDeps {
   readonly now: () => number;
   /** Replaces the check that CNI_NETNS is a network namespace (tests whose namespaces are files). */
   readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
+  /** The EC2 client's figures (calls, throttling, retries, waits) for the state view. */
+  readonly cloudFigures?: () => unknown;
   /** Pool manager loop period (ms). */
   readonly poolIntervalMs?: number;
   /** Whether pods exist in the Kubernetes API (the dead-pod GC; absent = no API, GC off). */
@@ -265,6 +267,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       ...introspection(meta, ledger, pool, stats, counters, now),
       deadPodGc: deadPodGc?.state() ?? 'off',
       recovery: recoveryView(ledger, recovery, now()),
+      ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
     }),
   });
   ready = true;

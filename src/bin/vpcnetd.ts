@@ -2,6 +2,7 @@
 // (src/config/settings.ts declares every variable; README, Configuration, lists them).
 import { startAgent } from '../agent/agent.ts';
 import { createAwsCloud } from '../cloud/aws.ts';
+import { LimitedCloud } from '../cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
@@ -26,8 +27,15 @@ async function main(): Promise<void> {
     socket: config.agentSocket,
     stateDir: config.stateDir,
     targets: config.targets,
+    ec2: config.ec2,
   });
-  const cloud = await createAwsCloud();
+  // Every EC2 call goes through the agent's own rate limit and retries (LimitedCloud); the SDK
+  // makes one attempt per request so that each retry takes a token (aws.ts, maxAttempts).
+  const cloud = new LimitedCloud({
+    inner: await createAwsCloud({ maxAttempts: 1 }),
+    limit: config.ec2,
+    log,
+  });
   // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the
   // node's trunk label): without ENABLE_POD_ENI the client is never even loaded.
   const kube = config.enablePodEni ? config.kubeApi : undefined;
@@ -37,6 +45,7 @@ async function main(): Promise<void> {
     config,
     targets: config.targets,
     cloud,
+    cloudFigures: () => cloud.figures(),
     dataplane: new Dataplane(new LinuxKernel({ snat: !config.externalSnat })),
     pods: pods ?? noPodSource,
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),

@@ -18,6 +18,7 @@ import {
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
+import { toDetachedEni, toEniInfo } from './aws-network-interface.ts';
 import type {
   Cloud,
   CreatedEni,
@@ -55,7 +56,7 @@ export class AwsCloud implements Cloud {
   async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
     const doing = `describe ENIs of ${instanceId}`;
     const found = await this.describeEnis(doing, [{ Name: 'attachment.instance-id', Values: [instanceId] }]);
-    const enis = await Promise.all(found.map((eni) => this.toEniInfo(doing, eni)));
+    const enis = await Promise.all(found.map((eni) => toEniInfo(doing, eni, (id) => this.subnetCidr(id))));
     return enis.sort((a, b) => a.deviceNumber - b.deviceNumber);
   }
 
@@ -65,18 +66,7 @@ export class AwsCloud implements Cloud {
       { Name: 'status', Values: ['available'] },
       { Name: `tag:${tagKey}`, Values: [tagValue] },
     ]);
-    return found.map((eni) => {
-      const eniId = eni.NetworkInterfaceId;
-      if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
-      if (eni.SubnetId === undefined) throw invalidResponse(doing, `SubnetId of ${eniId}`);
-      return {
-        eniId,
-        subnetId: eni.SubnetId,
-        ...(eni.Description === undefined ? {} : { description: eni.Description }),
-        interfaceType: eni.InterfaceType ?? 'interface',
-        tags: tagsOf(doing, eniId, eni),
-      };
-    });
+    return found.map((eni) => toDetachedEni(doing, eni));
   }
 
   /** Every page of one DescribeNetworkInterfaces query. */
@@ -141,17 +131,20 @@ export class AwsCloud implements Cloud {
     securityGroupIds: readonly string[],
     description: string,
     tags?: Readonly<Record<string, string>>,
+    clientToken?: string,
   ): Promise<CreatedEni> {
     const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
     const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
-    // ClientToken is an idempotency token the SDK fills in once per call, so its own retries
-    // cannot create a second ENI when the first reply was lost.
+    // ClientToken is EC2's idempotency token. Without one from the caller the SDK fills one in
+    // per call (its own retries reuse it); a caller that retries itself (LimitedCloud) passes the
+    // same token on every attempt, so a lost reply cannot leave a second ENI behind.
     const reply = await this.call(doing, () =>
       this.ec2.send(
         new CreateNetworkInterfaceCommand({
           SubnetId: subnetId,
           Groups: [...securityGroupIds],
           Description: description,
+          ...(clientToken !== undefined ? { ClientToken: clientToken } : {}),
           ...(tagList.length > 0
             ? { TagSpecifications: [{ ResourceType: 'network-interface', Tags: tagList }] }
             : {}),
@@ -244,46 +237,6 @@ export class AwsCloud implements Cloud {
     });
   }
 
-  private async toEniInfo(doing: string, eni: NetworkInterface): Promise<EniInfo> {
-    const eniId = eni.NetworkInterfaceId;
-    if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
-    const need = <T>(value: T | undefined, field: string): T => {
-      if (value === undefined) throw invalidResponse(doing, `${field} of ${eniId}`);
-      return value;
-    };
-    const address = (value: string | undefined, field: string): string => {
-      if (value !== undefined && !isIpv4(value)) {
-        throw invalidResponse(
-          doing,
-          `an IPv4 address in ${field} of ${eniId} (got ${JSON.stringify(value)})`,
-        );
-      }
-      return need(value, field);
-    };
-    const subnetId = need(eni.SubnetId, 'SubnetId');
-    const addresses = eni.PrivateIpAddresses ?? [];
-    const primaryIp = address(
-      eni.PrivateIpAddress ?? addresses.find((a) => a.Primary === true)?.PrivateIpAddress,
-      'PrivateIpAddress',
-    );
-    const secondaryIps = addresses
-      .filter((a) => a.Primary !== true && a.PrivateIpAddress !== primaryIp)
-      .map((a) => address(a.PrivateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
-    return {
-      eniId,
-      mac: need(eni.MacAddress, 'MacAddress'),
-      deviceNumber: need(eni.Attachment?.DeviceIndex, 'Attachment.DeviceIndex'),
-      attachmentId: need(eni.Attachment?.AttachmentId, 'Attachment.AttachmentId'),
-      subnetId,
-      subnetCidr: await this.subnetCidr(subnetId),
-      primaryIp,
-      secondaryIps,
-      ...(eni.Description === undefined ? {} : { description: eni.Description }),
-      interfaceType: eni.InterfaceType ?? 'interface',
-      tags: tagsOf(doing, eniId, eni),
-    };
-  }
-
   /** Sends one command; every SDK failure leaves as a CloudError saying what we were doing. */
   private async call<Out>(doing: string, send: () => Promise<Out>): Promise<Out> {
     try {
@@ -292,15 +245,6 @@ export class AwsCloud implements Cloud {
       throw toCloudError(doing, err);
     }
   }
-}
-
-function tagsOf(doing: string, eniId: string, eni: NetworkInterface): Record<string, string> {
-  return Object.fromEntries(
-    (eni.TagSet ?? []).map((t) => {
-      if (t.Key === undefined) throw invalidResponse(doing, `TagSet[].Key of ${eniId}`);
-      return [t.Key, t.Value ?? ''] as const;
-    }),
-  );
 }
 
 function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
@@ -317,7 +261,12 @@ export interface AwsCloudOptions {
   readonly region?: string;
   /** EC2 endpoint; default AWS_ENDPOINT_URL_EC2 of `env`, else the SDK's choice (the regional endpoint). */
   readonly ec2Endpoint?: string;
-  /** SDK attempts per EC2 call, first included (standard retry mode, which backs off on throttling). */
+  /**
+   * SDK attempts per EC2 call, first included (standard retry mode, which backs off on
+   * throttling). 1 when a LimitedCloud wraps this one, as in vpcnetd: that layer retries, and
+   * every retry must take a token from the agent's rate limit; SDK retries would bypass the
+   * limit and multiply the attempts (SDK attempts × LimitedCloud attempts).
+   */
   readonly maxAttempts?: number;
   /** Timeout of one EC2 HTTP request, ms. */
   readonly requestTimeoutMs?: number;

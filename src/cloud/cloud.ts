@@ -90,12 +90,16 @@ export interface Cloud {
   /**
    * CreateNetworkInterface. `tags` go on the ENI at creation (TagSpecifications), so an ENI
    * whose attach never happened can still be found and collected by its owner tag.
+   * `clientToken` (EC2's idempotency token, at most 64 ASCII characters): a call repeated with
+   * the same token returns the ENI the first one created instead of creating another, so a retry
+   * after a lost reply is safe. Without it, each call is a new request.
    */
   createEni(
     subnetId: string,
     securityGroupIds: readonly string[],
     description: string,
     tags?: Readonly<Record<string, string>>,
+    clientToken?: string,
   ): Promise<CreatedEni>;
   /** Returns EC2's ID of the new ENI attachment. */
   attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;

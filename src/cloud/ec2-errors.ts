@@ -3,12 +3,11 @@
 import { EC2ServiceException } from '@aws-sdk/client-ec2';
 import { errorText } from '../infra/error-text.ts';
 import { CloudError } from './cloud.ts';
+import { THROTTLING_CODES } from './ec2-retry.ts';
 
-/** EC2 codes worth retrying later (the SDK has already retried them within its attempts). */
+/** EC2 codes worth retrying later: throttling, and EC2's own failures (5xx, timeouts). */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set([
-  'RequestLimitExceeded',
-  'Throttling',
-  'ThrottlingException',
+  ...THROTTLING_CODES,
   'InternalError',
   'InternalFailure',
   'ServiceUnavailable',

@@ -167,3 +167,17 @@ describe('warm pool targets', () => {
     assert.throws(() => parse({ IP_COOLDOWN_PERIOD: '30s' }), /IP_COOLDOWN_PERIOD/);
   });
 });
+
+test("the agent's EC2 rate limit: 0.05 calls/s, a burst of 20, 5 attempts unless set", () => {
+  assert.deepEqual(parse({}).ec2, { qps: 0.05, burst: 20, maxAttempts: 5 });
+  assert.deepEqual(
+    parse({ VPCNET_EC2_QPS: '2.5', VPCNET_EC2_BURST: '40', VPCNET_EC2_MAX_ATTEMPTS: '1' }).ec2,
+    { qps: 2.5, burst: 40, maxAttempts: 1 },
+  );
+  assert.throws(() => parse({ VPCNET_EC2_QPS: '0' }), /VPCNET_EC2_QPS must be a positive number, got '0'/);
+  assert.throws(() => parse({ VPCNET_EC2_BURST: '0.5' }), /VPCNET_EC2_BURST must be a positive integer/);
+  assert.throws(
+    () => parse({ VPCNET_EC2_MAX_ATTEMPTS: '0' }),
+    /VPCNET_EC2_MAX_ATTEMPTS must be an integer between 1 and 20/,
+  );
+});

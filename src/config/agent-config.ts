@@ -33,6 +33,8 @@ export interface AgentConfig {
   readonly reconcileSeconds: number;
   /** Background GC of attachments whose pod left the API and whose namespace is gone (upstream #3109). */
   readonly deadPodGc: { readonly enabled: boolean; readonly graceSeconds: number };
+  /** The agent's own EC2 rate limit and retries (VPCNET_EC2_QPS, _BURST, _MAX_ATTEMPTS). */
+  readonly ec2: { readonly qps: number; readonly burst: number; readonly maxAttempts: number };
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -84,6 +86,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     addWaitSeconds: v.addWaitSeconds,
     reconcileSeconds: v.reconcileSeconds,
     deadPodGc: { enabled: v.deadPodGc, graceSeconds: v.deadPodGcGraceSeconds },
+    ec2: { qps: v.ec2Qps, burst: v.ec2Burst, maxAttempts: v.ec2MaxAttempts },
     logLevel: v.logLevel,
   };
 }

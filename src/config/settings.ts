@@ -11,6 +11,7 @@ import {
   nonNegativeInt,
   oneOf,
   positiveInt,
+  positiveNumber,
   text,
   trueOrFalse,
 } from './value-kinds.ts';
@@ -174,6 +175,36 @@ export const AGENT_SETTINGS = {
     default: 300,
     description:
       'seconds a pod must be seen absent from the API, continuously, before the background GC collects its attachment',
+  }),
+  // EC2 throttles per account and region with token buckets (EC2 API reference, "Request
+  // throttling"): non-mutating actions (DescribeNetworkInterfaces, DescribeSubnets,
+  // DescribeInstanceTypes) 100 tokens refilled at 20/s each; mutating actions 50 at 5/s
+  // (AssignPrivateIpAddresses, CreateNetworkInterface, DeleteNetworkInterface and
+  // ModifyNetworkInterfaceAttribute 100 at 5/s). The ten actions vpcnet uses refill at about
+  // 95 calls/s together. 1,000 agents each held to 0.05/s ask at most 50/s when all are busy at
+  // once: half of that, leaving room for the account's other clients and an uneven mix. A burst
+  // of 20 covers an agent's start (3 describes, one ENI: create, attach, modify, assign) and a
+  // few pool growths without waiting; a fleet starting over five minutes asks ~67/s.
+  ec2Qps: withDefault({
+    env: 'VPCNET_EC2_QPS',
+    kind: positiveNumber,
+    default: 0.05,
+    description:
+      "sustained EC2 calls per second of this agent (fractions allowed; retries count). EC2's limit is per account and region, shared by all nodes: the default keeps 1,000 nodes within EC2's documented refill rates (~95/s for the actions vpcnet uses); a smaller cluster may raise it, about 50 / number of nodes",
+  }),
+  ec2Burst: withDefault({
+    env: 'VPCNET_EC2_BURST',
+    kind: positiveInt,
+    default: 20,
+    description:
+      "EC2 calls this agent may make at once after a quiet time (its token bucket's size): enough for a node's start and a few pool growths",
+  }),
+  ec2MaxAttempts: withDefault({
+    env: 'VPCNET_EC2_MAX_ATTEMPTS',
+    kind: intBetween(1, 20),
+    default: 5,
+    description:
+      'attempts per EC2 call, the first included: throttling (RequestLimitExceeded), 5xx and network errors are retried with exponential backoff and full jitter, each retry taking a token; no retry starts a minute after the call began',
   }),
   logLevel: withDefault({
     env: 'VPCNET_LOG_LEVEL',

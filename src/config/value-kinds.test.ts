@@ -8,6 +8,7 @@ import {
   nonNegativeInt,
   oneOf,
   positiveInt,
+  positiveNumber,
   trueOrFalse,
 } from './value-kinds.ts';
 
@@ -57,4 +58,13 @@ test('patterned text must match its pattern', () => {
   const prefix = matching(/^[a-z]{1,3}$/, '1-3 letters');
   assert.equal(prefix.parse('abc'), 'abc');
   assert.equal(prefix.parse('abcd'), undefined);
+});
+
+test('a positive number may have a fraction, nothing else', () => {
+  assert.equal(positiveNumber.parse('0.05'), 0.05);
+  assert.equal(positiveNumber.parse(' 2 '), 2);
+  assert.equal(positiveNumber.parse('.5'), 0.5);
+  for (const bad of ['0', '0.0', '-1', '1e3', 'Infinity', 'NaN', '1,5', '']) {
+    assert.equal(positiveNumber.parse(bad), undefined, bad);
+  }
 });

@@ -26,6 +26,17 @@ export const positiveInt: ValueKind<number> = {
 
 export const nonNegativeInt: ValueKind<number> = { what: 'a non-negative integer', parse: wholeNumber };
 
+/** A decimal number above zero, fractions allowed ("0.05", "2"); no exponents or signs. */
+export const positiveNumber: ValueKind<number> = {
+  what: 'a positive number',
+  parse: (text) => {
+    const trimmed = text.trim();
+    if (!/^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) return undefined;
+    const value = Number(trimmed);
+    return Number.isFinite(value) && value > 0 ? value : undefined;
+  },
+};
+
 export function intBetween(min: number, max: number): ValueKind<number> {
   return {
     what: `an integer between ${min} and ${max}`,

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { parseFaultSettings } from './admin.ts';
 import { SUBNET_A, startTestEmulator, type TestEmulator } from './testing/test-emulator.ts';
 
 let dir: string;
@@ -88,6 +89,15 @@ test('PUT /admin/faults on a TCP listener takes effect on EC2 calls', async () =
   assert.equal((await t.post({ Action: 'DescribeInstances' })).status, 200);
   await fetch(`${t.url}/admin/faults`, { method: 'PUT', body: '{}' });
   assert.equal((await t.post({ Action: 'DescribeSubnets' })).status, 200);
+});
+
+test('fault settings from JSON keep both stale-read lags', () => {
+  assert.deepEqual(parseFaultSettings({ staleReadMs: 100, imdsStaleReadMs: 900, imds: false }), {
+    staleReadMs: 100,
+    imdsStaleReadMs: 900,
+    imds: false,
+  });
+  assert.throws(() => parseFaultSettings({ imdsStaleReadMs: 'late' }), /imdsStaleReadMs must be a number/);
 });
 
 test('malformed admin requests are answered 400 with a reason', async () => {

@@ -75,6 +75,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   const errorRate = optionalNumber(v.errorRate, 'errorRate');
   const latencyMs = optionalNumber(v.latencyMs, 'latencyMs');
   const staleReadMs = optionalNumber(v.staleReadMs, 'staleReadMs');
+  const imdsStaleReadMs = optionalNumber(v.imdsStaleReadMs, 'imdsStaleReadMs');
   const actions = optionalStrings(v.actions, 'actions');
   if (v.imds !== undefined && typeof v.imds !== 'boolean') throw new Error('imds must be a boolean');
   return {
@@ -82,6 +83,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
     ...(errorRate === undefined ? {} : { errorRate }),
     ...(latencyMs === undefined ? {} : { latencyMs }),
     ...(staleReadMs === undefined ? {} : { staleReadMs }),
+    ...(imdsStaleReadMs === undefined ? {} : { imdsStaleReadMs }),
     ...(actions === undefined ? {} : { actions }),
     ...(v.imds === undefined ? {} : { imds: v.imds }),
   };

@@ -18,7 +18,7 @@ export interface SubnetSpec {
   readonly availabilityZone: string;
 }
 
-/** Faults apply to EC2 actions (and IMDS when `imds` is true). */
+/** Faults apply to EC2 actions (and IMDS when `imds` is true; IMDS lag: `imdsStaleReadMs`). */
 export interface FaultSettings {
   /** Fraction [0,1] of matching calls answered 503 RequestLimitExceeded. */
   readonly throttleRate?: number;
@@ -27,10 +27,17 @@ export interface FaultSettings {
   /** Added latency per matching call, ms. */
   readonly latencyMs?: number;
   /**
-   * Eventual consistency: matching Describe* calls (and IMDS when `imds`) see the VPC as it was
-   * this many ms ago (never earlier than when the setting was made). Mutating calls see the truth.
+   * EC2's own eventual consistency: matching Describe* calls see the VPC as it was this many ms
+   * ago (never earlier than when the setting was made). Mutating calls see the truth. With
+   * `imds` and no `imdsStaleReadMs`, IMDS lags by the same amount (the original, joint fault).
    */
   readonly staleReadMs?: number;
+  /**
+   * IMDS lagging EC2: metadata reads see the VPC as it was this many ms ago, whatever `imds`
+   * and `staleReadMs` say (0: IMDS shows the truth while Describe* lags). With it, a test can
+   * have IMDS show an address EC2 no longer has, or EC2 one that IMDS does not show yet.
+   */
+  readonly imdsStaleReadMs?: number;
   /** Limit to these EC2 actions (e.g. ["AssignPrivateIpAddresses"]); all when absent. */
   readonly actions?: readonly string[];
   readonly imds?: boolean;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
-import { FaultInjector } from './faults.ts';
+import { FaultInjector, staleWindowMs } from './faults.ts';
 import { startTestEmulator } from './testing/test-emulator.ts';
 import { seededRandom } from './vpc/ids.ts';
 
@@ -73,4 +73,25 @@ test('over the wire: throttling is 503 RequestLimitExceeded, errors 500 Internal
   } finally {
     await t.close();
   }
+});
+
+test('IMDS lag is its own fault: imdsStaleReadMs delays IMDS only, without IMDS errors', () => {
+  const f = new FaultInjector(seededRandom(1));
+  f.set({ imdsStaleReadMs: 400, throttleRate: 1 });
+  assert.deepEqual(f.decide(undefined), { latencyMs: 0, staleReadMs: 400, error: undefined });
+  assert.equal(f.decide('DescribeNetworkInterfaces').staleReadMs, 0, 'EC2 reads see the truth');
+  f.set({ staleReadMs: 300 });
+  assert.equal(f.decide(undefined).staleReadMs, 0, 'EC2 lag alone leaves IMDS current');
+  assert.equal(f.decide('DescribeNetworkInterfaces').staleReadMs, 300);
+  f.set({ staleReadMs: 300, imds: true });
+  assert.equal(f.decide(undefined).staleReadMs, 300, 'the joint fault of before still works');
+  f.set({ staleReadMs: 300, imds: true, imdsStaleReadMs: 0 });
+  assert.equal(f.decide(undefined).staleReadMs, 0, 'imdsStaleReadMs overrides it for IMDS');
+  assert.throws(() => f.set({ imdsStaleReadMs: -1 }), /imdsStaleReadMs must be >= 0/);
+});
+
+test('the stale-read history keeps the longer of the two lags', () => {
+  assert.equal(staleWindowMs({}), 0);
+  assert.equal(staleWindowMs({ staleReadMs: 300, imdsStaleReadMs: 800 }), 800);
+  assert.equal(staleWindowMs({ staleReadMs: 300 }), 300);
 });

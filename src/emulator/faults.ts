@@ -1,5 +1,6 @@
-// Fault injection for EC2 (and optionally IMDS): throttling, internal errors and latency, decided
-// by an injectable random source so that a seeded run injects the same faults every time.
+// Fault injection for EC2 (and optionally IMDS): throttling, internal errors, latency and stale
+// reads (EC2's own and IMDS's each switched on its own), decided by an injectable random source
+// so that a seeded run injects the same faults every time.
 import type { FaultSettings } from './api.ts';
 import { Ec2Error } from './ec2/error.ts';
 import type { RandomSource } from './vpc/ids.ts';
@@ -17,6 +18,11 @@ const NONE: FaultDecision = { latencyMs: 0, staleReadMs: 0, error: undefined };
 function checkRate(name: string, rate: number | undefined): void {
   if (rate !== undefined && !(rate >= 0 && rate <= 1))
     throw new Error(`${name} must be within [0,1], got ${rate}`);
+}
+
+/** How far back reads may reach under `settings`: the stale-read history keeps that much. */
+export function staleWindowMs(settings: FaultSettings): number {
+  return Math.max(settings.staleReadMs ?? 0, settings.imdsStaleReadMs ?? 0);
 }
 
 export class FaultInjector {
@@ -39,8 +45,11 @@ export class FaultInjector {
     if (settings.latencyMs !== undefined && !(settings.latencyMs >= 0)) {
       throw new Error(`latencyMs must be >= 0, got ${settings.latencyMs}`);
     }
-    if (settings.staleReadMs !== undefined && !(settings.staleReadMs >= 0)) {
-      throw new Error(`staleReadMs must be >= 0, got ${settings.staleReadMs}`);
+    for (const [name, ms] of [
+      ['staleReadMs', settings.staleReadMs],
+      ['imdsStaleReadMs', settings.imdsStaleReadMs],
+    ] as const) {
+      if (ms !== undefined && !(ms >= 0)) throw new Error(`${name} must be >= 0, got ${ms}`);
     }
     this.#settings = settings;
     this.#onSet(settings);
@@ -49,11 +58,13 @@ export class FaultInjector {
   /** For an EC2 action name, or `undefined` for an IMDS request. */
   decide(action: string | undefined): FaultDecision {
     const s = this.#settings;
-    if (action === undefined ? s.imds !== true : s.actions !== undefined && !s.actions.includes(action)) {
-      return NONE;
+    if (action === undefined && s.imds !== true) {
+      // IMDS's lag is its own fault; its errors and latency come only with `imds`.
+      return s.imdsStaleReadMs === undefined ? NONE : { ...NONE, staleReadMs: s.imdsStaleReadMs };
     }
+    if (action !== undefined && s.actions !== undefined && !s.actions.includes(action)) return NONE;
     const latencyMs = s.latencyMs ?? 0;
-    const staleReadMs = s.staleReadMs ?? 0;
+    const staleReadMs = (action === undefined ? s.imdsStaleReadMs : undefined) ?? s.staleReadMs ?? 0;
     // One draw per configured rate, so a rate's decisions do not shift when the other changes.
     const throttled = s.throttleRate !== undefined && this.#random() < s.throttleRate;
     const failed = s.errorRate !== undefined && this.#random() < s.errorRate;

@@ -9,7 +9,7 @@ import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
 import { ResourceController } from './controller/resource-controller.ts';
 import { handleEc2 } from './ec2/query-api.ts';
-import { FaultInjector } from './faults.ts';
+import { FaultInjector, staleWindowMs } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
@@ -67,7 +67,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const ops = new VpcOperations(state, opts.fabric, log);
   const nowMs = opts.nowMs ?? (() => Date.now());
   const history = new StaleReadHistory(state, nowMs);
-  const faults = new FaultInjector(random, (f) => history.reset(f.staleReadMs ?? 0));
+  const faults = new FaultInjector(random, (f) => history.reset(staleWindowMs(f)));
   const imds = new Imds({
     history,
     faults,

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AssignPrivateIpAddressesCommand, DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
+import {
+  AssignPrivateIpAddressesCommand,
+  DescribeNetworkInterfacesCommand,
+  UnassignPrivateIpAddressesCommand,
+} from '@aws-sdk/client-ec2';
 import { StaleReadHistory } from './stale-reads.ts';
 import { SUBNET_A, startTestEmulator, TEST_VPC } from './testing/test-emulator.ts';
 import { IdSource, seededRandom } from './vpc/ids.ts';
@@ -85,6 +89,70 @@ test('with staleReadMs, Describe and IMDS lag behind an assign, then catch up', 
     now += 1;
     assert.deepEqual(await addresses(), [inst.primaryEni.primaryIp, ip]);
     assert.deepEqual(await imdsAddresses(), [inst.primaryEni.primaryIp, ip]);
+  } finally {
+    await t.close();
+  }
+});
+
+test('IMDS and EC2 lag separately: each can show an address the other no longer has', async () => {
+  let caller: string | undefined;
+  let now = 5_000_000;
+  const t = await startTestEmulator({ imdsFallbackInstance: () => caller, nowMs: () => now });
+  try {
+    const inst = await t.emulator.launchInstance({ instanceType: 'm5.large', subnetId: SUBNET_A });
+    caller = inst.instanceId;
+    const eniId = inst.primaryEni.eniId;
+    const token = await (
+      await fetch(`${t.url}/latest/api/token`, {
+        method: 'PUT',
+        headers: { 'x-aws-ec2-metadata-token-ttl-seconds': '600' },
+      })
+    ).text();
+    const imds = async () =>
+      (
+        await (
+          await fetch(
+            `${t.url}/latest/meta-data/network/interfaces/macs/${inst.primaryEni.mac}/local-ipv4s`,
+            {
+              headers: { 'x-aws-ec2-metadata-token': token },
+            },
+          )
+        ).text()
+      )
+        .split('\n')
+        .slice(1);
+    const ec2 = async () =>
+      (
+        await t.ec2.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [eniId] }))
+      ).NetworkInterfaces?.[0]?.PrivateIpAddresses?.filter((a) => a.Primary !== true).map(
+        (a) => a.PrivateIpAddress,
+      );
+    const assigned = await t.ec2.send(
+      new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: 2 }),
+    );
+    const [a, b] = (assigned.AssignedPrivateIpAddresses ?? []).map((x) => x.PrivateIpAddress);
+
+    // IMDS lags EC2: after an unassign, IMDS still shows the address EC2 no longer has.
+    t.emulator.setFaults({ imdsStaleReadMs: 300 });
+    now += 10;
+    await t.ec2.send(
+      new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [a!] }),
+    );
+    assert.deepEqual(await ec2(), [b]);
+    assert.deepEqual(await imds(), [a, b]);
+    now += 300;
+    assert.deepEqual(await imds(), [b], 'IMDS caught up once the lag passed');
+
+    // EC2 lags, IMDS does not: EC2 still shows the address IMDS no longer has.
+    t.emulator.setFaults({ staleReadMs: 300 });
+    now += 10;
+    await t.ec2.send(
+      new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [b!] }),
+    );
+    assert.deepEqual(await ec2(), [b]);
+    assert.deepEqual(await imds(), []);
+    now += 300;
+    assert.deepEqual(await ec2(), [], 'EC2 caught up once the lag passed');
   } finally {
     await t.close();
   }
