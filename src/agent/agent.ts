@@ -124,6 +124,7 @@ export function introspection(
   stats: OperationStats,
   counters: AgentCounters,
   now: () => number,
+  manager?: Pick<PoolManager, 'eniCleanup'>,
 ) {
   const t = now();
   return {
@@ -143,6 +144,7 @@ export function introspection(
     pool: {
       stats: pool.stats(t),
       enis: pool.enis().map((e) => ({ ...e, addresses: Object.fromEntries(pool.addresses(e.eniId)) })),
+      ...manager?.eniCleanup(),
     },
     operations: stats.snapshot(),
     memory: { rssBytes: process.memoryUsage().rss },
@@ -210,6 +212,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     targets: deps.targets,
     ledger,
+    eniTags: config.eniTags,
+    leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
   });
@@ -295,7 +299,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
     ready: () => ready,
-    introspect: () => introspection(meta, ledger, pool, stats, counters, now),
+    introspect: () => introspection(meta, ledger, pool, stats, counters, now, manager),
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
