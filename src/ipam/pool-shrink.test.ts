@@ -72,6 +72,22 @@ describe('PoolManager frees idle ENIs', () => {
     assert.ok(attachedDevices(cloud).includes(2), 'the ENI a live attachment uses was detached');
   });
 
+  test('an ENI attached less than a minute ago is not freed, even idle with its cooldowns over', async () => {
+    const { cloud, manager, clock } = await setup({ targets: { warmIpTarget: 1 } });
+    const ips = await burst(manager, 7);
+    const attachedAt = clock.t;
+    for (const ip of ips) manager.release(ip);
+    clock.t += 30_000; // every cooldown has ended
+    assert.ok(!(await settle(manager)).includes('freeEni'), 'excess addresses may go, no ENI');
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+    clock.t = attachedAt + MIN_ENI_LIFETIME_MS - 1;
+    assert.ok(!(await settle(manager)).includes('freeEni'));
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+    clock.t = attachedAt + MIN_ENI_LIFETIME_MS;
+    assert.deepEqual(await settle(manager), ['freeEni', 'freeEni']);
+    assert.deepEqual(attachedDevices(cloud), [0]);
+  });
+
   test('WARM_ENI_TARGET=1 keeps one ENI’s worth of addresses and frees the rest', async () => {
     const { cloud, manager, clock } = await setup();
     const ips = await burst(manager, 7);
