@@ -213,6 +213,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     targets: deps.targets,
     ledger,
     eniTags: config.eniTags,
+    minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),

@@ -33,6 +33,8 @@ export interface AgentConfig {
   readonly targets: WarmPoolTargets;
   /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS (upstream names): tags of the ENIs vpcnet creates. */
   readonly eniTags: EniTagOptions;
+  /** An ENI attached less than this ago is not freed (ms). */
+  readonly minEniLifetimeMs: number;
   /** DISABLE_LEAKED_ENI_CLEANUP (upstream name) and the sweep's grace and interval. */
   readonly leakedEniCleanup: LeakedEniCleanup;
   /** Seconds an ADD may wait for the pool to grow when it has no free address. */
@@ -100,6 +102,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     externalSnat: v.externalSnat,
     targets,
     eniTags,
+    minEniLifetimeMs: v.minEniLifetimeSeconds * 1000,
     leakedEniCleanup: {
       enabled: !v.disableLeakedEniCleanup,
       graceMs: v.leakedEniGraceSeconds * 1000,

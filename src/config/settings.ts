@@ -154,6 +154,13 @@ export const AGENT_SETTINGS = {
     default: 20,
     description: 'seconds an ADD waits for the pool to grow when no address is free',
   }),
+  minEniLifetimeSeconds: withDefault({
+    env: 'VPCNET_MIN_ENI_LIFETIME_SECONDS',
+    kind: nonNegativeInt,
+    default: 60,
+    description:
+      "an ENI attached (or found at start) less than this ago is not freed, so a pool that just grew does not flap (the upstream's fixed minute)",
+  }),
   clusterName: unsetByDefault({
     env: 'CLUSTER_NAME',
     kind: text('a cluster name'),

@@ -52,6 +52,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly ledger?: PoolLedger & PendingEniRecords;
   /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS, for the ENIs vpcnet creates. */
   readonly eniTags?: EniTagOptions;
+  /** An ENI attached less than this ago is not freed (default: the upstream's minute). */
+  readonly minEniLifetimeMs?: number;
   /** The leaked-ENI sweep (default: on, the upstream's grace and interval). */
   readonly leakedEniCleanup?: LeakedEniCleanup;
   /** Period of the background loop (default 5 s). */
@@ -85,7 +87,7 @@ export class PoolManager {
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
-    this.#registry = new EniRegistry(deps.clock);
+    this.#registry = new EniRegistry(deps.clock, deps.minEniLifetimeMs);
     this.#journal = new EniJournal(deps.ledger, deps.clock, deps.log);
     this.#parts = {
       ...deps,
