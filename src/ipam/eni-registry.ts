@@ -154,6 +154,13 @@ export class EniRegistry {
     return next;
   }
 
+  /** DeleteOnTermination is not known to be set (an ENI attached just before a restart): retry it. */
+  deleteOnTerminationNeeded(eniId: string): void {
+    const entry = this.#entries.get(eniId);
+    if (entry && entry.state !== 'deletePending')
+      this.#entries.set(eniId, { ...entry, deleteOnTerminationPending: true });
+  }
+
   deleteOnTerminationSet(eniId: string): void {
     const entry = this.#entries.get(eniId);
     if (entry) this.#entries.set(eniId, { ...entry, deleteOnTerminationPending: false });

@@ -99,6 +99,11 @@ describe('a kill -9 while vpcnet creates and attaches an ENI leaks nothing', () 
     assert.deepEqual(second.linked, ['eni-0001']);
     await settle(second.manager);
     assert.ok(!node.cloud.calls.includes('deleteEni eni-0001'));
+    assert.equal(
+      node.cloud.enis.get('eni-0001')?.attachment?.deleteOnTermination,
+      true,
+      'it still goes away with the instance',
+    );
     assert.deepEqual(node.detachedEnis(), []);
   });
 });

@@ -95,6 +95,7 @@ export class EniJournal {
  * At start, before the described ENIs are adopted: every recorded ENI goes back into the registry
  * at the step it had reached, so the passes finish it and adoption leaves it out of the pool.
  *   attaching, and EC2 lists it attached ... the attach happened: the record goes, adoption takes it
+ *                                           (the caller still sets DeleteOnTermination on it)
  *   attaching, not listed ................. never attached: delete it
  *   detaching ............................. detach again (a repeated detach is harmless), then delete
  *   deleting, listed attached ............. a stale describe, or attached again: detach, then delete
@@ -105,11 +106,13 @@ export async function resumePendingEnis(
   journal: EniJournal,
   log: PoolLog,
   described: readonly EniInfo[],
-): Promise<void> {
+): Promise<{ attachedBeforeStop: string[] }> {
+  const attachedBeforeStop: string[] = [];
   for (const record of journal.list()) {
     const attached = described.find((e) => e.eniId === record.eniId);
     if (record.step === 'attaching' && attached) {
       await journal.done(record.eniId);
+      attachedBeforeStop.push(record.eniId);
       log.info('ENI attached before the agent stopped joins the pool', { eni: record.eniId });
       continue;
     }
@@ -126,4 +129,5 @@ export async function resumePendingEnis(
     if (record.step !== 'deleting') await journal.deleting(record.eniId);
     log.warn('resuming the delete of an ENI vpcnet created', { eni: record.eniId, step: record.step });
   }
+  return { attachedBeforeStop };
 }

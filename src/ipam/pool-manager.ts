@@ -127,9 +127,10 @@ export class PoolManager {
     const { cloud, metadata, log, pool, clock } = this.#d;
     const described = await cloud.describeInstanceEnis(metadata.instanceId);
     // ENIs the ledger records as being created or freed are finished, never adopted into the pool.
-    await resumePendingEnis(this.#registry, this.#journal, log, described);
+    const resumed = await resumePendingEnis(this.#registry, this.#journal, log, described);
     const configure = options.configureLinks === true;
     const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
+    for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
     if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
     this.#addresses.restore();
     log.info('address pool rebuilt from the cloud', {
