@@ -42,6 +42,8 @@ describe('pool shrink in a one-node lab', () => {
       '--agent-env',
       'IP_COOLDOWN_PERIOD=1',
       '--agent-env',
+      'VPCNET_MIN_ENI_LIFETIME_SECONDS=1',
+      '--agent-env',
       'VPCNET_ADD_WAIT_SECONDS=30',
     ]);
     node = lab.nodes[0]!;

@@ -160,6 +160,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     targets: deps.targets,
     ledger,
+    eniTags: config.eniTags,
+    minEniLifetimeMs: config.minEniLifetimeMs,
+    leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
   });
@@ -264,7 +267,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     cni: handle,
     ready: () => ready,
     introspect: () => ({
-      ...introspection(meta, ledger, pool, stats, counters, now),
+      ...introspection(meta, ledger, pool, stats, counters, now, manager),
       deadPodGc: deadPodGc?.state() ?? 'off',
       recovery: recoveryView(ledger, recovery, now()),
       ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),

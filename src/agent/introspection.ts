@@ -2,6 +2,7 @@
 // operators and tests (the agent's introspection endpoint).
 import type { InstanceMetadata } from '../cloud/cloud.ts';
 import type { AddressPool } from '../ipam/pool.ts';
+import type { PoolManager } from '../ipam/pool-manager.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { vethOf } from '../plan/resource.ts';
@@ -14,6 +15,7 @@ export function introspection(
   stats: OperationStats,
   counters: AgentCounters,
   now: () => number,
+  manager?: Pick<PoolManager, 'eniCleanup'>,
 ) {
   const t = now();
   return {
@@ -33,6 +35,7 @@ export function introspection(
     pool: {
       stats: pool.stats(t),
       enis: pool.enis().map((e) => ({ ...e, addresses: Object.fromEntries(pool.addresses(e.eniId)) })),
+      ...manager?.eniCleanup(),
     },
     operations: stats.snapshot(),
     memory: { rssBytes: process.memoryUsage().rss },

@@ -181,3 +181,49 @@ test("the agent's EC2 rate limit: 0.05 calls/s, a burst of 20, 5 attempts unless
     /VPCNET_EC2_MAX_ATTEMPTS must be an integer between 1 and 20/,
   );
 });
+
+test('CLUSTER_NAME and ADDITIONAL_ENI_TAGS become the tags of the ENIs vpcnet creates', () => {
+  assert.deepEqual(parse({}).eniTags, {});
+  assert.deepEqual(
+    parse({ CLUSTER_NAME: 'prod', ADDITIONAL_ENI_TAGS: '{"team":"net","cost":"42"}' }).eniTags,
+    {
+      clusterName: 'prod',
+      additionalTags: { team: 'net', cost: '42' },
+    },
+  );
+});
+
+test('an invalid ADDITIONAL_ENI_TAGS is refused at start with the variable and the fault named', () => {
+  const refused: [string, RegExp][] = [
+    ['{"team":', /not valid JSON/],
+    ['["team"]', /expected a JSON object/],
+    ['{"team":42}', /value of tag "team" must be a string/],
+    ['{"node.k8s.amazonaws.com/x":"y"}', /contains the reserved "k8s\.amazonaws\.com"/],
+    ['{"aws:cloudformation":"y"}', /starts with "aws:"/],
+    ['{"vpcnet.io/created-by":"me"}', /one vpcnet sets itself/],
+    [`{"${'k'.repeat(129)}":"v"}`, /1 to 128 characters/],
+  ];
+  for (const [value, fault] of refused) {
+    assert.throws(
+      () => parse({ ADDITIONAL_ENI_TAGS: value }),
+      (e: unknown) =>
+        e instanceof ConfigError && /^ADDITIONAL_ENI_TAGS: /.test(e.message) && fault.test(e.message),
+      value,
+    );
+  }
+  const tooMany = JSON.stringify(Object.fromEntries(Array.from({ length: 47 }, (_, i) => [`k${i}`, 'v'])));
+  assert.throws(() => parse({ ADDITIONAL_ENI_TAGS: tooMany }), /at most 46 tags/);
+});
+
+test('the leaked-ENI sweep is on by default with the upstream grace (5 min) and interval (1 h); DISABLE_LEAKED_ENI_CLEANUP turns it off', () => {
+  assert.deepEqual(parse({}).leakedEniCleanup, { enabled: true, graceMs: 300_000, intervalMs: 3_600_000 });
+  assert.equal(parse({ DISABLE_LEAKED_ENI_CLEANUP: 'true' }).leakedEniCleanup.enabled, false);
+  assert.deepEqual(
+    parse({ VPCNET_LEAKED_ENI_GRACE_SECONDS: '60', VPCNET_LEAKED_ENI_SWEEP_SECONDS: '30' }).leakedEniCleanup,
+    { enabled: true, graceMs: 60_000, intervalMs: 30_000 },
+  );
+  assert.throws(
+    () => parse({ DISABLE_LEAKED_ENI_CLEANUP: 'yes' }),
+    /DISABLE_LEAKED_ENI_CLEANUP must be true or false/,
+  );
+});

@@ -1,8 +1,12 @@
 // The agent's configuration, parsed once from the environment at start (the table is
 // settings.ts). Everything inside the agent trusts these types.
 import { hostname } from 'node:os';
+import { VPCNET_OWN_TAG_KEYS } from '../ipam/eni-ownership.ts';
+import { type EniTagOptions, parseAdditionalEniTags } from '../ipam/eni-tags.ts';
+import type { LeakedEniCleanup } from '../ipam/leaked-enis.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
+import { ConfigError } from './config-error.ts';
 import { type Env, readSettings } from './setting.ts';
 import { AGENT_SETTINGS } from './settings.ts';
 
@@ -27,6 +31,12 @@ export interface AgentConfig {
   /** AWS_VPC_K8S_CNI_EXTERNALSNAT: an external NAT device, not the node, translates pod traffic. */
   readonly externalSnat: boolean;
   readonly targets: WarmPoolTargets;
+  /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS (upstream names): tags of the ENIs vpcnet creates. */
+  readonly eniTags: EniTagOptions;
+  /** An ENI attached less than this ago is not freed (ms). */
+  readonly minEniLifetimeMs: number;
+  /** DISABLE_LEAKED_ENI_CLEANUP (upstream name) and the sweep's grace and interval. */
+  readonly leakedEniCleanup: LeakedEniCleanup;
   /** Seconds an ADD may wait for the pool to grow when it has no free address. */
   readonly addWaitSeconds: number;
   /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
@@ -54,6 +64,14 @@ function inClusterApi(host: string, port: number): KubeApiConfig {
   };
 }
 
+function additionalEniTags(text: string): Record<string, string> {
+  try {
+    return parseAdditionalEniTags(text, VPCNET_OWN_TAG_KEYS);
+  } catch (err) {
+    throw new ConfigError(`ADDITIONAL_ENI_TAGS: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 /** Parses the agent's environment; throws ConfigError naming the first bad variable. */
 export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): AgentConfig {
   const v = readSettings(AGENT_SETTINGS, env);
@@ -64,6 +82,10 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     ...(v.warmIpTarget === undefined ? {} : { warmIpTarget: v.warmIpTarget }),
     ...(v.minimumIpTarget === undefined ? {} : { minimumIpTarget: v.minimumIpTarget }),
     ...(v.maxEni === undefined ? {} : { maxEni: v.maxEni }),
+  };
+  const eniTags: EniTagOptions = {
+    ...(v.clusterName === undefined ? {} : { clusterName: v.clusterName }),
+    ...(v.additionalEniTags === undefined ? {} : { additionalTags: additionalEniTags(v.additionalEniTags) }),
   };
   let kubeApi: KubeApiConfig | undefined;
   if (v.kubeApi !== undefined) kubeApi = { baseUrl: v.kubeApi };
@@ -83,6 +105,13 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     podSecurityGroupEnforcingMode: v.podSecurityGroupEnforcingMode,
     externalSnat: v.externalSnat,
     targets,
+    eniTags,
+    minEniLifetimeMs: v.minEniLifetimeSeconds * 1000,
+    leakedEniCleanup: {
+      enabled: !v.disableLeakedEniCleanup,
+      graceMs: v.leakedEniGraceSeconds * 1000,
+      intervalMs: v.leakedEniSweepSeconds * 1000,
+    },
     addWaitSeconds: v.addWaitSeconds,
     reconcileSeconds: v.reconcileSeconds,
     deadPodGc: { enabled: v.deadPodGc, graceSeconds: v.deadPodGcGraceSeconds },

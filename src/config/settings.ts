@@ -155,6 +155,50 @@ export const AGENT_SETTINGS = {
     default: 20,
     description: 'seconds an ADD waits for the pool to grow when no address is free',
   }),
+  minEniLifetimeSeconds: withDefault({
+    env: 'VPCNET_MIN_ENI_LIFETIME_SECONDS',
+    kind: nonNegativeInt,
+    default: 60,
+    description:
+      "an ENI attached (or found at start) less than this ago is not freed, so a pool that just grew does not flap (the upstream's fixed minute)",
+  }),
+  clusterName: unsetByDefault({
+    env: 'CLUSTER_NAME',
+    kind: text('a cluster name'),
+    defaultText: 'unset',
+    upstream: true,
+    description:
+      'the ENIs vpcnet creates are tagged `cluster.k8s.amazonaws.com/name` with it; the leaked-ENI sweep then leaves ENIs of another cluster alone',
+  }),
+  additionalEniTags: unsetByDefault({
+    env: 'ADDITIONAL_ENI_TAGS',
+    kind: text('a JSON object of tag keys to string values'),
+    defaultText: 'none',
+    upstream: true,
+    description:
+      'extra tags on the ENIs vpcnet creates, e.g. `{"team":"net"}`; a key containing `k8s.amazonaws.com`, starting with `aws:`, or one vpcnet sets itself is refused at start',
+  }),
+  disableLeakedEniCleanup: withDefault({
+    env: 'DISABLE_LEAKED_ENI_CLEANUP',
+    kind: trueOrFalse,
+    default: false,
+    upstream: true,
+    description:
+      "true: no sweep for this node's detached vpcnet ENIs (ENIs the ledger records as being freed are still finished)",
+  }),
+  leakedEniGraceSeconds: withDefault({
+    env: 'VPCNET_LEAKED_ENI_GRACE_SECONDS',
+    kind: positiveInt,
+    default: 300,
+    description:
+      'the leaked-ENI sweep deletes a detached vpcnet ENI only once it is this old (its `node.k8s.amazonaws.com/createdAt` tag, else first seen)',
+  }),
+  leakedEniSweepSeconds: withDefault({
+    env: 'VPCNET_LEAKED_ENI_SWEEP_SECONDS',
+    kind: positiveInt,
+    default: 3600,
+    description: 'seconds between leaked-ENI sweeps (the first runs at start)',
+  }),
   reconcileSeconds: withDefault({
     env: 'VPCNET_RECONCILE_SECONDS',
     kind: nonNegativeInt,

@@ -1,45 +1,68 @@
-// Creating and attaching one ENI for the node's pool, with the rollback that keeps anything from
-// leaking: an ENI that was created but could not be attached is deleted at once.
+// Creating and attaching one ENI for the node's pool, with what keeps it from leaking: the ENI
+// carries its owner, instance and creation-time tags from its creation on (the leaked-ENI sweep
+// finds it even if the agent dies before anything else happens); it is recorded in the ledger
+// before the attach (a restart attaches or deletes it); and one that cannot be attached is deleted.
 
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
 import { vpcnetEniDescription, vpcnetEniTags } from './eni-ownership.ts';
+import type { EniTagOptions } from './eni-tags.ts';
+import type { EniJournal } from './pending-enis.ts';
+
+export interface EniAttachRequest {
+  readonly deviceIndex: number;
+  /** ms since epoch: the creation time the ENI is tagged with. */
+  readonly createdAtMs: number;
+  readonly tags: EniTagOptions;
+  readonly journal: EniJournal;
+  /** The new ENI could not be attached nor deleted: the caller keeps retrying the delete. */
+  readonly onLeftOver: (eniId: string, err: unknown) => void;
+}
 
 /**
  * Creates an ENI in the primary ENI's subnet with the instance's security groups, tagged and
- * described as vpcnet's (so a leak collector finds it even if the attach never happens), and
- * attaches it at `deviceIndex`. If the attach fails and the delete of the new ENI fails too,
- * `onLeftOver` is told, so the caller keeps retrying the delete. Errors name the ENI, the subnet or
- * the device index and the EC2 code.
+ * described as vpcnet's, records it (durably) as attaching, and attaches it at the device index.
+ * The caller drops the record once the ENI is registered. Errors name the ENI, the subnet or the
+ * device index and the EC2 code.
  */
 export async function createAndAttachEni(
   cloud: Cloud,
   metadata: InstanceMetadata,
-  deviceIndex: number,
-  onLeftOver: (eniId: string, err: unknown) => void,
+  req: EniAttachRequest,
 ): Promise<EniInfo> {
   const description = vpcnetEniDescription(metadata);
-  const tags = vpcnetEniTags(metadata);
+  const tags = vpcnetEniTags(metadata, req.createdAtMs, req.tags);
   let created: Awaited<ReturnType<Cloud['createEni']>>;
   try {
     created = await cloud.createEni(metadata.subnetId, metadata.securityGroupIds, description, tags);
   } catch (err) {
     throw new Error(`cannot create an ENI in ${metadata.subnetId}: ${cloudErrorText(err)}`, { cause: err });
   }
-  let attachmentId: string;
+  const eniId = created.eniId;
   try {
-    attachmentId = await cloud.attachEni(created.eniId, metadata.instanceId, deviceIndex);
+    await req.journal.attaching(eniId);
   } catch (err) {
-    await cloud.deleteEni(created.eniId).catch((delErr: unknown) => onLeftOver(created.eniId, delErr));
+    await deleteUnattached(cloud, eniId, req);
     throw new Error(
-      `cannot attach ENI ${created.eniId} at device index ${deviceIndex}: ${cloudErrorText(err)}`,
-      { cause: err },
+      `cannot record new ENI ${eniId} in the ledger before attaching it: ${cloudErrorText(err)}`,
+      {
+        cause: err,
+      },
     );
   }
+  let attachmentId: string;
+  try {
+    attachmentId = await cloud.attachEni(eniId, metadata.instanceId, req.deviceIndex);
+  } catch (err) {
+    await deleteUnattached(cloud, eniId, req);
+    throw new Error(`cannot attach ENI ${eniId} at device index ${req.deviceIndex}: ${cloudErrorText(err)}`, {
+      cause: err,
+    });
+  }
   return {
-    eniId: created.eniId,
+    eniId,
     mac: created.mac,
-    deviceNumber: deviceIndex,
+    deviceNumber: req.deviceIndex,
     attachmentId,
     subnetId: metadata.subnetId,
     subnetCidr: metadata.subnetCidr,
@@ -49,4 +72,16 @@ export async function createAndAttachEni(
     interfaceType: 'interface',
     tags,
   };
+}
+
+/** Deletes a new ENI that never got attached; one that cannot be deleted yet is left to the retries. */
+async function deleteUnattached(cloud: Cloud, eniId: string, req: EniAttachRequest): Promise<void> {
+  try {
+    await cloud.deleteEni(eniId);
+  } catch (err) {
+    await req.journal.deleting(eniId);
+    req.onLeftOver(eniId, err);
+    return;
+  }
+  await req.journal.done(eniId);
 }

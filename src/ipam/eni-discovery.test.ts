@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { Ledger } from '../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
+import { MIN_ENI_LIFETIME_MS } from './eni-registry.ts';
 import {
   attachedDevices,
   attachmentFor,
@@ -172,7 +173,7 @@ describe('refreshEnis', () => {
     const { manager, cloud, clock } = await setup({ targets: { warmIpTarget: 1 } });
     for (const ip of await burst(manager, 4)) manager.release(ip);
     const staleView = await cloud.describeInstanceEnis(cloud.meta.instanceId);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     await settle(manager);
     assert.deepEqual(attachedDevices(cloud), [0]);
     cloud.describeInstanceEnis = async () => staleView;
@@ -214,7 +215,7 @@ describe('protectedAddresses', () => {
     assert.ok(!manager.protectedAddresses().has(trunkIp), 'vpcnet configured nothing for the trunk');
 
     for (const ip of ips) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     await settle(manager);
     assert.ok(duringTeardown?.has(eni1Ip), 'still protected while its rule is torn down');
     assert.deepEqual(manager.protectedAddresses(), new Set([cloud.meta.primaryIp]), 'detached: released');

@@ -2,6 +2,7 @@
 // Rules of ipam, decided from what EC2 says about the ENI, not hooks a caller may forget to wire.
 
 import type { EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
+import { CLUSTER_NAME_TAG, CREATED_AT_TAG, createdAtTagValue, type EniTagOptions } from './eni-tags.ts';
 
 /** Every ENI vpcnet creates has a description starting with this (ENIs from before the tags carry only it). */
 export const VPCNET_ENI_DESCRIPTION_PREFIX = 'vpcnet:';
@@ -17,9 +18,31 @@ export const NO_MANAGE_TAG = 'node.k8s.amazonaws.com/no_manage';
 /** Interface types that never lend secondary IPs to pods (efa-only ones have no IP address at all). */
 const UNMANAGED_INTERFACE_TYPES: ReadonlySet<string> = new Set(['trunk', 'efa', 'efa-only']);
 
-/** The tags vpcnet puts on an ENI it creates for `metadata`'s instance. */
-export function vpcnetEniTags(metadata: InstanceMetadata): Record<string, string> {
-  return { [INSTANCE_ID_TAG]: metadata.instanceId, [CREATED_BY_TAG]: CREATED_BY_VPCNET };
+/** Keys vpcnet sets on the ENIs it creates (ADDITIONAL_ENI_TAGS may not replace them). */
+export const VPCNET_OWN_TAG_KEYS: readonly string[] = [
+  INSTANCE_ID_TAG,
+  CREATED_BY_TAG,
+  CREATED_AT_TAG,
+  CLUSTER_NAME_TAG,
+];
+
+/**
+ * The tags vpcnet puts on an ENI it creates for `metadata`'s instance at `createdAtMs`: the
+ * operator's additional tags, then its own (the instance and creation time are what the
+ * leaked-ENI sweep keys on, so they are set at creation, never later).
+ */
+export function vpcnetEniTags(
+  metadata: InstanceMetadata,
+  createdAtMs: number,
+  options: EniTagOptions = {},
+): Record<string, string> {
+  return {
+    ...options.additionalTags,
+    [INSTANCE_ID_TAG]: metadata.instanceId,
+    [CREATED_BY_TAG]: CREATED_BY_VPCNET,
+    [CREATED_AT_TAG]: createdAtTagValue(createdAtMs),
+    ...(options.clusterName === undefined ? {} : { [CLUSTER_NAME_TAG]: options.clusterName }),
+  };
 }
 
 /** The description vpcnet gives an ENI it creates. */
@@ -30,6 +53,11 @@ export function vpcnetEniDescription(metadata: InstanceMetadata): string {
 /** Ownership: vpcnet detaches and deletes only ENIs it created, never the primary ENI. */
 export function createdByVpcnet(eni: EniInfo): boolean {
   if (eni.deviceNumber === 0) return false;
+  return carriesVpcnetMark(eni);
+}
+
+/** vpcnet's mark on an ENI, attached or not: its created-by tag or its description. */
+export function carriesVpcnetMark(eni: Pick<EniInfo, 'tags' | 'description'>): boolean {
   return (
     eni.tags[CREATED_BY_TAG] === CREATED_BY_VPCNET ||
     (eni.description ?? '').startsWith(VPCNET_ENI_DESCRIPTION_PREFIX)

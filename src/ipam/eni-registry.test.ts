@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EniInfo } from '../cloud/cloud.ts';
-import { EniRegistry, type EniState } from './eni-registry.ts';
+import { EniRegistry, type EniState, MIN_ENI_LIFETIME_MS } from './eni-registry.ts';
 
 function eni(device: number, extra: Partial<EniInfo> = {}): EniInfo {
   return {
@@ -23,7 +23,7 @@ const ALL: EniState[] = ['unmanaged', 'configuring', 'ready', 'detaching', 'dele
 
 /** A registry holding one ENI (eni-1) in `state`, reached through allowed transitions. */
 function withEniIn(state: EniState): EniRegistry {
-  const r = new EniRegistry();
+  const r = new EniRegistry({ now: () => 0 });
   if (state === 'unmanaged') {
     r.add(eni(1), 'unmanaged', { createdByVpcnet: false, unmanagedReason: 'interface type trunk' });
     return r;
@@ -82,7 +82,7 @@ describe('EniRegistry', () => {
   });
 
   test('device slots: every attached ENI holds one, a detached or never attached one does not', () => {
-    const r = new EniRegistry();
+    const r = new EniRegistry({ now: () => 0 });
     r.add(eni(0), 'ready', { createdByVpcnet: false });
     r.add(eni(1), 'unmanaged', { createdByVpcnet: false, unmanagedReason: 'interface type trunk' });
     r.add(eni(2), 'configuring', { createdByVpcnet: true });
@@ -97,7 +97,7 @@ describe('EniRegistry', () => {
   });
 
   test('protectedAddresses are the primary IPs of configuring, ready and detaching ENIs', () => {
-    const r = new EniRegistry();
+    const r = new EniRegistry({ now: () => 0 });
     r.add(eni(0), 'ready', { createdByVpcnet: false });
     r.add(eni(1), 'unmanaged', { createdByVpcnet: false, unmanagedReason: 'interface type trunk' });
     r.add(eni(2), 'configuring', { createdByVpcnet: true });
@@ -110,16 +110,48 @@ describe('EniRegistry', () => {
   });
 
   test('freeable: ready ENIs vpcnet created, never the primary nor a foreign one', () => {
-    const r = new EniRegistry();
+    const clock = { t: 0, now: () => clock.t };
+    const r = new EniRegistry(clock);
     r.add(eni(0), 'ready', { createdByVpcnet: true });
     r.add(eni(1), 'ready', { createdByVpcnet: false });
     r.add(eni(2), 'ready', { createdByVpcnet: true });
     r.add(eni(3), 'configuring', { createdByVpcnet: true });
+    clock.t = MIN_ENI_LIFETIME_MS;
     assert.deepEqual(r.freeable(), new Set(['eni-2']));
   });
 
+  test('an ENI is not freeable in its first minute after it was attached (the upstream’s minENILifeTime)', () => {
+    const clock = { t: 1_000_000, now: () => clock.t };
+    const r = new EniRegistry(clock);
+    r.add(eni(1), 'ready', { createdByVpcnet: true });
+    clock.t += 30_000;
+    r.add(eni(2), 'ready', { createdByVpcnet: true });
+    assert.deepEqual(r.freeable(), new Set(), 'both are younger than a minute');
+    clock.t += MIN_ENI_LIFETIME_MS - 30_000 - 1;
+    assert.deepEqual(r.freeable(), new Set(), 'one millisecond short of a minute');
+    clock.t += 1;
+    assert.deepEqual(r.freeable(), new Set(['eni-1']), 'eni-1 is a minute old; eni-2 half a minute');
+    clock.t += 30_000;
+    assert.deepEqual(r.freeable(), new Set(['eni-1', 'eni-2']));
+    assert.equal(MIN_ENI_LIFETIME_MS, 60_000);
+  });
+
+  test('a resumed detach comes back detaching with the recorded attachment, holding its slot', () => {
+    const r = new EniRegistry({ now: () => 0 });
+    const entry = r.addResumedDetach('eni-7', 'attach-7', undefined);
+    assert.deepEqual(
+      [entry.state, entry.attachmentId, entry.createdByVpcnet],
+      ['detaching', 'attach-7', true],
+    );
+    assert.equal(r.attachedCount(), 1, 'until the detach is done it may still occupy a device slot');
+    assert.equal(r.knows('eni-7'), true);
+    r.transition('eni-7', 'deletePending');
+    r.forget('eni-7');
+    assert.equal(r.knows('eni-7'), true, 'a stale describe cannot bring it back');
+  });
+
   test('DeleteOnTermination pending is a fact of the ENI, cleared when set or when the ENI is detached', () => {
-    const r = new EniRegistry();
+    const r = new EniRegistry({ now: () => 0 });
     r.add(eni(1), 'configuring', { createdByVpcnet: true, deleteOnTerminationPending: true });
     r.add(eni(2), 'ready', { createdByVpcnet: true, deleteOnTerminationPending: true });
     r.deleteOnTerminationSet('eni-1');
@@ -142,7 +174,7 @@ describe('EniRegistry', () => {
   });
 
   test('the trunk is the unmanaged ENI of interface type trunk', () => {
-    const r = new EniRegistry();
+    const r = new EniRegistry({ now: () => 0 });
     r.add(eni(1, { interfaceType: 'efa' }), 'unmanaged', { createdByVpcnet: false, unmanagedReason: 'efa' });
     assert.equal(r.trunk(), undefined);
     r.add(eni(2, { interfaceType: 'trunk' }), 'unmanaged', {
@@ -154,7 +186,7 @@ describe('EniRegistry', () => {
 
   test('an unmanaged ENI must say why', () => {
     assert.throws(
-      () => new EniRegistry().add(eni(1), 'unmanaged', { createdByVpcnet: false }),
+      () => new EniRegistry({ now: () => 0 }).add(eni(1), 'unmanaged', { createdByVpcnet: false }),
       /ENI eni-1: an unmanaged ENI needs the reason/,
     );
   });

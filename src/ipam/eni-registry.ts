@@ -11,10 +11,17 @@
 //   configuring → ready → detaching → deletePending → (deleted, forgotten)
 //                   ↑          │
 //                   └─ configuring (teardown or detach failed: set up again)
+//
+// After a restart, ENIs the ledger records as being freed come back as detaching or deletePending
+// (pending-enis.ts). A freshly attached ENI is not freed in its first minute (as the upstream's
+// minENILifeTime), so a pool that just grew does not flap.
 
 import type { EniInfo } from '../cloud/cloud.ts';
 
 export type EniState = 'unmanaged' | 'configuring' | 'ready' | 'detaching' | 'deletePending';
+
+/** The upstream's minENILifeTime: an ENI attached (or found) less than this ago is not freed. */
+export const MIN_ENI_LIFETIME_MS = 60_000;
 
 const ALLOWED: Readonly<Record<EniState, readonly EniState[]>> = {
   unmanaged: [],
@@ -43,6 +50,10 @@ export interface EniEntry {
   readonly deleteOnTerminationPending: boolean;
   /** For an unmanaged ENI: why vpcnet leaves it alone. */
   readonly unmanagedReason: string | undefined;
+  /** The ENI attachment a detach takes (the described one, or the ledger's for a resumed detach). */
+  readonly attachmentId: string | undefined;
+  /** ms since epoch: when the registry took the ENI in attached (undefined for a left-over). */
+  readonly attachedAt: number | undefined;
 }
 
 export interface EniFacts {
@@ -52,9 +63,16 @@ export interface EniFacts {
 }
 
 export class EniRegistry {
+  readonly #clock: { now(): number };
+  readonly #minLifetimeMs: number;
   readonly #entries = new Map<string, EniEntry>();
   /** ENIs vpcnet deleted: a stale DescribeNetworkInterfaces may still list them as attached. */
   readonly #deleted = new Set<string>();
+
+  constructor(clock: { now(): number }, minLifetimeMs: number = MIN_ENI_LIFETIME_MS) {
+    this.#clock = clock;
+    this.#minLifetimeMs = minLifetimeMs;
+  }
 
   /** Registers an attached ENI; one already known (or deleted by vpcnet) is an error. */
   add(eni: EniInfo, state: 'unmanaged' | 'configuring' | 'ready', facts: EniFacts): EniEntry {
@@ -68,8 +86,30 @@ export class EniRegistry {
       createdByVpcnet: facts.createdByVpcnet,
       deleteOnTerminationPending: facts.deleteOnTerminationPending ?? false,
       unmanagedReason: facts.unmanagedReason,
+      attachmentId: eni.attachmentId,
+      attachedAt: this.#clock.now(),
     };
     this.#entries.set(eni.eniId, entry);
+    return entry;
+  }
+
+  /**
+   * Registers an ENI vpcnet had started to free before a restart: detaching, its attachment to be
+   * detached again. `eni` is what EC2 still says about it, if it lists it attached.
+   */
+  addResumedDetach(eniId: string, attachmentId: string, eni: EniInfo | undefined): EniEntry {
+    this.#refuseKnown(eniId);
+    const entry: EniEntry = {
+      eniId,
+      state: 'detaching',
+      eni,
+      createdByVpcnet: true,
+      deleteOnTerminationPending: false,
+      unmanagedReason: undefined,
+      attachmentId,
+      attachedAt: undefined,
+    };
+    this.#entries.set(eniId, entry);
     return entry;
   }
 
@@ -83,6 +123,8 @@ export class EniRegistry {
       createdByVpcnet: true,
       deleteOnTerminationPending: false,
       unmanagedReason: undefined,
+      attachmentId: undefined,
+      attachedAt: undefined,
     };
     this.#entries.set(eniId, entry);
     return entry;
@@ -105,10 +147,18 @@ export class EniRegistry {
       ...entry,
       state: to,
       eni: eni ?? entry.eni,
+      attachmentId: eni?.attachmentId ?? entry.attachmentId,
       deleteOnTerminationPending: detached ? false : entry.deleteOnTerminationPending,
     };
     this.#entries.set(eniId, next);
     return next;
+  }
+
+  /** DeleteOnTermination is not known to be set (an ENI attached just before a restart): retry it. */
+  deleteOnTerminationNeeded(eniId: string): void {
+    const entry = this.#entries.get(eniId);
+    if (entry && entry.state !== 'deletePending')
+      this.#entries.set(eniId, { ...entry, deleteOnTerminationPending: true });
   }
 
   deleteOnTerminationSet(eniId: string): void {
@@ -160,11 +210,16 @@ export class EniRegistry {
     return new Set(this.inState(...LINKED).flatMap((e) => (e.eni ? [e.eni.primaryIp] : [])));
   }
 
-  /** Ready ENIs vpcnet created, other than the primary: the only ones it may free. */
+  /**
+   * Ready ENIs vpcnet created, other than the primary, attached at least a minute ago: the only
+   * ones it may free.
+   */
   freeable(): Set<string> {
+    const youngSince = this.#clock.now() - this.#minLifetimeMs;
     return new Set(
       this.inState('ready')
         .filter((e) => e.createdByVpcnet && e.eni !== undefined && e.eni.deviceNumber !== 0)
+        .filter((e) => e.attachedAt === undefined || e.attachedAt <= youngSince)
         .map((e) => e.eniId),
     );
   }

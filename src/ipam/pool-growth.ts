@@ -39,19 +39,30 @@ export class PoolGrowth {
     return { kind: 'assign', count: ips.length };
   }
 
-  /** Creates and attaches an ENI at the lowest free device index, then configures it. */
+  /**
+   * Creates and attaches an ENI at the lowest free device index, then configures it. Its ledger
+   * record (attaching) goes once the registry has it: from then on the registry and EC2's list of
+   * attached ENIs say what it is.
+   */
   async attachEni(): Promise<PoolDecision> {
-    const { cloud, metadata, log, registry } = this.#p;
-    const eni = await createAndAttachEni(cloud, metadata, this.#nextDeviceIndex(), (eniId, err) => {
-      log.warn('cannot delete an ENI that failed to attach yet; will retry', {
-        eni: eniId,
-        error: cloudErrorText(err),
-      });
-      registry.addLeftOver(eniId);
+    const { cloud, metadata, log, registry, clock, journal } = this.#p;
+    const eni = await createAndAttachEni(cloud, metadata, {
+      deviceIndex: this.#nextDeviceIndex(),
+      createdAtMs: clock.now(),
+      tags: this.#p.eniTags,
+      journal,
+      onLeftOver: (eniId, err) => {
+        log.warn('cannot delete an ENI that failed to attach yet; will retry', {
+          eni: eniId,
+          error: cloudErrorText(err),
+        });
+        registry.addLeftOver(eniId);
+      },
     });
     log.info('attached ENI', { eni: eni.eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
     // As the upstream does: the ENI goes away with the instance. Retried until it sticks.
     registry.add(eni, 'configuring', { createdByVpcnet: true, deleteOnTerminationPending: true });
+    await journal.done(eni.eniId);
     await this.retryDeleteOnTermination();
     await this.configure(eni.eniId);
     return { kind: 'attachEni' };

@@ -48,7 +48,7 @@ describe('PoolManager grows the pool', () => {
     assert.deepEqual(pool.stats(T0), { total: 6, assigned: 1, cooling: 0, available: 5, enis: 2 });
   });
 
-  test('an ENI vpcnet creates carries the instance-id and created-by tags and the description marker', async () => {
+  test('an ENI vpcnet creates carries the instance-id, created-by and createdAt tags and the description marker', async () => {
     const { cloud, manager } = await setup({ primarySecondaryIps: 3 });
     manager.allocate('vpcnet/c1/eth0');
     await settle(manager);
@@ -57,6 +57,7 @@ describe('PoolManager grows the pool', () => {
     assert.deepEqual(created?.tags, {
       'node.k8s.amazonaws.com/instance_id': cloud.meta.instanceId,
       'vpcnet.io/created-by': 'vpcnet',
+      'node.k8s.amazonaws.com/createdAt': new Date(T0).toISOString().replace('.000Z', 'Z'),
     });
     assert.ok(
       cloud.calls.some((c) => c.startsWith('createEni') && c.includes(`${INSTANCE_ID_TAG}=i-0fake`)),

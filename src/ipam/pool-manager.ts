@@ -12,6 +12,14 @@ import { PeriodicLoop } from '../infra/periodic.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
 import { adoptEnis } from './eni-discovery.ts';
 import { type EniEntry, EniRegistry } from './eni-registry.ts';
+import type { EniTagOptions } from './eni-tags.ts';
+import { DEFAULT_LEAKED_ENI_CLEANUP, type LeakedEniCleanup, LeakedEniSweep } from './leaked-enis.ts';
+import {
+  EniJournal,
+  type PendingEniRecord,
+  type PendingEniRecords,
+  resumePendingEnis,
+} from './pending-enis.ts';
 import type { AddressPool } from './pool.ts';
 import { type ManagedAddress, PoolAddresses, type PoolLedger } from './pool-addresses.ts';
 import { PoolGrowth } from './pool-growth.ts';
@@ -38,9 +46,16 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly targets: WarmPoolTargets;
   /**
    * The agent's Ledger: init() restores assignments and cooldowns from it, release() records
-   * cooldowns in it, expired cooldowns leave it.
+   * cooldowns in it, expired cooldowns leave it; ENIs part-way through being created or freed are
+   * recorded in it, and init() resumes them.
    */
-  readonly ledger?: PoolLedger;
+  readonly ledger?: PoolLedger & PendingEniRecords;
+  /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS, for the ENIs vpcnet creates. */
+  readonly eniTags?: EniTagOptions;
+  /** An ENI attached less than this ago is not freed (default: the upstream's minute). */
+  readonly minEniLifetimeMs?: number;
+  /** The leaked-ENI sweep (default: on, the upstream's grace and interval). */
+  readonly leakedEniCleanup?: LeakedEniCleanup;
   /** Period of the background loop (default 5 s). */
   readonly intervalMs?: number;
   /** First retry delay after a failed pass (default 1 s), doubled per failure up to maxBackoffMs (default 60 s). */
@@ -59,7 +74,9 @@ export interface PoolInitOptions {
 export class PoolManager {
   readonly #d: PoolManagerDeps;
   readonly #parts: PoolParts;
-  readonly #registry = new EniRegistry();
+  readonly #registry: EniRegistry;
+  readonly #journal: EniJournal;
+  readonly #sweep: LeakedEniSweep;
   readonly #growth: PoolGrowth;
   readonly #shrink: PoolShrink;
   readonly #addresses: PoolAddresses;
@@ -70,7 +87,16 @@ export class PoolManager {
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
-    this.#parts = { ...deps, registry: this.#registry, links: deps };
+    this.#registry = new EniRegistry(deps.clock, deps.minEniLifetimeMs);
+    this.#journal = new EniJournal(deps.ledger, deps.clock, deps.log);
+    this.#parts = {
+      ...deps,
+      registry: this.#registry,
+      links: deps,
+      journal: this.#journal,
+      eniTags: deps.eniTags ?? {},
+    };
+    this.#sweep = new LeakedEniSweep(this.#parts, deps.leakedEniCleanup ?? DEFAULT_LEAKED_ENI_CLEANUP);
     this.#addresses = new PoolAddresses({
       pool: deps.pool,
       clock: deps.clock,
@@ -100,8 +126,11 @@ export class PoolManager {
   async init(options: PoolInitOptions = {}): Promise<EniInfo[]> {
     const { cloud, metadata, log, pool, clock } = this.#d;
     const described = await cloud.describeInstanceEnis(metadata.instanceId);
+    // ENIs the ledger records as being created or freed are finished, never adopted into the pool.
+    const resumed = await resumePendingEnis(this.#registry, this.#journal, log, described);
     const configure = options.configureLinks === true;
     const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
+    for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
     if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
     this.#addresses.restore();
     log.info('address pool rebuilt from the cloud', {
@@ -162,6 +191,11 @@ export class PoolManager {
     return this.#registry.inState('deletePending').map((e) => e.eniId);
   }
 
+  /** For the pool's state: leaked ENIs the sweep deleted, and ENIs part-way through being created or freed. */
+  eniCleanup(): { leakedEnisDeleted: number; pendingEnis: readonly PendingEniRecord[] } {
+    return { leakedEnisDeleted: this.#sweep.deleted, pendingEnis: this.#journal.list() };
+  }
+
   /** What nextPoolStep() says for the pool as it is now. */
   decision(): PoolDecision {
     const { pool, limits, targets, clock } = this.#d;
@@ -185,7 +219,9 @@ export class PoolManager {
 
   async #pass(): Promise<PoolDecision> {
     await this.#growth.retryDeleteOnTermination();
+    await this.#shrink.resumeDetaches();
     await this.#shrink.retryEniDeletes();
+    await this.#sweep.runIfDue();
     await this.#growth.configurePending();
     this.#addresses.expireCooling();
     const decision = this.decision();

@@ -3,6 +3,8 @@
 
 import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
 import type { EniRegistry } from './eni-registry.ts';
+import type { EniTagOptions } from './eni-tags.ts';
+import type { EniJournal } from './pending-enis.ts';
 import type { AddressPool } from './pool.ts';
 import type { WarmPoolTargets } from './targets.ts';
 
@@ -39,4 +41,8 @@ export interface PoolParts {
   readonly limits: InstanceTypeLimits;
   readonly targets: WarmPoolTargets;
   readonly links: EniLinkHooks;
+  /** Where ENIs part-way through being created or freed are recorded (the ledger). */
+  readonly journal: EniJournal;
+  /** What the ENIs vpcnet creates are tagged with besides its own marks. */
+  readonly eniTags: EniTagOptions;
 }

@@ -3,6 +3,7 @@ import { afterEach, describe, test } from 'node:test';
 import { CloudError } from '../cloud/cloud.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
+import { MIN_ENI_LIFETIME_MS } from './eni-registry.ts';
 import {
   attachedDevices,
   attachmentFor,
@@ -29,7 +30,7 @@ describe('PoolManager frees idle ENIs', () => {
     assert.deepEqual(await settle(manager), [], 'cooling addresses keep every ENI');
     assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
 
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     assert.deepEqual(await settle(manager), ['freeEni', 'freeEni', 'release 2']);
     assert.deepEqual(attachedDevices(cloud), [0]);
     assert.deepEqual([...cloud.enis.keys()], ['eni-primary'], 'the freed ENIs are deleted, not left over');
@@ -66,9 +67,25 @@ describe('PoolManager frees idle ENIs', () => {
     // The pool lost track of this pod's address (as after a stale read), but the ledger has it.
     ledger.put(attachmentFor('p', onDevice2 ?? '', eni2));
     for (const ip of ips) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     await settle(manager);
     assert.ok(attachedDevices(cloud).includes(2), 'the ENI a live attachment uses was detached');
+  });
+
+  test('an ENI attached less than a minute ago is not freed, even idle with its cooldowns over', async () => {
+    const { cloud, manager, clock } = await setup({ targets: { warmIpTarget: 1 } });
+    const ips = await burst(manager, 7);
+    const attachedAt = clock.t;
+    for (const ip of ips) manager.release(ip);
+    clock.t += 30_000; // every cooldown has ended
+    assert.ok(!(await settle(manager)).includes('freeEni'), 'excess addresses may go, no ENI');
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+    clock.t = attachedAt + MIN_ENI_LIFETIME_MS - 1;
+    assert.ok(!(await settle(manager)).includes('freeEni'));
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
+    clock.t = attachedAt + MIN_ENI_LIFETIME_MS;
+    assert.deepEqual(await settle(manager), ['freeEni', 'freeEni']);
+    assert.deepEqual(attachedDevices(cloud), [0]);
   });
 
   test('WARM_ENI_TARGET=1 keeps one ENI’s worth of addresses and frees the rest', async () => {
@@ -76,7 +93,7 @@ describe('PoolManager frees idle ENIs', () => {
     const ips = await burst(manager, 7);
     assert.deepEqual(attachedDevices(cloud), [0, 1, 2]);
     for (const ip of ips) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     assert.deepEqual(await settle(manager), ['freeEni', 'freeEni']);
     assert.deepEqual(secondaryCounts(cloud), [3]);
   });
@@ -88,6 +105,7 @@ describe('PoolManager frees idle ENIs', () => {
       cloud.attached().find((e) => e.secondaryIps.includes(ip))?.attachment?.deviceIndex;
     const keep = ips.find((ip) => device(ip) === 1) ?? '';
     const late = ips.find((ip) => device(ip) === 2) ?? '';
+    clock.t += MIN_ENI_LIFETIME_MS; // past the young-ENI rule: only the addresses keep the ENIs
     for (const ip of ips) if (ip !== keep && ip !== late) manager.release(ip);
     clock.t += 20_000;
     manager.release(late);
@@ -112,7 +130,7 @@ describe('PoolManager frees idle ENIs', () => {
     const ips = await burst(manager, 4);
     assert.deepEqual(attachedDevices(cloud), [0, 1]);
     for (const ip of ips) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     const eni1 = cloud.attached()[1];
     assert.ok(eni1);
 
@@ -155,7 +173,7 @@ describe('PoolManager frees idle ENIs', () => {
       },
     });
     for (const ip of await burst(manager, 4)) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     await assert.rejects(
       settle(manager),
       /cannot free ENI eni-0001: its link teardown failed: RTNETLINK answers: Operation not permitted/,
@@ -181,7 +199,7 @@ describe('PoolManager frees idle ENIs', () => {
       },
     });
     for (const ip of await burst(manager, 4)) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     setupFails = true;
     cloud.failNext('detachEni');
     await assert.rejects(manager.runPass(), /cannot detach ENI eni-0001/);
@@ -199,7 +217,7 @@ describe('PoolManager frees idle ENIs', () => {
   test('a detached ENI whose delete fails is deleted by a later pass', async () => {
     const { cloud, manager, clock, logs } = await setup({ targets: { warmIpTarget: 1 } });
     for (const ip of await burst(manager, 4)) manager.release(ip);
-    clock.t += 30_000;
+    clock.t += MIN_ENI_LIFETIME_MS; // cooldowns ended, and the ENIs are past their first minute
     cloud.failNext(
       'deleteEni',
       new CloudError(
@@ -220,7 +238,7 @@ describe('PoolManager frees idle ENIs', () => {
   });
 
   test('an idle ENI vpcnet did not create is left alone; one it created before a restart is freed (by tag or by description)', async () => {
-    const { cloud, manager } = await setup({
+    const { cloud, manager, clock } = await setup({
       primarySecondaryIps: 3,
       targets: { warmIpTarget: 1 },
       prepare: (cloud) => {
@@ -238,6 +256,9 @@ describe('PoolManager frees idle ENIs', () => {
       },
       limits: { maxEnis: 4, ipsPerEni: 4 },
     });
+    await settle(manager);
+    assert.deepEqual(attachedDevices(cloud), [0, 1, 2, 3], 'ENIs found at start get their first minute too');
+    clock.t += MIN_ENI_LIFETIME_MS;
     await settle(manager);
     assert.deepEqual(attachedDevices(cloud), [0, 1]);
     assert.deepEqual(

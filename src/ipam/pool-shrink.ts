@@ -1,6 +1,7 @@
 // Shrinking the pool: excess free addresses go back to the cloud, and idle ENIs vpcnet created are
 // detached and deleted (ready → detaching → deletePending → deleted). Anything that fails on the
-// way puts the ENI back (configuring → ready) and a later pass retries.
+// way puts the ENI back (configuring → ready) and a later pass retries. Each step is in the ledger
+// before its cloud call (pending-enis.ts), so a restart finishes a detach or delete it finds there.
 
 import { CloudError } from '../cloud/cloud.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
@@ -44,7 +45,7 @@ export class PoolShrink {
    * pass retries, with the loop's backoff.
    */
   async freeEni(eniId: string): Promise<PoolDecision> {
-    const { pool, clock, log, registry } = this.#p;
+    const { pool, clock, log, registry, journal } = this.#p;
     const entry = registry.get(eniId);
     const stats = pool.eniStats(clock.now()).find((s) => s.eniId === eniId);
     // Decided in this same turn, so this holds; checked anyway, as it is what makes freeing safe.
@@ -53,6 +54,14 @@ export class PoolShrink {
     const eni = { ...entry.eni, secondaryIps: [...pool.addresses(eniId).keys()] };
     pool.removeEni(eniId);
     registry.transition(eniId, 'detaching', eni);
+    try {
+      await journal.detaching(eniId, eni.attachmentId);
+    } catch (err) {
+      await this.#restore(eniId);
+      throw new Error(`cannot free ENI ${eniId}: cannot record it in the ledger: ${cloudErrorText(err)}`, {
+        cause: err,
+      });
+    }
     log.info('freeing idle ENI', {
       eni: eniId,
       device: eni.deviceNumber,
@@ -80,9 +89,39 @@ export class PoolShrink {
     }
     // Detached, it no longer goes away with the instance: deleted now, or retried until it is.
     registry.transition(eniId, 'deletePending');
+    await journal.deleting(eniId);
     log.info('detached ENI', { eni: eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
     await this.retryEniDeletes();
     return { kind: 'freeEni', eniId };
+  }
+
+  /**
+   * Finishes the detaches a restart found in the ledger: the link torn down (if EC2 still lists the
+   * ENI attached), the attachment detached (already detached counts), then the delete. A failure
+   * leaves the ENI detaching for the next pass: vpcnet had decided to free it.
+   */
+  async resumeDetaches(): Promise<void> {
+    const { registry, cloud, log, journal } = this.#p;
+    for (const entry of registry.inState('detaching')) {
+      const { eniId, attachmentId } = entry;
+      if (attachmentId === undefined) continue;
+      try {
+        if (entry.eni) await this.#p.links.onEniDetaching?.(entry.eni);
+        await cloud.detachEni(attachmentId).catch((err: unknown) => {
+          if (!(err instanceof CloudError && err.code === 'InvalidAttachmentID.NotFound')) throw err;
+        });
+      } catch (err) {
+        log.warn('cannot finish detaching ENI yet; will retry', {
+          eni: eniId,
+          attachmentId,
+          error: cloudErrorText(err),
+        });
+        continue;
+      }
+      registry.transition(eniId, 'deletePending');
+      await journal.deleting(eniId);
+      log.info('detached ENI', { eni: eniId, attachmentId, resumed: true });
+    }
   }
 
   /** Deletes every ENI whose delete is pending (detached, or created but never attached). */
@@ -99,6 +138,7 @@ export class PoolShrink {
         }
       }
       registry.forget(eniId);
+      await this.#p.journal.done(eniId);
       log.info('deleted ENI', { eni: eniId });
     }
   }
@@ -106,6 +146,7 @@ export class PoolShrink {
   /** Puts an ENI that could not be freed back: link configured again, then into the pool. */
   async #restore(eniId: string): Promise<void> {
     this.#p.registry.transition(eniId, 'configuring');
+    await this.#p.journal.done(eniId);
     try {
       await this.#configure(eniId);
     } catch (err) {

@@ -1,5 +1,6 @@
 // The attachment ledger: every attachment and what it owns (ownership), plus IPAM's durable
-// facts (addresses cooling down after release; convergence: cooldown survives restarts).
+// facts (addresses cooling down after release; convergence: cooldown survives restarts; ENIs
+// part-way through being created or freed, so a restart finishes them and leaks none).
 //
 // Mutations are synchronous and in memory; commit() makes them durable. Durable before
 // success: a caller awaits commit() before it reports success. Commits are grouped: while one
@@ -10,7 +11,12 @@ import { type Attachment, type AttachmentKey, attachmentKeyString } from '../pla
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { type RecoveredRecord, recoveredHolderKey, recoveredRecordId } from '../plan/recovered.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
-import { type CoolingAddress, LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
+import {
+  type CoolingAddress,
+  LEDGER_SCHEMA_VERSION,
+  type LedgerSnapshot,
+  type PendingEni,
+} from './snapshot.ts';
 import type { LedgerStore } from './store.ts';
 
 export interface LedgerClock {
@@ -32,6 +38,7 @@ export class Ledger {
   readonly #cooling = new Map<string, CoolingAddress>();
   readonly #bindings = new Map<string, BranchBinding>();
   readonly #recovered = new Map<string, RecoveredRecord>();
+  readonly #pendingEnis = new Map<string, PendingEni>();
   /** Incremented by every mutation. */
   #seq = 0;
   /** The highest sequence number known to be on disk. */
@@ -47,6 +54,7 @@ export class Ledger {
     for (const c of snapshot?.cooling ?? []) this.#cooling.set(c.ip, c);
     for (const b of snapshot?.bindings ?? []) this.#bindings.set(bindingKeyString(b.key), b);
     for (const r of snapshot?.recovered ?? []) this.#recovered.set(recoveredRecordId(r), r);
+    for (const p of snapshot?.pendingEnis ?? []) this.#pendingEnis.set(p.eniId, p);
   }
 
   /** Loads the ledger; rejects (rather than starting empty) when the stored snapshot is corrupt. */
@@ -184,6 +192,24 @@ export class Ledger {
     return removed;
   }
 
+  /** ENIs vpcnet is part-way through creating or freeing. */
+  pendingEnis(): PendingEni[] {
+    return [...this.#pendingEnis.values()];
+  }
+
+  /** Records (or moves to its next step) an ENI vpcnet is creating or freeing. */
+  putPendingEni(record: PendingEni): void {
+    this.#pendingEnis.set(record.eniId, record);
+    this.#seq++;
+  }
+
+  /** The ENI's creation or freeing is finished (attached and in use, or deleted). */
+  removePendingEni(eniId: string): boolean {
+    const removed = this.#pendingEnis.delete(eniId);
+    if (removed) this.#seq++;
+    return removed;
+  }
+
   /** The current in-memory state as a snapshot (what the next write will carry). */
   snapshot(): LedgerSnapshot {
     return {
@@ -192,6 +218,7 @@ export class Ledger {
       cooling: [...this.#cooling.values()],
       bindings: [...this.#bindings.values()],
       ...(this.#recovered.size > 0 ? { recovered: [...this.#recovered.values()] } : {}),
+      pendingEnis: [...this.#pendingEnis.values()],
     };
   }
 

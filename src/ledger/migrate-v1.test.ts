@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hostVethMac } from '../plan/names.ts';
 import { planRegularPod } from '../plan/pod-plan.ts';
-import { parseLedgerSnapshot } from './snapshot.ts';
+import { LEDGER_SCHEMA_VERSION, parseLedgerSnapshot } from './snapshot.ts';
 
 const key = { network: 'vpcnet', containerId: 'c1', ifName: 'eth0' };
 
@@ -57,6 +57,6 @@ test('a schema-1 attachment becomes the pod plan its ADD built, pod side include
   );
   assert.equal(att?.createdAt, 1000);
   assert.deepEqual(snapshot.cooling, v1.cooling);
-  assert.equal(snapshot.schemaVersion, 2, 'the next write is schema 2');
+  assert.equal(snapshot.schemaVersion, LEDGER_SCHEMA_VERSION, 'the next write is the current schema');
   assert.ok(att?.resources.some((r) => r.kind === 'neighbour' && r.lladdr === hostVethMac(key)));
 });

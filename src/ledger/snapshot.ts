@@ -19,16 +19,22 @@ import {
   str,
 } from './json-fields.ts';
 import { v1Resources } from './migrate-v1.ts';
+import { type PendingEni, parsePendingEni } from './pending-eni-format.ts';
 import { parseAttachmentKey, parsePod, parseResource } from './records.ts';
 import { parseRecovered } from './recovered-format.ts';
 
 export { LedgerFormatError } from './json-fields.ts';
+export type { PendingEni, PendingEniStep } from './pending-eni-format.ts';
 
 /**
- * 2: attachments record their whole pod plan (src/plan), branch bindings their shared resources;
- * 1 is read and converted.
+ * 3: ENIs part-way through being created or freed (`pendingEnis`) are recorded too.
+ * 2: attachments record their whole pod plan (src/plan), branch bindings their shared resources.
+ * 2 and 1 are read and converted (a v2 file has no pending ENI operations).
  */
-export const LEDGER_SCHEMA_VERSION = 2;
+export const LEDGER_SCHEMA_VERSION = 3;
+
+/** Versions this agent reads; anything else is refused. */
+const READABLE_VERSIONS: readonly unknown[] = [1, 2, LEDGER_SCHEMA_VERSION];
 
 /** A freed address that must not be handed out again before its cooldown ends. */
 export interface CoolingAddress {
@@ -45,6 +51,8 @@ export interface LedgerSnapshot {
   readonly bindings: readonly BranchBinding[];
   /** What a recovery found and holds (absent = none; src/plan/recovered.ts). */
   readonly recovered?: readonly RecoveredRecord[];
+  /** ENIs vpcnet is creating or freeing (absent: none; always written by this version). */
+  readonly pendingEnis?: readonly PendingEni[];
 }
 
 function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
@@ -86,7 +94,7 @@ function parseCooling(v: unknown, at: string): CoolingAddress {
 export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
   const o = obj(json, '(root)');
   const version = o.schemaVersion;
-  if (version !== LEDGER_SCHEMA_VERSION && version !== 1) {
+  if (!READABLE_VERSIONS.includes(version) || typeof version !== 'number') {
     const problem =
       typeof version === 'number' && version > LEDGER_SCHEMA_VERSION
         ? `version ${version} is newer than this agent understands (${LEDGER_SCHEMA_VERSION})`
@@ -105,6 +113,10 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     o.recovered === undefined
       ? []
       : arr(o.recovered, 'recovered').map((r, i) => parseRecovered(r, `recovered[${i}]`));
+  const pendingEnis =
+    o.pendingEnis === undefined
+      ? []
+      : arr(o.pendingEnis, 'pendingEnis').map((p, i) => parsePendingEni(p, `pendingEnis[${i}]`));
   // Ownership: one record per attachment key, one cooldown per address; a duplicate means the
   // file was not written by this code and cannot be trusted to say who owns what.
   rejectDuplicates(
@@ -123,11 +135,17 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     'key',
   );
   rejectDuplicates(recovered.map(recoveredRecordId), 'recovered', 'resources');
+  rejectDuplicates(
+    pendingEnis.map((p) => p.eniId),
+    'pendingEnis',
+    'eniId',
+  );
   return {
     schemaVersion: LEDGER_SCHEMA_VERSION,
     attachments,
     cooling,
     bindings,
+    pendingEnis,
     ...(recovered.length > 0 ? { recovered } : {}),
   };
 }

@@ -38,6 +38,7 @@ function snapshot(...attachments: Attachment[]): LedgerSnapshot {
     attachments,
     cooling: [{ ip: '10.0.0.9', eniId: 'eni-1', freedAt: 500 }],
     bindings: [],
+    pendingEnis: [],
   };
 }
 
@@ -138,10 +139,10 @@ describe('FileLedgerStore', () => {
 
   test('a future schema version is refused rather than started empty', async () => {
     const fs = new MemoryLedgerFs();
-    fs.files.set(PATH, JSON.stringify({ ...snapshot(), schemaVersion: 3 }));
+    fs.files.set(PATH, JSON.stringify({ ...snapshot(), schemaVersion: LEDGER_SCHEMA_VERSION + 1 }));
     const err = await loadError(fs);
     assert.equal(err.field, 'schemaVersion');
-    assert.match(err.message, /ledger\.json.*version 3 is newer/);
+    assert.match(err.message, new RegExp(`ledger\\.json.*version ${LEDGER_SCHEMA_VERSION + 1} is newer`));
   });
 
   test('a corrupt field is refused with its path named', async () => {
