@@ -14,7 +14,8 @@ const root = resolve(import.meta.dirname, '..');
 
 /**
  * name: short id; rule: which of the five it breaks; file: relative to the repo; from → to: an
- * exact text that must occur once in the file; tests: folders whose *.test.ts must fail.
+ * exact text that must occur once in the file; tests: folders (their *.test.ts) or test files, one
+ * of which must fail.
  */
 export const MUTATIONS = [
   {
@@ -116,6 +117,42 @@ export const MUTATIONS = [
     to: '',
     tests: ['src/agent'],
   },
+  {
+    name: 'gc-ignores-live-netns',
+    rule: 'ownership',
+    what: 'the dead-pod GC collects a pod gone from the API although its network namespace still exists',
+    file: 'src/agent/dead-pod-gc.ts',
+    from: "if ((await this.#netns(att)) !== 'gone') {",
+    to: 'if (false) {',
+    tests: ['src/agent/dead-pod-gc.test.ts'],
+  },
+  {
+    name: 'recovered-collected',
+    rule: 'ownership',
+    what: 'after a lost ledger, the reconcile collection removes the kernel objects recovery holds for live pods',
+    file: 'src/reconcile/reconciler.ts',
+    from: '...ledger.recovered().flatMap((r) => r.resources.map(identityOf)),',
+    to: '',
+    tests: ['src/reconcile', 'src/agent/agent-recovery.test.ts'],
+  },
+  {
+    name: 'spooled-del-after-add',
+    rule: 'DEL does not guess',
+    what: 'an ADD does not apply the spooled DEL of its own key first, so a later drain removes the new attachment',
+    file: 'src/agent/cni-handler.ts',
+    from: 'if (deps.spool !== undefined)',
+    to: 'if (deps.spool !== undefined && false)',
+    tests: ['src/agent/agent-durability.test.ts', 'src/agent/spool-first.test.ts'],
+  },
+  {
+    name: 'pending-eni-in-memory',
+    rule: 'convergence',
+    what: 'an ENI being detached is not recorded durably, so a restart mid-free leaks it',
+    file: 'src/ipam/pending-enis.ts',
+    from: "await this.#durably({ eniId, step: 'detaching', attachmentId, since: this.#clock.now() });",
+    to: '',
+    tests: ['src/ipam/eni-restart.test.ts'],
+  },
 ];
 
 async function testFiles(dir, under) {
@@ -176,8 +213,9 @@ export async function mutationCheck(names = [], log = console.log) {
       await writeFile(path, original.replace(m.from, m.to));
       const files = [];
       for (const t of m.tests) {
-        if (!(await stat(join(work, t)).catch(() => undefined))) throw new Error(`${m.name}: no folder ${t}`);
-        files.push(...(await testFiles(work, t)));
+        const found = await stat(join(work, t)).catch(() => undefined);
+        if (!found) throw new Error(`${m.name}: no test folder or file ${t}`);
+        files.push(...(found.isDirectory() ? await testFiles(work, t) : [join(work, t)]));
       }
       const started = Date.now();
       const r = await run(work, files);
