@@ -25,7 +25,7 @@ Options:
   --kill-rate R     share of steps that kill the agent (default 0.08)
   --fault-rate R    share of steps that switch faults (default 0.1)
   --sg-pods         a lab with pod ENIs (m5.large); about a third of the pods have security groups
-  --instance-type T the node's instance type (default t3.medium, m5.large with --sg-pods)
+  --instance-type T the node's instance type (default m5.large)
   --lab NAME        the lab's name (default st<seed>); its namespaces start with NAME-
   --keep-lab        leave the lab up afterwards (remove it with vpcnetctl lab down --name NAME)
 `;

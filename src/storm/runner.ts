@@ -237,8 +237,10 @@ export class StormRunner {
     try {
       for (const [k, op] of plan.entries()) {
         this.#note(`#${k + 1} ${describeOp(op)}`);
+        const stepStarted = Date.now();
         const touched = await this.#step(op);
         this.figures.operations++;
+        this.#note(`  (${Date.now() - stepStarted} ms)`);
         const found = await this.#settle(`after step ${k + 1}`, () => this.#look(false, touched), 5000);
         if (found.length > 0) return this.#fail(found, started, callsAtStart);
       }

@@ -27,12 +27,13 @@ export interface StormOutcome {
   readonly opLog: readonly string[];
 }
 
+/** 3 ENIs of 10 addresses: room for the churn of a storm while freed addresses cool down (30 s). */
+const DEFAULT_INSTANCE_TYPE = 'm5.large';
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 
 async function labUp(o: StormOptions): Promise<LabDescription> {
   const args = ['lab', 'up', '--name', o.labName, '--detach', '--json'];
-  const type = o.instanceType ?? (o.sgPods ? 'm5.large' : undefined);
-  if (type !== undefined) args.push('--instance-type', type);
+  args.push('--instance-type', o.instanceType ?? DEFAULT_INSTANCE_TYPE);
   if (o.sgPods) args.push('--pod-eni');
   const out = await runToSuccess([process.execPath, join(repoRoot, 'bin', 'vpcnetctl'), ...args]);
   return JSON.parse(out.stdout) as LabDescription;
