@@ -165,7 +165,8 @@ export class StormRuntime {
     const plugin = list.plugins[0];
     if (plugin === undefined || typeof plugin.type !== 'string')
       throw new Error('the conflist has no plugin');
-    const conf = { ...plugin, cniVersion: list.cniVersion, name: list.name, 'cni.dev/valid-attachments': [] };
+    // GC came with CNI 1.1.0; a runtime that sends it speaks 1.1.0 whatever the conflist says.
+    const conf = { ...plugin, cniVersion: '1.1.0', name: list.name, 'cni.dev/valid-attachments': [] };
     const call: CniCall = {
       nodeNetns: node.netns,
       cniBinDir: node.cniBinDir,
