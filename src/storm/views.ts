@@ -106,7 +106,9 @@ function resource(r: Json): OwnedResource {
   return out as unknown as OwnedResource;
 }
 
+/** A binding key: a string on an attachment (`branch`), an object `{podUid, eniId}` on a binding. */
 function bindingKeyOf(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
   if (!isObject(v)) return undefined;
   return `${str(v.podUid) ?? '?'}/${str(v.eniId) ?? '?'}`;
 }
