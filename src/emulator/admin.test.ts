@@ -100,6 +100,21 @@ test('fault settings from JSON keep both stale-read lags', () => {
   assert.throws(() => parseFaultSettings({ imdsStaleReadMs: 'late' }), /imdsStaleReadMs must be a number/);
 });
 
+test('GET /admin/state counts the EC2 calls answered, per action, failures included', async () => {
+  const calls = async () =>
+    (
+      (await viaSocket('GET', '/admin/state')).json as {
+        ec2Calls: Record<string, { calls: number; errors: number }>;
+      }
+    ).ec2Calls;
+  const before = (await calls()).DescribeSubnets ?? { calls: 0, errors: 0 };
+  await viaSocket('PUT', '/admin/faults', { errorRate: 1, actions: ['DescribeSubnets'] });
+  assert.equal((await t.post({ Action: 'DescribeSubnets' })).status, 500);
+  await viaSocket('PUT', '/admin/faults', {});
+  assert.equal((await t.post({ Action: 'DescribeSubnets' })).status, 200);
+  assert.deepEqual((await calls()).DescribeSubnets, { calls: before.calls + 2, errors: before.errors + 1 });
+});
+
 test('malformed admin requests are answered 400 with a reason', async () => {
   const missing = await viaSocket('POST', '/admin/instances', { instanceType: 'm5.large' });
   assert.equal(missing.status, 400);

@@ -5,6 +5,7 @@ import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
 import type { ResourceController } from './controller/resource-controller.ts';
+import type { Ec2CallCounts } from './ec2/call-counts.ts';
 import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
@@ -14,6 +15,7 @@ export interface AdminDeps {
   readonly ops: VpcOperations;
   readonly faults: FaultInjector;
   readonly controller: ResourceController;
+  readonly calls?: Ec2CallCounts;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -89,7 +91,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   };
 }
 
-export function stateDump(ops: VpcOperations): unknown {
+export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
   const state = ops.state;
   return {
     vpc: state.spec,
@@ -115,6 +117,8 @@ export function stateDump(ops: VpcOperations): unknown {
       trunkAssociation: e.trunkAssociation ?? null,
     })),
     subnets: state.subnets().map((s) => ({ subnetId: s.spec.subnetId, available: s.availableCount })),
+    // EC2 calls answered since start, per action: { calls, errors }.
+    ec2Calls: calls?.snapshot() ?? {},
   };
 }
 
@@ -149,7 +153,7 @@ export async function handleAdmin(
       deps.faults.set(parseFaultSettings(parsed));
       return { status: 204, headers: {}, body: '' };
     }
-    if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops));
+    if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });
     if (method === 'POST' && path === '/admin/pod-eni') {

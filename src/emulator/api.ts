@@ -144,7 +144,8 @@ export interface RunningEmulator {
 //                                          receivedPackets}]}: per ENI with a fabric link (branches
 //                                          included), packets the VPC received from it; 409 without a fabric
 //   GET    /admin/state                -> JSON dump of instances, ENIs (branches with their
-//                                          trunkAssociation), addresses
+//                                          trunkAssociation), addresses, and ec2Calls: per EC2 action
+//                                          {calls, errors} answered since the emulator started
 //   POST   /admin/pod-eni              {namespace, name, securityGroupIds} -> 201 the pod-eni entry
 //          (the resource controller: a branch ENI on the lowest free VLAN of the pod's node's trunk,
 //          and the pod's vpc.amazonaws.com/pod-eni annotation); 404 no such pod, 409 not possible

@@ -8,6 +8,7 @@ import { errorText } from '../infra/error-text.ts';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
 import { ResourceController } from './controller/resource-controller.ts';
+import { Ec2CallCounts } from './ec2/call-counts.ts';
 import { handleEc2 } from './ec2/query-api.ts';
 import { FaultInjector, staleWindowMs } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
@@ -82,6 +83,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const kube = new KubeApi({ pods, nodes });
   const controller = new ResourceController({ ops, pods, nodes, log });
   const stopController = controller.start();
+  const calls = new Ec2CallCounts();
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -96,10 +98,10 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       return reply(res, await imds.handle({ method, path, sourceAddress: req.socket.remoteAddress, header }));
     }
     if (path.startsWith('/admin/'))
-      return reply(res, await handleAdmin(method, path, body, { ops, faults, controller }));
+      return reply(res, await handleAdmin(method, path, body, { ops, faults, controller, calls }));
     if (path.startsWith('/api/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST')
-      return reply(res, await handleEc2(body, { ops, history, faults, ids, log }));
+      return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls }));
     reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });
   }
 

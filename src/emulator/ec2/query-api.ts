@@ -8,6 +8,7 @@ import type { StaleReadHistory } from '../stale-reads.ts';
 import type { IdSource } from '../vpc/ids.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
 import type { VpcView } from '../vpc/view.ts';
+import type { Ec2CallCounts } from './call-counts.ts';
 import {
   describeInstances,
   describeInstanceTypes,
@@ -82,6 +83,8 @@ export interface Ec2Deps {
   readonly faults: FaultInjector;
   readonly ids: IdSource;
   readonly log: (line: Record<string, unknown>) => void;
+  /** Counts every call by action (GET /admin/state shows them). */
+  readonly calls?: Ec2CallCounts;
 }
 
 export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply> {
@@ -110,6 +113,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     code = e.code;
     xml = ec2ErrorResponse(e.code, e.message, requestId);
   }
+  deps.calls?.record(action ?? '(none)', status !== 200);
   deps.log({
     msg: 'ec2',
     action: action ?? null,
