@@ -14,7 +14,7 @@ import { subnetGateway } from '../infra/ipv4.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { AddressPool, routeTableFor } from '../ipam/pool.ts';
-import { PoolManager } from '../ipam/pool-manager.ts';
+import { type PoolHealth, PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
@@ -53,6 +53,8 @@ export interface RunningAgent {
   readonly pool: AddressPool;
   /** The CNI handler the RPC server serves (also for in-process tests). */
   cni(req: ForwardedRequest): Promise<ForwardedResponse>;
+  /** The agent's state as the introspection endpoint serves it. */
+  introspect(): ReturnType<typeof introspection>;
   stop(): Promise<void>;
 }
 
@@ -124,6 +126,7 @@ export function introspection(
   stats: OperationStats,
   counters: AgentCounters,
   now: () => number,
+  poolHealth: PoolHealth,
 ) {
   const t = now();
   return {
@@ -142,6 +145,7 @@ export function introspection(
     events: counters.snapshot(),
     pool: {
       stats: pool.stats(t),
+      ...poolHealth, // growth: why it cannot grow, if it cannot; sync: the comparisons with EC2
       enis: pool.enis().map((e) => ({ ...e, addresses: Object.fromEntries(pool.addresses(e.eniId)) })),
     },
     operations: stats.snapshot(),
@@ -212,6 +216,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     ledger,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
+    syncIntervalMs: config.ec2SyncSeconds * 1000,
+    staleWindowMs: config.ec2StaleSeconds * 1000,
   });
   // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
   // enter the pool), then the ledger's assignments and cooldowns.
@@ -283,6 +289,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const handle = (req: ForwardedRequest) =>
     handleCni({ ctx, serializer, observe: (c, ok, ms) => stats.record(c, ok, ms) }, req);
 
+  const introspect = () => introspection(meta, ledger, pool, stats, counters, now, manager.health());
   const drainSpool = spoolDrainer(config.delSpoolDir, ledger, handle, log);
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -295,7 +302,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
     ready: () => ready,
-    introspect: () => introspection(meta, ledger, pool, stats, counters, now),
+    introspect: () => introspect(),
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
@@ -317,6 +324,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     ledger,
     pool,
     cni: handle,
+    introspect,
     async stop() {
       ready = false;
       await spoolLoop.stop();

@@ -31,6 +31,9 @@ export interface AgentConfig {
   readonly addWaitSeconds: number;
   /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
   readonly reconcileSeconds: number;
+  /** Seconds between comparisons of the pool with EC2, and how stale a describe may be. */
+  readonly ec2SyncSeconds: number;
+  readonly ec2StaleSeconds: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -81,6 +84,8 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     targets,
     addWaitSeconds: v.addWaitSeconds,
     reconcileSeconds: v.reconcileSeconds,
+    ec2SyncSeconds: v.ec2SyncSeconds,
+    ec2StaleSeconds: v.ec2StaleSeconds,
     logLevel: v.logLevel,
   };
 }

@@ -161,6 +161,20 @@ export const AGENT_SETTINGS = {
     description:
       'seconds between reconcile passes (drift repair, GC of what no attachment owns); 0 turns the loop off (one pass still runs at start)',
   }),
+  ec2SyncSeconds: withDefault({
+    env: 'VPCNET_EC2_SYNC_SECONDS',
+    kind: positiveInt,
+    default: 60,
+    description:
+      "seconds between comparisons of the pool with EC2's DescribeNetworkInterfaces (also soon after a failed pool change): outside changes are adopted, gone ENIs dropped",
+  }),
+  ec2StaleSeconds: withDefault({
+    env: 'VPCNET_EC2_STALE_SECONDS',
+    kind: positiveInt,
+    default: 60,
+    description:
+      'how stale an EC2 describe may be: a difference counts once two describes this far apart show it, and never about what vpcnet changed this recently',
+  }),
   logLevel: withDefault({
     env: 'VPCNET_LOG_LEVEL',
     kind: oneOf(['debug', 'info', 'warn', 'error']),
