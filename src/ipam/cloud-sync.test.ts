@@ -201,3 +201,24 @@ describe('an ENI EC2 no longer lists', () => {
     assert.equal(s.manager.lostEni('eni-gone')?.eniId, 'eni-gone');
   });
 });
+
+test('a describe that lists no primary ENI is not trusted: nothing leaves the pool', async () => {
+  let empty = false;
+  const s = await setup({
+    primarySecondaryIps: 2,
+    deps: SYNC,
+    wrapCloud: (fake) =>
+      new Proxy(fake, {
+        get(target, prop) {
+          if (prop === 'describeInstanceEnis' && empty) return async () => [];
+          const value: unknown = Reflect.get(target, prop, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+  });
+  empty = true;
+  for (let i = 1; i <= 3; i++) await assert.rejects(syncAt(s, T0 + i * W), /listed no primary ENI/);
+  assert.equal(s.pool.enis().length, 1);
+  assert.equal(s.pool.stats(s.clock.t).total, 2);
+  assert.equal(s.manager.health().sync.failures, 3);
+});

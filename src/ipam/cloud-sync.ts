@@ -148,6 +148,12 @@ export class CloudSync {
         cause: err,
       });
     }
+    // An instance never loses its primary ENI: a describe without it is broken, not the truth.
+    if (!described.some((e) => e.deviceNumber === 0)) {
+      this.#failures++;
+      this.#lastError = `DescribeNetworkInterfaces listed no primary ENI for ${metadata.instanceId}`;
+      throw new Error(`${this.#lastError}; not trusted`);
+    }
     this.#counts.eniAdopted += (await this.#o.adopt(described)).length;
     const held = this.#addresses.ledgerHeld();
     for (const eniId of this.#lost.keys()) if (!held.enis.has(eniId)) this.#lost.delete(eniId);
