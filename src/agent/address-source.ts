@@ -21,4 +21,6 @@ export interface AddressSource {
   release(ip: string, eniId?: string): void;
   /** The address never reached a pod (failed ADD): free again at once. */
   unreserve(ip: string): void;
+  /** Set when EC2 no longer lists the ENI as attached to this node (since: ms since epoch). */
+  lostEni?(eniId: string): { readonly since: number } | undefined;
 }

@@ -67,6 +67,8 @@ export interface RunningAgent {
   cni(req: ForwardedRequest): Promise<ForwardedResponse>;
   /** The background GC of dead pods, when it runs. */
   readonly deadPodGc: DeadPodGc | undefined;
+  /** The agent's state as the introspection endpoint serves it. */
+  introspect(): ReturnType<typeof introspection> & Record<string, unknown>;
   stop(): Promise<void>;
 }
 
@@ -165,6 +167,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
+    syncIntervalMs: config.ec2SyncSeconds * 1000,
+    staleWindowMs: config.ec2StaleSeconds * 1000,
   });
   // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
   // enter the pool), then the ledger's assignments and cooldowns.
@@ -255,6 +259,12 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const monotonicNow = deps.monotonicNow ?? (() => performance.now());
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
   const drainSpool = spoolDrainer(config.delSpoolDir, (req, guard) => handleCni(cniDeps, req, guard), log);
+  const introspect = () => ({
+    ...introspection(meta, ledger, pool, stats, counters, now, manager),
+    deadPodGc: deadPodGc?.state() ?? 'off',
+    recovery: recoveryView(ledger, recovery, now()),
+    ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
+  });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
   // repair drift and collect leftovers before serving.
@@ -266,12 +276,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const server: Server = await startRpcServer(config.agentSocket, {
     cni: handle,
     ready: () => ready,
-    introspect: () => ({
-      ...introspection(meta, ledger, pool, stats, counters, now, manager),
-      deadPodGc: deadPodGc?.state() ?? 'off',
-      recovery: recoveryView(ledger, recovery, now()),
-      ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
-    }),
+    introspect,
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
@@ -295,6 +300,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     pool,
     cni: handle,
     deadPodGc,
+    introspect,
     async stop() {
       ready = false;
       await spoolLoop.stop();

@@ -40,3 +40,21 @@ test('CHECK fails when prevResult names another address, when the pod netns is g
     (err: unknown) => err instanceof CniError && err.code === CNI_ERR_CONTAINER_UNKNOWN,
   );
 });
+
+test('CHECK of an attachment whose address is on an ENI EC2 no longer lists fails naming the ENI', async () => {
+  const lost = new Map<string, { since: number }>();
+  const ctx = await opContext({ ...listPool(['10.0.1.5']), lostEni: (eniId) => lost.get(eniId) });
+  const req = attachRequest('c1', '/var/run/netns/p1');
+  await addAttachment(ctx, req);
+  await checkAttachment(ctx, req);
+  lost.set('eni-1', { since: Date.UTC(2024, 0, 1) });
+  await assert.rejects(checkAttachment(ctx, req), (err: unknown) => {
+    assert.ok(err instanceof CniError);
+    assert.equal(err.code, CNI_ERR_CHECK_DRIFT);
+    assert.match(
+      err.details ?? '',
+      /address 10\.0\.1\.5 is on ENI eni-1, which EC2 no longer lists as attached to this node \(since 2024-01-01T00:00:00\.000Z\)/,
+    );
+    return true;
+  });
+});

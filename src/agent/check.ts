@@ -2,7 +2,7 @@
 import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../cni/errors.ts';
 import { type Attachment, attachmentHostVeth, sameAttachmentKey } from '../plan/attachment.ts';
 import { planBranchShared } from '../plan/branch-plan.ts';
-import type { Resource } from '../plan/resource.ts';
+import { type Resource, vpcAddressOf } from '../plan/resource.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { podAddress } from './result.ts';
 
@@ -18,6 +18,13 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
   const ip = podAddress(att);
   for (const prev of req.prevResultIps) {
     if (prev !== ip) problems.push(`prevResult names address ${prev}, the attachment has ${ip ?? 'none'}`);
+  }
+  const address = vpcAddressOf(att.resources);
+  const lost = address === undefined ? undefined : ctx.addresses.lostEni?.(address.eniId);
+  if (address && lost) {
+    problems.push(
+      `address ${address.ip} is on ENI ${address.eniId}, which EC2 no longer lists as attached to this node (since ${new Date(lost.since).toISOString()}); the pod needs a new sandbox`,
+    );
   }
   const netns = req.netns || att.netns;
   const branch = att.branch === undefined ? undefined : branchShare(ctx, att, att.branch);

@@ -15,7 +15,7 @@ export function introspection(
   stats: OperationStats,
   counters: AgentCounters,
   now: () => number,
-  manager?: Pick<PoolManager, 'eniCleanup'>,
+  manager: Pick<PoolManager, 'eniCleanup' | 'health'>,
 ) {
   const t = now();
   return {
@@ -34,8 +34,9 @@ export function introspection(
     events: counters.snapshot(),
     pool: {
       stats: pool.stats(t),
+      ...manager.health(), // growth: why it cannot grow, if it cannot; sync: the comparisons with EC2
       enis: pool.enis().map((e) => ({ ...e, addresses: Object.fromEntries(pool.addresses(e.eniId)) })),
-      ...manager?.eniCleanup(),
+      ...manager.eniCleanup(),
     },
     operations: stats.snapshot(),
     memory: { rssBytes: process.memoryUsage().rss },

@@ -45,6 +45,9 @@ export interface AgentConfig {
   readonly deadPodGc: { readonly enabled: boolean; readonly graceSeconds: number };
   /** The agent's own EC2 rate limit and retries (VPCNET_EC2_QPS, _BURST, _MAX_ATTEMPTS). */
   readonly ec2: { readonly qps: number; readonly burst: number; readonly maxAttempts: number };
+  /** Seconds between comparisons of the pool with EC2, and how stale a describe may be. */
+  readonly ec2SyncSeconds: number;
+  readonly ec2StaleSeconds: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -116,6 +119,8 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     reconcileSeconds: v.reconcileSeconds,
     deadPodGc: { enabled: v.deadPodGc, graceSeconds: v.deadPodGcGraceSeconds },
     ec2: { qps: v.ec2Qps, burst: v.ec2Burst, maxAttempts: v.ec2MaxAttempts },
+    ec2SyncSeconds: v.ec2SyncSeconds,
+    ec2StaleSeconds: v.ec2StaleSeconds,
     logLevel: v.logLevel,
   };
 }

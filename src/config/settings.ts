@@ -250,6 +250,20 @@ export const AGENT_SETTINGS = {
     description:
       'attempts per EC2 call, the first included: throttling (RequestLimitExceeded), 5xx and network errors are retried with exponential backoff and full jitter, each retry taking a token; no retry starts a minute after the call began',
   }),
+  ec2SyncSeconds: withDefault({
+    env: 'VPCNET_EC2_SYNC_SECONDS',
+    kind: positiveInt,
+    default: 60,
+    description:
+      "seconds between comparisons of the pool with EC2's DescribeNetworkInterfaces (also soon after a failed pool change): outside changes are adopted, gone ENIs dropped",
+  }),
+  ec2StaleSeconds: withDefault({
+    env: 'VPCNET_EC2_STALE_SECONDS',
+    kind: positiveInt,
+    default: 60,
+    description:
+      'how stale an EC2 describe may be: a difference counts once two describes this far apart show it, and never about what vpcnet changed this recently',
+  }),
   logLevel: withDefault({
     env: 'VPCNET_LOG_LEVEL',
     kind: oneOf(['debug', 'info', 'warn', 'error']),

@@ -101,6 +101,29 @@ export class PoolAddresses {
     }
   }
 
+  /**
+   * Applies the ledger to addresses that just joined the pool (EC2 listed them again, or they were
+   * assigned outside vpcnet): one a record holds is assigned to it before anything may lend it, one
+   * still cooling cools on.
+   */
+  restoreAddresses(ips: readonly string[]): void {
+    const { pool, log, ledger } = this.#d;
+    if (!ledger || ips.length === 0) return;
+    const joined = new Set(ips);
+    for (const att of ledger.assignments()) {
+      if (!joined.has(att.ip)) continue;
+      if (!pool.restoreAssigned(att.ip, attachmentKeyString(att.key)))
+        log.error('ledger attachment holds an address another owner holds', { key: att.key, ip: att.ip });
+    }
+    for (const c of ledger.coolingAddresses()) if (joined.has(c.ip)) pool.restoreCooling(c.ip, c.freedAt);
+  }
+
+  /** The addresses, and their ENIs, that the ledger's attachments hold (ownership, whatever EC2 says). */
+  ledgerHeld(): { ips: Set<string>; enis: Set<string> } {
+    const records = this.#d.ledger?.assignments() ?? [];
+    return { ips: new Set(records.map((a) => a.ip)), enis: new Set(records.map((a) => a.eniId)) };
+  }
+
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */
   allocate(owner: string): ManagedAddress | undefined {
     const got = this.#d.pool.allocate(owner, this.#d.clock.now());

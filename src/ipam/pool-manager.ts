@@ -10,6 +10,7 @@
 import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
+import { CloudSync, type CloudSyncState, type LostEni } from './cloud-sync.ts';
 import { adoptEnis } from './eni-discovery.ts';
 import { type EniEntry, EniRegistry } from './eni-registry.ts';
 import type { EniTagOptions } from './eni-tags.ts';
@@ -23,6 +24,7 @@ import {
 import type { AddressPool } from './pool.ts';
 import { type ManagedAddress, PoolAddresses, type PoolLedger } from './pool-addresses.ts';
 import { PoolGrowth } from './pool-growth.ts';
+import { type GrowthState, PoolGrowthHealth } from './pool-growth-health.ts';
 import type { EniLinkHooks, PoolLog, PoolParts } from './pool-parts.ts';
 import { PoolShrink } from './pool-shrink.ts';
 import {
@@ -61,6 +63,16 @@ export interface PoolManagerDeps extends EniLinkHooks {
   /** First retry delay after a failed pass (default 1 s), doubled per failure up to maxBackoffMs (default 60 s). */
   readonly retryBaseMs?: number;
   readonly maxBackoffMs?: number;
+  /** Period of the comparison with EC2 (cloud-sync.ts; default 60 s). */
+  readonly syncIntervalMs?: number;
+  /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
+  readonly staleWindowMs?: number;
+}
+
+/** The pool's health, for the agent's state. */
+export interface PoolHealth {
+  readonly growth: GrowthState;
+  readonly sync: CloudSyncState;
 }
 
 export interface PoolInitOptions {
@@ -83,6 +95,8 @@ export class PoolManager {
   /** Serializes passes and ENI discovery: two concurrent passes could both attach an ENI. */
   #chain: Promise<unknown> = Promise.resolve();
   readonly #loop: PeriodicLoop;
+  readonly #sync: CloudSync;
+  readonly #growthHealth: PoolGrowthHealth;
   #lastError: string | undefined;
 
   constructor(deps: PoolManagerDeps) {
@@ -108,6 +122,15 @@ export class PoolManager {
     });
     this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
     this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
+    this.#growthHealth = new PoolGrowthHealth(deps.log, deps.clock);
+    this.#sync = new CloudSync(this.#parts, this.#addresses, {
+      adopt: (described) => this.#adopt(described),
+      serialized: (work) => this.#serialized(work),
+      intervalMs: deps.syncIntervalMs ?? 60_000,
+      staleWindowMs: deps.staleWindowMs ?? 60_000,
+      ...(deps.retryBaseMs === undefined ? {} : { retryBaseMs: deps.retryBaseMs }),
+      ...(deps.maxBackoffMs === undefined ? {} : { maxBackoffMs: deps.maxBackoffMs }),
+    });
     this.#loop = new PeriodicLoop({
       run: () => this.#loopPass(),
       intervalMs: deps.intervalMs ?? 5000,
@@ -147,20 +170,38 @@ export class PoolManager {
    * Returns the newly found ENIs.
    */
   refreshEnis(): Promise<EniInfo[]> {
-    return this.#serialized(async () => {
-      const described = await this.#d.cloud.describeInstanceEnis(this.#d.metadata.instanceId);
-      const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
-      for (const eni of managed) {
-        await this.#growth.configure(eni.eniId).catch((err: unknown) =>
-          this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
-            eni: eni.eniId,
-            error: cloudErrorText(err),
-          }),
-        );
-      }
-      if (managed.length > 0) this.nudge();
-      return [...unmanaged, ...managed];
-    });
+    return this.#serialized(async () =>
+      this.#adopt(await this.#d.cloud.describeInstanceEnis(this.#d.metadata.instanceId)),
+    );
+  }
+
+  async #adopt(described: readonly EniInfo[]): Promise<EniInfo[]> {
+    const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
+    for (const eni of managed) {
+      await this.#growth.configure(eni.eniId).catch((err: unknown) =>
+        this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
+          eni: eni.eniId,
+          error: cloudErrorText(err),
+        }),
+      );
+    }
+    if (managed.length > 0) this.nudge();
+    return [...unmanaged, ...managed];
+  }
+
+  /** One comparison of the pool with EC2 (cloud-sync.ts), in line with the passes. */
+  syncWithCloud(): Promise<unknown> {
+    return this.#sync.run();
+  }
+
+  /** Why the pool cannot grow (if it cannot), and the sync's figures. */
+  health(): PoolHealth {
+    return { growth: this.#growthHealth.state, sync: this.#sync.state() };
+  }
+
+  /** The ENI, if EC2 no longer lists it as attached (CHECK names it for attachments on it). */
+  lostEni(eniId: string): LostEni | undefined {
+    return this.#sync.lostEni(eniId);
   }
 
   /**
@@ -244,6 +285,7 @@ export class PoolManager {
   /** Runs passes every intervalMs, at once again after one that changed something, with backoff on failure. */
   start(): void {
     this.#loop.start();
+    this.#sync.start();
   }
 
   /** Runs a pass soon (the pool shrank). Does not cut a backoff short: a throttled API needs the pause. */
@@ -252,7 +294,7 @@ export class PoolManager {
   }
 
   async stop(): Promise<void> {
-    const stopping = this.#loop.stop();
+    const stopping = Promise.all([this.#loop.stop(), this.#sync.stop()]);
     this.#addresses.rejectWaiters(new Error('the agent is stopping'));
     await stopping;
     await this.#chain;
@@ -261,12 +303,15 @@ export class PoolManager {
   async #loopPass(): Promise<boolean> {
     const done = await this.runPass();
     this.#lastError = undefined;
+    this.#growthHealth.succeeded();
     return done.kind !== 'none';
   }
 
   #loopFailed(err: unknown, failures: number, retryInMs: number): void {
     this.#lastError = cloudErrorText(err);
     this.#d.log.error('address pool pass failed; retrying', { error: this.#lastError, failures, retryInMs });
+    this.#growthHealth.failed(this.#lastError);
+    this.#sync.soon(); // the failed call may have changed EC2 all the same
   }
 
   /** After each pass: wake waiters, and make sure a waiter also wakes when a cooldown ends. */

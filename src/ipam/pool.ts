@@ -60,6 +60,9 @@ interface EniEntry {
 
 const FREE: AddressState = { kind: 'free' };
 
+/** Told when an ENI or addresses join or leave the pool (the cloud sync remembers vpcnet's changes). */
+export type MembershipListener = (eniId: string, ips: readonly string[], wholeEni: boolean) => void;
+
 export class AddressPool {
   readonly #cooldownMs: number;
   readonly #enis = new Map<string, EniEntry>();
@@ -67,6 +70,7 @@ export class AddressPool {
   readonly #eniOfIp = new Map<string, string>();
   /** owner → ip: one address per attachment. */
   readonly #ipOfOwner = new Map<string, string>();
+  readonly #listeners: MembershipListener[] = [];
 
   constructor(options: { readonly cooldownMs: number }) {
     this.#cooldownMs = options.cooldownMs;
@@ -74,6 +78,10 @@ export class AddressPool {
 
   get cooldownMs(): number {
     return this.#cooldownMs;
+  }
+
+  observeMembership(listener: MembershipListener): void {
+    this.#listeners.push(listener);
   }
 
   addEni(spec: EniSpec): PoolEni {
@@ -90,6 +98,7 @@ export class AddressPool {
       gateway: subnetGateway(spec.subnetCidr),
     };
     this.#enis.set(eni.eniId, { eni, addresses: new Map() });
+    this.#changed(eni.eniId, [], true);
     return eni;
   }
 
@@ -102,6 +111,7 @@ export class AddressPool {
       throw new Error(`cannot remove ENI ${eniId}: addresses still assigned: ${held.join(', ')}`);
     for (const ip of entry.addresses.keys()) this.#eniOfIp.delete(ip);
     this.#enis.delete(eniId);
+    this.#changed(eniId, [...entry.addresses.keys()], true);
   }
 
   /** Adds new free addresses to an ENI; an address already in the pool is an error. */
@@ -115,6 +125,7 @@ export class AddressPool {
       entry.addresses.set(ip, FREE);
       this.#eniOfIp.set(ip, eniId);
     }
+    this.#changed(eniId, ips, false);
   }
 
   /** Removes addresses from the pool; refused (nothing removed) if any of them is assigned. */
@@ -125,9 +136,9 @@ export class AddressPool {
       if (state?.kind === 'assigned')
         throw new Error(`cannot remove ${ip} from ${eniId}: assigned to ${state.owner}`);
     }
-    for (const ip of ips) {
-      if (entry.addresses.delete(ip)) this.#eniOfIp.delete(ip);
-    }
+    const removed = ips.filter((ip) => entry.addresses.delete(ip));
+    for (const ip of removed) this.#eniOfIp.delete(ip);
+    this.#changed(eniId, removed, false);
   }
 
   /**
@@ -163,9 +174,7 @@ export class AddressPool {
    * Returns the released owner, or undefined if the address was not assigned (DEL is idempotent).
    */
   release(ip: string, now: number, owner?: string): { owner: string; eni: PoolEni } | undefined {
-    const eniId = this.#eniOfIp.get(ip);
-    const entry = eniId === undefined ? undefined : this.#enis.get(eniId);
-    const state = entry?.addresses.get(ip);
+    const { entry, state } = this.#lookup(ip);
     if (!entry || state?.kind !== 'assigned') return undefined;
     if (owner !== undefined && state.owner !== owner) return undefined;
     entry.addresses.set(ip, { kind: 'cooling', freedAt: now });
@@ -178,9 +187,7 @@ export class AddressPool {
    * no cooldown: no pod's traffic ever used it. With `owner`, only that owner's address.
    */
   unreserve(ip: string, owner?: string): boolean {
-    const eniId = this.#eniOfIp.get(ip);
-    const entry = eniId === undefined ? undefined : this.#enis.get(eniId);
-    const state = entry?.addresses.get(ip);
+    const { entry, state } = this.#lookup(ip);
     if (!entry || state?.kind !== 'assigned') return false;
     if (owner !== undefined && state.owner !== owner) return false;
     entry.addresses.set(ip, FREE);
@@ -190,9 +197,7 @@ export class AddressPool {
 
   /** Marks an address as held by `owner` (rebuilding from the ledger). False if unknown or held by another. */
   restoreAssigned(ip: string, owner: string): boolean {
-    const eniId = this.#eniOfIp.get(ip);
-    const entry = eniId === undefined ? undefined : this.#enis.get(eniId);
-    const state = entry?.addresses.get(ip);
+    const { entry, state } = this.#lookup(ip);
     if (!entry || !state) return false;
     if (state.kind === 'assigned') return state.owner === owner;
     const other = this.#ipOfOwner.get(owner);
@@ -204,9 +209,7 @@ export class AddressPool {
 
   /** Marks a free address as cooling since `freedAt` (rebuilding from the ledger). False if unknown or assigned. */
   restoreCooling(ip: string, freedAt: number): boolean {
-    const eniId = this.#eniOfIp.get(ip);
-    const entry = eniId === undefined ? undefined : this.#enis.get(eniId);
-    const state = entry?.addresses.get(ip);
+    const { entry, state } = this.#lookup(ip);
     if (!entry || !state || state.kind === 'assigned') return false;
     entry.addresses.set(ip, { kind: 'cooling', freedAt });
     return true;
@@ -302,8 +305,7 @@ export class AddressPool {
   }
 
   state(ip: string): AddressState | undefined {
-    const eniId = this.#eniOfIp.get(ip);
-    return eniId === undefined ? undefined : this.#enis.get(eniId)?.addresses.get(ip);
+    return this.#lookup(ip).state;
   }
 
   /** The ENI an address of the pool is on. */
@@ -314,6 +316,16 @@ export class AddressPool {
   /** The address held by `owner`, if any. */
   addressOf(owner: string): string | undefined {
     return this.#ipOfOwner.get(owner);
+  }
+
+  #lookup(ip: string): { entry: EniEntry | undefined; state: AddressState | undefined } {
+    const eniId = this.#eniOfIp.get(ip);
+    const entry = eniId === undefined ? undefined : this.#enis.get(eniId);
+    return { entry, state: entry?.addresses.get(ip) };
+  }
+
+  #changed(eniId: string, ips: readonly string[], wholeEni: boolean): void {
+    for (const listener of this.#listeners) listener(eniId, ips, wholeEni);
   }
 
   #cooled(state: AddressState, now: number): boolean {

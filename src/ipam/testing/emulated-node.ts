@@ -28,6 +28,8 @@ export interface EmulatedNode {
   readonly instance: LaunchedInstance;
   /** The production driver, one attempt per call: every injected fault reaches the caller. */
   readonly cloud: AwsCloud;
+  /** The emulator's base URL (EC2 and IMDS). */
+  readonly url: string;
   setFaults(f: FaultSettings): void;
   /** Every ENI of the VPC, as the emulator holds it now. */
   truth(): Promise<TrueEni[]>;
@@ -37,6 +39,8 @@ export interface EmulatedNode {
 export async function startEmulatedNode(options: {
   instanceType: string;
   seed: number;
+  /** The emulator's clock (stale-read history, IMDS tokens); Date.now when absent. */
+  nowMs?: () => number;
 }): Promise<EmulatedNode> {
   let instanceId: string | undefined;
   const emulator: RunningEmulator = await startEmulator({
@@ -44,6 +48,7 @@ export async function startEmulatedNode(options: {
     listen: [{ host: '127.0.0.1', port: 0 }],
     imdsFallbackInstance: () => instanceId,
     random: seededRandom(options.seed),
+    ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }),
   });
   const url = emulator.urls[0]!;
   try {
@@ -63,6 +68,7 @@ export async function startEmulatedNode(options: {
     return {
       instance,
       cloud,
+      url,
       setFaults: (f) => emulator.setFaults(f),
       truth: async () => parseEnis(await (await fetch(`${url}/admin/state`)).json()),
       async close() {

@@ -3,7 +3,7 @@
 // background loop on node:test's mocked timers instead of the wall clock.
 
 import assert from 'node:assert/strict';
-import type { EniInfo, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { Cloud, EniInfo, InstanceTypeLimits } from '../../cloud/cloud.ts';
 import type { Attachment } from '../../plan/attachment.ts';
 import { AddressPool } from '../pool.ts';
 import { PoolManager, type PoolManagerDeps } from '../pool-manager.ts';
@@ -29,6 +29,8 @@ export interface SetupOptions {
   readonly primarySecondaryIps?: number;
   readonly deps?: Partial<PoolManagerDeps>;
   readonly prepare?: (cloud: FakeCloud) => Promise<void> | void;
+  /** What the manager talks to instead of the fake cloud itself (e.g. lagging describes). */
+  readonly wrapCloud?: (cloud: FakeCloud, clock: { now(): number }) => Cloud | Promise<Cloud>;
   /** Run init() with configureLinks (default false, as the agent does today). */
   readonly configureLinks?: boolean;
 }
@@ -75,7 +77,7 @@ async function buildManager(opts: SetupOptions): Promise<ManagerSetup> {
   const record = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
     logs.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`);
   const manager = new PoolManager({
-    cloud,
+    cloud: (await opts.wrapCloud?.(cloud, clock)) ?? cloud,
     pool,
     clock,
     log: { info: record('info'), warn: record('warn'), error: record('error') },
