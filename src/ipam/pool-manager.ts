@@ -7,81 +7,25 @@
 // shrinking (pool-shrink.ts) move ENIs between states; the addresses ADD and DEL use, and their
 // cooldown records, are pool-addresses.ts. This file discovers ENIs and runs the passes.
 
-import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
+import type { EniInfo } from '../cloud/cloud.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
-import { CloudSync, type CloudSyncState, type LostEni } from './cloud-sync.ts';
+import { CloudSync, type LostEni } from './cloud-sync.ts';
 import { adoptEnis } from './eni-discovery.ts';
 import { type EniEntry, EniRegistry } from './eni-registry.ts';
-import type { EniTagOptions } from './eni-tags.ts';
-import { DEFAULT_LEAKED_ENI_CLEANUP, type LeakedEniCleanup, LeakedEniSweep } from './leaked-enis.ts';
-import {
-  EniJournal,
-  type PendingEniRecord,
-  type PendingEniRecords,
-  resumePendingEnis,
-} from './pending-enis.ts';
-import type { AddressPool } from './pool.ts';
-import { type ManagedAddress, PoolAddresses, type PoolLedger } from './pool-addresses.ts';
+import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from './leaked-enis.ts';
+import { EniJournal, type PendingEniRecord, resumePendingEnis } from './pending-enis.ts';
+import { type ManagedAddress, PoolAddresses } from './pool-addresses.ts';
 import { PoolGrowth } from './pool-growth.ts';
-import { type GrowthState, PoolGrowthHealth } from './pool-growth-health.ts';
-import type { EniLinkHooks, PoolLog, PoolParts } from './pool-parts.ts';
+import { PoolGrowthHealth } from './pool-growth-health.ts';
+import type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
+import type { PoolParts } from './pool-parts.ts';
 import { PoolShrink } from './pool-shrink.ts';
-import {
-  effectiveMaxEnis,
-  nextPoolStep,
-  type PoolDecision,
-  secondaryIpsPerEni,
-  type WarmPoolTargets,
-} from './targets.ts';
+import { effectiveMaxEnis, nextPoolStep, type PoolDecision, secondaryIpsPerEni } from './targets.ts';
 
 export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
+export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 export type { PoolLog } from './pool-parts.ts';
-
-export interface PoolManagerDeps extends EniLinkHooks {
-  readonly cloud: Cloud;
-  readonly pool: AddressPool;
-  readonly clock: { now(): number };
-  readonly log: PoolLog;
-  readonly metadata: InstanceMetadata;
-  readonly limits: InstanceTypeLimits;
-  readonly targets: WarmPoolTargets;
-  /**
-   * The agent's Ledger: init() restores assignments and cooldowns from it, release() records
-   * cooldowns in it, expired cooldowns leave it; ENIs part-way through being created or freed are
-   * recorded in it, and init() resumes them.
-   */
-  readonly ledger?: PoolLedger & PendingEniRecords;
-  /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS, for the ENIs vpcnet creates. */
-  readonly eniTags?: EniTagOptions;
-  /** An ENI attached less than this ago is not freed (default: the upstream's minute). */
-  readonly minEniLifetimeMs?: number;
-  /** The leaked-ENI sweep (default: on, the upstream's grace and interval). */
-  readonly leakedEniCleanup?: LeakedEniCleanup;
-  /** Period of the background loop (default 5 s). */
-  readonly intervalMs?: number;
-  /** First retry delay after a failed pass (default 1 s), doubled per failure up to maxBackoffMs (default 60 s). */
-  readonly retryBaseMs?: number;
-  readonly maxBackoffMs?: number;
-  /** Period of the comparison with EC2 (cloud-sync.ts; default 60 s). */
-  readonly syncIntervalMs?: number;
-  /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
-  readonly staleWindowMs?: number;
-}
-
-/** The pool's health, for the agent's state. */
-export interface PoolHealth {
-  readonly growth: GrowthState;
-  readonly sync: CloudSyncState;
-}
-
-export interface PoolInitOptions {
-  /**
-   * Configure each managed ENI's link through onEniAttached before its addresses enter the pool
-   * (a failure fails init). Without it (deprecated), the caller configures the returned ENIs itself.
-   */
-  readonly configureLinks?: boolean;
-}
 
 export class PoolManager {
   readonly #d: PoolManagerDeps;
