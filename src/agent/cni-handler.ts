@@ -13,7 +13,7 @@ import { type PodSerializer, podLineKey } from '../plan/pod-line.ts';
 import { addAttachment } from './add.ts';
 import { checkAttachment } from './check.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
-import { delAttachment } from './del.ts';
+import { delAttachment, delRecorded } from './del.ts';
 import { collectRecoveredNotListed } from './recovered-gc.ts';
 import type { SpoolGuard } from './spool-drain.ts';
 import { applySpooledDelsOf, type SpoolFirstDeps } from './spool-first.ts';
@@ -79,14 +79,7 @@ async function collectGarbage(
     await deps.serializer.run(podLineKey(att.pod, att.key), async () => {
       // Only the attachment the runtime did not list: not one re-created with its key meanwhile.
       if (ctx.ledger.get(att.key)?.createdAt !== att.createdAt) return;
-      await delAttachment(ctx, {
-        key: att.key,
-        netns: undefined,
-        pod: att.pod,
-        mtu: undefined,
-        vethPrefix: undefined,
-        prevResultIps: [],
-      });
+      await delRecorded(ctx, att);
     });
   }
   if (stale.length > 0)

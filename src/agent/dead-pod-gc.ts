@@ -10,7 +10,7 @@ import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { type PodSerializer, podLineKey } from '../plan/pod-line.ts';
 import type { PodPresence, PodPresenceSource, PodRef } from '../pods/pod-presence.ts';
 import type { OperationContext } from './context.ts';
-import { delAttachment } from './del.ts';
+import { delRecorded } from './del.ts';
 import { type SandboxNetns, sandboxNetns } from './sandbox-netns.ts';
 
 export interface DeadPodGcDeps {
@@ -206,14 +206,7 @@ export class DeadPodGc {
       if (ctx.ledger.get(att.key) !== att) return undefined;
       if ((await this.#netns(att)) !== 'gone') return undefined;
       const ip = ctx.ledger.addressOf(att)?.ip;
-      await delAttachment(ctx, {
-        key: att.key,
-        netns: undefined,
-        pod: att.pod,
-        mtu: undefined,
-        vethPrefix: undefined,
-        prevResultIps: [],
-      });
+      await delRecorded(ctx, att);
       this.#absentSince.delete(trackingId(att));
       this.#collected++;
       ctx.log.info('dead-pod GC: collected the attachment of a pod gone from the API', {

@@ -2,7 +2,8 @@
 // the attachment (network, containerID, ifName) owns. A stale DEL for a replaced sandbox has a
 // different container ID, so it can never touch the new sandbox's veth, address, routes or rules.
 // DEL of something unknown, or already gone, succeeds.
-import { attachmentHostVeth } from '../plan/attachment.ts';
+
+import { type Attachment, attachmentHostVeth } from '../plan/attachment.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../plan/resource.ts';
@@ -76,4 +77,19 @@ function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[
     );
   }
   return out;
+}
+
+/**
+ * The DEL of a recorded attachment that no runtime request names (a CNI GC, the dead-pod GC): what
+ * it removes comes from the record alone. The caller holds the pod's line.
+ */
+export function delRecorded(ctx: OperationContext, att: Attachment): Promise<void> {
+  return delAttachment(ctx, {
+    key: att.key,
+    netns: undefined,
+    pod: att.pod,
+    mtu: undefined,
+    vethPrefix: undefined,
+    prevResultIps: [],
+  });
 }
