@@ -261,18 +261,13 @@ export class CloudSync {
       pool.removeEni(eniId);
     }
     const entry = registry.get(eniId);
-    if (entry?.state === 'ready') {
-      // The registry has no "gone" state: through its lifecycle to forgotten, with no cloud call.
-      registry.transition(eniId, 'detaching');
-      registry.transition(eniId, 'deletePending');
-      registry.forget(eniId);
-    }
+    if (entry?.state === 'ready' || entry?.state === 'configuring') registry.gone(eniId);
     this.#lost.set(eniId, { eniId, since: clock.now() });
     log.warn('EC2 no longer lists an ENI as attached to this instance; dropped from the pool', {
       eni: eniId,
       attachmentsOnIt: owners,
     });
-    if (!entry?.eni || entry.state !== 'ready') return;
+    if (!entry?.eni || (entry.state !== 'ready' && entry.state !== 'configuring')) return;
     try {
       await links.onEniDetaching?.(entry.eni);
     } catch (err) {

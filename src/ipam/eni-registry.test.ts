@@ -35,6 +35,23 @@ function withEniIn(state: EniState): EniRegistry {
 }
 
 describe('EniRegistry', () => {
+  test('an ENI EC2 says is gone leaves the registry without being marked deleted, so it can be adopted again', () => {
+    for (const state of ['ready', 'configuring'] as const) {
+      const r = withEniIn(state);
+      r.gone('eni-1');
+      assert.equal(r.get('eni-1'), undefined, state);
+      assert.equal(r.knows('eni-1'), false, 'not remembered as deleted by vpcnet');
+      r.add(eni(1), 'configuring', { createdByVpcnet: true });
+      assert.equal(r.get('eni-1')?.state, 'configuring');
+    }
+    for (const state of ['unmanaged', 'detaching', 'deletePending'] as const) {
+      assert.throws(
+        () => withEniIn(state).gone('eni-1'),
+        new RegExp(`cannot be dropped as gone while ${state}`),
+      );
+    }
+  });
+
   test('allows exactly the lifecycle’s transitions and names the ENI and both states otherwise', () => {
     const allowed = new Set([
       'configuring→ready',

@@ -176,6 +176,19 @@ export class EniRegistry {
     this.#deleted.add(eniId);
   }
 
+  /**
+   * EC2 says the ENI is no longer attached (confirmed by the sync pass), though vpcnet never freed
+   * it: it leaves the registry without a cloud call. Unlike a deleted ENI it may be adopted again
+   * if EC2 lists it once more. Only an ENI in the pool or on its way into it can go this way.
+   */
+  gone(eniId: string): void {
+    const entry = this.#entries.get(eniId);
+    if (!entry) return;
+    if (entry.state !== 'ready' && entry.state !== 'configuring')
+      throw new Error(`ENI ${eniId} cannot be dropped as gone while ${entry.state}`);
+    this.#entries.delete(eniId);
+  }
+
   get(eniId: string): EniEntry | undefined {
     return this.#entries.get(eniId);
   }
