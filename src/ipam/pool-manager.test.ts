@@ -148,7 +148,7 @@ describe('PoolManager grows the pool', () => {
     assert.deepEqual(manager.pendingEniDeletes(), []);
   });
 
-  test('a failed release puts the addresses back in the pool', async () => {
+  test('a release EC2 did not apply (throttled) puts the addresses back in the pool', async () => {
     const { cloud, pool, manager } = await setup({ primarySecondaryIps: 3, targets: { warmIpTarget: 1 } });
     cloud.failNext('unassignPrivateIps');
     await assert.rejects(
@@ -157,6 +157,21 @@ describe('PoolManager grows the pool', () => {
     );
     assert.equal(pool.stats(0).available, 3);
     assert.deepEqual(await settle(manager), ['release 2']);
+  });
+
+  test('a release whose outcome is unknown (5xx, or "not assigned" on a retry) keeps the addresses out of the pool', async () => {
+    for (const error of [
+      new CloudError('unassign: InternalError', 'InternalError', true),
+      new CloudError('unassign: not assigned', 'InvalidParameterValue', false),
+    ]) {
+      const { cloud, pool, manager } = await setup({ primarySecondaryIps: 3, targets: { warmIpTarget: 1 } });
+      cloud.failNext('unassignPrivateIps', error);
+      await assert.rejects(manager.runPass(), /cannot release 2 addresses of ENI eni-primary/);
+      // Never lent while EC2 may no longer have them: only the one kept address is available.
+      assert.equal(pool.stats(0).available, 1, error.code);
+      assert.equal(manager.allocate('vpcnet/c1/eth0') !== undefined, true);
+      assert.equal(manager.allocate('vpcnet/c2/eth0'), undefined, error.code);
+    }
   });
 
   test('an ENI whose link cannot be configured gives no addresses until the hook succeeds', async () => {

@@ -4,6 +4,7 @@
 // before its cloud call (pending-enis.ts), so a restart finishes a detach or delete it finds there.
 
 import { CloudError } from '../cloud/cloud.ts';
+import { isThrottled } from '../cloud/ec2-retry.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
 import type { PoolParts } from './pool-parts.ts';
 import type { PoolDecision } from './targets.ts';
@@ -29,7 +30,19 @@ export class PoolShrink {
     try {
       await cloud.unassignPrivateIps(eniId, pick.ips);
     } catch (err) {
-      pool.addAddresses(eniId, pick.ips);
+      // Back into the pool only when EC2 certainly did not apply the call. After a 5xx, a timeout or
+      // "not assigned" (a retry of a call that had succeeded) the addresses may be gone: lent, a
+      // pod's traffic would be dropped. They stay out; the EC2 sync adopts them again if EC2 still
+      // lists them.
+      const notApplied =
+        isThrottled(err) ||
+        (err instanceof CloudError && !err.retryable && !err.code.startsWith('InvalidParameter'));
+      if (notApplied) pool.addAddresses(eniId, pick.ips);
+      else
+        log.warn(
+          'release of addresses has an unknown outcome; kept out of the pool until EC2 is read again',
+          { eni: eniId, ips: pick.ips, error: cloudErrorText(err) },
+        );
       throw new Error(`cannot release ${pick.ips.length} addresses of ENI ${eniId}: ${cloudErrorText(err)}`, {
         cause: err,
       });
