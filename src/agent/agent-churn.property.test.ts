@@ -20,7 +20,7 @@ import { churnStepsArb } from './testing/churn-ops.ts';
 import { ChurnRuntime } from './testing/churn-runtime.ts';
 import { ChurnWorld, scheduled } from './testing/churn-world.ts';
 
-const RUNS = Number(process.env.VPCNET_PROPERTY_RUNS ?? '300');
+const RUNS = Number(process.env.VPCNET_PROPERTY_RUNS ?? '1000');
 const PODS = 3;
 
 /** Pool targets: upstream's default, and IP targets (only these make the pool give addresses back). */
