@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type CniRequest, parseCniRequest } from '../cni/request.ts';
 import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
-import { type AttachmentKey, attachmentKeyString } from '../plan/attachment.ts';
+import { type AttachmentKey, attachmentKeyString, sameAttachmentKey } from '../plan/attachment.ts';
 import { consumeEntry, readSpoolEntry, spoolEntryNames } from './spool-entry.ts';
 
 export type SpooledDel = Extract<CniRequest, { command: 'DEL' }>;
@@ -17,10 +17,6 @@ export type SpooledDel = Extract<CniRequest, { command: 'DEL' }>;
 export interface SpoolFirstDeps {
   readonly dir: string;
   readonly log: Logger;
-}
-
-function sameKey(a: AttachmentKey, b: AttachmentKey): boolean {
-  return a.network === b.network && a.containerId === b.containerId && a.ifName === b.ifName;
 }
 
 /** The spooled DEL at `path` when it is one of `key`, else undefined (anything else is the drain's). */
@@ -42,7 +38,7 @@ async function spooledDelOf(path: string, key: AttachmentKey, log: Logger): Prom
   } catch {
     return undefined; // the drain keeps it as .failed
   }
-  return parsed.command === 'DEL' && sameKey(parsed.key, key) ? parsed : undefined;
+  return parsed.command === 'DEL' && sameAttachmentKey(parsed.key, key) ? parsed : undefined;
 }
 
 /**
