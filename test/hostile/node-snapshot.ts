@@ -1,6 +1,6 @@
 // What a rejected request must leave as it was on a lab node: the agent's ledger and pool (its
 // state over the socket, less the operation counters and memory figures that change with every
-// request) and the node's kernel (links, addresses, routes of every table, rules, vpcnet's nft table).
+// request, or with time) and the node's kernel (links, addresses, routes of every table, rules, vpcnet's nft table).
 import { getJson } from '../../src/cli/state.ts';
 import { runToSuccess } from '../../src/infra/process.ts';
 import type { LabNodeDesc } from '../lab-fixture.ts';
@@ -48,8 +48,18 @@ export async function steadySnapshot(node: LabNodeDesc): Promise<NodeSnapshot> {
 async function agentLedger(node: LabNodeDesc): Promise<string> {
   const { status, body } = await getJson(node.agentSocket, '/v1/state');
   if (status !== 200) throw new Error(`agent state on ${node.netns}: HTTP ${status}`);
-  const { operations: _ops, memory: _mem, ...rest } = body as Record<string, unknown>;
-  return JSON.stringify(rest, null, 1);
+  // Left out: figures that move with time or with every request, not with what a request did
+  // (operation counters, memory, the EC2 client's token bucket and calls, the dead-pod GC's and the
+  // EC2 sync's clocks and pass counts).
+  const {
+    operations: _ops,
+    memory: _mem,
+    ec2: _ec2,
+    deadPodGc: _gc,
+    ...rest
+  } = body as Record<string, unknown>;
+  const { sync: _sync, ...pool } = (rest.pool ?? {}) as Record<string, unknown>;
+  return JSON.stringify({ ...rest, pool }, null, 1);
 }
 
 /** The first line where two snapshots differ, with its part's name; undefined when equal. */
