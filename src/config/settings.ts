@@ -225,23 +225,26 @@ export const AGENT_SETTINGS = {
   // DescribeInstanceTypes) 100 tokens refilled at 20/s each; mutating actions 50 at 5/s
   // (AssignPrivateIpAddresses, CreateNetworkInterface, DeleteNetworkInterface and
   // ModifyNetworkInterfaceAttribute 100 at 5/s). The ten actions vpcnet uses refill at about
-  // 95 calls/s together. 1,000 agents each held to 0.05/s ask at most 50/s when all are busy at
-  // once: half of that, leaving room for the account's other clients and an uneven mix. A burst
-  // of 20 covers an agent's start (3 describes, one ENI: create, attach, modify, assign) and a
-  // few pool growths without waiting; a fleet starting over five minutes asks ~67/s.
+  // 95 calls/s together. 1,000 agents each held to 0.08/s ask at most 80/s when all are busy at
+  // once, under that total. The bucket is large (60) because pods start in bursts: growing a node
+  // from its start to a full m5.4xlarge (8 ENIs: create, attach, modify, assign each, plus
+  // describes) takes about 40 calls, and the bench's burst of 50 pods after 100 pod churns needs
+  // ~15; with a bucket of 20 spent at start and 0.05/s, that burst waited minutes for one call
+  // every 20 s (measured). Nodes bursting at the same moment are absorbed by EC2's own
+  // per-action buckets and the jittered retries.
   ec2Qps: withDefault({
     env: 'VPCNET_EC2_QPS',
     kind: positiveNumber,
-    default: 0.05,
+    default: 0.08,
     description:
-      "sustained EC2 calls per second of this agent (fractions allowed; retries count). EC2's limit is per account and region, shared by all nodes: the default keeps 1,000 nodes within EC2's documented refill rates (~95/s for the actions vpcnet uses); a smaller cluster may raise it, about 50 / number of nodes",
+      "sustained EC2 calls per second of this agent (fractions allowed; retries count). EC2's limit is per account and region, shared by all nodes: the default keeps 1,000 busy nodes within EC2's documented refill rates (~95/s for the actions vpcnet uses); a smaller cluster may raise it, about 80 / number of nodes",
   }),
   ec2Burst: withDefault({
     env: 'VPCNET_EC2_BURST',
     kind: positiveInt,
-    default: 20,
+    default: 60,
     description:
-      "EC2 calls this agent may make at once after a quiet time (its token bucket's size): enough for a node's start and a few pool growths",
+      "EC2 calls this agent may make at once after a quiet time (its token bucket's size): enough to grow a node's pool to its largest without waiting, so that pods can start in bursts",
   }),
   ec2MaxAttempts: withDefault({
     env: 'VPCNET_EC2_MAX_ATTEMPTS',
