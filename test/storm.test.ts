@@ -1,6 +1,7 @@
 // The CI storm: a short storm (npm run storm) against a lab of its own, once with a fixed seed and
-// once with a random one (printed in the test name: rerun it with `npm run storm -- --seed S
-// --pods 6 --ops 40 --kill-rate 0.1 --fault-rate 0.15`). Kills and faults are included; the lab is removed also on failure.
+// once with a random one and pods with security groups (printed in the test name: rerun it with
+// `npm run storm -- --seed S --pods 6 --ops 40 --kill-rate 0.1 --fault-rate 0.15 [--sg-pods]`).
+// Kills and faults are included; the lab is removed also on failure.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { listNetns } from '../src/lab/netns.ts';
@@ -11,8 +12,12 @@ import { uniqueLabName } from './lab-fixture.ts';
 const FIXED_SEED = 20260817;
 const randomRunSeed = randomSeed();
 
-for (const seed of [FIXED_SEED, randomRunSeed]) {
-  test(`a short storm (seed ${seed}) with kills and faults ends with no invariant violated and nothing left`, async (t) => {
+for (const [seed, sgPods] of [
+  [FIXED_SEED, false],
+  [randomRunSeed, true],
+] as const) {
+  const what = sgPods ? ', some pods with security groups' : '';
+  test(`a short storm (seed ${seed}${what}) with kills and faults ends with no invariant violated and nothing left`, async (t) => {
     const labName = uniqueLabName('st');
     const log: string[] = [];
     const { figures, opLog } = await runStorm({
@@ -21,8 +26,8 @@ for (const seed of [FIXED_SEED, randomRunSeed]) {
       ops: 40,
       killRate: 0.1,
       faultRate: 0.15,
-      sgShare: 0,
-      sgPods: false,
+      sgShare: sgPods ? 0.35 : 0,
+      sgPods,
       instanceType: undefined,
       labName,
       keepLab: false,
