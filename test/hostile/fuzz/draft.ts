@@ -128,8 +128,10 @@ function configText(d: Draft): string {
 }
 
 export function render(d: Draft): HostileRequest {
-  const text = d.wholeStdin ?? configText(d);
-  const stdin = Buffer.from(d.corrupt ? d.corrupt(text) : text, 'utf8');
+  // A whole-stdin replacement wins over a corruption of the rendered config: applied on top of
+  // each other, two defects can cancel out (" \n" + a trailing "{}" is the valid JSON " \n{}").
+  const text = d.wholeStdin ?? (d.corrupt ? d.corrupt(configText(d)) : configText(d));
+  const stdin = Buffer.from(text, 'utf8');
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(d.env)) if (v !== undefined) env[k] = v;
   return { command: d.command, env, stdin, defects: d.defects, errorVersion: errorVersionOf(stdin) };
