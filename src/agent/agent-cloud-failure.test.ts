@@ -2,28 +2,17 @@
 // why the pool cannot grow.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FakeCloudMethod } from '../ipam/testing/fake-cloud.ts';
+import { CLOUD_MUTATIONS } from '../ipam/testing/fake-cloud.ts';
 import { agentWorlds, until } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 
 const { world } = agentWorlds();
 
-/** Every EC2 call the running agent makes to change the pool. */
-const MUTATIONS: FakeCloudMethod[] = [
-  'assignPrivateIps',
-  'unassignPrivateIps',
-  'createEni',
-  'attachEni',
-  'setDeleteOnTermination',
-  'detachEni',
-  'deleteEni',
-];
-
 test('while every EC2 call fails, ADDs are served from the warm pool and the state says why the pool cannot grow', async () => {
   const w = await world();
   // The node starts with 4 of its 11 addresses: the pool wants to grow.
   w.cloud.enis.get('eni-primary')!.secondaryIps.splice(4);
-  for (const m of MUTATIONS) w.cloud.failNext(m, undefined, 10_000);
+  for (const m of CLOUD_MUTATIONS) w.cloud.failNext(m, undefined, 10_000);
   const agent = await w.start(); // its start-up describe works: it serves only once it agrees with EC2
   w.cloud.failNext('describeInstanceEnis', undefined, 10_000);
   try {

@@ -13,7 +13,7 @@ import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
 import { AddressPool } from './pool.ts';
 import { PoolManager } from './pool-manager.ts';
 import type { WarmPoolTargets } from './targets.ts';
-import { FakeCloud, type FakeCloudMethod } from './testing/fake-cloud.ts';
+import { CLOUD_MUTATIONS, FakeCloud, type FakeCloudMethod } from './testing/fake-cloud.ts';
 
 const COOLDOWN_S = 30;
 
@@ -34,18 +34,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       op: fc.constant('pass' as const),
-      fail: fc.constantFrom<FakeCloudMethod | undefined>(
-        undefined,
-        undefined,
-        undefined,
-        'assignPrivateIps',
-        'unassignPrivateIps',
-        'createEni',
-        'attachEni',
-        'setDeleteOnTermination',
-        'detachEni',
-        'deleteEni',
-      ),
+      fail: fc.constantFrom<FakeCloudMethod | undefined>(undefined, undefined, undefined, ...CLOUD_MUTATIONS),
     }),
   },
 );

@@ -2,7 +2,7 @@
 // fast-check generates and shrinks: the steps of the churn property (agent-churn.property.test.ts).
 import fc from 'fast-check';
 import { CloudError } from '../../cloud/cloud.ts';
-import type { FakeCloudMethod } from '../../ipam/testing/fake-cloud.ts';
+import { CLOUD_METHODS, type FakeCloudMethod } from '../../ipam/testing/fake-cloud.ts';
 
 /** One pod-level operation of the runtime. Pods are numbered; their sandboxes are the runtime's. */
 export type PodOp =
@@ -47,19 +47,6 @@ export type ChurnStep =
   | { readonly op: 'pool' };
 
 /** The cloud calls an agent makes, each of which may fail. */
-export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
-  'metadata',
-  'describeInstanceEnis',
-  'describeDetachedEnis',
-  'instanceTypeLimits',
-  'assignPrivateIps',
-  'unassignPrivateIps',
-  'createEni',
-  'attachEni',
-  'setDeleteOnTermination',
-  'detachEni',
-  'deleteEni',
-];
 
 /** The error EC2 answers with for each kind of fault. */
 export function cloudFault(method: FakeCloudMethod, kind: CloudFaultKind): CloudError {

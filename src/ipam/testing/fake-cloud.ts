@@ -30,6 +30,26 @@ interface FakeEni {
 
 export type FakeCloudMethod = keyof Cloud;
 
+/** The calls that change the pool in EC2 (what a failing API refuses a growing or shrinking pool). */
+export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
+  'assignPrivateIps',
+  'unassignPrivateIps',
+  'createEni',
+  'attachEni',
+  'setDeleteOnTermination',
+  'detachEni',
+  'deleteEni',
+];
+
+/** Every call of the Cloud interface: the reads, then the mutations. */
+export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
+  'metadata',
+  'describeInstanceEnis',
+  'describeDetachedEnis',
+  'instanceTypeLimits',
+  ...CLOUD_MUTATIONS,
+];
+
 export interface FakeCloudOptions {
   readonly limits?: InstanceTypeLimits;
   /** Secondary IPs the primary ENI starts with. */
