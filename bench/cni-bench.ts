@@ -1,192 +1,241 @@
-// Benchmark (not a test): vpcnet against Debian's reference bridge + host-local plugins, both
-// measured in the same run on this machine, both exec'd exactly as a runtime would (inside a node
-// namespace, one process per operation). Prints p50/p95 of sequential ADD and DEL over N pods, a
-// concurrent burst, vpcnet's agent-side service time and RSS, and the ratios vpcnet / reference.
+// Benchmark (not a test): the figures of issue 9, vpcnet against Debian's reference bridge +
+// host-local plugins measured in the same run on this machine, both exec'd exactly as a runtime
+// would (inside a node namespace, one process per operation), and through containerd's CRI API.
+// Prints each section's figures, then one table of the issue's goals (figure, reference, ratio,
+// goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
-//   npm run bench -- [--pods 100] [--burst 50]
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+//   npm run bench -- [--only ops,service,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
+//                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20]
+import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runToSuccess } from '../src/infra/process.ts';
 import {
-  type CniCall,
-  execPlugin,
-  type NetConfList,
-  readConfList,
-  runChain,
-} from '../src/lab/cni-runtime.ts';
-import { agentState, labDown, labUp, repoRoot, uniqueLabName } from '../test/lab-fixture.ts';
+  agentState,
+  type LabNodeDesc,
+  labDown,
+  labUp,
+  repoRoot,
+  uniqueLabName,
+} from '../test/lab-fixture.ts';
+import { measureServiceTime } from './agent-figures.ts';
+import { measureOps, typescriptForwarderDir, versionExecP50 } from './cni-ops.ts';
+import {
+  assertContainerdPresent,
+  measureCri,
+  prepareVpcnetContainerdDir,
+  removeContainerdDir,
+} from './cri-sandbox.ts';
+import {
+  criFigures,
+  criLines,
+  fillFigures,
+  fillLines,
+  type OpsResult,
+  opsFigures,
+  opsLines,
+  serviceFigures,
+  serviceLines,
+} from './figures.ts';
+import { measureFillUp } from './fill-up.ts';
+import { type Figure, formatGoalsTable } from './goals-table.ts';
+import { sleep } from './stats.ts';
+import { referenceTarget, type Target, vpcnetTarget } from './targets.ts';
 
-const { values } = parseArgs({
-  options: { pods: { type: 'string', default: '100' }, burst: { type: 'string', default: '50' } },
-});
-const PODS = Number(values.pods);
-const BURST = Number(values.burst);
+const SECTIONS = ['ops', 'service', 'cri', 'fill'] as const;
+type Section = (typeof SECTIONS)[number];
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
+function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
+  return n;
 }
 
-interface Series {
-  add: number[];
-  del: number[];
-  burstAddWallMs: number;
-  burstDelWallMs: number;
-}
-
-interface Target {
-  readonly label: string;
-  readonly nodeNetns: string;
-  readonly cniBinDir: string;
-  readonly list: NetConfList;
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
-
-function call(t: Target, command: 'ADD' | 'DEL', id: string, netns: string): CniCall {
+function parseOptions() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string', default: SECTIONS.join(',') },
+      pods: { type: 'string', default: '100' },
+      burst: { type: 'string', default: '50' },
+      'in-flight': { type: 'string', default: '50' },
+      'fill-levels': { type: 'string', default: '10,50,100,200' },
+      'fill-pairs': { type: 'string', default: '30' },
+      sandboxes: { type: 'string', default: '20' },
+    },
+  });
+  const only = values.only.split(',').map((s) => s.trim());
+  const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+  if (unknown.length > 0)
+    throw new Error(`--only: unknown section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`);
   return {
-    nodeNetns: t.nodeNetns,
-    cniBinDir: t.cniBinDir,
-    command,
-    containerId: id,
-    netns,
-    ifName: 'eth0',
-    // IgnoreUnknown, as containerd sends it: the reference plugins refuse unknown CNI_ARGS otherwise.
-    args: { IgnoreUnknown: '1', K8S_POD_NAMESPACE: 'bench', K8S_POD_NAME: id },
+    sections: new Set(only as Section[]),
+    pods: positiveInt('pods', values.pods),
+    burst: positiveInt('burst', values.burst),
+    inFlight: positiveInt('in-flight', values['in-flight']),
+    fillLevels: values['fill-levels'].split(',').map((s) => positiveInt('fill-levels', s.trim())),
+    fillPairs: positiveInt('fill-pairs', values['fill-pairs']),
+    sandboxes: positiveInt('sandboxes', values.sandboxes),
   };
 }
+type Options = ReturnType<typeof parseOptions>;
 
-async function measure(t: Target, podPrefix: string): Promise<Series> {
-  const names = Array.from({ length: Math.max(PODS, BURST) }, (_, i) => `${podPrefix}${i}`);
-  for (const n of names) await runToSuccess(['ip', 'netns', 'add', n]);
+/** An m5.4xlarge holds 8 ENIs x 30 addresses, 232 of them secondary: what pods can have. */
+const POD_ADDRESSES = 232;
+
+function labArgs(o: Options): string[] {
+  const need = Math.max(o.pods, o.burst, o.inFlight, o.sandboxes, Math.max(...o.fillLevels) + 1);
+  if (need > POD_ADDRESSES - 10)
+    throw new Error(`an m5.4xlarge has ${POD_ADDRESSES} pod addresses; ${need} pods do not fit`);
+  return [
+    '--instance-type',
+    'm5.4xlarge',
+    // The pool pre-warmed, so that ADD never waits on EC2 (what a warm node sees); a freed address
+    // cools down for 1 s instead of 30, so that the fill-up's pairs at 200 pods find free ones.
+    '--agent-env',
+    `MINIMUM_IP_TARGET=${need + 10}`,
+    '--agent-env',
+    'WARM_IP_TARGET=10',
+    '--agent-env',
+    'IP_COOLDOWN_PERIOD=1',
+  ];
+}
+
+async function waitForPool(node: LabNodeDesc, available: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await agentState(node)).pool.stats.available >= available) return;
+    await sleep(300);
+  }
+  throw new Error(`the agent's pool did not reach ${available} free addresses in 60 s`);
+}
+
+interface Results {
+  readonly lines: string[];
+  readonly figures: Figure[];
+  readonly failures: string[];
+}
+
+async function section(r: Results, name: Section, run: () => Promise<void>): Promise<void> {
+  process.stderr.write(`${name}...\n`);
   try {
-    const add: number[] = [];
-    const del: number[] = [];
-    for (let i = 0; i < PODS; i++)
-      add.push(await timed(() => runChain(call(t, 'ADD', `seq${i}`, `/var/run/netns/${names[i]}`), t.list)));
-    for (let i = 0; i < PODS; i++)
-      del.push(await timed(() => runChain(call(t, 'DEL', `seq${i}`, `/var/run/netns/${names[i]}`), t.list)));
-    const burst = names.slice(0, BURST);
-    const burstAddWallMs = await timed(() =>
-      Promise.all(burst.map((n, i) => runChain(call(t, 'ADD', `burst${i}`, `/var/run/netns/${n}`), t.list))),
-    );
-    const burstDelWallMs = await timed(() =>
-      Promise.all(burst.map((n, i) => runChain(call(t, 'DEL', `burst${i}`, `/var/run/netns/${n}`), t.list))),
-    );
-    return { add, del, burstAddWallMs, burstDelWallMs };
-  } finally {
-    for (const n of names) await runToSuccess(['ip', 'netns', 'del', n]).catch(() => {});
+    await run();
+  } catch (err) {
+    r.failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    process.stderr.write(`${name} could not measure: ${err instanceof Error ? err.stack : String(err)}\n`);
   }
 }
 
-async function referenceTarget(ns: string, dir: string): Promise<Target> {
-  await runToSuccess(['ip', 'netns', 'add', ns]);
-  const list: NetConfList = {
-    cniVersion: '1.0.0',
-    name: 'benchref',
-    plugins: [
-      {
-        type: 'bridge',
-        bridge: 'cnibench0',
-        isGateway: true,
-        ipMasq: false,
-        ipam: { type: 'host-local', ranges: [[{ subnet: '10.77.0.0/16' }]], dataDir: join(dir, 'ipam') },
-      },
-    ],
-  };
-  await writeFile(join(dir, 'ref.conflist'), JSON.stringify(list));
-  return { label: 'reference bridge+host-local', nodeNetns: ns, cniBinDir: '/usr/lib/cni', list };
+async function runSections(o: Options, id: string, dir: string, refNetns: string, r: Results): Promise<void> {
+  const wants = (s: Section) => o.sections.has(s);
+  let reference: Target | undefined;
+  if (wants('ops') || wants('cri')) reference = await referenceTarget(refNetns, dir);
+  let refOps: OpsResult['reference'] | undefined;
+  if (wants('ops') && reference !== undefined) {
+    process.stderr.write(`reference: ${o.pods} sequential pods, burst ${o.burst}...\n`);
+    refOps = await measureOps(reference, `${id}ref-p`, o.pods, o.burst);
+  }
+  if (wants('cri')) await assertContainerdPresent();
+  // containerd's directory must be a shared mount before the agent starts (cri-sandbox.ts).
+  const containerdDir = wants('cri') ? await prepareVpcnetContainerdDir(id) : undefined;
+  let containerdDirHandedOver = false;
+  try {
+    process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
+    const lab = await labUp(id, labArgs(o));
+    const node = lab.nodes[0]!;
+    const vpcnet = await vpcnetTarget(node);
+    await waitForPool(node, Math.max(o.pods, o.burst, o.inFlight));
+
+    if (wants('ops') && reference !== undefined && refOps !== undefined) {
+      const ref = reference;
+      const refSeries = refOps;
+      await section(r, 'ops', async () => {
+        const series = await measureOps(vpcnet, `${id}-v`, o.pods, o.burst);
+        const state = (await agentState(node)) as unknown as {
+          operations: Record<string, { p50Ms: number; p95Ms: number }>;
+          memory: { rssBytes: number };
+        };
+        const ops: OpsResult = {
+          pods: o.pods,
+          burst: o.burst,
+          vpcnet: series,
+          reference: refSeries,
+          versionMs: {
+            reference: await versionExecP50(ref, 'bridge'),
+            vpcnet: await versionExecP50(vpcnet, 'vpcnet'),
+            typescript: await versionExecP50(vpcnet, 'vpcnet-js', typescriptForwarderDir(repoRoot)),
+          },
+          agentLine:
+            `agent service time: ADD p50 ${state.operations.ADD?.p50Ms} ms p95 ${state.operations.ADD?.p95Ms} ms;` +
+            ` DEL p50 ${state.operations.DEL?.p50Ms} ms p95 ${state.operations.DEL?.p95Ms} ms;` +
+            ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
+        };
+        r.lines.push(...opsLines(ops));
+        r.figures.push(...opsFigures(ops));
+      });
+    }
+    if (wants('service')) {
+      await section(r, 'service', async () => {
+        const s = await measureServiceTime(vpcnet, node, `${id}-s`, o.inFlight);
+        r.lines.push(...serviceLines(s));
+        r.figures.push(...serviceFigures(s));
+      });
+    }
+    if (wants('cri') && containerdDir !== undefined) {
+      containerdDirHandedOver = true;
+      await section(r, 'cri', async () => {
+        await waitForPool(node, o.sandboxes);
+        const c = await measureCri({
+          labName: id,
+          node,
+          vpcnetDir: containerdDir,
+          referenceNetns: refNetns,
+          workDir: dir,
+          sandboxes: o.sandboxes,
+        });
+        r.lines.push(...criLines(c));
+        r.figures.push(...criFigures(c));
+      });
+    }
+    if (wants('fill')) {
+      await section(r, 'fill', async () => {
+        await waitForPool(node, Math.max(...o.fillLevels) + 1);
+        const f = await measureFillUp(vpcnet, node, `${id}-f`, o.fillLevels, o.fillPairs);
+        r.lines.push(...fillLines(f));
+        r.figures.push(...fillFigures(f));
+      });
+    }
+  } finally {
+    if (containerdDir !== undefined && !containerdDirHandedOver) await removeContainerdDir(containerdDir);
+  }
 }
 
-function row(label: string, v: number, r: number): string {
-  return `${label.padEnd(34)} ${v.toFixed(1).padStart(9)} ${r.toFixed(1).padStart(9)} ${(v / r).toFixed(2).padStart(7)}x`;
-}
-
-async function main(): Promise<void> {
-  const id = uniqueLabName('vpcb');
+async function main(): Promise<number> {
+  const o = parseOptions();
+  const id = uniqueLabName('bn9');
   const dir = join(tmpdir(), `${id}-bench`);
   await mkdir(dir, { recursive: true });
   // Not under the lab's `${id}-` prefix: lab up refuses a name whose namespaces exist.
-  const refNs = `${id}ref`;
+  const refNetns = `${id}ref`;
+  const r: Results = { lines: [], figures: [], failures: [] };
   try {
-    const ref = await referenceTarget(refNs, dir);
-    process.stderr.write(`reference: ${PODS} sequential pods, burst ${BURST}...\n`);
-    const refSeries = await measure(ref, `${id}ref-p`);
-
-    process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
-    const lab = await labUp(id, [
-      '--instance-type',
-      'm5.4xlarge',
-      '--agent-env',
-      `MINIMUM_IP_TARGET=${Math.max(PODS, BURST) + 10}`,
-      '--agent-env',
-      'WARM_IP_TARGET=10',
-    ]);
-    const node = lab.nodes[0]!;
-    const vpc: Target = {
-      label: 'vpcnet',
-      nodeNetns: node.netns,
-      cniBinDir: node.cniBinDir,
-      list: await readConfList(join(node.cniConfDir, '10-vpcnet.conflist')),
-    };
-    // Wait until the pool holds enough addresses so ADD never waits on EC2 (what a warm node sees).
-    for (let i = 0; i < 100; i++) {
-      const s = await agentState(node);
-      if (s.pool.stats.available >= Math.max(PODS, BURST)) break;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    // One VERSION exec each: the cost of starting the plugin process alone.
-    const versionMs = async (t: Target, type: string) => {
-      const xs: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        xs.push(
-          await timed(() =>
-            execPlugin({ ...call(t, 'ADD', 'v', ''), command: 'VERSION' }, type, '{"cniVersion":"1.0.0"}'),
-          ),
-        );
-      }
-      return pct(xs, 50);
-    };
-    process.stderr.write(`vpcnet: ${PODS} sequential pods, burst ${BURST}...\n`);
-    const vpcSeries = await measure(vpc, `${id}-v`);
-    const state = (await agentState(node)) as unknown as {
-      operations: Record<string, { p50Ms: number; p95Ms: number }>;
-      memory: { rssBytes: number };
-    };
-    const refVersion = await versionMs(ref, 'bridge');
-    const vpcVersion = await versionMs(vpc, 'vpcnet');
-    // The TypeScript forwarder the native one replaced (docs/design.md, The plugin: a measurement decided).
-    const jsVersion = await versionMs({ ...vpc, cniBinDir: join(repoRoot, 'bin') }, 'vpcnet-js');
-
-    const lines = [
-      `pods=${PODS} burst=${BURST}  (ms; wall time per runtime call, exec included)`,
-      `${''.padEnd(34)} ${'vpcnet'.padStart(9)} ${'reference'.padStart(9)} ${'ratio'.padStart(8)}`,
-      row('ADD p50', pct(vpcSeries.add, 50), pct(refSeries.add, 50)),
-      row('ADD p95', pct(vpcSeries.add, 95), pct(refSeries.add, 95)),
-      row('DEL p50', pct(vpcSeries.del, 50), pct(refSeries.del, 50)),
-      row('DEL p95', pct(vpcSeries.del, 95), pct(refSeries.del, 95)),
-      row(`burst of ${BURST} ADDs, wall`, vpcSeries.burstAddWallMs, refSeries.burstAddWallMs),
-      row(`burst of ${BURST} DELs, wall`, vpcSeries.burstDelWallMs, refSeries.burstDelWallMs),
-      row('VERSION exec p50 (process start)', vpcVersion, refVersion),
-      row('  same, TypeScript forwarder', jsVersion, refVersion),
-      `agent service time: ADD p50 ${state.operations.ADD?.p50Ms} ms p95 ${state.operations.ADD?.p95Ms} ms; DEL p50 ${state.operations.DEL?.p50Ms} ms p95 ${state.operations.DEL?.p95Ms} ms`,
-      `agent RSS: ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
+    await runSections(o, id, dir, refNetns, r);
+  } catch (err) {
+    r.failures.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
   } finally {
-    await labDown(id).catch(() => {});
-    await runToSuccess(['ip', 'netns', 'del', refNs]).catch(() => {});
+    await labDown(id).catch(() => undefined);
+    await runToSuccess(['ip', 'netns', 'del', refNetns]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
+  const out = [...r.lines, '', formatGoalsTable(r.figures)];
+  process.stdout.write(`${out.join('\n')}\n`);
+  for (const f of r.failures) process.stderr.write(`could not measure: ${f}\n`);
+  return r.failures.length === 0 ? 0 : 1;
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
