@@ -103,8 +103,8 @@ export async function measureCri(o: CriOptions): Promise<CriFigures> {
   const started: PrivateContainerd[] = [];
   let vpcnetDirOwned = true;
   try {
-    const refDir = await prepareContainerdDir(`${o.labName}ref`);
-    const refContainerd = await startContainerd(refDir, await referenceNode(o.referenceNetns, o.workDir));
+    const refNode = await referenceNode(o.referenceNetns, o.workDir);
+    const refContainerd = await startContainerd(await prepareContainerdDir(`${o.labName}ref`), refNode);
     started.push(refContainerd);
     vpcnetDirOwned = false; // startContainerd removes its dir when it fails, and stop() always does
     const vpcContainerd = await startContainerd(o.vpcnetDir, o.node);

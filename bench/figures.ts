@@ -84,15 +84,19 @@ export function serviceFigures(s: ServiceTime): Figure[] {
 }
 
 export function fillLines(f: FillUp): string[] {
+  const pairs = f.levels[0]?.add.length ?? 0;
+  const heads = ['ADD p50', 'ADD p95', 'DEL p50', 'DEL p95', 'ADD/1st', 'DEL/1st', 'RSS MiB'];
   const lines = [
-    'fill: ADD and DEL as the node fills (ms; wall time per runtime call, exec included)',
-    `  ${'attachments'.padStart(11)} ${'ADD p50'.padStart(8)} ${'ADD p95'.padStart(8)} ${'DEL p50'.padStart(8)} ${'DEL p95'.padStart(8)} ${'RSS MiB'.padStart(8)}`,
+    `fill: ADD and DEL as the node fills, ${pairs} ADD+DEL pairs per level (ms; wall time per runtime call, exec included)`,
+    `  ${'attachments'.padStart(11)} ${heads.map((h) => h.padStart(8)).join(' ')}`,
   ];
+  const first = f.levels[0];
   for (const l of f.levels) {
-    const cells = [p50(l.add), p95(l.add), p50(l.del), p95(l.del), l.memory.rssMiB];
-    lines.push(
-      `  ${String(l.attachments).padStart(11)} ${cells.map((c) => c.toFixed(1).padStart(8)).join(' ')}`,
-    );
+    const addRatio = first === undefined ? 0 : p50(l.add) / p50(first.add);
+    const delRatio = first === undefined ? 0 : p50(l.del) / p50(first.del);
+    const ms = [p50(l.add), p95(l.add), p50(l.del), p95(l.del)].map((c) => c.toFixed(1));
+    const cells = [...ms, `${addRatio.toFixed(2)}x`, `${delRatio.toFixed(2)}x`, l.memory.rssMiB.toFixed(1)];
+    lines.push(`  ${String(l.attachments).padStart(11)} ${cells.map((c) => c.padStart(8)).join(' ')}`);
   }
   const r = f.restart;
   lines.push(
