@@ -83,30 +83,40 @@ type Options = ReturnType<typeof parseOptions>;
 /** An m5.4xlarge holds 8 ENIs x 30 addresses, 232 of them secondary: what pods can have. */
 const POD_ADDRESSES = 232;
 
+/** Every pod the bench has at once, plus the warm target: the pool never grows while it measures. */
+function poolTarget(o: Options): number {
+  return Math.max(o.pods, o.burst, o.inFlight, o.sandboxes, Math.max(...o.fillLevels) + 1) + WARM_IP_TARGET;
+}
+
+const WARM_IP_TARGET = 10;
+
 function labArgs(o: Options): string[] {
-  const need = Math.max(o.pods, o.burst, o.inFlight, o.sandboxes, Math.max(...o.fillLevels) + 1);
-  if (need > POD_ADDRESSES - 10)
-    throw new Error(`an m5.4xlarge has ${POD_ADDRESSES} pod addresses; ${need} pods do not fit`);
+  if (poolTarget(o) > POD_ADDRESSES) {
+    throw new Error(
+      `an m5.4xlarge has ${POD_ADDRESSES} pod addresses; the bench's pods and warm target need ${poolTarget(o)}`,
+    );
+  }
   return [
     '--instance-type',
     'm5.4xlarge',
-    // The pool pre-warmed, so that ADD never waits on EC2 (what a warm node sees); a freed address
-    // cools down for 1 s instead of 30, so that the fill-up's pairs at 200 pods find free ones.
+    // The pool pre-warmed, so that ADD never waits on EC2 (what a warm node sees), and no cooldown,
+    // so that a freed address is free again at once: the pool then never grows (EC2 calls, ENIs
+    // moving into the node's namespace) while an operation is timed, not even at 200 pods.
     '--agent-env',
-    `MINIMUM_IP_TARGET=${need + 10}`,
+    `MINIMUM_IP_TARGET=${poolTarget(o)}`,
     '--agent-env',
-    'WARM_IP_TARGET=10',
+    `WARM_IP_TARGET=${WARM_IP_TARGET}`,
     '--agent-env',
-    'IP_COOLDOWN_PERIOD=1',
+    'IP_COOLDOWN_PERIOD=0',
   ];
 }
 
-async function waitForPool(node: LabNodeDesc, available: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await agentState(node)).pool.stats.available >= available) return;
+async function waitForFullPool(node: LabNodeDesc, total: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if ((await agentState(node)).pool.stats.total >= total) return;
     await sleep(300);
   }
-  throw new Error(`the agent's pool did not reach ${available} free addresses in 60 s`);
+  throw new Error(`the agent's pool did not reach ${total} addresses in 120 s`);
 }
 
 interface Results {
@@ -129,11 +139,6 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
   const wants = (s: Section) => o.sections.has(s);
   let reference: Target | undefined;
   if (wants('ops') || wants('cri')) reference = await referenceTarget(refNetns, dir);
-  let refOps: OpsResult['reference'] | undefined;
-  if (wants('ops') && reference !== undefined) {
-    process.stderr.write(`reference: ${o.pods} sequential pods, burst ${o.burst}...\n`);
-    refOps = await measureOps(reference, `${id}ref-p`, o.pods, o.burst);
-  }
   if (wants('cri')) await assertContainerdPresent();
   // containerd's directory must be a shared mount before the agent starts (cri-sandbox.ts).
   const containerdDir = wants('cri') ? await prepareVpcnetContainerdDir(id) : undefined;
@@ -143,13 +148,19 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
     const lab = await labUp(id, labArgs(o));
     const node = lab.nodes[0]!;
     const vpcnet = await vpcnetTarget(node);
-    await waitForPool(node, Math.max(o.pods, o.burst, o.inFlight));
+    await waitForFullPool(node, poolTarget(o));
 
-    if (wants('ops') && reference !== undefined && refOps !== undefined) {
+    if (wants('ops') && reference !== undefined) {
       const ref = reference;
-      const refSeries = refOps;
       await section(r, 'ops', async () => {
-        const series = await measureOps(vpcnet, `${id}-v`, o.pods, o.burst);
+        process.stderr.write(`  ${o.pods} sequential pods and a burst of ${o.burst}, each side in turn...\n`);
+        const both = await measureOps(
+          vpcnet,
+          ref,
+          { vpcnet: `${id}-v`, reference: `${id}ref-p` },
+          o.pods,
+          o.burst,
+        );
         const state = (await agentState(node)) as unknown as {
           operations: Record<string, { p50Ms: number; p95Ms: number }>;
           memory: { rssBytes: number };
@@ -157,8 +168,8 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
         const ops: OpsResult = {
           pods: o.pods,
           burst: o.burst,
-          vpcnet: series,
-          reference: refSeries,
+          vpcnet: both.vpcnet,
+          reference: both.reference,
           versionMs: {
             reference: await versionExecP50(ref, 'bridge'),
             vpcnet: await versionExecP50(vpcnet, 'vpcnet'),
@@ -183,7 +194,6 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
     if (wants('cri') && containerdDir !== undefined) {
       containerdDirHandedOver = true;
       await section(r, 'cri', async () => {
-        await waitForPool(node, o.sandboxes);
         const c = await measureCri({
           labName: id,
           node,
@@ -198,7 +208,6 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
     }
     if (wants('fill')) {
       await section(r, 'fill', async () => {
-        await waitForPool(node, Math.max(...o.fillLevels) + 1);
         const f = await measureFillUp(vpcnet, node, `${id}-f`, o.fillLevels, o.fillPairs);
         r.lines.push(...fillLines(f));
         r.figures.push(...fillFigures(f));
