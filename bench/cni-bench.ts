@@ -5,7 +5,7 @@
 // goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
 //   npm run bench -- [--only ops,service,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
-//                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20]
+//                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20] [--name-prefix vpcb]
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +62,8 @@ function parseOptions() {
       'fill-levels': { type: 'string', default: '10,50,100,200' },
       'fill-pairs': { type: 'string', default: '30' },
       sandboxes: { type: 'string', default: '20' },
+      // Names of the lab, its namespaces and files start with it (and a random suffix).
+      'name-prefix': { type: 'string', default: 'vpcb' },
     },
   });
   const only = values.only.split(',').map((s) => s.trim());
@@ -76,6 +78,7 @@ function parseOptions() {
     fillLevels: values['fill-levels'].split(',').map((s) => positiveInt('fill-levels', s.trim())),
     fillPairs: positiveInt('fill-pairs', values['fill-pairs']),
     sandboxes: positiveInt('sandboxes', values.sandboxes),
+    namePrefix: values['name-prefix'],
   };
 }
 type Options = ReturnType<typeof parseOptions>;
@@ -125,102 +128,121 @@ interface Results {
   readonly failures: string[];
 }
 
-async function section(r: Results, name: Section, run: () => Promise<void>): Promise<void> {
+/** What every section measures on: the lab node's vpcnet, the reference, the bench's names and files. */
+interface Bench {
+  readonly o: Options;
+  readonly id: string;
+  readonly dir: string;
+  readonly node: LabNodeDesc;
+  readonly vpcnet: Target;
+}
+
+interface Measured {
+  readonly lines: readonly string[];
+  readonly figures: readonly Figure[];
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function section(r: Results, name: Section, run: () => Promise<Measured>): Promise<void> {
   process.stderr.write(`${name}...\n`);
   try {
-    await run();
+    const m = await run();
+    r.lines.push(...m.lines);
+    r.figures.push(...m.figures);
   } catch (err) {
-    r.failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    r.failures.push(`${name}: ${errorMessage(err)}`);
     process.stderr.write(`${name} could not measure: ${err instanceof Error ? err.stack : String(err)}\n`);
   }
 }
 
+async function opsSection(b: Bench, reference: Target): Promise<Measured> {
+  const { o, node, vpcnet } = b;
+  process.stderr.write(`  ${o.pods} sequential pods and a burst of ${o.burst}, each side in turn...\n`);
+  const prefixes = { vpcnet: `${b.id}-v`, reference: `${b.id}ref-p` };
+  const both = await measureOps(vpcnet, reference, prefixes, o.pods, o.burst);
+  const state = (await agentState(node)) as unknown as {
+    operations: Record<string, { p50Ms: number; p95Ms: number }>;
+    memory: { rssBytes: number };
+  };
+  const add = state.operations.ADD;
+  const del = state.operations.DEL;
+  const ops: OpsResult = {
+    pods: o.pods,
+    burst: o.burst,
+    vpcnet: both.vpcnet,
+    reference: both.reference,
+    versionMs: {
+      reference: await versionExecP50(reference, 'bridge'),
+      vpcnet: await versionExecP50(vpcnet, 'vpcnet'),
+      typescript: await versionExecP50(vpcnet, 'vpcnet-js', typescriptForwarderDir(repoRoot)),
+    },
+    agentLine:
+      `agent service time: ADD p50 ${add?.p50Ms} ms p95 ${add?.p95Ms} ms; DEL p50 ${del?.p50Ms} ms p95 ${del?.p95Ms} ms;` +
+      ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
+  };
+  return { lines: opsLines(ops), figures: opsFigures(ops) };
+}
+
+async function serviceSection(b: Bench): Promise<Measured> {
+  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight);
+  return { lines: serviceLines(s), figures: serviceFigures(s) };
+}
+
+async function criSection(b: Bench, reference: Target, containerdDir: string): Promise<Measured> {
+  const c = await measureCri({
+    labName: b.id,
+    node: b.node,
+    vpcnetDir: containerdDir,
+    referenceNetns: reference.nodeNetns,
+    workDir: b.dir,
+    sandboxes: b.o.sandboxes,
+  });
+  return { lines: criLines(c), figures: criFigures(c) };
+}
+
+async function fillSection(b: Bench): Promise<Measured> {
+  const f = await measureFillUp(b.vpcnet, b.node, `${b.id}-f`, b.o.fillLevels, b.o.fillPairs);
+  return { lines: fillLines(f), figures: fillFigures(f) };
+}
+
 async function runSections(o: Options, id: string, dir: string, refNetns: string, r: Results): Promise<void> {
   const wants = (s: Section) => o.sections.has(s);
-  let reference: Target | undefined;
-  if (wants('ops') || wants('cri')) reference = await referenceTarget(refNetns, dir);
-  if (wants('cri')) await assertContainerdPresent();
-  // containerd's directory must be a shared mount before the agent starts (cri-sandbox.ts).
-  const containerdDir = wants('cri') ? await prepareVpcnetContainerdDir(id) : undefined;
-  let containerdDirHandedOver = false;
+  const reference = wants('ops') || wants('cri') ? await referenceTarget(refNetns, dir) : undefined;
+  let containerdDir: string | undefined;
+  if (wants('cri')) {
+    try {
+      await assertContainerdPresent();
+      // A shared mount before the agent starts (cri-sandbox.ts).
+      containerdDir = await prepareVpcnetContainerdDir(id);
+    } catch (err) {
+      r.failures.push(`cri: ${errorMessage(err)}`);
+    }
+  }
   try {
     process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
     const lab = await labUp(id, labArgs(o));
     const node = lab.nodes[0]!;
-    const vpcnet = await vpcnetTarget(node);
+    const b: Bench = { o, id, dir, node, vpcnet: await vpcnetTarget(node) };
     await waitForFullPool(node, poolTarget(o));
-
-    if (wants('ops') && reference !== undefined) {
-      const ref = reference;
-      await section(r, 'ops', async () => {
-        process.stderr.write(`  ${o.pods} sequential pods and a burst of ${o.burst}, each side in turn...\n`);
-        const both = await measureOps(
-          vpcnet,
-          ref,
-          { vpcnet: `${id}-v`, reference: `${id}ref-p` },
-          o.pods,
-          o.burst,
-        );
-        const state = (await agentState(node)) as unknown as {
-          operations: Record<string, { p50Ms: number; p95Ms: number }>;
-          memory: { rssBytes: number };
-        };
-        const ops: OpsResult = {
-          pods: o.pods,
-          burst: o.burst,
-          vpcnet: both.vpcnet,
-          reference: both.reference,
-          versionMs: {
-            reference: await versionExecP50(ref, 'bridge'),
-            vpcnet: await versionExecP50(vpcnet, 'vpcnet'),
-            typescript: await versionExecP50(vpcnet, 'vpcnet-js', typescriptForwarderDir(repoRoot)),
-          },
-          agentLine:
-            `agent service time: ADD p50 ${state.operations.ADD?.p50Ms} ms p95 ${state.operations.ADD?.p95Ms} ms;` +
-            ` DEL p50 ${state.operations.DEL?.p50Ms} ms p95 ${state.operations.DEL?.p95Ms} ms;` +
-            ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
-        };
-        r.lines.push(...opsLines(ops));
-        r.figures.push(...opsFigures(ops));
-      });
+    if (wants('ops') && reference !== undefined) await section(r, 'ops', () => opsSection(b, reference));
+    if (wants('service')) await section(r, 'service', () => serviceSection(b));
+    if (containerdDir !== undefined && reference !== undefined) {
+      const handedOver = containerdDir;
+      containerdDir = undefined; // measureCri removes it
+      await section(r, 'cri', () => criSection(b, reference, handedOver));
     }
-    if (wants('service')) {
-      await section(r, 'service', async () => {
-        const s = await measureServiceTime(vpcnet, node, `${id}-s`, o.inFlight);
-        r.lines.push(...serviceLines(s));
-        r.figures.push(...serviceFigures(s));
-      });
-    }
-    if (wants('cri') && containerdDir !== undefined) {
-      containerdDirHandedOver = true;
-      await section(r, 'cri', async () => {
-        const c = await measureCri({
-          labName: id,
-          node,
-          vpcnetDir: containerdDir,
-          referenceNetns: refNetns,
-          workDir: dir,
-          sandboxes: o.sandboxes,
-        });
-        r.lines.push(...criLines(c));
-        r.figures.push(...criFigures(c));
-      });
-    }
-    if (wants('fill')) {
-      await section(r, 'fill', async () => {
-        const f = await measureFillUp(vpcnet, node, `${id}-f`, o.fillLevels, o.fillPairs);
-        r.lines.push(...fillLines(f));
-        r.figures.push(...fillFigures(f));
-      });
-    }
+    if (wants('fill')) await section(r, 'fill', () => fillSection(b));
   } finally {
-    if (containerdDir !== undefined && !containerdDirHandedOver) await removeContainerdDir(containerdDir);
+    if (containerdDir !== undefined) await removeContainerdDir(containerdDir);
   }
 }
 
 async function main(): Promise<number> {
   const o = parseOptions();
-  const id = uniqueLabName('bn9');
+  const id = uniqueLabName(o.namePrefix);
   const dir = join(tmpdir(), `${id}-bench`);
   await mkdir(dir, { recursive: true });
   // Not under the lab's `${id}-` prefix: lab up refuses a name whose namespaces exist.

@@ -1,7 +1,9 @@
 // Section "fill": does an operation cost more as the node fills? Pods are added and kept until the
 // agent's ledger holds each level's number of attachments; at each level a batch of ADD+DEL pairs
-// (new pods, removed again) is timed as a runtime sees it. At the last level the agent's RSS is
-// read and the agent restarted, timing start-to-serving with that many attachments in its ledger.
+// (new pods, removed again) is timed as a runtime sees it. The levels are measured on the way up
+// and again on the way down (kept pods removed), half the pairs each time, so that a drift in the
+// shared machine's load does not read as a slope. At the top the agent's RSS is read; at the end
+// the node is filled again and the agent restarted, timing start-to-serving with a full ledger.
 import { agentState, type LabNodeDesc } from '../test/lab-fixture.ts';
 import {
   type AgentRestart,
@@ -17,12 +19,13 @@ export interface FillLevel {
   readonly attachments: number;
   readonly add: readonly number[];
   readonly del: readonly number[];
+  /** On the way up, after the level's pairs. */
   readonly memory: ProcessMemory;
 }
 
 export interface FillUp {
   readonly levels: readonly FillLevel[];
-  /** At the last level, before the restart. */
+  /** Full again after the whole sweep, just before the restart. */
   readonly memory: ProcessMemory;
   readonly restart: AgentRestart;
   /** The restarted agent's, with the same attachments. */
@@ -34,47 +37,72 @@ async function attachmentCount(node: LabNodeDesc): Promise<number> {
   return (await agentState(node)).attachments.length;
 }
 
-async function measureLevel(t: Target, probes: Sandboxes, level: number, pairs: number) {
-  const add: number[] = [];
-  const del: number[] = [];
-  for (let j = 0; j < pairs; j++) {
-    const id = `probe${level}x${j}`;
-    add.push(await timed(() => runPodCommand(t, 'ADD', id, probes.path(j))));
-    del.push(await timed(() => runPodCommand(t, 'DEL', id, probes.path(j))));
+/** The pods kept while a level is measured: ADDed from index 0 up, DELed from the top down. */
+class KeptPods {
+  count = 0;
+  constructor(
+    private readonly t: Target,
+    private readonly sandboxes: Sandboxes,
+  ) {}
+
+  async setTo(n: number): Promise<void> {
+    for (; this.count < n; this.count++) {
+      await runPodCommand(this.t, 'ADD', `kept${this.count}`, this.sandboxes.path(this.count));
+    }
+    for (; this.count > n; this.count--) {
+      await runPodCommand(this.t, 'DEL', `kept${this.count - 1}`, this.sandboxes.path(this.count - 1));
+    }
   }
-  return { add, del };
+}
+
+async function measurePairs(t: Target, probes: Sandboxes, tag: string, pairs: number, into: FillSamples) {
+  for (let j = 0; j < pairs; j++) {
+    const id = `probe${tag}x${j}`;
+    into.add.push(await timed(() => runPodCommand(t, 'ADD', id, probes.path(j))));
+    into.del.push(await timed(() => runPodCommand(t, 'DEL', id, probes.path(j))));
+  }
+}
+
+interface FillSamples {
+  readonly add: number[];
+  readonly del: number[];
 }
 
 export async function measureFillUp(
   t: Target,
   node: LabNodeDesc,
   netnsPrefix: string,
-  levels: readonly number[],
+  levelList: readonly number[],
   pairs: number,
 ): Promise<FillUp> {
-  const top = Math.max(...levels);
+  const levels = [...new Set(levelList)].sort((a, b) => a - b);
+  const top = levels[levels.length - 1] ?? 0;
   const start = await attachmentCount(node);
   if (start !== 0) throw new Error(`fill-up needs an empty node; the agent holds ${start} attachments`);
-  // The kept pods stay until `lab down` removes their namespaces with the lab (their netns names
-  // carry the lab's prefix); probes are reused across levels (each pair DELs before the next ADD).
+  const upPairs = Math.ceil(pairs / 2);
   const kept = await createSandboxes(`${netnsPrefix}k`, top);
-  const probes = await createSandboxes(`${netnsPrefix}p`, pairs);
+  const keptPods = new KeptPods(t, kept);
+  const probes = await createSandboxes(`${netnsPrefix}p`, upPairs);
   try {
-    const measured: FillLevel[] = [];
-    let filled = 0;
-    for (const level of [...levels].sort((a, b) => a - b)) {
-      for (; filled < level; filled++) await runPodCommand(t, 'ADD', `kept${filled}`, kept.path(filled));
+    const samples = new Map<number, FillSamples>(levels.map((l) => [l, { add: [], del: [] }]));
+    const memoryAt = new Map<number, ProcessMemory>();
+    const measureAt = async (level: number, way: 'up' | 'down', n: number) => {
+      await keptPods.setTo(level);
       const attachments = await attachmentCount(node);
-      if (attachments !== level)
-        throw new Error(`filled to ${level} pods but the agent holds ${attachments}`);
-      process.stderr.write(`  fill: ${level} attachments, ${pairs} ADD+DEL pairs...\n`);
-      const { add, del } = await measureLevel(t, probes, level, pairs);
-      measured.push({ attachments, add, del, memory: await processMemory(await agentPid(node)) });
+      if (attachments !== level) throw new Error(`kept ${level} pods but the agent holds ${attachments}`);
+      process.stderr.write(`  fill: ${level} attachments, ${n} ADD+DEL pairs (${way})...\n`);
+      await measurePairs(t, probes, `${level}${way}`, n, samples.get(level)!);
+    };
+    for (const level of levels) {
+      await measureAt(level, 'up', upPairs);
+      memoryAt.set(level, await processMemory(await agentPid(node)));
     }
+    for (const level of [...levels].reverse()) await measureAt(level, 'down', pairs - upPairs);
+    await keptPods.setTo(top);
     const memory = await processMemory(await agentPid(node));
     const restart = await restartAgent(node);
     return {
-      levels: measured,
+      levels: levels.map((l) => ({ attachments: l, ...samples.get(l)!, memory: memoryAt.get(l)! })),
       memory,
       restart,
       memoryAfterRestart: await processMemory(restart.newPid),
@@ -82,8 +110,7 @@ export async function measureFillUp(
     };
   } finally {
     await probes.remove();
-    for (let i = 0; i < top; i++)
-      await runPodCommand(t, 'DEL', `kept${i}`, kept.path(i)).catch(() => undefined);
+    await keptPods.setTo(0).catch(() => undefined);
     await kept.remove();
   }
 }
