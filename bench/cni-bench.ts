@@ -203,14 +203,15 @@ async function criSection(b: Bench, reference: Target, containerdDir: string): P
   return { lines: criLines(c), figures: criFigures(c) };
 }
 
-async function fillSection(b: Bench): Promise<Measured> {
-  const f = await measureFillUp(b.vpcnet, b.node, `${b.id}-f`, b.o.fillLevels, b.o.fillPairs);
+async function fillSection(b: Bench, reference: Target): Promise<Measured> {
+  const f = await measureFillUp(b.vpcnet, reference, b.node, `${b.id}-f`, b.o.fillLevels, b.o.fillPairs);
   return { lines: fillLines(f), figures: fillFigures(f) };
 }
 
 async function runSections(o: Options, id: string, dir: string, refNetns: string, r: Results): Promise<void> {
   const wants = (s: Section) => o.sections.has(s);
-  const reference = wants('ops') || wants('cri') ? await referenceTarget(refNetns, dir) : undefined;
+  const reference =
+    wants('ops') || wants('cri') || wants('fill') ? await referenceTarget(refNetns, dir) : undefined;
   let containerdDir: string | undefined;
   if (wants('cri')) {
     try {
@@ -234,7 +235,7 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
       containerdDir = undefined; // measureCri removes it
       await section(r, 'cri', () => criSection(b, reference, handedOver));
     }
-    if (wants('fill')) await section(r, 'fill', () => fillSection(b));
+    if (wants('fill') && reference !== undefined) await section(r, 'fill', () => fillSection(b, reference));
   } finally {
     if (containerdDir !== undefined) await removeContainerdDir(containerdDir);
   }

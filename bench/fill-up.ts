@@ -2,8 +2,10 @@
 // agent's ledger holds each level's number of attachments; at each level a batch of ADD+DEL pairs
 // (new pods, removed again) is timed as a runtime sees it. The levels are measured on the way up
 // and again on the way down (kept pods removed), half the pairs each time, so that a drift in the
-// shared machine's load does not read as a slope. At the top the agent's RSS is read; at the end
-// the node is filled again and the agent restarted, timing start-to-serving with a full ledger.
+// shared machine's load does not read as a slope; each vpcnet pair takes turns with a pair of the
+// reference (whose node stays empty), a gauge of the machine's load at that moment. At the top the
+// agent's RSS is read; at the end the node is filled again and the agent restarted, timing
+// start-to-serving with a full ledger.
 import { agentState, type LabNodeDesc } from '../test/lab-fixture.ts';
 import {
   type AgentRestart,
@@ -19,6 +21,8 @@ export interface FillLevel {
   readonly attachments: number;
   readonly add: readonly number[];
   readonly del: readonly number[];
+  /** The reference's pairs, taken in turn with vpcnet's at this level. */
+  readonly reference: FillSamples;
   /** On the way up, after the level's pairs. */
   readonly memory: ProcessMemory;
 }
@@ -55,21 +59,25 @@ class KeptPods {
   }
 }
 
-async function measurePairs(t: Target, probes: Sandboxes, tag: string, pairs: number, into: FillSamples) {
-  for (let j = 0; j < pairs; j++) {
-    const id = `probe${tag}x${j}`;
-    into.add.push(await timed(() => runPodCommand(t, 'ADD', id, probes.path(j))));
-    into.del.push(await timed(() => runPodCommand(t, 'DEL', id, probes.path(j))));
-  }
+/** Where one side's pairs run: its target and a namespace per pair. */
+interface PairSide {
+  readonly t: Target;
+  readonly probes: Sandboxes;
 }
 
-interface FillSamples {
+async function measurePair(side: PairSide, id: string, j: number, into: FillSamples): Promise<void> {
+  into.add.push(await timed(() => runPodCommand(side.t, 'ADD', id, side.probes.path(j))));
+  into.del.push(await timed(() => runPodCommand(side.t, 'DEL', id, side.probes.path(j))));
+}
+
+export interface FillSamples {
   readonly add: number[];
   readonly del: number[];
 }
 
 export async function measureFillUp(
   t: Target,
+  reference: Target,
   node: LabNodeDesc,
   netnsPrefix: string,
   levelList: readonly number[],
@@ -83,15 +91,27 @@ export async function measureFillUp(
   const kept = await createSandboxes(`${netnsPrefix}k`, top);
   const keptPods = new KeptPods(t, kept);
   const probes = await createSandboxes(`${netnsPrefix}p`, upPairs);
+  const refProbes = await createSandboxes(`${netnsPrefix}r`, upPairs).catch(async (err: unknown) => {
+    await probes.remove();
+    throw err;
+  });
+  const vpcnet: PairSide = { t, probes };
+  const ref: PairSide = { t: reference, probes: refProbes };
   try {
     const samples = new Map<number, FillSamples>(levels.map((l) => [l, { add: [], del: [] }]));
+    const refSamples = new Map<number, FillSamples>(levels.map((l) => [l, { add: [], del: [] }]));
     const memoryAt = new Map<number, ProcessMemory>();
     const measureAt = async (level: number, way: 'up' | 'down', n: number) => {
       await keptPods.setTo(level);
       const attachments = await attachmentCount(node);
       if (attachments !== level) throw new Error(`kept ${level} pods but the agent holds ${attachments}`);
       process.stderr.write(`  fill: ${level} attachments, ${n} ADD+DEL pairs (${way})...\n`);
-      await measurePairs(t, probes, `${level}${way}`, n, samples.get(level)!);
+      for (let j = 0; j < n; j++) {
+        const id = `probe${level}${way}x${j}`;
+        for (const side of j % 2 === 0 ? [vpcnet, ref] : [ref, vpcnet]) {
+          await measurePair(side, id, j, (side === ref ? refSamples : samples).get(level)!);
+        }
+      }
     };
     for (const level of levels) {
       await measureAt(level, 'up', upPairs);
@@ -102,7 +122,12 @@ export async function measureFillUp(
     const memory = await processMemory(await agentPid(node));
     const restart = await restartAgent(node);
     return {
-      levels: levels.map((l) => ({ attachments: l, ...samples.get(l)!, memory: memoryAt.get(l)! })),
+      levels: levels.map((l) => ({
+        attachments: l,
+        ...samples.get(l)!,
+        reference: refSamples.get(l)!,
+        memory: memoryAt.get(l)!,
+      })),
       memory,
       restart,
       memoryAfterRestart: await processMemory(restart.newPid),
@@ -110,6 +135,7 @@ export async function measureFillUp(
     };
   } finally {
     await probes.remove();
+    await refProbes.remove();
     await keptPods.setTo(0).catch(() => undefined);
     await kept.remove();
   }
