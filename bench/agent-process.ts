@@ -65,6 +65,11 @@ async function healthy(node: LabNodeDesc): Promise<boolean> {
 /** SIGTERM to the agent; waits (up to `timeoutMs`) until the supervisor's new agent answers. */
 export async function restartAgent(node: LabNodeDesc, timeoutMs = 90_000): Promise<AgentRestart> {
   const oldPid = await agentPid(node);
+  // Signal only the process the lab started as this node's agent, never a PID reused meanwhile.
+  const cmdline = (await readFile(`/proc/${oldPid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+  if (!cmdline.some((arg) => arg.endsWith('/vpcnetd'))) {
+    throw new Error(`PID ${oldPid}, which the agent of ${node.name} reports as its own, is not a vpcnetd`);
+  }
   const signalled = performance.now();
   process.kill(oldPid, 'SIGTERM');
   while (performance.now() - signalled < timeoutMs) {

@@ -6,8 +6,8 @@
 //
 //   npm run bench -- [--only ops,service,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
 //                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20] [--name-prefix vpcb]
-import { mkdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runToSuccess } from '../src/infra/process.ts';
@@ -88,7 +88,13 @@ const POD_ADDRESSES = 232;
 
 /** Every pod the bench has at once, plus the warm target: the pool never grows while it measures. */
 function poolTarget(o: Options): number {
-  return Math.max(o.pods, o.burst, o.inFlight, o.sandboxes, Math.max(...o.fillLevels) + 1) + WARM_IP_TARGET;
+  const pods: Record<Section, number> = {
+    ops: Math.max(o.pods, o.burst),
+    service: o.inFlight,
+    cri: o.sandboxes,
+    fill: Math.max(...o.fillLevels) + 1,
+  };
+  return Math.max(...[...o.sections].map((s) => pods[s])) + WARM_IP_TARGET;
 }
 
 const WARM_IP_TARGET = 10;
@@ -241,6 +247,12 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
   }
 }
 
+/** The 1- and 5-minute load averages. */
+async function machineLoad(): Promise<string> {
+  const [one, five] = (await readFile('/proc/loadavg', 'utf8')).split(' ');
+  return `${one}/${five}`;
+}
+
 async function main(): Promise<number> {
   const o = parseOptions();
   const id = uniqueLabName(o.namePrefix);
@@ -249,6 +261,7 @@ async function main(): Promise<number> {
   // Not under the lab's `${id}-` prefix: lab up refuses a name whose namespaces exist.
   const refNetns = `${id}ref`;
   const r: Results = { lines: [], figures: [], failures: [] };
+  const loadStart = await machineLoad();
   try {
     await runSections(o, id, dir, refNetns, r);
   } catch (err) {
@@ -258,7 +271,10 @@ async function main(): Promise<number> {
     await runToSuccess(['ip', 'netns', 'del', refNetns]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
-  const out = [...r.lines, '', formatGoalsTable(r.figures)];
+  // The machine is shared: how busy it was says how far to trust the figures.
+  const loadEnd = await machineLoad();
+  const machine = `machine: ${availableParallelism()} CPUs; load average ${loadStart} at the start, ${loadEnd} at the end`;
+  const out = [machine, ...r.lines, '', formatGoalsTable(r.figures)];
   process.stdout.write(`${out.join('\n')}\n`);
   for (const f of r.failures) process.stderr.write(`could not measure: ${f}\n`);
   return r.failures.length === 0 ? 0 : 1;
