@@ -1,192 +1,289 @@
-// Benchmark (not a test): vpcnet against Debian's reference bridge + host-local plugins, both
-// measured in the same run on this machine, both exec'd exactly as a runtime would (inside a node
-// namespace, one process per operation). Prints p50/p95 of sequential ADD and DEL over N pods, a
-// concurrent burst, vpcnet's agent-side service time and RSS, and the ratios vpcnet / reference.
+// Benchmark (not a test): the figures of issue 9, vpcnet against Debian's reference bridge +
+// host-local plugins measured in the same run on this machine, both exec'd exactly as a runtime
+// would (inside a node namespace, one process per operation), and through containerd's CRI API.
+// Prints each section's figures, then one table of the issue's goals (figure, reference, ratio,
+// goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
-//   npm run bench -- [--pods 100] [--burst 50]
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+//   npm run bench -- [--only ops,service,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
+//                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20] [--name-prefix vpcb]
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runToSuccess } from '../src/infra/process.ts';
 import {
-  type CniCall,
-  execPlugin,
-  type NetConfList,
-  readConfList,
-  runChain,
-} from '../src/lab/cni-runtime.ts';
-import { agentState, labDown, labUp, repoRoot, uniqueLabName } from '../test/lab-fixture.ts';
+  agentState,
+  type LabNodeDesc,
+  labDown,
+  labUp,
+  repoRoot,
+  uniqueLabName,
+} from '../test/lab-fixture.ts';
+import { measureServiceTime } from './agent-figures.ts';
+import { measureOps, typescriptForwarderDir, versionExecP50 } from './cni-ops.ts';
+import {
+  assertContainerdPresent,
+  measureCri,
+  prepareVpcnetContainerdDir,
+  removeContainerdDir,
+} from './cri-sandbox.ts';
+import {
+  criFigures,
+  criLines,
+  fillFigures,
+  fillLines,
+  type OpsResult,
+  opsFigures,
+  opsLines,
+  serviceFigures,
+  serviceLines,
+} from './figures.ts';
+import { measureFillUp } from './fill-up.ts';
+import { type Figure, formatGoalsTable } from './goals-table.ts';
+import { sleep } from './stats.ts';
+import { referenceTarget, type Target, vpcnetTarget } from './targets.ts';
 
-const { values } = parseArgs({
-  options: { pods: { type: 'string', default: '100' }, burst: { type: 'string', default: '50' } },
-});
-const PODS = Number(values.pods);
-const BURST = Number(values.burst);
+const SECTIONS = ['ops', 'service', 'cri', 'fill'] as const;
+type Section = (typeof SECTIONS)[number];
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? 0;
+function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
+  return n;
 }
 
-interface Series {
-  add: number[];
-  del: number[];
-  burstAddWallMs: number;
-  burstDelWallMs: number;
-}
-
-interface Target {
-  readonly label: string;
-  readonly nodeNetns: string;
-  readonly cniBinDir: string;
-  readonly list: NetConfList;
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
-
-function call(t: Target, command: 'ADD' | 'DEL', id: string, netns: string): CniCall {
+function parseOptions() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string', default: SECTIONS.join(',') },
+      pods: { type: 'string', default: '100' },
+      burst: { type: 'string', default: '50' },
+      'in-flight': { type: 'string', default: '50' },
+      'fill-levels': { type: 'string', default: '10,50,100,200' },
+      'fill-pairs': { type: 'string', default: '30' },
+      sandboxes: { type: 'string', default: '20' },
+      // Names of the lab, its namespaces and files start with it (and a random suffix).
+      'name-prefix': { type: 'string', default: 'vpcb' },
+    },
+  });
+  const only = values.only.split(',').map((s) => s.trim());
+  const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+  if (unknown.length > 0)
+    throw new Error(`--only: unknown section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`);
   return {
-    nodeNetns: t.nodeNetns,
-    cniBinDir: t.cniBinDir,
-    command,
-    containerId: id,
-    netns,
-    ifName: 'eth0',
-    // IgnoreUnknown, as containerd sends it: the reference plugins refuse unknown CNI_ARGS otherwise.
-    args: { IgnoreUnknown: '1', K8S_POD_NAMESPACE: 'bench', K8S_POD_NAME: id },
+    sections: new Set(only as Section[]),
+    pods: positiveInt('pods', values.pods),
+    burst: positiveInt('burst', values.burst),
+    inFlight: positiveInt('in-flight', values['in-flight']),
+    fillLevels: values['fill-levels'].split(',').map((s) => positiveInt('fill-levels', s.trim())),
+    fillPairs: positiveInt('fill-pairs', values['fill-pairs']),
+    sandboxes: positiveInt('sandboxes', values.sandboxes),
+    namePrefix: values['name-prefix'],
   };
 }
+type Options = ReturnType<typeof parseOptions>;
 
-async function measure(t: Target, podPrefix: string): Promise<Series> {
-  const names = Array.from({ length: Math.max(PODS, BURST) }, (_, i) => `${podPrefix}${i}`);
-  for (const n of names) await runToSuccess(['ip', 'netns', 'add', n]);
+/** An m5.4xlarge holds 8 ENIs x 30 addresses, 232 of them secondary: what pods can have. */
+const POD_ADDRESSES = 232;
+
+/** Every pod the bench has at once, plus the warm target: the pool never grows while it measures. */
+function poolTarget(o: Options): number {
+  const pods: Record<Section, number> = {
+    ops: Math.max(o.pods, o.burst),
+    service: o.inFlight,
+    cri: o.sandboxes,
+    fill: Math.max(...o.fillLevels) + 1,
+  };
+  return Math.max(...[...o.sections].map((s) => pods[s])) + WARM_IP_TARGET;
+}
+
+const WARM_IP_TARGET = 10;
+
+function labArgs(o: Options): string[] {
+  if (poolTarget(o) > POD_ADDRESSES) {
+    throw new Error(
+      `an m5.4xlarge has ${POD_ADDRESSES} pod addresses; the bench's pods and warm target need ${poolTarget(o)}`,
+    );
+  }
+  return [
+    '--instance-type',
+    'm5.4xlarge',
+    // The pool pre-warmed, so that ADD never waits on EC2 (what a warm node sees), and no cooldown,
+    // so that a freed address is free again at once: the pool then never grows (EC2 calls, ENIs
+    // moving into the node's namespace) while an operation is timed, not even at 200 pods.
+    '--agent-env',
+    `MINIMUM_IP_TARGET=${poolTarget(o)}`,
+    '--agent-env',
+    `WARM_IP_TARGET=${WARM_IP_TARGET}`,
+    '--agent-env',
+    'IP_COOLDOWN_PERIOD=0',
+  ];
+}
+
+async function waitForFullPool(node: LabNodeDesc, total: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if ((await agentState(node)).pool.stats.total >= total) return;
+    await sleep(300);
+  }
+  throw new Error(`the agent's pool did not reach ${total} addresses in 120 s`);
+}
+
+interface Results {
+  readonly lines: string[];
+  readonly figures: Figure[];
+  readonly failures: string[];
+}
+
+/** What every section measures on: the lab node's vpcnet, the reference, the bench's names and files. */
+interface Bench {
+  readonly o: Options;
+  readonly id: string;
+  readonly dir: string;
+  readonly node: LabNodeDesc;
+  readonly vpcnet: Target;
+}
+
+interface Measured {
+  readonly lines: readonly string[];
+  readonly figures: readonly Figure[];
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function section(r: Results, name: Section, run: () => Promise<Measured>): Promise<void> {
+  process.stderr.write(`${name}...\n`);
   try {
-    const add: number[] = [];
-    const del: number[] = [];
-    for (let i = 0; i < PODS; i++)
-      add.push(await timed(() => runChain(call(t, 'ADD', `seq${i}`, `/var/run/netns/${names[i]}`), t.list)));
-    for (let i = 0; i < PODS; i++)
-      del.push(await timed(() => runChain(call(t, 'DEL', `seq${i}`, `/var/run/netns/${names[i]}`), t.list)));
-    const burst = names.slice(0, BURST);
-    const burstAddWallMs = await timed(() =>
-      Promise.all(burst.map((n, i) => runChain(call(t, 'ADD', `burst${i}`, `/var/run/netns/${n}`), t.list))),
-    );
-    const burstDelWallMs = await timed(() =>
-      Promise.all(burst.map((n, i) => runChain(call(t, 'DEL', `burst${i}`, `/var/run/netns/${n}`), t.list))),
-    );
-    return { add, del, burstAddWallMs, burstDelWallMs };
-  } finally {
-    for (const n of names) await runToSuccess(['ip', 'netns', 'del', n]).catch(() => {});
+    const m = await run();
+    r.lines.push(...m.lines);
+    r.figures.push(...m.figures);
+  } catch (err) {
+    r.failures.push(`${name}: ${errorMessage(err)}`);
+    process.stderr.write(`${name} could not measure: ${err instanceof Error ? err.stack : String(err)}\n`);
   }
 }
 
-async function referenceTarget(ns: string, dir: string): Promise<Target> {
-  await runToSuccess(['ip', 'netns', 'add', ns]);
-  const list: NetConfList = {
-    cniVersion: '1.0.0',
-    name: 'benchref',
-    plugins: [
-      {
-        type: 'bridge',
-        bridge: 'cnibench0',
-        isGateway: true,
-        ipMasq: false,
-        ipam: { type: 'host-local', ranges: [[{ subnet: '10.77.0.0/16' }]], dataDir: join(dir, 'ipam') },
-      },
-    ],
+async function opsSection(b: Bench, reference: Target): Promise<Measured> {
+  const { o, node, vpcnet } = b;
+  process.stderr.write(`  ${o.pods} sequential pods and a burst of ${o.burst}, each side in turn...\n`);
+  const prefixes = { vpcnet: `${b.id}-v`, reference: `${b.id}ref-p` };
+  const both = await measureOps(vpcnet, reference, prefixes, o.pods, o.burst);
+  const state = (await agentState(node)) as unknown as {
+    operations: Record<string, { p50Ms: number; p95Ms: number }>;
+    memory: { rssBytes: number };
   };
-  await writeFile(join(dir, 'ref.conflist'), JSON.stringify(list));
-  return { label: 'reference bridge+host-local', nodeNetns: ns, cniBinDir: '/usr/lib/cni', list };
+  const add = state.operations.ADD;
+  const del = state.operations.DEL;
+  const ops: OpsResult = {
+    pods: o.pods,
+    burst: o.burst,
+    vpcnet: both.vpcnet,
+    reference: both.reference,
+    versionMs: {
+      reference: await versionExecP50(reference, 'bridge'),
+      vpcnet: await versionExecP50(vpcnet, 'vpcnet'),
+      typescript: await versionExecP50(vpcnet, 'vpcnet-js', typescriptForwarderDir(repoRoot)),
+    },
+    agentLine:
+      `agent service time: ADD p50 ${add?.p50Ms} ms p95 ${add?.p95Ms} ms; DEL p50 ${del?.p50Ms} ms p95 ${del?.p95Ms} ms;` +
+      ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
+  };
+  return { lines: opsLines(ops), figures: opsFigures(ops) };
 }
 
-function row(label: string, v: number, r: number): string {
-  return `${label.padEnd(34)} ${v.toFixed(1).padStart(9)} ${r.toFixed(1).padStart(9)} ${(v / r).toFixed(2).padStart(7)}x`;
+async function serviceSection(b: Bench): Promise<Measured> {
+  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight);
+  return { lines: serviceLines(s), figures: serviceFigures(s) };
 }
 
-async function main(): Promise<void> {
-  const id = uniqueLabName('vpcb');
+async function criSection(b: Bench, reference: Target, containerdDir: string): Promise<Measured> {
+  const c = await measureCri({
+    labName: b.id,
+    node: b.node,
+    vpcnetDir: containerdDir,
+    referenceNetns: reference.nodeNetns,
+    workDir: b.dir,
+    sandboxes: b.o.sandboxes,
+  });
+  return { lines: criLines(c), figures: criFigures(c) };
+}
+
+async function fillSection(b: Bench, reference: Target): Promise<Measured> {
+  const f = await measureFillUp(b.vpcnet, reference, b.node, `${b.id}-f`, b.o.fillLevels, b.o.fillPairs);
+  return { lines: fillLines(f), figures: fillFigures(f) };
+}
+
+async function runSections(o: Options, id: string, dir: string, refNetns: string, r: Results): Promise<void> {
+  const wants = (s: Section) => o.sections.has(s);
+  const reference =
+    wants('ops') || wants('cri') || wants('fill') ? await referenceTarget(refNetns, dir) : undefined;
+  let containerdDir: string | undefined;
+  if (wants('cri')) {
+    try {
+      await assertContainerdPresent();
+      // A shared mount before the agent starts (cri-sandbox.ts).
+      containerdDir = await prepareVpcnetContainerdDir(id);
+    } catch (err) {
+      r.failures.push(`cri: ${errorMessage(err)}`);
+    }
+  }
+  try {
+    process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
+    const lab = await labUp(id, labArgs(o));
+    const node = lab.nodes[0]!;
+    const b: Bench = { o, id, dir, node, vpcnet: await vpcnetTarget(node) };
+    await waitForFullPool(node, poolTarget(o));
+    if (wants('ops') && reference !== undefined) await section(r, 'ops', () => opsSection(b, reference));
+    if (wants('service')) await section(r, 'service', () => serviceSection(b));
+    if (containerdDir !== undefined && reference !== undefined) {
+      const handedOver = containerdDir;
+      containerdDir = undefined; // measureCri removes it
+      await section(r, 'cri', () => criSection(b, reference, handedOver));
+    }
+    if (wants('fill') && reference !== undefined) await section(r, 'fill', () => fillSection(b, reference));
+  } finally {
+    if (containerdDir !== undefined) await removeContainerdDir(containerdDir);
+  }
+}
+
+/** The 1- and 5-minute load averages. */
+async function machineLoad(): Promise<string> {
+  const [one, five] = (await readFile('/proc/loadavg', 'utf8')).split(' ');
+  return `${one}/${five}`;
+}
+
+async function main(): Promise<number> {
+  const o = parseOptions();
+  const id = uniqueLabName(o.namePrefix);
   const dir = join(tmpdir(), `${id}-bench`);
   await mkdir(dir, { recursive: true });
   // Not under the lab's `${id}-` prefix: lab up refuses a name whose namespaces exist.
-  const refNs = `${id}ref`;
+  const refNetns = `${id}ref`;
+  const r: Results = { lines: [], figures: [], failures: [] };
+  const loadStart = await machineLoad();
   try {
-    const ref = await referenceTarget(refNs, dir);
-    process.stderr.write(`reference: ${PODS} sequential pods, burst ${BURST}...\n`);
-    const refSeries = await measure(ref, `${id}ref-p`);
-
-    process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
-    const lab = await labUp(id, [
-      '--instance-type',
-      'm5.4xlarge',
-      '--agent-env',
-      `MINIMUM_IP_TARGET=${Math.max(PODS, BURST) + 10}`,
-      '--agent-env',
-      'WARM_IP_TARGET=10',
-    ]);
-    const node = lab.nodes[0]!;
-    const vpc: Target = {
-      label: 'vpcnet',
-      nodeNetns: node.netns,
-      cniBinDir: node.cniBinDir,
-      list: await readConfList(join(node.cniConfDir, '10-vpcnet.conflist')),
-    };
-    // Wait until the pool holds enough addresses so ADD never waits on EC2 (what a warm node sees).
-    for (let i = 0; i < 100; i++) {
-      const s = await agentState(node);
-      if (s.pool.stats.available >= Math.max(PODS, BURST)) break;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    // One VERSION exec each: the cost of starting the plugin process alone.
-    const versionMs = async (t: Target, type: string) => {
-      const xs: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        xs.push(
-          await timed(() =>
-            execPlugin({ ...call(t, 'ADD', 'v', ''), command: 'VERSION' }, type, '{"cniVersion":"1.0.0"}'),
-          ),
-        );
-      }
-      return pct(xs, 50);
-    };
-    process.stderr.write(`vpcnet: ${PODS} sequential pods, burst ${BURST}...\n`);
-    const vpcSeries = await measure(vpc, `${id}-v`);
-    const state = (await agentState(node)) as unknown as {
-      operations: Record<string, { p50Ms: number; p95Ms: number }>;
-      memory: { rssBytes: number };
-    };
-    const refVersion = await versionMs(ref, 'bridge');
-    const vpcVersion = await versionMs(vpc, 'vpcnet');
-    // The TypeScript forwarder the native one replaced (docs/design.md, The plugin: a measurement decided).
-    const jsVersion = await versionMs({ ...vpc, cniBinDir: join(repoRoot, 'bin') }, 'vpcnet-js');
-
-    const lines = [
-      `pods=${PODS} burst=${BURST}  (ms; wall time per runtime call, exec included)`,
-      `${''.padEnd(34)} ${'vpcnet'.padStart(9)} ${'reference'.padStart(9)} ${'ratio'.padStart(8)}`,
-      row('ADD p50', pct(vpcSeries.add, 50), pct(refSeries.add, 50)),
-      row('ADD p95', pct(vpcSeries.add, 95), pct(refSeries.add, 95)),
-      row('DEL p50', pct(vpcSeries.del, 50), pct(refSeries.del, 50)),
-      row('DEL p95', pct(vpcSeries.del, 95), pct(refSeries.del, 95)),
-      row(`burst of ${BURST} ADDs, wall`, vpcSeries.burstAddWallMs, refSeries.burstAddWallMs),
-      row(`burst of ${BURST} DELs, wall`, vpcSeries.burstDelWallMs, refSeries.burstDelWallMs),
-      row('VERSION exec p50 (process start)', vpcVersion, refVersion),
-      row('  same, TypeScript forwarder', jsVersion, refVersion),
-      `agent service time: ADD p50 ${state.operations.ADD?.p50Ms} ms p95 ${state.operations.ADD?.p95Ms} ms; DEL p50 ${state.operations.DEL?.p50Ms} ms p95 ${state.operations.DEL?.p95Ms} ms`,
-      `agent RSS: ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
+    await runSections(o, id, dir, refNetns, r);
+  } catch (err) {
+    r.failures.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
   } finally {
-    await labDown(id).catch(() => {});
-    await runToSuccess(['ip', 'netns', 'del', refNs]).catch(() => {});
+    await labDown(id).catch(() => undefined);
+    await runToSuccess(['ip', 'netns', 'del', refNetns]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
+  // The machine is shared: how busy it was says how far to trust the figures.
+  const loadEnd = await machineLoad();
+  const machine = `machine: ${availableParallelism()} CPUs; load average ${loadStart} at the start, ${loadEnd} at the end`;
+  const out = [machine, ...r.lines, '', formatGoalsTable(r.figures)];
+  process.stdout.write(`${out.join('\n')}\n`);
+  for (const f of r.failures) process.stderr.write(`could not measure: ${f}\n`);
+  return r.failures.length === 0 ? 0 : 1;
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
