@@ -41,10 +41,20 @@ if [ "${#need_pkgs[@]}" -gt 0 ]; then
   apt-get install -y -qq "${need_pkgs[@]}" >&2
 fi
 
-# npm dependencies: reinstall when the lock file is newer than the installed tree.
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm dependencies: reinstall when the installed tree was not made from this lock file (its hash
+# is stamped into node_modules after each install; mtimes lie after a checkout). A node_modules
+# that is a symlink is another checkout's tree (a git worktree sharing it): never reinstalled
+# through the link, which would empty the other checkout's tree.
+lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+stamp=node_modules/.vpcnet-lock-sha256
+if [ -L node_modules ]; then
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
+    echo "vpcnet setup: warning: node_modules is a link to another tree made from a different package-lock.json; not reinstalling through it" >&2
+  fi
+elif [ ! -d node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
   echo "vpcnet setup: npm ci" >&2
   npm ci --no-audit --no-fund >&2
+  echo "$lock_sum" >"$stamp"
 fi
 
 node scripts/build.mjs >&2
