@@ -83,7 +83,10 @@ export class KubeTransport {
 
   /** Closes pooled connections (the agent stops). */
   close(): void {
-    void this.#agent?.then((a) => a.destroy());
+    void this.#agent?.then(
+      (a) => a.destroy(),
+      () => {}, // no pool was made: nothing to close
+    );
   }
 
   /** Runs `work` with a signal that fires at the deadline or when the caller's signal fires. */

@@ -40,6 +40,8 @@ export class PodInformer {
   /** Where the next watch starts; undefined: list first. */
   #resourceVersion: string | undefined;
   #watching = false;
+  /** The last round failed: say so in the log when a watch is open again. */
+  #failing = false;
   #loop: Promise<void> | undefined;
   /** Settles start(): the first watch is open, or the first round failed. */
   #firstRound: (() => void) | undefined;
@@ -111,6 +113,7 @@ export class PodInformer {
         } else {
           failures++;
           wait = true;
+          this.#failing = true;
           this.#o.log.warn('pod watch failed; lookups go to the API until it is back', {
             error: errorText(err),
           });
@@ -143,6 +146,10 @@ export class PodInformer {
     let seen = 0;
     this.#watching = true;
     this.#settleFirstRound();
+    if (this.#failing) {
+      this.#failing = false;
+      this.#o.log.info('pod watch is open again; lookups use the cache');
+    }
     try {
       for await (const e of events) {
         seen++;
