@@ -31,11 +31,15 @@ afterEach(async () => {
   await api.close();
 });
 
+/** Warnings the informer logged, with their fields. */
+let warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+
 function start(extra: { idleMs?: number } = {}): PodInformer {
+  warnings = [];
   informer = new PodInformer({
     client,
     nodeName: 'node-1',
-    log: silentLogger,
+    log: { ...silentLogger, warn: (msg, fields) => warnings.push({ msg, fields }) },
     retryMs: 20,
     maxRetryMs: 100,
     random: () => 0.5,
@@ -163,6 +167,8 @@ test('a failed watch is retried after a wait from the same resourceVersion; look
   await until(() => i.watching, 'watching again');
   assert.ok(api.watches().every((w) => w.query.get('resourceVersion') === '40'));
   assert.equal(api.lists().length, 1);
+  assert.equal(warnings[0]?.fields?.api, api.url, 'the warning names the API');
+  assert.match(String(warnings[0]?.fields?.error), /500 InternalError: etcd is down/);
 });
 
 test('a list that fails is tried again until one succeeds', async () => {

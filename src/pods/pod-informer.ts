@@ -108,6 +108,7 @@ export class PodInformer {
           expiredInARow++;
           wait = expiredInARow > 1;
           this.#o.log.info('pod watch expired; listing the pods of the node again', {
+            api: this.#o.client.baseUrl,
             error: errorText(err),
           });
         } else {
@@ -115,6 +116,7 @@ export class PodInformer {
           wait = true;
           this.#failing = true;
           this.#o.log.warn('pod watch failed; lookups go to the API until it is back', {
+            api: this.#o.client.baseUrl,
             error: errorText(err),
           });
         }
