@@ -22,6 +22,8 @@ if [ "$with_real_clients" = true ]; then
   # A kernel with 802.1q for the vlan trunk driver's tests (modprobe loads its modules)
   command -v linux.uml >/dev/null || need_pkgs+=(user-mode-linux)
   command -v modprobe >/dev/null || need_pkgs+=(kmod)
+  # src/pods' HTTPS test signs a throwaway server certificate with a throwaway CA
+  command -v openssl >/dev/null || need_pkgs+=(openssl)
   # test/hostile builds the plugin with -fsanitize=address,undefined: gcc's sanitizer runtimes
   if command -v cc >/dev/null; then
     probe=$(mktemp)

@@ -1,4 +1,4 @@
-// The pod cache with the real @kubernetes/client-node against the emulator's Kubernetes slice.
+// The pod cache with the agent's own client against the emulator's Kubernetes slice.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
@@ -121,6 +121,32 @@ test('a pod that asks for a branch ENI is re-read until the controller has writt
       const got = await cache.lookup('default', 'sg-0');
       return got?.annotations[POD_ENI_ANNOTATION] !== undefined && cache.counts.cache > before;
     }, 'the watch delivered the annotation');
+  } finally {
+    await cache.stop();
+  }
+});
+
+test('pods created after the server ended a watch reach the cache through the next one', async () => {
+  const cache = new KubePodCache({
+    api: { baseUrl: emu.url },
+    nodeName: 'node-w',
+    log: silentLogger,
+    watchSeconds: 1,
+  });
+  await cache.start();
+  try {
+    // The emulator ends each watch after a second; the cache watches again from where it was.
+    await new Promise((r) => setTimeout(r, 1500));
+    await api('POST', '/api/v1/namespaces/default/pods', pod('late-0', 'node-w', { uid: 'u-late-0' }));
+    await new Promise((r) => setTimeout(r, 1200));
+    await api('POST', '/api/v1/namespaces/default/pods', pod('later-0', 'node-w', { uid: 'u-later-0' }));
+    await until(async () => {
+      const before = cache.counts.cache;
+      const late = await cache.lookup('default', 'late-0');
+      const later = await cache.lookup('default', 'later-0');
+      return late?.uid === 'u-late-0' && later?.uid === 'u-later-0' && cache.counts.cache === before + 2;
+    }, 'both pods answered from the cache');
+    assert.deepEqual((await cache.listOnNode()).map((p) => p.name).sort(), ['late-0', 'later-0']);
   } finally {
     await cache.stop();
   }

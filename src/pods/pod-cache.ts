@@ -1,14 +1,14 @@
-// The pods of this node, kept by a list+watch of the Kubernetes API (resourceVersion resumes the
-// watch; an expired version, 410, makes the client list again). ADD reads the cache, with bounded
-// staleness: a pod the cache does not know, or knows with another UID, or that asks for a branch
-// ENI and has no annotation yet (the watch may not have delivered the controller's write), costs one
-// GET. While the watch is down, every lookup is a GET.
+// The pods of this node, kept by a list+watch of the Kubernetes API (pod-informer.ts). ADD reads the
+// cache, with bounded staleness: a pod the cache does not know, or knows with another UID, or that
+// asks for a branch ENI and has no annotation yet (the watch may not have delivered the
+// controller's write), costs one GET. While the watch is down, every lookup is a GET.
 import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
 import type { KubeApiConfig } from './kube-api-config.ts';
-import { apiStatus, type KubeClient, loadKubeClient, withTimeout } from './kube-client.ts';
+import { apiStatus, KubeClient } from './kube-client.ts';
 import { POD_ENI_ANNOTATION } from './pod-eni.ts';
-import { type PodMetadata, parsePod } from './pod-metadata.ts';
+import { PodInformer } from './pod-informer.ts';
+import type { PodMetadata } from './pod-metadata.ts';
 import type { PodSource } from './pod-source.ts';
 
 export interface PodCacheOptions {
@@ -17,71 +17,44 @@ export interface PodCacheOptions {
   readonly log: Logger;
   /** A GET that takes longer fails the ADD (try again later). */
   readonly timeoutMs?: number;
-  /** Wait before watching again after the watch failed. */
+  /** First wait before watching again after the watch failed (it grows with each failure). */
   readonly retryMs?: number;
+  /** How long the server keeps one watch open (tests shorten it). */
+  readonly watchSeconds?: number;
 }
-
-type Informer = InstanceType<KubeClient['k8s']['ListWatch']>;
 
 export class KubePodCache implements PodSource {
   readonly #o: PodCacheOptions;
-  #client: KubeClient | undefined;
-  #informer: Informer | undefined;
-  /** The watch is connected: cached pods are at most one event old. */
-  #watching = false;
-  #stopped = false;
-  #retry: NodeJS.Timeout | undefined;
+  readonly #client: KubeClient;
+  readonly #informer: PodInformer;
   /** Lookups answered from the cache and by a GET (introspection, tests). */
   readonly counts = { cache: 0, get: 0 };
 
   constructor(options: PodCacheOptions) {
     this.#o = options;
+    this.#client = new KubeClient(options.api, { timeoutMs: options.timeoutMs ?? 3000 });
+    this.#informer = new PodInformer({
+      client: this.#client,
+      nodeName: options.nodeName,
+      log: options.log,
+      ...(options.retryMs === undefined ? {} : { retryMs: options.retryMs }),
+      ...(options.watchSeconds === undefined ? {} : { watchSeconds: options.watchSeconds }),
+    });
   }
 
-  /** Loads the client and starts watching; resolves once the first list arrived or failed. */
+  /** Starts watching; resolves once the first list and watch are open, or the first attempt failed. */
   async start(): Promise<void> {
-    this.#client = await loadKubeClient(this.#o.api);
-    const { k8s, config, core } = this.#client;
-    const selector = `spec.nodeName=${this.#o.nodeName}`;
-    const informer = new k8s.ListWatch(
-      '/api/v1/pods',
-      new k8s.Watch(config),
-      () => core.listPodForAllNamespaces({ fieldSelector: selector }),
-      false,
-      undefined,
-      selector,
-    );
-    informer.on('connect', () => {
-      this.#watching = true;
-    });
-    informer.on('error', (err: unknown) => {
-      this.#watching = false;
-      if (this.#stopped) return;
-      this.#o.log.warn('pod watch failed; lookups go to the API until it is back', { error: errorText(err) });
-      this.#retry = setTimeout(() => void this.#restart(), this.#o.retryMs ?? 5000);
-      this.#retry.unref();
-    });
-    this.#informer = informer;
-    await this.#restart();
-  }
-
-  async #restart(): Promise<void> {
-    if (this.#stopped || !this.#informer) return;
-    await this.#informer.start().catch((err: unknown) => {
-      this.#o.log.warn('pod watch could not start', { error: errorText(err) });
-    });
+    await this.#informer.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#retry) clearTimeout(this.#retry);
-    await this.#informer?.stop();
+    await this.#informer.stop();
+    this.#client.close();
   }
 
   async lookup(namespace: string, name: string, uid?: string): Promise<PodMetadata | undefined> {
-    const cached = this.#watching ? this.#informer?.get(name, namespace) : undefined;
-    if (cached) {
-      const pod = parsePod(cached);
+    const pod = this.#informer.watching ? this.#informer.get(namespace, name) : undefined;
+    if (pod) {
       const fresh =
         (uid === undefined || pod.uid === uid) &&
         !(pod.requestsPodEni && pod.annotations[POD_ENI_ANNOTATION] === undefined);
@@ -94,16 +67,10 @@ export class KubePodCache implements PodSource {
   }
 
   async listOnNode(): Promise<readonly PodMetadata[]> {
-    if (this.#watching && this.#informer) return this.#informer.list().map(parsePod);
-    this.#client ??= await loadKubeClient(this.#o.api);
+    if (this.#informer.watching) return this.#informer.list();
     const what = `list pods of node ${this.#o.nodeName} from ${this.#o.api.baseUrl}`;
     try {
-      const list = await withTimeout(
-        this.#client.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${this.#o.nodeName}` }),
-        this.#o.timeoutMs ?? 3000,
-        what,
-      );
-      return list.items.map(parsePod);
+      return (await this.#client.listPodsOnNode(this.#o.nodeName)).pods;
     } catch (err) {
       throw new Error(`${what}: ${errorText(err)}`, { cause: err });
     }
@@ -111,16 +78,9 @@ export class KubePodCache implements PodSource {
 
   async #get(namespace: string, name: string): Promise<PodMetadata | undefined> {
     this.counts.get++;
-    this.#client ??= await loadKubeClient(this.#o.api);
-    const client = this.#client;
     const what = `GET pod ${namespace}/${name} from ${this.#o.api.baseUrl}`;
     try {
-      const pod = await withTimeout(
-        client.core.readNamespacedPod({ name, namespace }),
-        this.#o.timeoutMs ?? 3000,
-        what,
-      );
-      return parsePod(pod);
+      return await this.#client.getPod(namespace, name);
     } catch (err) {
       if (apiStatus(err) === 404) return undefined;
       throw new Error(`${what}: ${errorText(err)}`, { cause: err });

@@ -1,4 +1,4 @@
-// Pod presence with the real @kubernetes/client-node against the emulator's Kubernetes slice.
+// Pod presence with the agent's own client against the emulator's Kubernetes slice.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';

@@ -4,8 +4,8 @@
 // that cannot be reached proves nothing, so the question fails rather than answering.
 import { errorText } from '../infra/error-text.ts';
 import type { KubeApiConfig } from './kube-api-config.ts';
-import { apiStatus, type KubeClient, loadKubeClient, withTimeout } from './kube-client.ts';
-import { parsePod } from './pod-metadata.ts';
+import { apiStatus, KubeClient } from './kube-client.ts';
+import type { PodMetadata } from './pod-metadata.ts';
 
 /** The pod as the runtime named it on ADD (CNI_ARGS K8S_POD_*). */
 export interface PodRef {
@@ -27,27 +27,21 @@ export class PodPresenceError extends Error {
 
 /**
  * Asks the API directly (one GET, never a cache: a watch that lags would report a pod gone that was
- * only created). The GC asks only about attachments whose namespace is already gone, which are few,
- * and the client is loaded on the first question: an agent that never has one never pays for it.
+ * only created). The GC asks only about attachments whose namespace is already gone, which are few;
+ * the client opens no connection before the first question.
  */
 export function kubePodPresence(api: KubeApiConfig, nodeName: string, timeoutMs = 5000): PodPresenceSource {
-  let client: KubeClient | undefined;
+  const client = new KubeClient(api, { timeoutMs });
   return {
     async presence(pod) {
       const what = `GET pod ${pod.namespace}/${pod.name} from ${api.baseUrl}`;
-      let body: unknown;
+      let found: PodMetadata;
       try {
-        client ??= await loadKubeClient(api);
-        body = await withTimeout(
-          client.core.readNamespacedPod({ name: pod.name, namespace: pod.namespace }),
-          timeoutMs,
-          what,
-        );
+        found = await client.getPod(pod.namespace, pod.name);
       } catch (err) {
         if (apiStatus(err) === 404) return 'absent';
         throw new PodPresenceError(`${what}: ${errorText(err)}`, { cause: err });
       }
-      const found = parsePod(body);
       // A pod's node never changes once it is bound: a pod of this name elsewhere is a new one.
       if (pod.uid !== undefined && found.uid !== pod.uid) return 'absent';
       if (found.nodeName !== undefined && found.nodeName !== nodeName) return 'absent';
