@@ -21,7 +21,7 @@ export function flattenQuery(params: QueryStruct): [string, string][] {
       }
       pairs.push([prefix, String(value)]);
     } else if (isList(value)) {
-      value.forEach((member, i) => visit(`${prefix}.${i + 1}`, member));
+      for (const [i, member] of value.entries()) visit(`${prefix}.${i + 1}`, member);
     } else {
       for (const [name, member] of Object.entries(value))
         visit(prefix === '' ? name : `${prefix}.${name}`, member);
