@@ -33,6 +33,7 @@ test('throttling, server faults and HTTP 429 are retryable; not-found and auth f
   assert.equal(toCloudError('d', ec2Error('InternalError', 'x', 500)).retryable, true);
   assert.equal(toCloudError('d', ec2Error('SomethingNew', 'x', 502)).retryable, true);
   assert.equal(toCloudError('d', ec2Error('Http429', 'x', 429)).retryable, true);
+  assert.equal(toCloudError('d', ec2Error('RequestExpired', 'clock skew', 400)).retryable, true);
   assert.equal(toCloudError('d', ec2Error('InvalidNetworkInterfaceID.NotFound', 'x', 400)).retryable, false);
   assert.equal(toCloudError('d', ec2Error('AuthFailure', 'x', 401)).retryable, false);
   assert.equal(toCloudError('d', ec2Error('UnauthorizedOperation', 'x', 403)).retryable, false);

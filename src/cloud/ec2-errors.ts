@@ -7,7 +7,7 @@ import { AwsServiceError } from './ec2-query/service-error.ts';
 import { XmlShapeError } from './ec2-query/xml-reader.ts';
 import { THROTTLING_CODES } from './ec2-retry.ts';
 
-/** EC2 codes worth retrying later: throttling, and EC2's own failures (5xx, timeouts). */
+/** EC2 codes worth retrying later: throttling, EC2's own failures (5xx, timeouts), clock skew. */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   ...THROTTLING_CODES,
   'InternalError',
@@ -16,6 +16,10 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'Unavailable',
   'RequestTimeout',
   'RequestTimeoutException',
+  // Signed with a clock too far off: not carried out, and the client has taken EC2's time since.
+  'RequestExpired',
+  'RequestInTheFuture',
+  'RequestTimeTooSkewed',
 ]);
 
 /** Node socket errors and our transport's timeouts: the request may not have reached EC2. */

@@ -8,7 +8,7 @@ import { HttpTransport } from './http-transport.ts';
 import { AwsServiceError } from './service-error.ts';
 
 let ec2: LocalHttpServer;
-let answer: { status: number; body: string };
+let answer: { status: number; body: string; date?: string };
 
 before(async () => {
   ec2 = await startLocalHttpServer(() => answer);
@@ -82,10 +82,10 @@ test("EC2's error answer is thrown as an AwsServiceError; a credentials refusal 
     );
     assert.equal(invalidated(), 0);
     answer = {
-      status: 400,
-      body: '<Response><Errors><Error><Code>RequestExpired</Code><Message>expired</Message></Error></Errors></Response>',
+      status: 401,
+      body: '<Response><Errors><Error><Code>AuthFailure</Code><Message>not valid</Message></Error></Errors></Response>',
     };
-    await assert.rejects(c.call('DescribeSubnets', {}), { code: 'RequestExpired' });
+    await assert.rejects(c.call('DescribeSubnets', {}), { code: 'AuthFailure' });
     assert.equal(invalidated(), 1);
   } finally {
     c.close();
@@ -99,6 +99,30 @@ test('calls reuse one kept-alive connection', async () => {
   try {
     for (let i = 0; i < 5; i++) await c.call('DescribeSubnets', {});
     assert.equal(ec2.connections() - before, 1);
+  } finally {
+    c.close();
+  }
+});
+
+test("a node clock far off EC2's is corrected by EC2's Date header from the next call on", async () => {
+  // The client's clock says 12:00:00; EC2 answers that it is 12:30:00.
+  const { client: c } = client({ accessKeyId: 'AKID', secretAccessKey: 's' });
+  try {
+    answer = {
+      status: 400,
+      date: 'Mon, 30 Nov 2026 12:30:00 GMT',
+      body: '<Response><Errors><Error><Code>RequestExpired</Code><Message>Request has expired.</Message></Error></Errors></Response>',
+    };
+    await assert.rejects(c.call('DescribeSubnets', {}), { code: 'RequestExpired' });
+    assert.equal(ec2.requests.at(-1)?.headers['x-amz-date'], '20261130T120000Z');
+    answer = { status: 200, date: 'Mon, 30 Nov 2026 12:30:00 GMT', body: '<R/>' };
+    await c.call('DescribeSubnets', {});
+    assert.equal(ec2.requests.at(-1)?.headers['x-amz-date'], '20261130T123000Z');
+    // A server clock within a few minutes of ours is trusted less than our own: no correction.
+    answer = { status: 200, date: 'Mon, 30 Nov 2026 12:02:00 GMT', body: '<R/>' };
+    await c.call('DescribeSubnets', {});
+    await c.call('DescribeSubnets', {});
+    assert.equal(ec2.requests.at(-1)?.headers['x-amz-date'], '20261130T120000Z');
   } finally {
     c.close();
   }

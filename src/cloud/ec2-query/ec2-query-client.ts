@@ -31,13 +31,21 @@ export interface Ec2QueryClientDeps {
 const STALE_CREDENTIAL_CODES: ReadonlySet<string> = new Set([
   'AuthFailure',
   'ExpiredToken',
-  'RequestExpired',
   'InvalidClientTokenId',
 ]);
+
+/**
+ * EC2 refuses a signature dated more than 5 minutes off its clock. A node clock further off than
+ * this is corrected by the difference to EC2's Date header (as the AWS SDKs do), so that one
+ * refused call is the cost of a bad clock, not every call.
+ */
+const CLOCK_SKEW_TOLERANCE_MS = 4 * 60_000;
 
 export class Ec2QueryClient implements Ec2Api {
   private readonly deps: Ec2QueryClientDeps;
   private readonly now: () => number;
+  /** Added to the local clock when signing: EC2's time minus ours, when they differ by much. */
+  private clockOffsetMs = 0;
 
   constructor(deps: Ec2QueryClientDeps) {
     this.deps = deps;
@@ -57,9 +65,10 @@ export class Ec2QueryClient implements Ec2Api {
       },
       credentials,
       { region, service: 'ec2' },
-      new Date(this.now()),
+      new Date(this.now() + this.clockOffsetMs),
     );
     const answer = await transport.send('POST', endpoint, { ...headers, 'user-agent': 'vpcnet' }, body);
+    this.followServerClock(answer.date);
     if (answer.status !== 200) {
       const err = readServiceError(answer.status, answer.body);
       if (STALE_CREDENTIAL_CODES.has(err.code)) this.deps.credentials.invalidate();
@@ -70,5 +79,12 @@ export class Ec2QueryClient implements Ec2Api {
 
   close(): void {
     this.deps.transport.close();
+  }
+
+  private followServerClock(date: string | undefined): void {
+    const serverTime = date === undefined ? Number.NaN : Date.parse(date);
+    if (Number.isNaN(serverTime)) return;
+    const skew = serverTime - this.now();
+    this.clockOffsetMs = Math.abs(skew) >= CLOCK_SKEW_TOLERANCE_MS ? skew : 0;
   }
 }

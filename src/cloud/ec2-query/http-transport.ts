@@ -7,6 +7,8 @@ import https from 'node:https';
 export interface HttpAnswer {
   readonly status: number;
   readonly body: string;
+  /** The answer's Date header, when it has one (the server's clock). */
+  readonly date?: string;
 }
 
 export interface HttpTransportOptions {
@@ -111,7 +113,9 @@ export class HttpTransport {
         res.on('error', fail);
         res.on('end', () => {
           settle();
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+          const body = Buffer.concat(chunks).toString('utf8');
+          const date = res.headers.date;
+          resolve({ status: res.statusCode ?? 0, body, ...(date === undefined ? {} : { date }) });
         });
       });
       req.end(payload);

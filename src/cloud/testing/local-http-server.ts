@@ -15,6 +15,8 @@ export interface CannedAnswer {
   readonly body?: string;
   /** Never answer (to test timeouts). */
   readonly hang?: boolean;
+  /** The Date header (default: this machine's time). */
+  readonly date?: string;
 }
 
 export interface LocalHttpServer {
@@ -43,7 +45,10 @@ export async function startLocalHttpServer(
       requests.push(request);
       const reply = answer(request);
       if (reply.hang === true) return;
-      res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain' });
+      res.writeHead(reply.status ?? 200, {
+        'content-type': 'text/plain',
+        ...(reply.date === undefined ? {} : { date: reply.date }),
+      });
       res.end(reply.body ?? '');
     });
   });
