@@ -34,14 +34,13 @@ test('a URL that is neither http nor https is refused before anything is sent', 
   await assert.rejects(transport.send('GET', new URL('ftp://127.0.0.1/'), {}), /unsupported URL scheme ftp:/);
 });
 
-test('status and body come back as sent, whatever the status', async () => {
+test('status, body and Date header come back as sent, whatever the status', async () => {
   const server = await startLocalHttpServer((req) => ({ status: 418, body: `got ${req.body} é` }));
   const transport = new HttpTransport();
   try {
-    assert.deepEqual(await transport.send('POST', new URL(server.url), {}, 'ping'), {
-      status: 418,
-      body: 'got ping é',
-    });
+    const answer = await transport.send('POST', new URL(server.url), {}, 'ping');
+    assert.deepEqual([answer.status, answer.body], [418, 'got ping é']);
+    assert.ok(!Number.isNaN(Date.parse(answer.date ?? '')), 'the Date header comes along');
   } finally {
     transport.close();
     await server.close();
