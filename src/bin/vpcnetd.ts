@@ -29,10 +29,10 @@ async function main(): Promise<void> {
     targets: config.targets,
     ec2: config.ec2,
   });
-  // Every EC2 call goes through the agent's own rate limit and retries (LimitedCloud); the SDK
-  // makes one attempt per request so that each retry takes a token (aws.ts, maxAttempts).
+  // Every EC2 call goes through the agent's own rate limit and retries (LimitedCloud); the EC2
+  // client makes one attempt per request so that each retry takes a token.
   const cloud = new LimitedCloud({
-    inner: await createAwsCloud({ maxAttempts: 1 }),
+    inner: await createAwsCloud(),
     limit: config.ec2,
     log,
   });

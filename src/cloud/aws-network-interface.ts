@@ -1,17 +1,58 @@
-// EC2's NetworkInterface (DescribeNetworkInterfaces) read once into the Cloud's types; a
-// required field EC2 left out is an InvalidResponse naming it.
-import type { NetworkInterface } from '@aws-sdk/client-ec2';
+// EC2's NetworkInterface (DescribeNetworkInterfaces, CreateNetworkInterface) read from the reply's
+// XML into a typed record, then into the Cloud's types; a required field EC2 left out is an
+// InvalidResponse naming it.
 import { isIpv4 } from '../infra/ipv4.ts';
 import type { DetachedEni, EniInfo } from './cloud.ts';
 import { invalidResponse } from './ec2-errors.ts';
+import type { XmlElement } from './ec2-query/xml-reader.ts';
+
+/** The fields of EC2's NetworkInterface that vpcnet reads, as EC2 sent them (any may be missing). */
+export interface Ec2NetworkInterface {
+  readonly networkInterfaceId?: string;
+  readonly subnetId?: string;
+  readonly macAddress?: string;
+  readonly privateIpAddress?: string;
+  readonly description?: string;
+  readonly interfaceType?: string;
+  readonly attachment?: { readonly attachmentId?: string; readonly deviceIndex?: number };
+  readonly privateIpAddresses: readonly { readonly privateIpAddress?: string; readonly primary: boolean }[];
+  readonly tags: readonly { readonly key?: string; readonly value?: string }[];
+}
+
+/** Reads one `<item>` of networkInterfaceSet (or CreateNetworkInterface's networkInterface). */
+export function readNetworkInterface(xml: XmlElement): Ec2NetworkInterface {
+  const attachment = xml.child('attachment');
+  return omitUndefined({
+    networkInterfaceId: xml.string('networkInterfaceId'),
+    subnetId: xml.string('subnetId'),
+    macAddress: xml.string('macAddress'),
+    privateIpAddress: xml.string('privateIpAddress'),
+    description: xml.string('description'),
+    interfaceType: xml.string('interfaceType'),
+    attachment:
+      attachment === undefined
+        ? undefined
+        : omitUndefined({
+            attachmentId: attachment.string('attachmentId'),
+            deviceIndex: attachment.int('deviceIndex'),
+          }),
+    privateIpAddresses: xml.items('privateIpAddressesSet').map((a) =>
+      omitUndefined({
+        privateIpAddress: a.string('privateIpAddress'),
+        primary: a.bool('primary') === true,
+      }),
+    ),
+    tags: xml.items('tagSet').map((t) => omitUndefined({ key: t.string('key'), value: t.string('value') })),
+  });
+}
 
 /** An ENI attached to the instance; `subnetCidr` looks up its subnet's CIDR. */
 export async function toEniInfo(
   doing: string,
-  eni: NetworkInterface,
+  eni: Ec2NetworkInterface,
   subnetCidr: (subnetId: string) => Promise<string>,
 ): Promise<EniInfo> {
-  const eniId = eni.NetworkInterfaceId;
+  const eniId = eni.networkInterfaceId;
   if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
   const need = <T>(value: T | undefined, field: string): T => {
     if (value === undefined) throw invalidResponse(doing, `${field} of ${eniId}`);
@@ -23,49 +64,59 @@ export async function toEniInfo(
     }
     return need(value, field);
   };
-  const subnetId = need(eni.SubnetId, 'SubnetId');
-  const addresses = eni.PrivateIpAddresses ?? [];
+  const subnetId = need(eni.subnetId, 'SubnetId');
+  const addresses = eni.privateIpAddresses;
   const primaryIp = address(
-    eni.PrivateIpAddress ?? addresses.find((a) => a.Primary === true)?.PrivateIpAddress,
+    eni.privateIpAddress ?? addresses.find((a) => a.primary)?.privateIpAddress,
     'PrivateIpAddress',
   );
   const secondaryIps = addresses
-    .filter((a) => a.Primary !== true && a.PrivateIpAddress !== primaryIp)
-    .map((a) => address(a.PrivateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
+    .filter((a) => !a.primary && a.privateIpAddress !== primaryIp)
+    .map((a) => address(a.privateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
   return {
     eniId,
-    mac: need(eni.MacAddress, 'MacAddress'),
-    deviceNumber: need(eni.Attachment?.DeviceIndex, 'Attachment.DeviceIndex'),
-    attachmentId: need(eni.Attachment?.AttachmentId, 'Attachment.AttachmentId'),
+    mac: need(eni.macAddress, 'MacAddress'),
+    deviceNumber: need(eni.attachment?.deviceIndex, 'Attachment.DeviceIndex'),
+    attachmentId: need(eni.attachment?.attachmentId, 'Attachment.AttachmentId'),
     subnetId,
     subnetCidr: await subnetCidr(subnetId),
     primaryIp,
     secondaryIps,
-    ...(eni.Description === undefined ? {} : { description: eni.Description }),
-    interfaceType: eni.InterfaceType ?? 'interface',
+    ...(eni.description === undefined ? {} : { description: eni.description }),
+    interfaceType: eni.interfaceType ?? 'interface',
     tags: tagsOf(doing, eniId, eni),
   };
 }
 
 /** An ENI attached to nothing, as describeDetachedEnis lists it. */
-export function toDetachedEni(doing: string, eni: NetworkInterface): DetachedEni {
-  const eniId = eni.NetworkInterfaceId;
+export function toDetachedEni(doing: string, eni: Ec2NetworkInterface): DetachedEni {
+  const eniId = eni.networkInterfaceId;
   if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
-  if (eni.SubnetId === undefined) throw invalidResponse(doing, `SubnetId of ${eniId}`);
+  if (eni.subnetId === undefined) throw invalidResponse(doing, `SubnetId of ${eniId}`);
   return {
     eniId,
-    subnetId: eni.SubnetId,
-    ...(eni.Description === undefined ? {} : { description: eni.Description }),
-    interfaceType: eni.InterfaceType ?? 'interface',
+    subnetId: eni.subnetId,
+    ...(eni.description === undefined ? {} : { description: eni.description }),
+    interfaceType: eni.interfaceType ?? 'interface',
     tags: tagsOf(doing, eniId, eni),
   };
 }
 
-function tagsOf(doing: string, eniId: string, eni: NetworkInterface): Record<string, string> {
+function tagsOf(doing: string, eniId: string, eni: Ec2NetworkInterface): Record<string, string> {
   return Object.fromEntries(
-    (eni.TagSet ?? []).map((t) => {
-      if (t.Key === undefined) throw invalidResponse(doing, `TagSet[].Key of ${eniId}`);
-      return [t.Key, t.Value ?? ''] as const;
+    eni.tags.map((t) => {
+      if (t.key === undefined) throw invalidResponse(doing, `TagSet[].Key of ${eniId}`);
+      return [t.key, t.value ?? ''] as const;
     }),
   );
+}
+
+/** Members that may be undefined, made optional instead (exactOptionalPropertyTypes). */
+type WithoutUndefined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
+};
+
+/** Drops undefined members, so that a field EC2 left out is absent rather than undefined. */
+function omitUndefined<T extends object>(record: T): WithoutUndefined<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as WithoutUndefined<T>;
 }

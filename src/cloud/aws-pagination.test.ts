@@ -1,114 +1,123 @@
-// describeInstanceEnis against canned EC2 replies served from the SDK's own middleware stack:
-// what the emulator does not do (it does not paginate) or never sends (ENIs without InterfaceType).
+// describeInstanceEnis against canned EC2 replies: pages joined by NextToken, and what the
+// emulator never sends (ENIs without InterfaceType or TagSet, addresses that are not IPv4).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EC2Client, type ServiceOutputTypes } from '@aws-sdk/client-ec2';
 import { AwsCloud } from './aws.ts';
 import { ImdsClient } from './imds.ts';
+import { CannedEc2, ec2Reply } from './testing/canned-ec2.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const imds = () => new ImdsClient({ endpoint: 'http://127.0.0.1:9' });
 
-const CREDENTIALS = { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' };
+function eniXml(n: number, primaryIp = `10.0.0.${10 + n}`): string {
+  return (
+    `<item><networkInterfaceId>eni-${n}</networkInterfaceId><subnetId>subnet-0a</subnetId>` +
+    `<macAddress>02:00:00:00:00:0${n}</macAddress><privateIpAddress>${primaryIp}</privateIpAddress>` +
+    `<attachment><attachmentId>eni-attach-${n}</attachmentId><deviceIndex>${n}</deviceIndex></attachment>` +
+    `<privateIpAddressesSet><item><privateIpAddress>${primaryIp}</privateIpAddress><primary>true</primary></item>` +
+    '</privateIpAddressesSet></item>'
+  );
+}
+
+const subnetReply = (cidr: string) =>
+  ec2Reply(
+    'DescribeSubnets',
+    `<subnetSet><item><subnetId>subnet-0a</subnetId><cidrBlock>${cidr}</cidrBlock></item></subnetSet>`,
+  );
 
 test('describeInstanceEnis follows NextToken until the last page', async () => {
-  // Canned EC2 replies served from the SDK's own middleware stack (the emulator does not paginate).
-  const ec2 = new EC2Client({
-    region: 'us-west-2',
-    credentials: CREDENTIALS,
-    endpoint: 'http://127.0.0.1:9',
-  });
-  const eni = (n: number) => ({
-    NetworkInterfaceId: `eni-${n}`,
-    MacAddress: `02:00:00:00:00:0${n}`,
-    SubnetId: 'subnet-0a',
-    PrivateIpAddress: `10.0.0.${10 + n}`,
-    PrivateIpAddresses: [{ PrivateIpAddress: `10.0.0.${10 + n}`, Primary: true }],
-    Attachment: { AttachmentId: `eni-attach-${n}`, DeviceIndex: n },
-  });
-  const pages: Record<string, { NetworkInterfaces: ReturnType<typeof eni>[]; NextToken?: string }> = {
-    first: { NetworkInterfaces: [eni(2)], NextToken: 'p2' },
-    p2: { NetworkInterfaces: [eni(0)], NextToken: 'p3' },
-    p3: { NetworkInterfaces: [eni(1)] },
+  const pages: Record<string, string> = {
+    first: `<networkInterfaceSet>${eniXml(2)}</networkInterfaceSet><nextToken>p2</nextToken>`,
+    p2: `<networkInterfaceSet>${eniXml(0)}</networkInterfaceSet><nextToken>p3</nextToken>`,
+    p3: `<networkInterfaceSet>${eniXml(1)}</networkInterfaceSet>`,
   };
-  const tokensAsked: (string | undefined)[] = [];
-  ec2.middlewareStack.add(
-    () =>
-      async (args): Promise<{ output: ServiceOutputTypes; response: unknown }> => {
-        const input = args.input as { NextToken?: string; SubnetIds?: string[] };
-        if (input.SubnetIds !== undefined) {
-          return {
-            output: { Subnets: [{ SubnetId: 'subnet-0a', CidrBlock: '10.0.0.0/20' }], $metadata: {} },
-            response: {},
-          };
-        }
-        tokensAsked.push(input.NextToken);
-        const page = pages[input.NextToken ?? 'first'] ?? { NetworkInterfaces: [] };
-        return { output: { ...page, $metadata: {} }, response: {} };
-      },
-    { step: 'initialize', name: 'cannedEc2Replies' },
+  const ec2 = new CannedEc2((action, params) => {
+    if (action === 'DescribeSubnets') return subnetReply('10.0.0.0/20');
+    const token = typeof params.NextToken === 'string' ? params.NextToken : 'first';
+    return ec2Reply(action, pages[token] ?? '<networkInterfaceSet/>');
+  });
+  const cloud = new AwsCloud({ ec2, imds: imds() });
+  const enis = await cloud.describeInstanceEnis('i-0paged');
+  const describes = ec2.calls.filter((c) => c.action === 'DescribeNetworkInterfaces');
+  assert.deepEqual(
+    describes.map((c) => c.params.NextToken),
+    [undefined, 'p2', 'p3'],
   );
-  const cloud = new AwsCloud({ ec2, imds: new ImdsClient({ endpoint: 'http://127.0.0.1:9' }) });
-  try {
-    const enis = await cloud.describeInstanceEnis('i-0paged');
-    assert.deepEqual(tokensAsked, [undefined, 'p2', 'p3']);
-    assert.deepEqual(
-      enis.map((e) => [e.eniId, e.deviceNumber, e.subnetCidr, e.interfaceType, e.tags]),
-      [
-        ['eni-0', 0, '10.0.0.0/20', 'interface', {}],
-        ['eni-1', 1, '10.0.0.0/20', 'interface', {}],
-        ['eni-2', 2, '10.0.0.0/20', 'interface', {}],
-      ],
-      'an ENI without InterfaceType or TagSet is a plain interface without tags',
-    );
-  } finally {
-    cloud.close();
-  }
+  assert.deepEqual(describes[0]?.params.Filter, [{ Name: 'attachment.instance-id', Value: ['i-0paged'] }]);
+  assert.deepEqual(
+    enis.map((e) => [e.eniId, e.deviceNumber, e.subnetCidr, e.interfaceType, e.tags]),
+    [
+      ['eni-0', 0, '10.0.0.0/20', 'interface', {}],
+      ['eni-1', 1, '10.0.0.0/20', 'interface', {}],
+      ['eni-2', 2, '10.0.0.0/20', 'interface', {}],
+    ],
+    'an ENI without InterfaceType or TagSet is a plain interface without tags',
+  );
 });
 
 test('a subnet CIDR or ENI address in a reply that is not IPv4 is an InvalidResponse naming the field', async () => {
-  const ec2 = new EC2Client({
-    region: 'us-west-2',
-    credentials: CREDENTIALS,
-    endpoint: 'http://127.0.0.1:9',
-  });
   let subnetCidr = '10.0.0.0';
   let primaryIp = '10.0.0.10';
-  ec2.middlewareStack.add(
-    () =>
-      async (args): Promise<{ output: ServiceOutputTypes; response: unknown }> => {
-        const input = args.input as { SubnetIds?: string[] };
-        const output =
-          input.SubnetIds !== undefined
-            ? { Subnets: [{ SubnetId: 'subnet-0a', CidrBlock: subnetCidr }] }
-            : {
-                NetworkInterfaces: [
-                  {
-                    NetworkInterfaceId: 'eni-0',
-                    MacAddress: '02:00:00:00:00:00',
-                    SubnetId: 'subnet-0a',
-                    PrivateIpAddress: primaryIp,
-                    Attachment: { AttachmentId: 'eni-attach-0', DeviceIndex: 0 },
-                  },
-                ],
-              };
-        return { output: { ...output, $metadata: {} }, response: {} };
-      },
-    { step: 'initialize', name: 'cannedEc2Replies' },
+  const ec2 = new CannedEc2((action) =>
+    action === 'DescribeSubnets'
+      ? subnetReply(subnetCidr)
+      : ec2Reply(action, `<networkInterfaceSet>${eniXml(0, primaryIp)}</networkInterfaceSet>`),
   );
-  const cloud = new AwsCloud({ ec2, imds: new ImdsClient({ endpoint: 'http://127.0.0.1:9' }) });
-  try {
-    await assert.rejects(cloud.describeInstanceEnis('i-0bad'), {
-      code: 'InvalidResponse',
-      message:
-        'cannot describe subnet subnet-0a: EC2 reply lacks an IPv4 CIDR in Subnets[subnet-0a].CidrBlock (got "10.0.0.0")',
-    });
-    subnetCidr = '10.0.0.0/20';
-    primaryIp = '10.0.0.1O';
-    await assert.rejects(cloud.describeInstanceEnis('i-0bad'), {
-      code: 'InvalidResponse',
-      message: /an IPv4 address in PrivateIpAddress of eni-0 \(got "10\.0\.0\.1O"\)/,
-    });
-  } finally {
-    cloud.close();
-  }
+  const cloud = new AwsCloud({ ec2, imds: imds() });
+  await assert.rejects(cloud.describeInstanceEnis('i-0bad'), {
+    code: 'InvalidResponse',
+    message:
+      'cannot describe subnet subnet-0a: EC2 reply lacks an IPv4 CIDR in Subnets[subnet-0a].CidrBlock (got "10.0.0.0")',
+  });
+  subnetCidr = '10.0.0.0/20';
+  primaryIp = '10.0.0.1O';
+  await assert.rejects(cloud.describeInstanceEnis('i-0bad'), {
+    code: 'InvalidResponse',
+    message: /an IPv4 address in PrivateIpAddress of eni-0 \(got "10\.0\.0\.1O"\)/,
+  });
+});
+
+test('a reply field of the wrong shape is a non-retryable InvalidResponse naming the element', async () => {
+  const ec2 = new CannedEc2((action) =>
+    ec2Reply(
+      action,
+      '<instanceTypeSet><item><instanceType>m5.large</instanceType><networkInfo>' +
+        '<maximumNetworkInterfaces>three</maximumNetworkInterfaces></networkInfo></item></instanceTypeSet>',
+    ),
+  );
+  const cloud = new AwsCloud({ ec2, imds: imds() });
+  await assert.rejects(cloud.instanceTypeLimits('m5.large'), {
+    code: 'InvalidResponse',
+    retryable: false,
+    message:
+      /^cannot describe instance type m5\.large: EC2 reply unreadable: .*networkInfo\.maximumNetworkInterfaces is not an integer \(got "three"\)$/,
+  });
+});
+
+test('createEni sends security groups, description, client token and tags in EC2 query names', async () => {
+  const ec2 = new CannedEc2((action) =>
+    ec2Reply(
+      action,
+      '<networkInterface><networkInterfaceId>eni-0new</networkInterfaceId><macAddress>02:00:00:00:00:09</macAddress>' +
+        '<privateIpAddress>10.0.0.99</privateIpAddress></networkInterface>',
+    ),
+  );
+  const cloud = new AwsCloud({ ec2, imds: imds() });
+  const created = await cloud.createEni(
+    'subnet-0a',
+    ['sg-1', 'sg-2'],
+    'vpcnet ENI',
+    { owner: 'i-0a' },
+    'tok-1',
+  );
+  assert.deepEqual(created, { eniId: 'eni-0new', mac: '02:00:00:00:00:09', primaryIp: '10.0.0.99' });
+  assert.deepEqual(ec2.calls[0], {
+    action: 'CreateNetworkInterface',
+    params: {
+      SubnetId: 'subnet-0a',
+      SecurityGroupId: ['sg-1', 'sg-2'],
+      Description: 'vpcnet ENI',
+      ClientToken: 'tok-1',
+      TagSpecification: [{ ResourceType: 'network-interface', Tag: [{ Key: 'owner', Value: 'i-0a' }] }],
+    },
+  });
 });

@@ -1,24 +1,12 @@
-// The production Cloud: EC2 through @aws-sdk/client-ec2, instance facts through IMDSv2.
-// The emulator speaks the same wire protocols, so only endpoints differ between the two.
-import {
-  type _InstanceType,
-  AssignPrivateIpAddressesCommand,
-  AttachNetworkInterfaceCommand,
-  CreateNetworkInterfaceCommand,
-  DeleteNetworkInterfaceCommand,
-  DescribeInstanceTypesCommand,
-  DescribeNetworkInterfacesCommand,
-  DescribeSubnetsCommand,
-  DetachNetworkInterfaceCommand,
-  EC2Client,
-  type EC2ClientConfig,
-  type Filter,
-  ModifyNetworkInterfaceAttributeCommand,
-  type NetworkInterface,
-  UnassignPrivateIpAddressesCommand,
-} from '@aws-sdk/client-ec2';
+// The production Cloud: EC2 through our own Query API client (ec2-query/), instance facts through
+// IMDSv2. The emulator speaks the same wire protocols, so only endpoints differ between the two.
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
-import { toDetachedEni, toEniInfo } from './aws-network-interface.ts';
+import {
+  type Ec2NetworkInterface,
+  readNetworkInterface,
+  toDetachedEni,
+  toEniInfo,
+} from './aws-network-interface.ts';
 import type {
   Cloud,
   CreatedEni,
@@ -28,17 +16,25 @@ import type {
   InstanceTypeLimits,
 } from './cloud.ts';
 import { CloudError } from './cloud.ts';
+import type { AwsCredentials } from './credentials/aws-credentials.ts';
+import { credentialSourceFromEnv } from './credentials/credential-chain.ts';
+import { RefreshingCredentials } from './credentials/refreshing-credentials.ts';
 import { invalidResponse, toCloudError } from './ec2-errors.ts';
+import { type Ec2Api, Ec2QueryClient } from './ec2-query/ec2-query-client.ts';
+import { HttpTransport } from './ec2-query/http-transport.ts';
+import type { QueryStruct } from './ec2-query/query-form.ts';
+import { regionalEndpoint } from './ec2-query/regional-endpoint.ts';
+import type { XmlElement } from './ec2-query/xml-reader.ts';
 import { ImdsClient, type ImdsClientOptions, imdsEndpointFromEnv } from './imds.ts';
 import { readInstanceMetadata } from './instance-metadata.ts';
 
 export interface AwsCloudDeps {
-  readonly ec2: EC2Client;
+  readonly ec2: Ec2Api;
   readonly imds: ImdsClient;
 }
 
 export class AwsCloud implements Cloud {
-  private readonly ec2: EC2Client;
+  private readonly ec2: Ec2Api;
   private readonly imds: ImdsClient;
   /** Instance type limits and subnet CIDRs never change: asked once, failures not cached. */
   private readonly limitsCache = new Map<string, Promise<InstanceTypeLimits>>();
@@ -55,7 +51,7 @@ export class AwsCloud implements Cloud {
 
   async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
     const doing = `describe ENIs of ${instanceId}`;
-    const found = await this.describeEnis(doing, [{ Name: 'attachment.instance-id', Values: [instanceId] }]);
+    const found = await this.describeEnis(doing, [{ Name: 'attachment.instance-id', Value: [instanceId] }]);
     const enis = await Promise.all(found.map((eni) => toEniInfo(doing, eni, (id) => this.subnetCidr(id))));
     return enis.sort((a, b) => a.deviceNumber - b.deviceNumber);
   }
@@ -63,27 +59,28 @@ export class AwsCloud implements Cloud {
   async describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
     const doing = `describe detached ENIs tagged ${tagKey}=${tagValue}`;
     const found = await this.describeEnis(doing, [
-      { Name: 'status', Values: ['available'] },
-      { Name: `tag:${tagKey}`, Values: [tagValue] },
+      { Name: 'status', Value: ['available'] },
+      { Name: `tag:${tagKey}`, Value: [tagValue] },
     ]);
     return found.map((eni) => toDetachedEni(doing, eni));
   }
 
   /** Every page of one DescribeNetworkInterfaces query. */
-  private async describeEnis(doing: string, filters: Filter[]): Promise<NetworkInterface[]> {
-    const found: NetworkInterface[] = [];
+  private async describeEnis(doing: string, filters: QueryStruct[]): Promise<Ec2NetworkInterface[]> {
+    const found: Ec2NetworkInterface[] = [];
     let nextToken: string | undefined;
     do {
-      const page = await this.call(doing, () =>
-        this.ec2.send(
-          new DescribeNetworkInterfacesCommand({
-            Filters: filters,
-            ...(nextToken !== undefined ? { NextToken: nextToken } : {}),
-          }),
-        ),
+      const page = await this.call(
+        doing,
+        'DescribeNetworkInterfaces',
+        { Filter: filters, NextToken: nextToken },
+        (r) => ({
+          enis: r.items('networkInterfaceSet').map(readNetworkInterface),
+          nextToken: r.string('nextToken'),
+        }),
       );
-      found.push(...(page.NetworkInterfaces ?? []));
-      nextToken = page.NextToken !== undefined && page.NextToken !== '' ? page.NextToken : undefined;
+      found.push(...page.enis);
+      nextToken = page.nextToken !== undefined && page.nextToken !== '' ? page.nextToken : undefined;
     } while (nextToken !== undefined);
     return found;
   }
@@ -101,15 +98,12 @@ export class AwsCloud implements Cloud {
         false,
       );
     }
-    const reply = await this.call(doing, () =>
-      this.ec2.send(
-        new AssignPrivateIpAddressesCommand({
-          NetworkInterfaceId: eniId,
-          SecondaryPrivateIpAddressCount: count,
-        }),
-      ),
+    const ips = await this.call(
+      doing,
+      'AssignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: count },
+      (r) => r.items('assignedPrivateIpAddressesSet').map((a) => a.string('privateIpAddress')),
     );
-    const ips = (reply.AssignedPrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress);
     if (ips.length !== count || ips.some((ip) => ip === undefined || !isIpv4(ip))) {
       throw invalidResponse(doing, `${count} IPv4 AssignedPrivateIpAddresses (got ${JSON.stringify(ips)})`);
     }
@@ -119,10 +113,11 @@ export class AwsCloud implements Cloud {
   async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
     if (ips.length === 0) return;
     const shown = ips.length <= 4 ? ips.join(', ') : `${ips.slice(0, 4).join(', ')}, …`;
-    await this.call(`unassign ${ips.length} private IPs (${shown}) from ENI ${eniId}`, () =>
-      this.ec2.send(
-        new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, PrivateIpAddresses: [...ips] }),
-      ),
+    await this.call(
+      `unassign ${ips.length} private IPs (${shown}) from ENI ${eniId}`,
+      'UnassignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, PrivateIpAddress: [...ips] },
+      () => undefined,
     );
   }
 
@@ -135,86 +130,94 @@ export class AwsCloud implements Cloud {
   ): Promise<CreatedEni> {
     const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
     const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
-    // ClientToken is EC2's idempotency token. Without one from the caller the SDK fills one in
-    // per call (its own retries reuse it); a caller that retries itself (LimitedCloud) passes the
-    // same token on every attempt, so a lost reply cannot leave a second ENI behind.
-    const reply = await this.call(doing, () =>
-      this.ec2.send(
-        new CreateNetworkInterfaceCommand({
-          SubnetId: subnetId,
-          Groups: [...securityGroupIds],
-          Description: description,
-          ...(clientToken !== undefined ? { ClientToken: clientToken } : {}),
-          ...(tagList.length > 0
-            ? { TagSpecifications: [{ ResourceType: 'network-interface', Tags: tagList }] }
-            : {}),
-        }),
-      ),
+    // ClientToken is EC2's idempotency token. A caller that retries (LimitedCloud) passes the
+    // same token on every attempt, so a lost reply cannot leave a second ENI behind; without
+    // one, each call is a new request.
+    const eni = await this.call(
+      doing,
+      'CreateNetworkInterface',
+      {
+        SubnetId: subnetId,
+        SecurityGroupId: [...securityGroupIds],
+        Description: description,
+        ClientToken: clientToken,
+        TagSpecification:
+          tagList.length > 0 ? [{ ResourceType: 'network-interface', Tag: tagList }] : undefined,
+      },
+      (r) => {
+        const created = r.child('networkInterface');
+        return created === undefined ? undefined : readNetworkInterface(created);
+      },
     );
-    const eni = reply.NetworkInterface;
-    if (eni?.NetworkInterfaceId === undefined)
+    if (eni?.networkInterfaceId === undefined)
       throw invalidResponse(doing, 'NetworkInterface.NetworkInterfaceId');
-    if (eni.MacAddress === undefined) throw invalidResponse(doing, `MacAddress of ${eni.NetworkInterfaceId}`);
-    if (eni.PrivateIpAddress === undefined || !isIpv4(eni.PrivateIpAddress)) {
-      throw invalidResponse(doing, `an IPv4 PrivateIpAddress of ${eni.NetworkInterfaceId}`);
+    if (eni.macAddress === undefined) throw invalidResponse(doing, `MacAddress of ${eni.networkInterfaceId}`);
+    if (eni.privateIpAddress === undefined || !isIpv4(eni.privateIpAddress)) {
+      throw invalidResponse(doing, `an IPv4 PrivateIpAddress of ${eni.networkInterfaceId}`);
     }
-    return { eniId: eni.NetworkInterfaceId, mac: eni.MacAddress, primaryIp: eni.PrivateIpAddress };
+    return { eniId: eni.networkInterfaceId, mac: eni.macAddress, primaryIp: eni.privateIpAddress };
   }
 
   async attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string> {
     const doing = `attach ENI ${eniId} to ${instanceId} at device index ${deviceIndex}`;
-    const reply = await this.call(doing, () =>
-      this.ec2.send(
-        new AttachNetworkInterfaceCommand({
-          NetworkInterfaceId: eniId,
-          InstanceId: instanceId,
-          DeviceIndex: deviceIndex,
-        }),
-      ),
+    const attachmentId = await this.call(
+      doing,
+      'AttachNetworkInterface',
+      { NetworkInterfaceId: eniId, InstanceId: instanceId, DeviceIndex: deviceIndex },
+      (r) => r.string('attachmentId'),
     );
-    if (reply.AttachmentId === undefined) throw invalidResponse(doing, 'AttachmentId');
-    return reply.AttachmentId;
+    if (attachmentId === undefined || attachmentId === '') throw invalidResponse(doing, 'AttachmentId');
+    return attachmentId;
   }
 
   async setDeleteOnTermination(eniId: string, attachmentId: string): Promise<void> {
-    await this.call(`set DeleteOnTermination on ENI ${eniId} (attachment ${attachmentId})`, () =>
-      this.ec2.send(
-        new ModifyNetworkInterfaceAttributeCommand({
-          NetworkInterfaceId: eniId,
-          Attachment: { AttachmentId: attachmentId, DeleteOnTermination: true },
-        }),
-      ),
+    await this.call(
+      `set DeleteOnTermination on ENI ${eniId} (attachment ${attachmentId})`,
+      'ModifyNetworkInterfaceAttribute',
+      { NetworkInterfaceId: eniId, Attachment: { AttachmentId: attachmentId, DeleteOnTermination: true } },
+      () => undefined,
     );
   }
 
   async detachEni(attachmentId: string): Promise<void> {
-    await this.call(`detach ENI attachment ${attachmentId}`, () =>
-      this.ec2.send(new DetachNetworkInterfaceCommand({ AttachmentId: attachmentId })),
+    await this.call(
+      `detach ENI attachment ${attachmentId}`,
+      'DetachNetworkInterface',
+      { AttachmentId: attachmentId },
+      () => undefined,
     );
   }
 
   async deleteEni(eniId: string): Promise<void> {
-    await this.call(`delete ENI ${eniId}`, () =>
-      this.ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eniId })),
+    await this.call(
+      `delete ENI ${eniId}`,
+      'DeleteNetworkInterface',
+      { NetworkInterfaceId: eniId },
+      () => undefined,
     );
   }
 
   /** Releases the EC2 client's sockets. */
   close(): void {
-    this.ec2.destroy();
+    this.ec2.close();
   }
 
   private async fetchLimits(instanceType: string): Promise<InstanceTypeLimits> {
     const doing = `describe instance type ${instanceType}`;
-    const reply = await this.call(doing, () =>
-      this.ec2.send(new DescribeInstanceTypesCommand({ InstanceTypes: [instanceType as _InstanceType] })),
-    );
-    const info = reply.InstanceTypes?.find((t) => t.InstanceType === instanceType);
+    const info = await this.call(doing, 'DescribeInstanceTypes', { InstanceType: [instanceType] }, (r) => {
+      const found = r.items('instanceTypeSet').find((t) => t.string('instanceType') === instanceType);
+      const network = found?.child('networkInfo');
+      return found === undefined
+        ? undefined
+        : {
+            maxEnis: network?.int('maximumNetworkInterfaces'),
+            ipsPerEni: network?.int('ipv4AddressesPerInterface'),
+          };
+    });
     if (info === undefined) {
       throw new CloudError(`cannot ${doing}: EC2 does not know it`, 'InvalidInstanceType', false);
     }
-    const maxEnis = info.NetworkInfo?.MaximumNetworkInterfaces;
-    const ipsPerEni = info.NetworkInfo?.Ipv4AddressesPerInterface;
+    const { maxEnis, ipsPerEni } = info;
     if (maxEnis === undefined) throw invalidResponse(doing, 'NetworkInfo.MaximumNetworkInterfaces');
     if (ipsPerEni === undefined) throw invalidResponse(doing, 'NetworkInfo.Ipv4AddressesPerInterface');
     return { maxEnis, ipsPerEni };
@@ -223,10 +226,12 @@ export class AwsCloud implements Cloud {
   private subnetCidr(subnetId: string): Promise<string> {
     return cached(this.subnetCidrCache, subnetId, async () => {
       const doing = `describe subnet ${subnetId}`;
-      const reply = await this.call(doing, () =>
-        this.ec2.send(new DescribeSubnetsCommand({ SubnetIds: [subnetId] })),
+      const cidr = await this.call(doing, 'DescribeSubnets', { SubnetId: [subnetId] }, (r) =>
+        r
+          .items('subnetSet')
+          .find((s) => s.string('subnetId') === subnetId)
+          ?.string('cidrBlock'),
       );
-      const cidr = reply.Subnets?.find((s) => s.SubnetId === subnetId)?.CidrBlock;
       if (cidr === undefined || !isCidr(cidr)) {
         throw invalidResponse(
           doing,
@@ -237,10 +242,18 @@ export class AwsCloud implements Cloud {
     });
   }
 
-  /** Sends one command; every SDK failure leaves as a CloudError saying what we were doing. */
-  private async call<Out>(doing: string, send: () => Promise<Out>): Promise<Out> {
+  /**
+   * Makes one EC2 call and reads its reply with `read` (where a field of the wrong shape throws);
+   * every failure leaves as a CloudError saying what we were doing.
+   */
+  private async call<Out>(
+    doing: string,
+    action: string,
+    params: QueryStruct,
+    read: (reply: XmlElement) => Out,
+  ): Promise<Out> {
     try {
-      return await send();
+      return read(await this.ec2.call(action, params));
     } catch (err) {
       throw toCloudError(doing, err);
     }
@@ -259,30 +272,23 @@ function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Prom
 export interface AwsCloudOptions {
   /** Default: AWS_REGION, else the instance's region from IMDS. */
   readonly region?: string;
-  /** EC2 endpoint; default AWS_ENDPOINT_URL_EC2 of `env`, else the SDK's choice (the regional endpoint). */
+  /** EC2 endpoint; default AWS_ENDPOINT_URL_EC2 of `env`, else the regional endpoint. */
   readonly ec2Endpoint?: string;
-  /**
-   * SDK attempts per EC2 call, first included (standard retry mode, which backs off on
-   * throttling). 1 when a LimitedCloud wraps this one, as in vpcnetd: that layer retries, and
-   * every retry must take a token from the agent's rate limit; SDK retries would bypass the
-   * limit and multiply the attempts (SDK attempts × LimitedCloud attempts).
-   */
-  readonly maxAttempts?: number;
-  /** Timeout of one EC2 HTTP request, ms. */
+  /** Timeout of one EC2 HTTP request, ms (one attempt: LimitedCloud retries). */
   readonly requestTimeoutMs?: number;
-  /** Default: the SDK's provider chain (env, profile, instance role). */
-  readonly credentials?: EC2ClientConfig['credentials'];
+  /** Timeout of connecting to EC2, ms. */
+  readonly connectTimeoutMs?: number;
+  /** Default: the chain of credentialSourceFromEnv (env, web identity, container, instance profile). */
+  readonly credentials?: AwsCredentials;
   readonly imds?: ImdsClient | ImdsClientOptions;
-  /** Where AWS_REGION, AWS_ENDPOINT_URL_EC2 and AWS_EC2_METADATA_SERVICE_ENDPOINT are read; default process.env. */
+  /**
+   * Where AWS_REGION, AWS_ENDPOINT_URL_EC2, AWS_EC2_METADATA_SERVICE_ENDPOINT and the credential
+   * variables are read; default process.env.
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
 
-export const DEFAULT_EC2_MAX_ATTEMPTS = 3;
-
-/**
- * Builds the EC2 client and the IMDS client. Attempts stay few so that callers (the warm pool,
- * an ADD waiting for an address) see a failure in bounded time and decide themselves.
- */
+/** Builds the EC2 client (one attempt per call) and the IMDS client. */
 export async function createAwsCloud(options: AwsCloudOptions = {}): Promise<AwsCloud> {
   const env = options.env ?? process.env;
   const imds =
@@ -290,14 +296,22 @@ export async function createAwsCloud(options: AwsCloudOptions = {}): Promise<Aws
       ? options.imds
       : new ImdsClient({ endpoint: imdsEndpointFromEnv(env), ...options.imds });
   const region = options.region ?? nonEmpty(env.AWS_REGION) ?? (await imds.get('placement/region')).trim();
-  const endpoint = options.ec2Endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL_EC2);
-  const ec2 = new EC2Client({
+  const configured = options.ec2Endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL_EC2);
+  const endpoint = configured !== undefined ? new URL(configured) : regionalEndpoint('ec2', region);
+  const transport = new HttpTransport({
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    connectTimeoutMs: options.connectTimeoutMs ?? 3_000,
+  });
+  const fixed = options.credentials;
+  const source =
+    fixed !== undefined
+      ? { name: 'given credentials', fetch: () => Promise.resolve(fixed) }
+      : credentialSourceFromEnv(env, { transport, imds, region });
+  const ec2 = new Ec2QueryClient({
+    endpoint,
     region,
-    maxAttempts: options.maxAttempts ?? DEFAULT_EC2_MAX_ATTEMPTS,
-    retryMode: 'standard',
-    requestHandler: { requestTimeout: options.requestTimeoutMs ?? 10_000, connectionTimeout: 3_000 },
-    ...(endpoint !== undefined ? { endpoint } : {}),
-    ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+    credentials: new RefreshingCredentials(source),
+    transport,
   });
   return new AwsCloud({ ec2, imds });
 }

@@ -1,5 +1,5 @@
 // The cloud as the agent sees it. The production implementation (aws.ts) talks to EC2 with
-// @aws-sdk/client-ec2 and to IMDSv2; the same code talks to the emulator (only endpoints differ).
+// our own EC2 Query API client (ec2-query/) and IMDSv2; the same code talks to the emulator (only endpoints differ).
 // Unit tests use a fake implementing this interface.
 
 export interface InstanceMetadata {

@@ -5,7 +5,7 @@ import { CloudError } from './cloud.ts';
 
 /**
  * Codes of a throttled request: EC2 answers RequestLimitExceeded; the others are the AWS-wide
- * names the SDK also treats as throttling. The request was not carried out.
+ * names the AWS SDKs also treat as throttling. The request was not carried out.
  */
 export const THROTTLING_CODES: ReadonlySet<string> = new Set([
   'RequestLimitExceeded',

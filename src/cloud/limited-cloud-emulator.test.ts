@@ -11,8 +11,6 @@ import { type AwsCloud, createAwsCloud } from './aws.ts';
 import { type Cloud, CloudError, type CreatedEni } from './cloud.ts';
 import { LimitedCloud } from './limited-cloud.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 const VPC: VpcSpec = {
   vpcId: 'vpc-0limit',
   cidr: '10.0.0.0/16',
@@ -52,8 +50,6 @@ describe('LimitedCloud against the emulator with faults', () => {
       ec2Endpoint: emu.urls[0]!,
       imds: { endpoint: emu.urls[0]! },
       credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' },
-      // Our layer retries: the SDK makes one attempt per call.
-      maxAttempts: 1,
     });
   });
 

@@ -63,7 +63,6 @@ export async function startEmulatedNode(options: {
       ec2Endpoint: url,
       imds: { endpoint: url },
       credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' },
-      maxAttempts: 1,
     });
     return {
       instance,
