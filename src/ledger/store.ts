@@ -177,7 +177,8 @@ export class FileLedgerStore implements LedgerStore {
   /** A fresh snapshot of the whole state, then a new empty journal after it. */
   async #compact(snapshot: LedgerSnapshot): Promise<void> {
     this.#open = undefined;
-    const ref: JournalRef = { id: randomTempSuffix(), seq: ++this.#seq };
+    // A new id per journal, so a left-over journal is never taken for this snapshot's.
+    const ref: JournalRef = { id: randomBytes(8).toString('hex'), seq: ++this.#seq };
     this.#snapshotBytes = await this.#writeSnapshot({ ...snapshot, journal: ref });
     const bytes = await this.#journal.start(ref);
     this.#open = { id: ref.id, seq: ref.seq, bytes };
