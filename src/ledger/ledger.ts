@@ -65,34 +65,6 @@ export class Ledger {
     for (const p of snapshot?.pendingEnis ?? []) this.#pendingEnis.set(p.eniId, p);
   }
 
-  // Index upkeep: every insert, replace and removal of a record goes through one of these.
-
-  #setAttachment(a: Attachment): string {
-    const id = attachmentKeyString(a.key);
-    this.#indexAttachment(id, this.#attachments.get(id), a);
-    this.#attachments.set(id, a);
-    return id;
-  }
-
-  #indexAttachment(id: string, before: Attachment | undefined, after: Attachment | undefined): void {
-    this.#attachmentsByIp.update(id, attachmentIps(before), attachmentIps(after));
-    this.#attachmentsByBinding.update(id, optional(before?.branch), optional(after?.branch));
-  }
-
-  #setBinding(b: BranchBinding): string {
-    const id = bindingKeyString(b.key);
-    this.#liveBindingsByIp.update(id, liveBindingIps(this.#bindings.get(id)), liveBindingIps(b));
-    this.#bindings.set(id, b);
-    return id;
-  }
-
-  #setRecovered(r: RecoveredRecord): string {
-    const id = recoveredRecordId(r);
-    this.#recoveredByIp.update(id, optional(this.#recovered.get(id)?.ip), optional(r.ip));
-    this.#recovered.set(id, r);
-    return id;
-  }
-
   /** Loads the ledger; rejects (rather than starting empty) when the stored snapshot is corrupt. */
   static async open(store: LedgerStore, clock: LedgerClock): Promise<Ledger> {
     return new Ledger(store, clock, await store.load());
@@ -288,6 +260,34 @@ export class Ledger {
       this.#changed.restore(changed);
       throw err;
     }
+  }
+
+  // Index upkeep: every insert, replace and removal of a record goes through one of these.
+
+  #setAttachment(a: Attachment): string {
+    const id = attachmentKeyString(a.key);
+    this.#indexAttachment(id, this.#attachments.get(id), a);
+    this.#attachments.set(id, a);
+    return id;
+  }
+
+  #indexAttachment(id: string, before: Attachment | undefined, after: Attachment | undefined): void {
+    this.#attachmentsByIp.update(id, attachmentIps(before), attachmentIps(after));
+    this.#attachmentsByBinding.update(id, optional(before?.branch), optional(after?.branch));
+  }
+
+  #setBinding(b: BranchBinding): string {
+    const id = bindingKeyString(b.key);
+    this.#liveBindingsByIp.update(id, liveBindingIps(this.#bindings.get(id)), liveBindingIps(b));
+    this.#bindings.set(id, b);
+    return id;
+  }
+
+  #setRecovered(r: RecoveredRecord): string {
+    const id = recoveredRecordId(r);
+    this.#recoveredByIp.update(id, optional(this.#recovered.get(id)?.ip), optional(r.ip));
+    this.#recovered.set(id, r);
+    return id;
   }
 
   /** Each changed record as it is now: put, or removed when it is gone. */
