@@ -2,10 +2,15 @@
 // append and what it refuses as damage, and compaction (crash points of every step are in
 // ledger.property.test.ts).
 import assert from 'node:assert/strict';
+import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
+import * as nodePath from 'node:path';
 import { describe, test } from 'node:test';
 import type { Attachment } from '../plan/attachment.ts';
+import { NO_CHANGES } from './changes.ts';
 import { journalLine } from './journal-format.ts';
 import { Ledger } from './ledger.ts';
+import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import { FileLedgerStore, type JournalBound, LedgerLoadError } from './store.ts';
 import { MemoryLedgerFs } from './testing/memory-fs.ts';
 
@@ -28,6 +33,10 @@ function attachment(n: number, ip = `10.0.${n >> 8}.${n & 255}`): Attachment {
       { kind: 'snat', ip },
     ],
   };
+}
+
+function snapshotOf(...attachments: Attachment[]): LedgerSnapshot {
+  return { schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling: [], bindings: [], pendingEnis: [] };
 }
 
 async function open(fs: MemoryLedgerFs, bound: JournalBound = NEVER_COMPACT): Promise<Ledger> {
@@ -280,5 +289,34 @@ describe('ledger journal', () => {
     assert.equal(fs.files.has(JOURNAL), false);
     fs.crash();
     assert.equal(await store.load(), undefined);
+  });
+
+  test('a symlink planted at the journal is never appended through: the commit fails, the next write replaces the link', async () => {
+    const dir = await fsp.mkdtemp(nodePath.join(os.tmpdir(), 'vpcnet-journal-link-'));
+    try {
+      const path = nodePath.join(dir, 'ledger.json');
+      const victim = nodePath.join(dir, 'victim');
+      await fsp.writeFile(victim, 'precious\n');
+      const store = new FileLedgerStore(path);
+      await store.save(snapshotOf(attachment(1)));
+      await fsp.rm(`${path}.journal`);
+      await fsp.symlink(victim, `${path}.journal`);
+      const b = { ...NO_CHANGES, attachments: { put: [attachment(2)], removed: [] } };
+      const whole = () => snapshotOf(attachment(1), attachment(2));
+      await assert.rejects(store.saveChanges(b, whole), /cannot append to ledger journal/);
+      await store.saveChanges(b, whole);
+      assert.equal(await fsp.readFile(victim, 'utf8'), 'precious\n');
+      assert.equal(
+        (await fsp.lstat(`${path}.journal`)).isFile(),
+        true,
+        'the journal is a regular file again',
+      );
+      assert.deepEqual(
+        (await new FileLedgerStore(path).load())?.attachments.map((a) => a.key.containerId),
+        ['c1', 'c2'],
+      );
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
   });
 });

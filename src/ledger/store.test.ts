@@ -224,32 +224,6 @@ describe('FileLedgerStore temp files on a real filesystem', () => {
     });
   });
 
-  test('a symlink planted at the journal is never appended through: the commit fails, the next write replaces the link', async () => {
-    await inTempDir(async (dir) => {
-      const path = nodePath.join(dir, 'ledger.json');
-      const victim = nodePath.join(dir, 'victim');
-      await fsp.writeFile(victim, 'precious\n');
-      const store = new FileLedgerStore(path);
-      await store.save(snapshot(attachment('a', '10.0.0.1')));
-      await fsp.rm(`${path}.journal`);
-      await fsp.symlink(victim, `${path}.journal`);
-      const b = { ...NO_CHANGES, attachments: { put: [attachment('b', '10.0.0.2')], removed: [] } };
-      const whole = () => snapshot(attachment('a', '10.0.0.1'), attachment('b', '10.0.0.2'));
-      await assert.rejects(store.saveChanges(b, whole), /cannot append to ledger journal/);
-      await store.saveChanges(b, whole);
-      assert.equal(await fsp.readFile(victim, 'utf8'), 'precious\n');
-      assert.equal(
-        (await fsp.lstat(`${path}.journal`)).isFile(),
-        true,
-        'the journal is a regular file again',
-      );
-      assert.deepEqual(
-        (await new FileLedgerStore(path).load())?.attachments.map((a) => a.key.containerId),
-        ['a', 'b'],
-      );
-    });
-  });
-
   test('opening removes temp files of interrupted saves (links themselves, never their targets)', async () => {
     await inTempDir(async (dir) => {
       const path = nodePath.join(dir, 'ledger.json');
