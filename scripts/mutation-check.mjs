@@ -82,6 +82,15 @@ export const MUTATIONS = [
     tests: ['src/ledger'],
   },
   {
+    name: 'ledger-no-journal-sync',
+    rule: 'durable before success',
+    what: 'a commit appends its record to the ledger journal without fdatasync',
+    file: 'src/ledger/journal-file.ts',
+    from: 'await this.#fs.syncData(this.#path);',
+    to: '',
+    tests: ['src/ledger'],
+  },
+  {
     name: 'check-never-drift',
     rule: 'convergence',
     what: 'CHECK never reports drift',

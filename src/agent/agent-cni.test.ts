@@ -2,9 +2,10 @@
 // records, that a stale DEL keeps the new sandbox's network, that a failed ADD undoes itself, that
 // DEL of the unknown succeeds, and CNI GC and STATUS.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { nodeLedgerFs } from '../ledger/node-fs.ts';
+import { FileLedgerStore } from '../ledger/store.ts';
 import { attachmentHostVeth } from '../plan/attachment.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
@@ -23,14 +24,11 @@ test('ADD answers a 1.0.0 result and the attachment is on disk before the answer
     };
     assert.equal(result.cniVersion, '1.0.0');
     assert.equal(result.ips[0]!.gateway, '169.254.1.1');
-    const onDisk = JSON.parse(await readFile(join(w.dir, 'state', 'ledger.json'), 'utf8')) as {
-      attachments: {
-        resources: { kind: string; ip?: string }[];
-        key: { containerId: string };
-        phase?: string;
-        netnsId?: string;
-      }[];
-    };
+    // What is on disk: the snapshot and the journal after it, as the next start reads them (with
+    // removal turned off: a temp file of the running agent's next write is not this test's).
+    const readOnly = { ...nodeLedgerFs, removeFile: async () => {} };
+    const onDisk = await new FileLedgerStore(join(w.dir, 'state', 'ledger.json'), readOnly).load();
+    assert.ok(onDisk, 'nothing on disk');
     assert.equal(onDisk.attachments.length, 1);
     assert.equal(onDisk.attachments[0]!.resources.find((r) => r.kind === 'vpcAddress')?.ip, ipOf(res.stdout));
     assert.equal(onDisk.attachments[0]!.phase, undefined);

@@ -5,12 +5,18 @@
 // Mutations are synchronous and in memory; commit() makes them durable. Durable before
 // success: a caller awaits commit() before it reports success. Commits are grouped: while one
 // write is in flight, later changes wait for the next write, so a burst of N pod operations
-// costs about two fsyncs instead of N.
+// costs about two fsyncs instead of N. A write carries the records changed since the last one
+// (a journal record, store.ts), and the lookups an ADD or DEL makes go through indexes that every
+// mutation keeps, so neither grows with the number of attachments.
 
 import { type Attachment, type AttachmentKey, attachmentKeyString } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { type RecoveredRecord, recoveredHolderKey, recoveredRecordId } from '../plan/recovered.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
+import { type ChangedIds, ChangedRecords } from './changed-records.ts';
+import type { LedgerChanges, ListChanges } from './changes.ts';
+import { GroupCommit } from './group-commit.ts';
+import { RecordIndex } from './record-index.ts';
 import {
   type CoolingAddress,
   LEDGER_SCHEMA_VERSION,
@@ -24,13 +30,6 @@ export interface LedgerClock {
   now(): number;
 }
 
-interface Waiter {
-  /** The change sequence number this commit must see on disk. */
-  readonly seq: number;
-  readonly resolve: () => void;
-  readonly reject: (err: unknown) => void;
-}
-
 export class Ledger {
   readonly #store: LedgerStore;
   readonly #clock: LedgerClock;
@@ -41,19 +40,28 @@ export class Ledger {
   readonly #pendingEnis = new Map<string, PendingEni>();
   /** Incremented by every mutation. */
   #seq = 0;
-  /** The highest sequence number known to be on disk. */
-  #durableSeq = 0;
-  #writing = false;
-  #flushScheduled = false;
-  #waiters: Waiter[] = [];
+  readonly #commits = new GroupCommit(
+    () => this.#seq,
+    () => this.#write(),
+  );
+  /** Records changed since the last write that carried them. */
+  readonly #changed = new ChangedRecords();
+  /** VPC address -> attachments holding it. */
+  readonly #attachmentsByIp = new RecordIndex();
+  /** Binding key -> its attachments (sandboxes). */
+  readonly #attachmentsByBinding = new RecordIndex();
+  /** Address -> recovered records holding it. */
+  readonly #recoveredByIp = new RecordIndex();
+  /** Address -> bindings holding it that are not superseded. */
+  readonly #liveBindingsByIp = new RecordIndex();
 
   private constructor(store: LedgerStore, clock: LedgerClock, snapshot: LedgerSnapshot | undefined) {
     this.#store = store;
     this.#clock = clock;
-    for (const a of snapshot?.attachments ?? []) this.#attachments.set(attachmentKeyString(a.key), a);
+    for (const a of snapshot?.attachments ?? []) this.#setAttachment(a);
     for (const c of snapshot?.cooling ?? []) this.#cooling.set(c.ip, c);
-    for (const b of snapshot?.bindings ?? []) this.#bindings.set(bindingKeyString(b.key), b);
-    for (const r of snapshot?.recovered ?? []) this.#recovered.set(recoveredRecordId(r), r);
+    for (const b of snapshot?.bindings ?? []) this.#setBinding(b);
+    for (const r of snapshot?.recovered ?? []) this.#setRecovered(r);
     for (const p of snapshot?.pendingEnis ?? []) this.#pendingEnis.set(p.eniId, p);
   }
 
@@ -92,11 +100,7 @@ export class Ledger {
 
   /** Whether a live record holds `ip`: a pod's VPC address, a branch ENI's on this node, a recovered one. */
   addressInUse(ip: string): boolean {
-    return (
-      this.findByIp(ip) !== undefined ||
-      [...this.#recovered.values()].some((r) => r.ip === ip) ||
-      [...this.#bindings.values()].some((b) => b.ip === ip && b.supersededBy === undefined)
-    );
+    return this.#attachmentsByIp.has(ip) || this.#recoveredByIp.has(ip) || this.#liveBindingsByIp.has(ip);
   }
 
   /**
@@ -120,40 +124,47 @@ export class Ledger {
 
   /** The attachments of a binding (its pod's sandboxes on this node). */
   bindingMembers(key: string): Attachment[] {
-    return this.list().filter((a) => a.branch === key);
+    return this.#attachmentsByBinding.holders(key).flatMap((id) => optional(this.#attachments.get(id)));
   }
 
   /** Inserts or replaces the binding with the same key. */
   putBinding(binding: BranchBinding): void {
-    this.#bindings.set(bindingKeyString(binding.key), binding);
+    this.#changed.mark('bindings', this.#setBinding(binding));
     this.#seq++;
   }
 
   removeBinding(key: string): boolean {
-    const removed = this.#bindings.delete(key);
-    if (removed) this.#seq++;
-    return removed;
+    const b = this.#bindings.get(key);
+    if (b === undefined) return false;
+    this.#liveBindingsByIp.update(key, liveBindingIps(b), []);
+    this.#bindings.delete(key);
+    this.#changed.mark('bindings', key);
+    this.#seq++;
+    return true;
   }
 
   /** The attachment holding VPC address `ip`. */
   findByIp(ip: string): Attachment | undefined {
-    for (const a of this.#attachments.values()) {
-      if (a.resources.some((r) => r.kind === 'vpcAddress' && r.ip === ip)) return a;
-    }
-    return undefined;
+    const [id] = this.#attachmentsByIp.holders(ip);
+    return id === undefined ? undefined : this.#attachments.get(id);
   }
 
   /** Inserts or replaces the attachment with the same key. */
   put(attachment: Attachment): void {
-    this.#attachments.set(attachmentKeyString(attachment.key), attachment);
+    this.#changed.mark('attachments', this.#setAttachment(attachment));
     this.#seq++;
   }
 
   /** Returns whether there was an attachment to remove. */
   remove(key: AttachmentKey): boolean {
-    const removed = this.#attachments.delete(attachmentKeyString(key));
-    if (removed) this.#seq++;
-    return removed;
+    const id = attachmentKeyString(key);
+    const a = this.#attachments.get(id);
+    if (a === undefined) return false;
+    this.#indexAttachment(id, a, undefined);
+    this.#attachments.delete(id);
+    this.#changed.mark('attachments', id);
+    this.#seq++;
+    return true;
   }
 
   /** Recovered records (src/plan/recovered.ts): held until their DEL, a GC or the reconcile pass. */
@@ -163,7 +174,7 @@ export class Ledger {
 
   /** Inserts or replaces the recovered record with the same id (its host veth, or its address). */
   putRecovered(record: RecoveredRecord): void {
-    this.#recovered.set(recoveredRecordId(record), record);
+    this.#changed.mark('recovered', this.#setRecovered(record));
     this.#seq++;
   }
 
@@ -171,7 +182,9 @@ export class Ledger {
   removeRecovered(record: RecoveredRecord): boolean {
     const id = recoveredRecordId(record);
     if (this.#recovered.get(id) !== record) return false;
+    this.#recoveredByIp.update(id, optional(record.ip), []);
     this.#recovered.delete(id);
+    this.#changed.mark('recovered', id);
     this.#seq++;
     return true;
   }
@@ -183,12 +196,13 @@ export class Ledger {
   /** Records that `ip` was freed (at `freedAt`, default now) and must cool down before reuse. */
   addCooling(ip: string, eniId: string, freedAt: number = this.#clock.now()): void {
     this.#cooling.set(ip, { ip, eniId, freedAt });
+    this.#changed.mark('cooling', ip);
     this.#seq++;
   }
 
   removeCooling(ip: string): boolean {
     const removed = this.#cooling.delete(ip);
-    if (removed) this.#seq++;
+    if (removed) this.#markRemoved('cooling', ip);
     return removed;
   }
 
@@ -200,14 +214,20 @@ export class Ledger {
   /** Records (or moves to its next step) an ENI vpcnet is creating or freeing. */
   putPendingEni(record: PendingEni): void {
     this.#pendingEnis.set(record.eniId, record);
+    this.#changed.mark('pendingEnis', record.eniId);
     this.#seq++;
   }
 
   /** The ENI's creation or freeing is finished (attached and in use, or deleted). */
   removePendingEni(eniId: string): boolean {
     const removed = this.#pendingEnis.delete(eniId);
-    if (removed) this.#seq++;
+    if (removed) this.#markRemoved('pendingEnis', eniId);
     return removed;
+  }
+
+  #markRemoved(list: 'cooling' | 'pendingEnis', id: string): void {
+    this.#changed.mark(list, id);
+    this.#seq++;
   }
 
   /** The current in-memory state as a snapshot (what the next write will carry). */
@@ -227,43 +247,80 @@ export class Ledger {
    * carried them failed (the changes stay in memory and ride on the next write).
    */
   commit(): Promise<void> {
-    const seq = this.#seq;
-    if (seq <= this.#durableSeq) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.#waiters.push({ seq, resolve, reject });
-      this.#scheduleFlush();
-    });
+    return this.#commits.commit();
   }
 
-  #scheduleFlush(): void {
-    if (this.#writing || this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    // Defer to a microtask so that commits issued in the same tick share one write.
-    queueMicrotask(() => {
-      this.#flushScheduled = false;
-      void this.#flush();
-    });
-  }
-
-  async #flush(): Promise<void> {
-    if (this.#writing || this.#waiters.length === 0) return;
-    this.#writing = true;
-    const seq = this.#seq;
-    let failure: { err: unknown } | undefined;
+  /** One write (group-commit.ts): the records changed since the last one that succeeded. */
+  async #write(): Promise<void> {
+    const changed = this.#changed.take();
     try {
-      await this.#store.save(this.snapshot());
-      this.#durableSeq = Math.max(this.#durableSeq, seq);
+      if (this.#store.saveChanges === undefined) await this.#store.save(this.snapshot());
+      else await this.#store.saveChanges(this.#changesOf(changed), () => this.snapshot());
     } catch (err) {
-      failure = { err };
+      this.#changed.restore(changed);
+      throw err;
     }
-    this.#writing = false;
-    // Settle exactly the commits whose changes this write carried; later ones wait for the next.
-    const carried = this.#waiters.filter((w) => w.seq <= seq);
-    this.#waiters = this.#waiters.filter((w) => w.seq > seq);
-    for (const w of carried) {
-      if (failure === undefined) w.resolve();
-      else w.reject(failure.err);
-    }
-    if (this.#waiters.length > 0) this.#scheduleFlush();
   }
+
+  // Index upkeep: every insert, replace and removal of a record goes through one of these.
+
+  #setAttachment(a: Attachment): string {
+    const id = attachmentKeyString(a.key);
+    this.#indexAttachment(id, this.#attachments.get(id), a);
+    this.#attachments.set(id, a);
+    return id;
+  }
+
+  #indexAttachment(id: string, before: Attachment | undefined, after: Attachment | undefined): void {
+    this.#attachmentsByIp.update(id, attachmentIps(before), attachmentIps(after));
+    this.#attachmentsByBinding.update(id, optional(before?.branch), optional(after?.branch));
+  }
+
+  #setBinding(b: BranchBinding): string {
+    const id = bindingKeyString(b.key);
+    this.#liveBindingsByIp.update(id, liveBindingIps(this.#bindings.get(id)), liveBindingIps(b));
+    this.#bindings.set(id, b);
+    return id;
+  }
+
+  #setRecovered(r: RecoveredRecord): string {
+    const id = recoveredRecordId(r);
+    this.#recoveredByIp.update(id, optional(this.#recovered.get(id)?.ip), optional(r.ip));
+    this.#recovered.set(id, r);
+    return id;
+  }
+
+  /** Each changed record as it is now: put, or removed when it is gone. */
+  #changesOf(changed: ChangedIds): LedgerChanges {
+    return {
+      attachments: listChanges(changed.attachments, this.#attachments),
+      cooling: listChanges(changed.cooling, this.#cooling),
+      bindings: listChanges(changed.bindings, this.#bindings),
+      recovered: listChanges(changed.recovered, this.#recovered),
+      pendingEnis: listChanges(changed.pendingEnis, this.#pendingEnis),
+    };
+  }
+}
+
+function listChanges<T>(ids: ReadonlySet<string>, records: ReadonlyMap<string, T>): ListChanges<T> {
+  const put: T[] = [];
+  const removed: string[] = [];
+  for (const id of ids) {
+    const r = records.get(id);
+    if (r === undefined) removed.push(id);
+    else put.push(r);
+  }
+  return { put, removed };
+}
+
+function optional<T>(v: T | undefined): T[] {
+  return v === undefined ? [] : [v];
+}
+
+function attachmentIps(a: Attachment | undefined): string[] {
+  return a === undefined ? [] : a.resources.flatMap((r) => (r.kind === 'vpcAddress' ? [r.ip] : []));
+}
+
+function liveBindingIps(b: BranchBinding | undefined): string[] {
+  return b === undefined || b.supersededBy !== undefined ? [] : [b.ip];
 }

@@ -17,6 +17,13 @@ export interface LedgerFsDeps {
   writeFile(path: string, data: string): Promise<void>;
   /** fsyncs a file's contents (never through a symlink). */
   syncFile(path: string): Promise<void>;
+  /**
+   * Appends `data` to an existing file (never through a symlink, never creating one); nothing is
+   * durable yet. A crash before syncData may keep any prefix of it.
+   */
+  appendFile(path: string, data: string): Promise<void>;
+  /** fdatasyncs a file: its contents and size, not its times (never through a symlink). */
+  syncData(path: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** fsyncs a directory so that a rename inside it is durable. */
   syncDir(dir: string): Promise<void>;
@@ -38,12 +45,15 @@ export interface FsPromises {
 export interface FileHandleLike {
   writeFile(data: string, encoding: 'utf8'): Promise<void>;
   sync(): Promise<void>;
+  datasync(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A new file only: O_EXCL fails on any existing name, and with O_CREAT it also refuses a symlink. */
 const CREATE_EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+/** An existing file only (no O_CREAT), written at its end. */
+const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
 
 function isMissing(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
@@ -77,6 +87,8 @@ export function ledgerFsOn(fs: FsPromises): LedgerFsDeps {
     writeFile: (path, data) =>
       withHandle(fs, path, CREATE_EXCLUSIVE, (h) => h.writeFile(data, 'utf8'), 0o600),
     syncFile: (path) => withHandle(fs, path, READ_NO_FOLLOW, (h) => h.sync()),
+    appendFile: (path, data) => withHandle(fs, path, APPEND_NO_FOLLOW, (h) => h.writeFile(data, 'utf8')),
+    syncData: (path) => withHandle(fs, path, READ_NO_FOLLOW, (h) => h.datasync()),
     rename: (from, to) => fs.rename(from, to),
     syncDir: (dir) => withHandle(fs, dir, 'r', (h) => h.sync()),
     async removeFile(path) {

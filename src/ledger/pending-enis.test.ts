@@ -26,7 +26,6 @@ describe('ledger schema 3: ENIs part-way through being created or freed', () => 
   test('a schema 2 file loads with its attachments and cooldowns and no pending ENI', () => {
     const snap = parseLedgerSnapshot(structuredClone(V2_FILE));
     assert.equal(snap.schemaVersion, LEDGER_SCHEMA_VERSION);
-    assert.equal(LEDGER_SCHEMA_VERSION, 3);
     assert.deepEqual(
       snap.attachments.map((a) => a.key.containerId),
       ['c1'],
@@ -35,7 +34,7 @@ describe('ledger schema 3: ENIs part-way through being created or freed', () => 
     assert.deepEqual(snap.pendingEnis, []);
   });
 
-  test('a schema 2 ledger opens, and its next write is schema 3 with the pending ENIs', async () => {
+  test('a schema 2 ledger opens, and its next write is the current schema with the pending ENIs', async () => {
     const store = new MemoryLedgerStore();
     await store.save(structuredClone(V2_FILE) as never);
     const ledger = await Ledger.open(store, clock);
@@ -44,7 +43,7 @@ describe('ledger schema 3: ENIs part-way through being created or freed', () => 
     await ledger.commit();
     const reopened = await Ledger.open(store, clock);
     assert.deepEqual(reopened.pendingEnis(), [{ eniId: 'eni-9', step: 'attaching', since: 42_000 }]);
-    assert.equal(reopened.snapshot().schemaVersion, 3);
+    assert.equal(reopened.snapshot().schemaVersion, LEDGER_SCHEMA_VERSION);
     assert.equal(reopened.list().length, 1, 'the v2 attachment survives the rewrite');
   });
 

@@ -27,14 +27,17 @@ export { LedgerFormatError } from './json-fields.ts';
 export type { PendingEni, PendingEniStep } from './pending-eni-format.ts';
 
 /**
+ * 4: the snapshot names the journal that follows it (`journal`: its id and the last sequence number
+ *    the snapshot covers); changes since are in that journal (store.ts). An agent that reads only
+ *    snapshots must refuse this one rather than miss those changes, hence the new version.
  * 3: ENIs part-way through being created or freed (`pendingEnis`) are recorded too.
  * 2: attachments record their whole pod plan (src/plan), branch bindings their shared resources.
- * 2 and 1 are read and converted (a v2 file has no pending ENI operations).
+ * 3, 2 and 1 are read and converted (a v2 file has no pending ENI operations; none has a journal).
  */
-export const LEDGER_SCHEMA_VERSION = 3;
+export const LEDGER_SCHEMA_VERSION = 4;
 
 /** Versions this agent reads; anything else is refused. */
-const READABLE_VERSIONS: readonly unknown[] = [1, 2, LEDGER_SCHEMA_VERSION];
+const READABLE_VERSIONS: readonly unknown[] = [1, 2, 3, LEDGER_SCHEMA_VERSION];
 
 /** A freed address that must not be handed out again before its cooldown ends. */
 export interface CoolingAddress {
@@ -66,7 +69,7 @@ function parseNetnsId(o: Obj, at: string): { netnsId?: string } {
   return { netnsId: nonEmpty(o, 'netnsId', at) };
 }
 
-function parseAttachment(v: unknown, at: string, version: number): Attachment {
+export function parseAttachment(v: unknown, at: string, version: number): Attachment {
   const o = obj(v, at);
   const key = parseAttachmentKey(o.key, `${at}.key`);
   const branch = optStr(o, 'branch', at);
@@ -85,7 +88,7 @@ function parseAttachment(v: unknown, at: string, version: number): Attachment {
   };
 }
 
-function parseCooling(v: unknown, at: string): CoolingAddress {
+export function parseCooling(v: unknown, at: string): CoolingAddress {
   const o = obj(v, at);
   return { ip: nonEmpty(o, 'ip', at), eniId: nonEmpty(o, 'eniId', at), freedAt: int(o, 'freedAt', at) };
 }
@@ -148,6 +151,22 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     pendingEnis,
     ...(recovered.length > 0 ? { recovered } : {}),
   };
+}
+
+/** Which journal follows a snapshot: changes committed after it was written are there. */
+export interface JournalRef {
+  /** Random per journal: a journal with another id is not this snapshot's (it is left over). */
+  readonly id: string;
+  /** The sequence number of the last change the snapshot covers; the journal's records follow it. */
+  readonly seq: number;
+}
+
+/** The journal a decoded snapshot names (none before version 4). */
+export function parseJournalRef(json: unknown): JournalRef | undefined {
+  const o = obj(json, '(root)');
+  if (o.journal === undefined || o.schemaVersion !== LEDGER_SCHEMA_VERSION) return undefined;
+  const j = obj(o.journal, 'journal');
+  return { id: nonEmpty(j, 'id', 'journal'), seq: int(j, 'seq', 'journal') };
 }
 
 function rejectDuplicates(ids: readonly string[], list: string, field: string): void {

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as nodePath from 'node:path';
 import { describe, test } from 'node:test';
 import type { Attachment } from '../plan/attachment.ts';
+import { NO_CHANGES } from './changes.ts';
 import { type FsPromises, ledgerFsOn } from './node-fs.ts';
 import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import { FileLedgerStore, LedgerLoadError } from './store.ts';
@@ -63,13 +64,17 @@ describe('FileLedgerStore', () => {
     assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), snap);
   });
 
-  test('save writes a temp file in the same directory, renames it, then fsyncs the directory', async () => {
+  test('save writes a temp file in the same directory, renames it, fsyncs the directory, then starts a journal the same way', async () => {
     const fs = new MemoryLedgerFs();
     await new FileLedgerStore(PATH, fs, () => 'x').save(snapshot());
     assert.deepEqual(fs.calls, [
       `write ${PATH}.tmp-x`,
       `fsync ${PATH}.tmp-x`,
       `rename ${PATH}.tmp-x ${PATH}`,
+      'syncDir /var/lib/vpcnet',
+      `write ${PATH}.tmp-x`,
+      `fsync ${PATH}.tmp-x`,
+      `rename ${PATH}.tmp-x ${PATH}.journal`,
       'syncDir /var/lib/vpcnet',
     ]);
     assert.equal(JSON.parse(fs.files.get(PATH) ?? '').schemaVersion, LEDGER_SCHEMA_VERSION);
@@ -119,7 +124,7 @@ describe('FileLedgerStore', () => {
     assert.deepEqual(await new FileLedgerStore(PATH, fs).load(), old);
     assert.deepEqual(
       await fs.listDir('/var/lib/vpcnet'),
-      ['ledger.json'],
+      ['ledger.json', 'ledger.json.journal'],
       'the torn temp file is cleaned up',
     );
   });
@@ -182,8 +187,9 @@ describe('FileLedgerStore', () => {
       assert.equal(await new FileLedgerStore(path).load(), undefined);
       await new FileLedgerStore(path).save(snap);
       assert.deepEqual(await new FileLedgerStore(path).load(), snap);
-      assert.deepEqual(await fsp.readdir(dir), ['ledger.json']);
+      assert.deepEqual((await fsp.readdir(dir)).sort(), ['ledger.json', 'ledger.json.journal']);
       assert.equal((await fsp.stat(path)).mode & 0o777, 0o600);
+      assert.equal((await fsp.stat(`${path}.journal`)).mode & 0o777, 0o600);
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });
     }
@@ -273,6 +279,10 @@ describe('nodeLedgerFs', () => {
             events.push(`fsync ${name}`);
             await h.sync();
           },
+          async datasync() {
+            events.push(`datasync ${name}`);
+            await h.datasync();
+          },
           close: () => h.close(),
         };
       },
@@ -285,18 +295,33 @@ describe('nodeLedgerFs', () => {
       },
     };
     try {
-      await new FileLedgerStore(path, ledgerFsOn(spied), () => 'x').save(
-        snapshot(attachment('a', '10.0.0.1')),
-      );
+      const store = new FileLedgerStore(path, ledgerFsOn(spied), () => 'x');
+      await store.save(snapshot(attachment('a', '10.0.0.1')));
       events.push('resolved');
       assert.deepEqual(events, [
         'write ledger.json.tmp-x',
         'fsync ledger.json.tmp-x',
         'rename ledger.json.tmp-x ledger.json',
         `fsync ${nodePath.basename(dir)}`,
+        'write ledger.json.tmp-x',
+        'fsync ledger.json.tmp-x',
+        'rename ledger.json.tmp-x ledger.json.journal',
+        `fsync ${nodePath.basename(dir)}`,
         'resolved',
       ]);
       assert.equal((await fsp.stat(path)).mode & 0o777, 0o600);
+      // A commit: one record appended to the journal and fdatasynced, nothing else.
+      events.length = 0;
+      const b = attachment('b', '10.0.0.2');
+      await store.saveChanges({ ...NO_CHANGES, attachments: { put: [b], removed: [] } }, () => {
+        throw new Error('a commit with an open journal does not need the whole state');
+      });
+      events.push('resolved');
+      assert.deepEqual(events, ['write ledger.json.journal', 'datasync ledger.json.journal', 'resolved']);
+      assert.deepEqual(
+        (await new FileLedgerStore(path).load())?.attachments.map((a) => a.key.containerId),
+        ['a', 'b'],
+      );
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });
     }

@@ -1,26 +1,55 @@
-// Where ledger snapshots live. The file store writes atomically (temp file in the same
-// directory, fsync, rename, fsync the directory) so that a crash at any point leaves either the
-// old or the new snapshot on disk, never a torn one: durable before success.
+// Where the ledger lives. The file store keeps a snapshot of the whole ledger and a journal of
+// the changes committed since (journal-file.ts). A commit appends one record to the journal and
+// fdatasyncs it, so its cost follows what it changed, not how many attachments there are. When
+// the journal has grown past a bound, the next write is a compaction: a fresh snapshot written
+// atomically (temp file in the same directory, fsync, rename, fsync the directory), naming a new
+// journal id, then a new empty journal. A crash at any point leaves a snapshot plus either its
+// own journal or a left-over one that is never replayed: durable before success, and no change
+// applied twice or lost.
 
 import { randomBytes } from 'node:crypto';
 import * as nodePath from 'node:path';
+import { type LedgerChanges, replayChanges } from './changes.ts';
+import { LedgerJournal } from './journal-file.ts';
+import { LedgerLoadError } from './load-error.ts';
 import { type LedgerFsDeps, nodeLedgerFs } from './node-fs.ts';
 
+export { LedgerLoadError } from './load-error.ts';
 export type { LedgerFsDeps } from './node-fs.ts';
 
-import { LedgerFormatError, type LedgerSnapshot, parseLedgerSnapshot } from './snapshot.ts';
+import {
+  type JournalRef,
+  LedgerFormatError,
+  type LedgerSnapshot,
+  parseJournalRef,
+  parseLedgerSnapshot,
+} from './snapshot.ts';
 
 export interface LedgerStore {
-  /** The last saved snapshot, or undefined on a fresh start (nothing saved yet). */
+  /** The last saved state, or undefined on a fresh start (nothing saved yet). */
   load(): Promise<LedgerSnapshot | undefined>;
-  /** Resolves only once the snapshot is durable. */
+  /** Writes the whole state; resolves only once it is durable. */
   save(snapshot: LedgerSnapshot): Promise<void>;
   /**
-   * Moves a stored snapshot that load() refused out of the way (kept for an operator, under a name
-   * with the time `at`), so the agent can start; returns where it went.
+   * Writes what changed since the last write that succeeded (a store without it gets save());
+   * `snapshot` gives the whole state should the store want it. Resolves only once durable.
+   */
+  saveChanges?(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<void>;
+  /**
+   * Moves a stored ledger that load() refused out of the way (kept for an operator, under a name
+   * with the time `at`), so the agent can start; returns where the snapshot went.
    */
   setAside?(at: number): Promise<string>;
 }
+
+/** When the journal is compacted into a fresh snapshot: past the larger of the two. */
+export interface JournalBound {
+  readonly minBytes: number;
+  /** A multiple of the snapshot's size: compaction's cost is then spread over as many commits. */
+  readonly snapshotFactor: number;
+}
+
+export const DEFAULT_JOURNAL_BOUND: JournalBound = { minBytes: 64 * 1024, snapshotFactor: 4 };
 
 /** A fresh temp name suffix per save: nothing planted at a predictable name is ever written through. */
 function randomTempSuffix(): string {
@@ -30,32 +59,46 @@ function randomTempSuffix(): string {
 /** How many taken temp names a save tries before it gives up (each is a fresh random name). */
 const TEMP_ATTEMPTS = 4;
 
-/** Thrown by load() for a file that exists but cannot be trusted; names the file and the bad field. */
-export class LedgerLoadError extends Error {
-  constructor(
-    readonly path: string,
-    readonly field: string | undefined,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'LedgerLoadError';
-  }
+/** The journal appends go to, as this store last wrote it. */
+interface OpenJournal {
+  readonly id: string;
+  /** Sequence number of its last record (the snapshot's when it has none). */
+  readonly seq: number;
+  readonly bytes: number;
 }
 
 export class FileLedgerStore implements LedgerStore {
   readonly #path: string;
   readonly #fs: LedgerFsDeps;
   readonly #tempSuffix: () => string;
+  readonly #journal: LedgerJournal;
+  readonly #bound: JournalBound;
+  /** Where the next change is appended; undefined: the next write is a compaction. */
+  #open: OpenJournal | undefined;
+  /** The last sequence number written (a compaction takes one too). */
+  #seq = 0;
+  #snapshotBytes = 0;
 
-  constructor(path: string, fs: LedgerFsDeps = nodeLedgerFs, tempSuffix: () => string = randomTempSuffix) {
+  constructor(
+    path: string,
+    fs: LedgerFsDeps = nodeLedgerFs,
+    tempSuffix: () => string = randomTempSuffix,
+    bound: JournalBound = DEFAULT_JOURNAL_BOUND,
+  ) {
     this.#path = path;
     this.#fs = fs;
     this.#tempSuffix = tempSuffix;
+    this.#bound = bound;
+    this.#journal = new LedgerJournal(`${path}.journal`, fs, (data) => this.#createTemp(data));
   }
 
   get path(): string {
     return this.#path;
+  }
+
+  /** The journal beside the snapshot (`<ledger>.journal`). */
+  get journalPath(): string {
+    return this.#journal.path;
   }
 
   /** Temp files of saves that a crash interrupted: `<name>.tmp-*` beside the ledger. */
@@ -69,7 +112,9 @@ export class FileLedgerStore implements LedgerStore {
 
   async load(): Promise<LedgerSnapshot | undefined> {
     await this.#removeLeftoverTemps();
+    this.#open = undefined;
     const text = await this.#fs.readFile(this.#path);
+    // No snapshot: a fresh start (a journal without one is left over and never replayed).
     if (text === undefined) return undefined;
     let json: unknown;
     try {
@@ -84,8 +129,11 @@ export class FileLedgerStore implements LedgerStore {
         },
       );
     }
+    let snapshot: LedgerSnapshot;
+    let ref: JournalRef | undefined;
     try {
-      return parseLedgerSnapshot(json);
+      snapshot = parseLedgerSnapshot(json);
+      ref = parseJournalRef(json);
     } catch (err) {
       if (err instanceof LedgerFormatError) {
         throw new LedgerLoadError(
@@ -97,9 +145,47 @@ export class FileLedgerStore implements LedgerStore {
       }
       throw err;
     }
+    this.#snapshotBytes = Buffer.byteLength(text);
+    if (ref === undefined) return snapshot;
+    const journal = await this.#journal.read(ref);
+    this.#seq = journal.seq;
+    if (journal.appendable) this.#open = { id: ref.id, seq: journal.seq, bytes: journal.bytes };
+    return replayChanges(snapshot, journal.records);
   }
 
-  async save(snapshot: LedgerSnapshot): Promise<void> {
+  save(snapshot: LedgerSnapshot): Promise<void> {
+    return this.#compact(snapshot);
+  }
+
+  async saveChanges(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<void> {
+    const open = this.#open;
+    const limit = Math.max(this.#bound.minBytes, this.#bound.snapshotFactor * this.#snapshotBytes);
+    if (open === undefined || open.bytes > limit) return this.#compact(snapshot());
+    const seq = open.seq + 1;
+    let bytes: number;
+    try {
+      bytes = await this.#journal.append(seq, changes);
+    } catch (err) {
+      // What reached the file is unknown (perhaps a torn record): never append after it.
+      this.#open = undefined;
+      throw err;
+    }
+    this.#open = { id: open.id, seq, bytes: open.bytes + bytes };
+    this.#seq = seq;
+  }
+
+  /** A fresh snapshot of the whole state, then a new empty journal after it. */
+  async #compact(snapshot: LedgerSnapshot): Promise<void> {
+    this.#open = undefined;
+    // A new id per journal, so a left-over journal is never taken for this snapshot's.
+    const ref: JournalRef = { id: randomBytes(8).toString('hex'), seq: ++this.#seq };
+    this.#snapshotBytes = await this.#writeSnapshot({ ...snapshot, journal: ref });
+    const bytes = await this.#journal.start(ref);
+    this.#open = { id: ref.id, seq: ref.seq, bytes };
+  }
+
+  /** Writes the snapshot atomically; returns its size. */
+  async #writeSnapshot(snapshot: LedgerSnapshot & { readonly journal: JournalRef }): Promise<number> {
     // The temp file must be in the same directory: rename is atomic only within one filesystem.
     // It is created exclusively under a fresh name, so a link or file planted there is refused,
     // never written through.
@@ -120,6 +206,7 @@ export class FileLedgerStore implements LedgerStore {
         cause: err,
       });
     }
+    return Buffer.byteLength(data);
   }
 
   async #createTemp(data: string): Promise<string> {
@@ -140,6 +227,8 @@ export class FileLedgerStore implements LedgerStore {
     const stamp = new Date(at).toISOString().replaceAll(':', '-');
     const aside = `${this.#path}.corrupt-${stamp}`;
     await this.#fs.rename(this.#path, aside);
+    // The journal goes too: it follows the snapshot set aside, never a later one.
+    await this.#journal.setAside(stamp);
     await this.#fs.syncDir(nodePath.dirname(this.#path));
     return aside;
   }

@@ -1,10 +1,11 @@
 // An in-memory LedgerFsDeps for tests that models what survives a crash: file contents reach the
 // disk only when the file is fsynced, and a name (a create or a rename) only when its directory is
-// fsynced. crash() throws away everything that had not reached the disk, as a power cut would.
-// Failure injection at each step of an atomic save.
+// fsynced. crash() throws away everything that had not reached the disk, as a power cut would, and
+// may keep any prefix of what was written but not synced (a torn write). Failure injection at each
+// step, and a halt after any number of steps (the machine stops in the middle of a commit).
 import type { LedgerFsDeps } from '../node-fs.ts';
 
-export type LedgerFsStep = 'write' | 'fsync' | 'rename' | 'syncDir';
+export type LedgerFsStep = 'write' | 'append' | 'fsync' | 'datasync' | 'rename' | 'syncDir';
 
 interface Inode {
   data: string;
@@ -12,14 +13,21 @@ interface Inode {
   synced: string | undefined;
 }
 
+/** How many of a file's unsynced characters a crash keeps (0 when absent: none). */
+export type TornTail = (path: string, unsynced: number) => number;
+
 export class MemoryLedgerFs implements LedgerFsDeps {
   readonly calls: string[] = [];
   /** Steps that fail once each, in order of arrival; a test pushes the steps it wants to break. */
   readonly failNext: LedgerFsStep[] = [];
+  /** Bytes handed to writeFile and appendFile so far. */
+  bytesWritten = 0;
   /** Names as the running system sees them. */
   readonly #names = new Map<string, Inode>();
   /** Names as the disk has them (made durable by syncDir). */
   #durableNames = new Map<string, Inode>();
+  /** Calls left before the machine stops (undefined: it does not). */
+  #callsBeforeHalt: number | undefined;
 
   /** What each visible file holds (for assertions and for planting files). */
   readonly files = {
@@ -33,17 +41,39 @@ export class MemoryLedgerFs implements LedgerFsDeps {
     },
   };
 
-  /** The machine stops: only what reached the disk is there afterwards. */
-  crash(): void {
+  /** After `calls` more calls the machine stops: that call and every later one fails, doing nothing. */
+  haltAfter(calls: number): void {
+    this.#callsBeforeHalt = calls;
+  }
+
+  /** The machine stops: only what reached the disk is there afterwards (plus torn unsynced tails). */
+  crash(tornTail: TornTail = () => 0): void {
+    this.#callsBeforeHalt = undefined;
     this.#names.clear();
     for (const [name, inode] of this.#durableNames) {
-      inode.data = inode.synced ?? '';
+      inode.data = this.#tear(name, inode, tornTail);
+      inode.synced = inode.data;
       this.#names.set(name, inode);
     }
   }
 
-  #maybeFail(step: LedgerFsStep, path: string): void {
-    const i = this.failNext.indexOf(step);
+  /** What of an inode's unsynced appended data a crash (or failed sync) leaves. */
+  #tear(path: string, inode: Inode, tornTail: TornTail): string {
+    const base = inode.synced ?? '';
+    if (!inode.data.startsWith(base)) return base;
+    const unsynced = inode.data.slice(base.length);
+    const keep = Math.max(0, Math.min(unsynced.length, Math.floor(tornTail(path, unsynced.length))));
+    return base + unsynced.slice(0, keep);
+  }
+
+  #step(call: string, step: LedgerFsStep | undefined, path: string): void {
+    if (this.#callsBeforeHalt !== undefined) {
+      if (this.#callsBeforeHalt <= 0)
+        throw Object.assign(new Error(`machine stopped: ${call}`), { code: 'EIO' });
+      this.#callsBeforeHalt--;
+    }
+    this.calls.push(call);
+    const i = step === undefined ? -1 : this.failNext.indexOf(step);
     if (i >= 0) {
       this.failNext.splice(i, 1);
       throw Object.assign(new Error(`injected ${step} failure on ${path}`), { code: 'EIO' });
@@ -51,35 +81,50 @@ export class MemoryLedgerFs implements LedgerFsDeps {
   }
 
   async readFile(path: string): Promise<string | undefined> {
-    this.calls.push(`read ${path}`);
+    this.#step(`read ${path}`, undefined, path);
     return this.#names.get(path)?.data;
   }
 
   async writeFile(path: string, data: string): Promise<void> {
-    this.calls.push(`write ${path}`);
-    this.#maybeFail('write', path);
+    this.#step(`write ${path}`, 'write', path);
     // Exclusive create, as the real one: an existing name is refused, never written through.
     if (this.#names.has(path)) throw Object.assign(new Error(`EEXIST: ${path}`), { code: 'EEXIST' });
     this.#names.set(path, { data, synced: undefined });
+    this.bytesWritten += Buffer.byteLength(data);
+  }
+
+  async appendFile(path: string, data: string): Promise<void> {
+    this.#step(`append ${path}`, 'append', path);
+    const inode = this.#names.get(path);
+    if (!inode) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    inode.data += data;
+    this.bytesWritten += Buffer.byteLength(data);
   }
 
   async syncFile(path: string): Promise<void> {
-    this.calls.push(`fsync ${path}`);
+    this.#sync(path, `fsync ${path}`, 'fsync');
+  }
+
+  async syncData(path: string): Promise<void> {
+    this.#sync(path, `datasync ${path}`, 'datasync');
+  }
+
+  #sync(path: string, call: string, step: LedgerFsStep): void {
     const inode = this.#names.get(path);
-    if (!inode) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-    // An fsync failure leaves the contents on disk undefined; model the worst case: torn.
     try {
-      this.#maybeFail('fsync', path);
+      this.#step(call, step, path);
     } catch (err) {
-      inode.data = inode.data.slice(0, Math.floor(inode.data.length / 2));
+      // A failed sync leaves the contents on disk undefined; model the worst case: the unsynced
+      // part torn in half (a new file's whole contents).
+      if (inode) inode.data = this.#tear(path, inode, (_, n) => n / 2);
       throw err;
     }
+    if (!inode) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
     inode.synced = inode.data;
   }
 
   async rename(from: string, to: string): Promise<void> {
-    this.calls.push(`rename ${from} ${to}`);
-    this.#maybeFail('rename', from);
+    this.#step(`rename ${from} ${to}`, 'rename', from);
     const inode = this.#names.get(from);
     if (inode === undefined) throw Object.assign(new Error(`ENOENT: ${from}`), { code: 'ENOENT' });
     this.#names.set(to, inode);
@@ -87,12 +132,12 @@ export class MemoryLedgerFs implements LedgerFsDeps {
   }
 
   async syncDir(dir: string): Promise<void> {
-    this.calls.push(`syncDir ${dir}`);
-    this.#maybeFail('syncDir', dir);
+    this.#step(`syncDir ${dir}`, 'syncDir', dir);
     this.#durableNames = new Map(this.#names);
   }
 
   async listDir(dir: string): Promise<string[]> {
+    this.#step(`list ${dir}`, undefined, dir);
     const prefix = `${dir}/`;
     return [...this.#names.keys()]
       .filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes('/'))
@@ -100,7 +145,7 @@ export class MemoryLedgerFs implements LedgerFsDeps {
   }
 
   async removeFile(path: string): Promise<void> {
-    this.calls.push(`remove ${path}`);
+    this.#step(`remove ${path}`, undefined, path);
     this.#names.delete(path);
   }
 }

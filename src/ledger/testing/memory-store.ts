@@ -1,4 +1,8 @@
-// An in-memory LedgerStore for tests of the modules above the ledger.
+// An in-memory LedgerStore for tests of the modules above the ledger. It takes the ledger's
+// changes as the file store's journal does (replayed over what it holds), so every test that
+// reopens a ledger from it also checks that each mutation reached the changes of its write.
+import type { LedgerChanges } from '../changes.ts';
+import { changesJson, parseLedgerChanges, replayChanges } from '../changes.ts';
 import { type LedgerSnapshot, parseLedgerSnapshot } from '../snapshot.ts';
 import type { LedgerStore } from '../store.ts';
 
@@ -18,5 +22,13 @@ export class MemoryLedgerStore implements LedgerStore {
   async save(snapshot: LedgerSnapshot): Promise<void> {
     this.#saved = JSON.stringify(snapshot);
     this.saves++;
+  }
+
+  async saveChanges(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<void> {
+    const held = await this.load();
+    if (held === undefined) return this.save(snapshot());
+    // Through JSON, as a journal record goes: what the changes do not carry is lost here too.
+    const record = parseLedgerChanges(JSON.parse(JSON.stringify(changesJson(changes))), 'changes');
+    return this.save(replayChanges(held, [record]));
   }
 }
