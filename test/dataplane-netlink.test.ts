@@ -1,0 +1,204 @@
+// The netlink driver (src/dataplane/netlink/) on the real kernel: the dataplane scenario table that
+// the Linux driver and the fake pass, reads that agree with `ip -j` field for field, 50 concurrent
+// creates that each land in their own namespace only, refusal of paths that are not network
+// namespaces, and a helper that dies mid-flight. Namespaces are named nl9-* and always removed.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Dataplane } from '../src/dataplane/dataplane.ts';
+import type { Namespace } from '../src/dataplane/kernel.ts';
+import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
+import { NetlinkKernel } from '../src/dataplane/netlink/netlink-kernel.ts';
+import { hostVeth, plan } from '../src/dataplane/testing/scenario-helpers.ts';
+import { type Harness, SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
+import {
+  mustExecIn,
+  netnsPath,
+  netnsTracker,
+  plantEniLink,
+  removeNetns,
+  withNetnsCleanup,
+} from './netns-fixture.ts';
+
+const HELPER = join(import.meta.dirname, '..', 'bin', 'vpcnet-netlink');
+
+type Create = (prefix: string) => Promise<string>;
+
+async function withKernel<T>(hostNetns: string, fn: (k: NetlinkKernel) => Promise<T>): Promise<T> {
+  const kernel = new NetlinkKernel({ program: HELPER, hostNetns });
+  try {
+    return await fn(kernel);
+  } finally {
+    await kernel.close();
+  }
+}
+
+function harness(kernel: NetlinkKernel, node: string, create: Create): Harness {
+  const nsName = (ns: Namespace) => (ns.side === 'node' ? node : (ns.path.split('/').pop() ?? ''));
+  return {
+    dataplane: new Dataplane(kernel),
+    pod: async () => netnsPath(await create('nl9-pod-')),
+    deleteNetns: (path) => removeNetns(path.split('/').pop() ?? ''),
+    addNodeLink: (name, mac) => plantEniLink(node, name, mac),
+    async setLinkDown(ns, dev) {
+      await mustExecIn(nsName(ns), ['ip', 'link', 'set', 'dev', dev, 'down']);
+    },
+    async byHand(ns, ops) {
+      const r = await kernel.run(ns, ops, 'stop');
+      if (!r.entered || r.failures.length > 0)
+        throw new Error(`by hand in ${nsName(ns)}: ${JSON.stringify(r)}`);
+    },
+  };
+}
+
+for (const s of scenarios) {
+  test(`netlink kernel: ${s.name}`, async () => {
+    const tracker = netnsTracker();
+    const create = (p: string) => tracker.create(p);
+    try {
+      const node = await create('nl9-node-');
+      await withKernel(netnsPath(node), async (kernel) => {
+        const h = harness(kernel, node, create);
+        if (s.nodeSetUp ?? true) await h.dataplane.setupNode(SCENARIO_VPC);
+        await s.run(h);
+      });
+    } finally {
+      await tracker.removeAll();
+    }
+  });
+}
+
+test('reads through the helper give the same views as ip -j, on the node and in a pod', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const pod = netnsPath(await create('nl9-pod-'));
+    await plantEniLink(node, 'eni1', '02:0e:0e:00:00:01');
+    await mustExecIn(node, ['ip', 'link', 'set', 'eni1', 'up']);
+    await mustExecIn(node, ['ip', 'rule', 'add', 'fwmark', '7', 'lookup', '9', 'prio', '700']);
+    await mustExecIn(node, [
+      'ip',
+      'route',
+      'add',
+      '10.9.0.0/16',
+      'via',
+      '10.0.1.1',
+      'dev',
+      'eni1',
+      'onlink',
+      'table',
+      '300',
+      'metric',
+      '5',
+    ]);
+    const linux = new LinuxKernel({ hostNetns: netnsPath(node) });
+    await withKernel(netnsPath(node), async (kernel) => {
+      const dp = new Dataplane(kernel);
+      await dp.setupNode(SCENARIO_VPC);
+      await dp.create(pod, plan('c-read', '10.0.0.5'));
+      await dp.create(pod, plan('c-read2', '10.0.0.6', 3, 'eth1'));
+      assert.deepEqual(await kernel.readNode(), await linux.readNode());
+      const viaHelper = await kernel.readPod(pod);
+      assert.deepEqual(viaHelper, await linux.readPod(pod));
+      assert.ok(viaHelper.reachable && viaHelper.neighbours.some((n) => n.state.includes('PERMANENT')));
+      const node1 = await kernel.readNode();
+      assert.ok(node1.rules.some((r) => r.priority === 700 && (r.other ?? []).includes('fwmark')));
+      assert.ok(node1.routes.some((r) => r.table === 300 && r.metric === 5 && r.gateway === '10.0.1.1'));
+    });
+  });
+});
+
+test('50 concurrent creates in 50 pod namespaces each land in their own namespace only', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const pods = await Promise.all(
+      Array.from({ length: 50 }, async () => netnsPath(await create('nl9-pod-'))),
+    );
+    await withKernel(netnsPath(node), async (kernel) => {
+      const dp = new Dataplane(kernel);
+      await dp.setupNode(SCENARIO_VPC);
+      const plans = pods.map((_, i) => plan(`c-burst-${i}`, `10.0.${Math.floor(i / 200)}.${10 + i}`, 254));
+      await Promise.all(pods.map((p, i) => dp.create(p, plans[i] ?? [])));
+      const views = await Promise.all(pods.map((p) => kernel.readPod(p)));
+      views.forEach((v, i) => {
+        assert.ok(v.reachable, `pod ${i} unreachable`);
+        const addresses = v.links.flatMap((l) =>
+          l.addresses.filter((a) => a.family === 'inet').map((a) => `${l.ifname} ${a.local}`),
+        );
+        assert.deepEqual(addresses.sort(), [`eth0 10.0.0.${10 + i}`, 'lo 127.0.0.1'].sort(), `pod ${i}`);
+      });
+      const nodeView = await kernel.readNode();
+      const hostVeths = nodeView.links
+        .filter((l) => l.kind === 'veth')
+        .map((l) => l.ifname)
+        .sort();
+      assert.deepEqual(hostVeths, plans.map(hostVeth).sort());
+      assert.equal(nodeView.links.filter((l) => l.ifname === 'eth0').length, 0, 'no pod end on the node');
+      await Promise.all(plans.map((p) => dp.remove(p)));
+      const after = await kernel.readNode();
+      assert.deepEqual(
+        after.links.filter((l) => l.kind === 'veth'),
+        [],
+      );
+    });
+  });
+});
+
+test('a path that is not a network namespace is refused before anything runs', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const file = join(tmpdir(), `nl9-not-a-netns-${process.pid}`);
+    await writeFile(file, '');
+    await withKernel(netnsPath(node), async (kernel) => {
+      const op = { op: 'linkDel', dev: 'lo' } as const;
+      for (const path of [file, '/proc/self/ns/uts', '/var/run/netns/nl9-absent']) {
+        const r = await kernel.run({ side: 'pod', path }, [op], 'stop');
+        assert.equal(r.entered, false, path);
+        assert.match(r.entered ? '' : r.reason, new RegExp(path.replaceAll('/', '\\/')));
+        const view = await kernel.readPod(path);
+        assert.equal(view.reachable, false);
+      }
+      const r = await kernel.run({ side: 'pod', path: file }, [op], 'stop');
+      assert.match(r.entered ? '' : r.reason, /is not a network namespace/);
+      // The node's loopback is still there: nothing ran anywhere.
+      assert.ok((await kernel.readNode()).links.some((l) => l.ifname === 'lo'));
+    });
+  });
+});
+
+test('a helper that dies mid-flight fails what was in flight with the reason, and the next run restarts it', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    await withKernel(netnsPath(node), async (kernel) => {
+      await kernel.start();
+      const pid = kernel.helperPid;
+      assert.ok(pid !== undefined);
+      // Stopped, it cannot answer: the request is surely in flight when the helper is killed.
+      process.kill(pid, 'SIGSTOP');
+      const inFlight = kernel.run({ side: 'node' }, [{ op: 'linkUp', dev: 'lo' }], 'stop');
+      await new Promise((r) => setTimeout(r, 50));
+      process.kill(pid, 'SIGKILL');
+      await assert.rejects(
+        inFlight,
+        /netlink helper: .*vpcnet-netlink \(pid \d+\) was killed by SIGKILL; the request was not answered/,
+      );
+      const again = await kernel.run({ side: 'node' }, [{ op: 'linkUp', dev: 'lo' }], 'stop');
+      assert.deepEqual(again, { entered: true, failures: [] });
+      assert.equal(kernel.helperStarts, 2);
+      assert.notEqual(kernel.helperPid, pid);
+    });
+  });
+});
+
+test('close ends the helper', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const kernel = new NetlinkKernel({ program: HELPER, hostNetns: netnsPath(node) });
+    await kernel.start();
+    const pid = kernel.helperPid;
+    assert.ok(pid !== undefined);
+    await kernel.close();
+    assert.throws(() => process.kill(pid, 0), /ESRCH/);
+  });
+});
