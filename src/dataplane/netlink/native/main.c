@@ -90,7 +90,8 @@ static void answer_unentered(unsigned long long id, const char *reason) {
 
 /* Opens a path that must name a network namespace; -1 with `reason` otherwise. */
 static int open_netns(const char *path, char *reason, size_t len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO at that path must be refused, not hold a worker forever. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     snprintf(reason, len, "cannot open network namespace %s: %s", path, strerror(errno));
     return -1;
