@@ -38,9 +38,13 @@ static int fail(char *msg, size_t len, const char *fmt, const char *arg) {
   return -1;
 }
 
-static int kernel_said(int rc, char *msg, size_t len) {
+/* ip's words for a kernel error, with the kernel's own reason when it gave one. */
+static int kernel_said(const struct rtnl *r, int rc, char *msg, size_t len) {
   if (rc == 0) return 0;
-  snprintf(msg, len, "RTNETLINK answers: %s", strerror(-rc));
+  if (r->why[0] != '\0')
+    snprintf(msg, len, "RTNETLINK answers: %s (%s)", strerror(-rc), r->why);
+  else
+    snprintf(msg, len, "RTNETLINK answers: %s", strerror(-rc));
   return -1;
 }
 
@@ -117,7 +121,7 @@ static int veth_add(struct rtnl *r, struct args *a, int node_ns_fd, char *msg, s
   rtnl_nest_end(&m, peer);
   rtnl_nest_end(&m, data);
   rtnl_nest_end(&m, info);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int trunk_device_add(struct rtnl *r, struct args *a, char *msg, size_t len) {
@@ -147,7 +151,7 @@ static int trunk_device_add(struct rtnl *r, struct args *a, char *msg, size_t le
     rtnl_attr_u32(&m, IFLA_MACVLAN_MODE, MACVLAN_MODE_PRIVATE);
   rtnl_nest_end(&m, data);
   rtnl_nest_end(&m, info);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int link_up(struct rtnl *r, struct args *a, char *msg, size_t len) {
@@ -160,7 +164,7 @@ static int link_up(struct rtnl *r, struct args *a, char *msg, size_t len) {
   struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = index, .ifi_flags = IFF_UP, .ifi_change = IFF_UP};
   rtnl_start(&m, RTM_NEWLINK, 0, &ifi, sizeof ifi);
   if (!absent(a->tok[2])) rtnl_attr_u32(&m, IFLA_MTU, mtu);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int link_del(struct rtnl *r, struct args *a, char *msg, size_t len) {
@@ -171,7 +175,7 @@ static int link_del(struct rtnl *r, struct args *a, char *msg, size_t len) {
   struct rtnl_msg m;
   struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = index};
   rtnl_start(&m, RTM_DELLINK, 0, &ifi, sizeof ifi);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int addr(struct rtnl *r, struct args *a, bool add, char *msg, size_t len) {
@@ -191,7 +195,7 @@ static int addr(struct rtnl *r, struct args *a, bool add, char *msg, size_t len)
   rtnl_start(&m, add ? RTM_NEWADDR : RTM_DELADDR, flags, &ifa, sizeof ifa);
   rtnl_attr(&m, IFA_LOCAL, &ip, 4);
   rtnl_attr(&m, IFA_ADDRESS, &ip, 4);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static void route_table(struct rtnl_msg *m, struct rtmsg *rt, uint32_t table) {
@@ -232,7 +236,7 @@ static int route(struct rtnl *r, struct args *a, bool add, char *msg, size_t len
   if (has_via) rtnl_attr(&m, RTA_GATEWAY, &via, 4);
   rtnl_attr_u32(&m, RTA_OIF, (uint32_t)index);
   if (has_metric) rtnl_attr_u32(&m, RTA_PRIORITY, metric);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int neigh_add(struct rtnl *r, struct args *a, char *msg, size_t len) {
@@ -248,7 +252,7 @@ static int neigh_add(struct rtnl *r, struct args *a, char *msg, size_t len) {
   rtnl_start(&m, RTM_NEWNEIGH, (uint16_t)(NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL)), &nd, sizeof nd);
   rtnl_attr(&m, NDA_DST, &ip, 4);
   rtnl_attr(&m, NDA_LLADDR, mac, 6);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int rule(struct rtnl *r, struct args *a, bool add, char *msg, size_t len) {
@@ -274,7 +278,7 @@ static int rule(struct rtnl *r, struct args *a, bool add, char *msg, size_t len)
   if (has_to) rtnl_attr(&m, FRA_DST, &to, 4);
   if (has_iif) rtnl_attr_str(&m, FRA_IFNAME, a->tok[4]);
   rtnl_attr_u32(&m, FRA_TABLE, table);
-  return kernel_said(rtnl_talk(r, &m), msg, len);
+  return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 int run_op(struct rtnl *r, char *line, int node_ns_fd, char *msg, size_t len) {

@@ -23,8 +23,10 @@ int rtnl_open(struct rtnl *r) {
     return -e;
   }
   int one = 1;
-  /* Acks without a copy of the request: smaller answers, nothing lost. */
+  /* Acks without a copy of the request (smaller answers), with the kernel's reason when it has one. */
   setsockopt(r->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
+  setsockopt(r->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+  r->why[0] = '\0';
   return 0;
 }
 
@@ -91,6 +93,31 @@ static int send_msg(struct rtnl *r, struct rtnl_msg *m) {
   return n < 0 ? -errno : 0;
 }
 
+/* NLMSGERR_ATTR_MSG of an error, after the (capped) copy of the request. */
+static void extended_ack(struct rtnl *r, const struct nlmsghdr *h) {
+  r->why[0] = '\0';
+  if (!(h->nlmsg_flags & NLM_F_ACK_TLVS)) return;
+  const struct nlmsgerr *e = NLMSG_DATA(h);
+  size_t off = sizeof *e;
+  if (!(h->nlmsg_flags & NLM_F_CAPPED)) off += e->msg.nlmsg_len - sizeof e->msg;
+  if (NLMSG_LENGTH(off) > h->nlmsg_len) return;
+  size_t left = h->nlmsg_len - NLMSG_LENGTH(off);
+  const struct nlattr *a = (const struct nlattr *)((const char *)e + NLMSG_ALIGN(off));
+  while (left >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left) {
+    if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) {
+      size_t n = a->nla_len - NLA_HDRLEN;
+      if (n >= sizeof r->why) n = sizeof r->why - 1;
+      memcpy(r->why, (const char *)a + NLA_HDRLEN, n);
+      r->why[n] = '\0';
+      return;
+    }
+    size_t step = NLA_ALIGN(a->nla_len);
+    if (step >= left) break;
+    left -= step;
+    a = (const struct nlattr *)((const char *)a + step);
+  }
+}
+
 /* Reads answers to `seq` until its ack or end of dump; messages of other sequence numbers are stale. */
 static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int dump) {
   char *buf = malloc(RTNL_RECV_MAX);
@@ -114,6 +141,7 @@ static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int 
       if (h->nlmsg_type == NLMSG_ERROR) {
         const struct nlmsgerr *e = NLMSG_DATA(h);
         result = e->error;
+        if (result < 0) extended_ack(r, h);
         finished = 1;
         break;
       }
@@ -139,6 +167,7 @@ static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int 
 
 int rtnl_talk(struct rtnl *r, struct rtnl_msg *m) {
   m->u.hdr.nlmsg_flags |= NLM_F_ACK;
+  r->why[0] = '\0';
   int rc = send_msg(r, m);
   if (rc < 0) return rc;
   return receive(r, r->seq, NULL, NULL, 0);

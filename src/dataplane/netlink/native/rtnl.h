@@ -20,6 +20,8 @@ struct rtnl_msg {
 struct rtnl {
   int fd;
   uint32_t seq;
+  /* The kernel's own words for the last error (extended ack), or "" when it gave none. */
+  char why[256];
 };
 
 /* Opens NETLINK_ROUTE in the thread's current namespace; -errno on failure. */
