@@ -13,6 +13,7 @@ import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../src/dataplane/netlink/netlink-kernel.ts';
 import { hostVeth, plan } from '../src/dataplane/testing/scenario-helpers.ts';
 import { type Harness, SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
+import { isAlreadyGone, type KernelOp } from '../src/plan/kernel-op.ts';
 import {
   mustExecIn,
   netnsPath,
@@ -105,6 +106,60 @@ test('reads through the helper give the same views as ip -j, on the node and in 
       const node1 = await kernel.readNode();
       assert.ok(node1.rules.some((r) => r.priority === 700 && (r.other ?? []).includes('fwmark')));
       assert.ok(node1.routes.some((r) => r.table === 300 && r.metric === 5 && r.gateway === '10.0.1.1'));
+    });
+  });
+});
+
+test("failures name the same operations as the Linux driver does, in ip's words (the kernel's reason may follow)", async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const ops: KernelOp[] = [
+      { op: 'addrAdd', dev: 'lo', cidr: '10.1.0.1/32' },
+      { op: 'addrAdd', dev: 'lo', cidr: '10.1.0.1/32' },
+      { op: 'addrDel', dev: 'lo', cidr: '10.9.0.1/32' },
+      { op: 'linkUp', dev: 'lo' },
+      { op: 'routeAdd', dst: '10.3.0.0/16', dev: 'lo', table: 2, scopeLink: true },
+      { op: 'routeAdd', dst: '10.3.0.0/16', dev: 'lo', table: 2, scopeLink: true },
+      { op: 'routeDel', dst: '10.4.0.0/16', dev: 'lo', table: 2 },
+      { op: 'ruleAdd', rule: { priority: 100, from: '10.0.0.1/32', table: 2 } },
+      { op: 'ruleAdd', rule: { priority: 100, from: '10.0.0.1/32', table: 2 } },
+      { op: 'ruleDel', rule: { priority: 101, table: 2 } },
+      { op: 'linkDel', dev: 'nl9nothere' },
+      { op: 'neighAdd', dev: 'nl9nothere', ip: '10.1.0.9', lladdr: '02:00:00:00:00:01' },
+    ];
+    const expected = [1, 2, 5, 6, 8, 9, 10, 11];
+    const viaIp = await new LinuxKernel({ hostNetns: netnsPath(node) }).run({ side: 'node' }, ops, 'all');
+    await mustExecIn(node, ['ip', 'rule', 'del', 'prio', '100']);
+    await mustExecIn(node, ['ip', 'addr', 'flush', 'dev', 'lo']);
+    await mustExecIn(node, ['ip', 'route', 'flush', 'table', '2']);
+    await withKernel(netnsPath(node), async (kernel) => {
+      const viaNetlink = await kernel.run({ side: 'node' }, ops, 'all');
+      assert.ok(viaIp.entered && viaNetlink.entered);
+      assert.deepEqual(
+        viaIp.failures.map((f) => f.index),
+        expected,
+      );
+      assert.deepEqual(
+        viaNetlink.failures.map((f) => f.index),
+        expected,
+      );
+      viaNetlink.failures.forEach((f, i) => {
+        const ip = viaIp.failures[i]?.message ?? '';
+        // ip prints the kernel's reason alone ("Error: ipv4: Address not found.") when there is one.
+        if (ip.startsWith('Error: ')) assert.equal(isAlreadyGone(f.message), isAlreadyGone(ip), f.message);
+        else assert.ok(f.message === ip || f.message.startsWith(`${ip} (`), `${f.message} vs ${ip}`);
+      });
+      // 'stop': the address exists now, so the first operation fails and nothing after it runs.
+      await mustExecIn(node, ['ip', 'route', 'flush', 'table', '2']);
+      const stop = await kernel.run({ side: 'node' }, ops, 'stop');
+      assert.ok(stop.entered);
+      assert.deepEqual(
+        stop.failures.map((f) => f.index),
+        [0],
+      );
+      assert.match(stop.failures[0]?.message ?? '', /^RTNETLINK answers: File exists/);
+      const routes = await mustExecIn(node, ['ip', 'route', 'show', 'table', '2']);
+      assert.equal(routes.stdout, '');
     });
   });
 });

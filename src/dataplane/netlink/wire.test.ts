@@ -78,6 +78,11 @@ test('a pod namespace travels as hex, so a path with spaces stays one field; an 
   assert.equal(readRequest(3, { side: 'pod', path: '/x' }), 'read 3 pod:2f78\n');
   assert.throws(() => targetText({ side: 'pod', path: '' }), /invalid network namespace path ""/);
   assert.throws(() => targetText({ side: 'pod', path: '/a\0b' }), /invalid network namespace path/);
+  assert.throws(
+    () => targetText({ side: 'pod', path: `/${'x'.repeat(4095)}` }),
+    /invalid network namespace path/,
+  );
+  assert.ok(targetText({ side: 'pod', path: `/${'x'.repeat(4094)}` }).length <= 8196);
 });
 
 test('answers parse into refusals, run results and reads; anything else is an error', () => {

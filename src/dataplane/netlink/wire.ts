@@ -48,12 +48,16 @@ export function opLine(op: RtnetlinkOp): string {
   }
 }
 
+const PATH_MAX = 4096;
+
 export function targetText(ns: Namespace): string {
   if (ns.side === 'node') return 'node';
-  if (ns.path === '' || ns.path.includes('\0')) {
-    throw new Error(`invalid network namespace path ${JSON.stringify(ns.path)}`);
+  const bytes = Buffer.from(ns.path, 'utf8');
+  // PATH_MAX: the helper's line has room for no more, and the kernel would refuse it anyway.
+  if (bytes.length === 0 || bytes.length >= PATH_MAX || ns.path.includes('\0')) {
+    throw new Error(`invalid network namespace path ${JSON.stringify(ns.path.slice(0, 200))}`);
   }
-  return `pod:${Buffer.from(ns.path, 'utf8').toString('hex')}`;
+  return `pod:${bytes.toString('hex')}`;
 }
 
 export function runRequest(

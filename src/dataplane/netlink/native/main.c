@@ -34,7 +34,8 @@
 #include "rtnl.h"
 
 #define WORKERS 4
-#define MAX_OPS 256
+/* A sanity bound only (GC may remove a whole node's orphans in one run). */
+#define MAX_OPS 1000000
 #define MSG_MAX 512
 
 struct request {
@@ -45,7 +46,7 @@ struct request {
   /* NULL: the node's namespace. */
   char *path;
   int nops;
-  char *ops[MAX_OPS];
+  char **ops;
 };
 
 static const char *node_netns_path;
@@ -198,6 +199,7 @@ static void read_request(struct request *q) {
 
 static void free_request(struct request *q) {
   for (int i = 0; i < q->nops; i++) free(q->ops[i]);
+  free(q->ops);
   free(q->path);
   free(q);
 }
@@ -287,6 +289,8 @@ static void read_requests(void) {
     } else if (sscanf(line, "run %llu %7s %d %8199s", &q->id, mode, &nops, target) == 4 && nops >= 0 &&
                nops <= MAX_OPS && (strcmp(mode, "stop") == 0 || strcmp(mode, "all") == 0)) {
       q->all = strcmp(mode, "all") == 0;
+      q->ops = calloc((size_t)nops + 1, sizeof *q->ops);
+      if (q->ops == NULL) die("out of memory");
       for (int i = 0; i < nops; i++) {
         char *op = NULL;
         size_t opcap = 0;
