@@ -200,6 +200,29 @@ test('50 concurrent creates in 50 pod namespaces each land in their own namespac
   });
 });
 
+test('a request of thousands of operations (a GC of a full node) runs whole', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    await withKernel(netnsPath(node), async (kernel) => {
+      const rules = Array.from({ length: 1500 }, (_, i) => ({ priority: 1000 + i, table: 2 }));
+      const added = await kernel.run(
+        { side: 'node' },
+        rules.map((rule) => ({ op: 'ruleAdd', rule }) as const),
+        'stop',
+      );
+      assert.deepEqual(added, { entered: true, failures: [] });
+      assert.equal((await kernel.readNode()).rules.filter((r) => r.table === 2).length, 1500);
+      const removed = await kernel.run(
+        { side: 'node' },
+        rules.map((rule) => ({ op: 'ruleDel', rule }) as const),
+        'all',
+      );
+      assert.deepEqual(removed, { entered: true, failures: [] });
+      assert.equal((await kernel.readNode()).rules.filter((r) => r.table === 2).length, 0);
+    });
+  });
+});
+
 test('a path that is not a network namespace is refused before anything runs', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
