@@ -14,6 +14,7 @@ import { NetlinkKernel } from '../src/dataplane/netlink/netlink-kernel.ts';
 import { hostVeth, plan } from '../src/dataplane/testing/scenario-helpers.ts';
 import { type Harness, SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
 import { isAlreadyGone, type KernelOp } from '../src/plan/kernel-op.ts';
+import { planRegularPod } from '../src/plan/pod-plan.ts';
 import {
   mustExecIn,
   netnsPath,
@@ -70,6 +71,36 @@ for (const s of scenarios) {
     }
   });
 }
+
+test('a pod plan without an SNAT element is created and removed without starting a process', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const pod = netnsPath(await create('nl9-pod-'));
+    // The nft side counts what it starts; the helper is started once, before the operations.
+    const nft = new LinuxKernel({ hostNetns: netnsPath(node), snat: false });
+    const kernel = new NetlinkKernel({ program: HELPER, hostNetns: netnsPath(node), nft });
+    try {
+      await kernel.start();
+      const dp = new Dataplane(kernel);
+      const resources = planRegularPod({
+        key: { network: 'vpcnet', containerId: 'c-budget', ifName: 'eth0' },
+        vethPrefix: 'vpc',
+        ip: '10.0.0.7',
+        eniId: 'eni-1',
+        routeTable: 2,
+        mtu: 9001,
+        snat: false,
+      });
+      await dp.create(pod, resources);
+      assert.deepEqual(await dp.inspect(pod, resources), { findings: [] });
+      await dp.remove(resources);
+      assert.equal(nft.commandsRun, 0);
+      assert.equal(kernel.helperStarts, 1);
+    } finally {
+      await kernel.close();
+    }
+  });
+});
 
 test('reads through the helper give the same views as ip -j, on the node and in a pod', async () => {
   await withNetnsCleanup(async (create) => {
