@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Dumps of a namespace that changed meanwhile are redone up to this many times in all. */
+#define DUMP_ATTEMPTS 5
+
 struct link {
   int index;
   char name[IFNAMSIZ];
@@ -395,11 +398,27 @@ static int request_dump(struct rtnl *r, uint16_t type, unsigned char family, rtn
 }
 
 static int failed(const char *what, int rc, char *msg, size_t len) {
-  snprintf(msg, len, "%s: RTNETLINK answers: %s", what, strerror(-rc));
+  if (rc == -EINTR)
+    snprintf(msg, len, "%s: the namespace kept changing during %d dumps", what, DUMP_ATTEMPTS);
+  else
+    snprintf(msg, len, "%s: RTNETLINK answers: %s", what, strerror(-rc));
   return -1;
 }
 
+/* One attempt; -EINTR when a dump was interrupted by a change. */
+static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len);
+
 int dump_namespace(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len) {
+  size_t start = out->len;
+  for (int attempt = 1;; attempt++) {
+    int rc = dump_once(r, out, with_neighbours, msg, len);
+    if (rc != -EINTR || attempt == DUMP_ATTEMPTS) return rc < 0 ? -1 : 0;
+    out->len = start;
+    if (out->data != NULL) out->data[start] = '\0';
+  }
+}
+
+static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len) {
   struct dump d = {.out = out};
   struct raw addrs = {0};
   int rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, collect_link, &d);
@@ -407,7 +426,8 @@ int dump_namespace(struct rtnl *r, struct jbuf *out, int with_neighbours, char *
   if (rc < 0) {
     free(d.links.items);
     free(addrs.data);
-    return failed("addr show", rc, msg, len);
+    failed("addr show", rc, msg, len);
+    return rc;
   }
   struct link_ctx lc = {.d = &d, .addrs = &addrs};
   const char *step = "addr show";
@@ -435,5 +455,6 @@ int dump_namespace(struct rtnl *r, struct jbuf *out, int with_neighbours, char *
   jbuf_raw(out, "]");
   free(d.links.items);
   free(addrs.data);
-  return rc < 0 ? failed(step, rc, msg, len) : 0;
+  if (rc < 0) failed(step, rc, msg, len);
+  return rc;
 }

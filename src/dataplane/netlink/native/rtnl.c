@@ -154,6 +154,8 @@ static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int 
         finished = 1;
         break;
       }
+      /* The namespace changed while it was dumped: the caller dumps it again. */
+      if (dump && (h->nlmsg_flags & NLM_F_DUMP_INTR) && result == 0) result = -EINTR;
       if (dump && each != NULL) {
         int rc = each(h, ctx);
         if (rc < 0 && result == 0) result = rc;

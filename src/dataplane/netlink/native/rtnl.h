@@ -43,7 +43,8 @@ void *rtnl_reserve(struct rtnl_msg *m, size_t len);
 /* Sends with NLM_F_ACK and waits for the answer: 0, or -errno as the kernel said it. */
 int rtnl_talk(struct rtnl *r, struct rtnl_msg *m);
 
-/* Sends a dump request; calls `each` for every message of the answer. 0, or -errno. */
+/* Sends a dump request; calls `each` for every message of the answer. 0, or -errno (-EINTR: the
+ * kernel says the objects changed during the dump, so it may be inconsistent). */
 typedef int (*rtnl_each)(const struct nlmsghdr *h, void *ctx);
 int rtnl_dump(struct rtnl *r, struct rtnl_msg *m, rtnl_each each, void *ctx);
 
