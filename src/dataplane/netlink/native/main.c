@@ -12,6 +12,9 @@
  * is refused before anything runs. If a worker cannot return, the helper exits at once: a thread
  * left in a pod's namespace must never run the next request (the agent restarts the helper).
  *
+ * Files: main.c (requests, workers, namespaces), ops.c (one operation as rtnetlink), rtnl.c (the
+ * socket and message builder), dump*.c (reads in `ip -d -j` shape), jbuf.c (the answer's text).
+ *
  * Usage: vpcnet-netlink [--node-netns PATH]   (the node's namespace; default: the helper's own)
  */
 #define _GNU_SOURCE
