@@ -138,11 +138,15 @@ static void run_request(struct request *q) {
   int node_fd = own_ns_fd;
   if (node_netns_path != NULL) {
     node_fd = open_netns(node_netns_path, reason, sizeof reason);
-    if (node_fd < 0) return answer_unentered(q->id, reason);
+    if (node_fd < 0) {
+      answer_unentered(q->id, reason);
+      return;
+    }
   }
   if (enter(target, reason, sizeof reason) < 0) {
     if (node_fd != own_ns_fd) close(node_fd);
-    return answer_unentered(q->id, reason);
+    answer_unentered(q->id, reason);
+    return;
   }
   struct jbuf b;
   jbuf_init(&b);
@@ -153,7 +157,8 @@ static void run_request(struct request *q) {
              strerror(-rc));
     leave(target);
     if (node_fd != own_ns_fd) close(node_fd);
-    return answer_unentered(q->id, reason);
+    answer_unentered(q->id, reason);
+    return;
   }
   jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,\"failures\":[", q->id);
   int failures = 0;
@@ -176,7 +181,10 @@ static void run_request(struct request *q) {
 static void read_request(struct request *q) {
   char reason[MSG_MAX];
   const char *target = target_of(q);
-  if (enter(target, reason, sizeof reason) < 0) return answer_unentered(q->id, reason);
+  if (enter(target, reason, sizeof reason) < 0) {
+    answer_unentered(q->id, reason);
+    return;
+  }
   struct jbuf b;
   jbuf_init(&b);
   struct rtnl r;
@@ -184,7 +192,8 @@ static void read_request(struct request *q) {
   if (rc < 0) {
     leave(target);
     snprintf(reason, sizeof reason, "cannot open rtnetlink: %s", strerror(-rc));
-    return answer_unentered(q->id, reason);
+    answer_unentered(q->id, reason);
+    return;
   }
   jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,", q->id);
   char msg[MSG_MAX];
