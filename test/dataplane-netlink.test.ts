@@ -3,7 +3,7 @@
 // creates that each land in their own namespace only, refusal of paths that are not network
 // namespaces, and a helper that dies mid-flight. Namespaces are named nl9-* and always removed.
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -13,6 +13,7 @@ import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../src/dataplane/netlink/netlink-kernel.ts';
 import { hostVeth, plan } from '../src/dataplane/testing/scenario-helpers.ts';
 import { type Harness, SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
+import { runToSuccess } from '../src/infra/process.ts';
 import { isAlreadyGone, type KernelOp } from '../src/plan/kernel-op.ts';
 import { planRegularPod } from '../src/plan/pod-plan.ts';
 import {
@@ -257,22 +258,30 @@ test('a request of thousands of operations (a GC of a full node) runs whole', as
 test('a path that is not a network namespace is refused before anything runs', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
-    const file = join(tmpdir(), `nl9-not-a-netns-${process.pid}`);
+    const dir = await mkdtemp(join(tmpdir(), 'nl9-not-a-netns-'));
+    const file = join(dir, 'file');
+    const fifo = join(dir, 'fifo');
     await writeFile(file, '');
-    await withKernel(netnsPath(node), async (kernel) => {
-      const op = { op: 'linkDel', dev: 'lo' } as const;
-      for (const path of [file, '/proc/self/ns/uts', '/var/run/netns/nl9-absent']) {
-        const r = await kernel.run({ side: 'pod', path }, [op], 'stop');
-        assert.equal(r.entered, false, path);
-        assert.match(r.entered ? '' : r.reason, new RegExp(path.replaceAll('/', '\\/')));
-        const view = await kernel.readPod(path);
-        assert.equal(view.reachable, false);
-      }
-      const r = await kernel.run({ side: 'pod', path: file }, [op], 'stop');
-      assert.match(r.entered ? '' : r.reason, /is not a network namespace/);
-      // The node's loopback is still there: nothing ran anywhere.
-      assert.ok((await kernel.readNode()).links.some((l) => l.ifname === 'lo'));
-    });
+    // A FIFO would block an open without O_NONBLOCK: refused at once instead of holding a worker.
+    await runToSuccess(['mkfifo', fifo]);
+    try {
+      await withKernel(netnsPath(node), async (kernel) => {
+        const op = { op: 'linkDel', dev: 'lo' } as const;
+        for (const path of [file, fifo, '/proc/self/ns/uts', '/var/run/netns/nl9-absent']) {
+          const r = await kernel.run({ side: 'pod', path }, [op], 'stop');
+          assert.equal(r.entered, false, path);
+          assert.match(r.entered ? '' : r.reason, new RegExp(path.replaceAll('/', '\\/')));
+          const view = await kernel.readPod(path);
+          assert.equal(view.reachable, false);
+        }
+        const r = await kernel.run({ side: 'pod', path: file }, [op], 'stop');
+        assert.match(r.entered ? '' : r.reason, /is not a network namespace/);
+        // The node's loopback is still there: nothing ran anywhere.
+        assert.ok((await kernel.readNode()).links.some((l) => l.ifname === 'lo'));
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
