@@ -37,12 +37,14 @@ await Promise.all(
   }),
 );
 
-await compileNativePlugin('src/plugin/native', 'bin/vpcnet');
+await compileNative('src/plugin/native', 'bin/vpcnet');
+// The agent's resident rtnetlink helper (src/dataplane/netlink/): worker threads, raw netlink.
+await compileNative('src/dataplane/netlink/native', 'bin/vpcnet-netlink', ['-pthread']);
 
 /** Static when the toolchain has a static libc (one file that runs on any Linux host), else dynamic. */
-async function compileNativePlugin(sourceDir, outfile) {
+async function compileNative(sourceDir, outfile, extraFlags = []) {
   const sources = (await readdir(sourceDir)).filter((n) => n.endsWith('.c')).map((n) => join(sourceDir, n));
-  const flags = ['-O2', '-s', '-Wall', '-Wextra', '-Werror'];
+  const flags = ['-O2', '-s', '-Wall', '-Wextra', '-Werror', ...extraFlags];
   const tmp = `${outfile}.tmp-${process.pid}`;
   const cc = (extra) =>
     execFileSync('cc', [...flags, ...extra, '-o', tmp, ...sources], { stdio: ['ignore', 'ignore', 'pipe'] });

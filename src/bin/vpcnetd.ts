@@ -1,18 +1,25 @@
 // bin/vpcnetd: the node agent. Configuration comes from the environment, parsed once here
 // (src/config/settings.ts declares every variable; README, Configuration, lists them).
+import { realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { startAgent } from '../agent/agent.ts';
 import { createAwsCloud } from '../cloud/aws.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
-import { LinuxKernel } from '../dataplane/linux/linux-kernel.ts';
+import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
 import { noPodSource } from '../pods/pod-source.ts';
+
+/** bin/vpcnet-netlink is built beside bin/vpcnetd (scripts/build.mjs). */
+function netlinkHelperPath(): string {
+  return join(dirname(realpathSync(process.argv[1] ?? '.')), 'vpcnet-netlink');
+}
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -22,6 +29,9 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const config = agentConfigFromEnv(process.env);
   const log = jsonLogger(config.logLevel);
+  // The rtnetlink helper starts first, while the agent is small: starting a process forks it.
+  const kernel = new NetlinkKernel({ program: netlinkHelperPath(), snat: !config.externalSnat });
+  await kernel.start();
   log.info('starting', {
     node: config.nodeName,
     socket: config.agentSocket,
@@ -46,7 +56,7 @@ async function main(): Promise<void> {
     targets: config.targets,
     cloud,
     cloudFigures: () => cloud.figures(),
-    dataplane: new Dataplane(new LinuxKernel({ snat: !config.externalSnat })),
+    dataplane: new Dataplane(kernel),
     pods: pods ?? noPodSource,
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
     // The dead-pod GC asks the API whenever there is one (its client loads on the first question).
@@ -59,13 +69,15 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('stopping', { signal });
-    Promise.all([agent.stop(), pods?.stop()]).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error('stop failed', { error: String(err) });
-        process.exit(1);
-      },
-    );
+    Promise.all([agent.stop(), pods?.stop()])
+      .then(() => kernel.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error('stop failed', { error: String(err) });
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -1,8 +1,9 @@
 // A kernel as the dataplane drives it: it runs primitive operations (../plan/kernel-op.ts) in the
-// node's or a pod's namespace and reads namespaces back as views (../plan/views.ts). Two drivers
-// implement it: linux/ (ip and nft) and testing/ (an in-memory model). Everything above it (what
-// to create, in which order, how to undo, what counts as drift) is shared, so the fake can only
-// differ from the real driver in how it applies one operation.
+// node's or a pod's namespace and reads namespaces back as views (../plan/views.ts). Three drivers
+// implement it: netlink/ (rtnetlink through a resident helper; the agent's), linux/ (ip and nft)
+// and testing/ (an in-memory model). Everything above it (what to create, in which order, how to
+// undo, what counts as drift) is shared, so the fake can only differ from the real drivers in how
+// it applies one operation.
 import type { KernelOp } from '../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../plan/views.ts';
 

@@ -103,23 +103,14 @@ export class LinuxKernel implements Kernel {
   }
 
   async readNode(): Promise<NodeView> {
-    const noSet: CommandResult = {
-      code: 1,
-      stdout: '',
-      stderr: 'No such file or directory (no SNAT on this node)',
-    };
-    const [ip, nft] = await Promise.all([
+    const [ip, snatElements] = await Promise.all([
       this.#exec({ side: 'node' }, ['ip', '-d', '-j', '-batch', '-'], `${NODE_READ.join('\n')}\n`),
-      this.#snat ? this.#exec({ side: 'node' }, listSnatSetArgv()) : Promise.resolve(noSet),
+      this.readSnatSet(),
     ]);
     if (ip.code !== 0) {
       const f = parseBatchFailures(ip.stderr)[0];
       const step = f ? (NODE_READ[f.line - 1] ?? '?') : 'ip -j -batch';
       throw new DataplaneError('observeNode', step, '', f?.message ?? firstLines(ip.stderr));
-    }
-    // nft says ENOENT when the table or set does not exist (setupNode not run): no elements then.
-    if (nft.code !== 0 && !isAlreadyGone(nft.stderr)) {
-      throw new DataplaneError('observeNode', listSnatSetArgv().join(' '), '', firstLines(nft.stderr));
     }
     const out = batchOutputs(ip.stdout, ip.stderr, [1, 2, 3]);
     return {
@@ -127,8 +118,18 @@ export class LinuxKernel implements Kernel {
       routes: parseRoutes(out.get(2)),
       rules: parseRules(out.get(3)),
       neighbours: [],
-      snatElements: nft.code === 0 ? parseSnatElements(nft.stdout) : undefined,
+      snatElements,
     };
+  }
+
+  /** The SNAT set's elements (undefined when the set does not exist or the node does no SNAT). */
+  async readSnatSet(): Promise<readonly string[] | undefined> {
+    if (!this.#snat) return undefined;
+    const nft = await this.#exec({ side: 'node' }, listSnatSetArgv());
+    if (nft.code === 0) return parseSnatElements(nft.stdout);
+    // nft says ENOENT when the table or set does not exist (setupNode not run): no elements then.
+    if (isAlreadyGone(nft.stderr)) return undefined;
+    throw new DataplaneError('observeNode', listSnatSetArgv().join(' '), '', firstLines(nft.stderr));
   }
 
   async readPod(path: string): Promise<PodView> {

@@ -1,0 +1,138 @@
+/* Reads of a namespace, rendered with the key names and value forms of `ip -d -j` so the Linux
+ * driver's parser (src/dataplane/linux/ip-json.ts) turns both into the same views. This file runs
+ * the dumps; dump-links.c and dump-routing.c render their messages. */
+#define _GNU_SOURCE
+#include "dump.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/fib_rules.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump-view.h"
+
+/* Dumps of a namespace that changed meanwhile are redone up to this many times in all. */
+#define DUMP_ATTEMPTS 5
+
+/* Attributes of a message or a nest, by type (types beyond `max` are ignored). */
+void attrs(const void *start, size_t len, const struct rtattr **tb, int max) {
+  memset(tb, 0, sizeof(*tb) * (size_t)(max + 1));
+  for (const struct rtattr *a = start; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+    int type = a->rta_type & ~NLA_F_NESTED;
+    if (type <= max && tb[type] == NULL) tb[type] = a;
+  }
+}
+
+uint32_t u32_of(const struct rtattr *a) { return *(const uint32_t *)RTA_DATA(a); }
+
+const char *name_of(const struct dump *d, int index, char fallback[IFNAMSIZ + 8]) {
+  for (size_t i = 0; i < d->links.n; i++)
+    if (d->links.items[i].index == index) return d->links.items[i].name;
+  snprintf(fallback, IFNAMSIZ + 8, "if%d", index);
+  return fallback;
+}
+
+void comma(struct dump *d) {
+  if (!d->first) jbuf_raw(d->out, ",");
+  d->first = 0;
+}
+
+void key_addr(struct jbuf *b, const char *key, int family, const struct rtattr *a) {
+  char text[INET6_ADDRSTRLEN];
+  if (inet_ntop(family, RTA_DATA(a), text, sizeof text) == NULL) return;
+  jbuf_raw(b, ",");
+  jbuf_key(b, key);
+  jbuf_str(b, text);
+}
+
+const char *table_name(uint32_t t, char buf[16]) {
+  if (t == RT_TABLE_MAIN) return "main";
+  if (t == RT_TABLE_LOCAL) return "local";
+  if (t == RT_TABLE_DEFAULT) return "default";
+  snprintf(buf, 16, "%u", t);
+  return buf;
+}
+
+static int request_dump(struct rtnl *r, uint16_t type, unsigned char family, rtnl_each each, void *ctx) {
+  struct rtnl_msg m;
+  struct rtgenmsg g = {.rtgen_family = family};
+  /* rtmsg/ifinfomsg/ndmsg/fib_rule_hdr all begin with the family; a full-size header is accepted. */
+  struct {
+    struct rtgenmsg g;
+    char pad[sizeof(struct ifinfomsg) - sizeof(struct rtgenmsg)];
+  } hdr = {.g = g};
+  rtnl_start(&m, type, 0, &hdr, sizeof hdr);
+  return rtnl_dump(r, &m, each, ctx);
+}
+
+static int failed(const char *what, int rc, char *msg, size_t len) {
+  if (rc == -EINTR)
+    snprintf(msg, len, "%s: the namespace kept changing during %d dumps", what, DUMP_ATTEMPTS);
+  else
+    snprintf(msg, len, "%s: RTNETLINK answers: %s", what, strerror(-rc));
+  return -1;
+}
+
+/* One attempt; -EINTR when a dump was interrupted by a change. */
+static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len);
+
+int dump_namespace(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len) {
+  size_t start = out->len;
+  for (int attempt = 1;; attempt++) {
+    int rc = dump_once(r, out, with_neighbours, msg, len);
+    if (rc != -EINTR || attempt == DUMP_ATTEMPTS) return rc < 0 ? -1 : 0;
+    out->len = start;
+    if (out->data != NULL) out->data[start] = '\0';
+  }
+}
+
+static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len) {
+  struct dump d = {.out = out};
+  struct raw addrs = {0};
+  int rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, collect_link, &d);
+  if (rc == 0) rc = request_dump(r, RTM_GETADDR, AF_UNSPEC, keep_raw, &addrs);
+  if (rc < 0) {
+    free(d.links.items);
+    free(addrs.data);
+    failed("addr show", rc, msg, len);
+    return rc;
+  }
+  struct link_ctx lc = {.d = &d, .addrs = &addrs};
+  const char *step = "addr show";
+  jbuf_raw(out, "\"links\":[");
+  d.first = 1;
+  rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, emit_link, &lc);
+  if (rc == 0) {
+    step = "route show table all";
+    jbuf_raw(out, "],\"routes\":[");
+    d.first = 1;
+    rc = request_dump(r, RTM_GETROUTE, AF_INET, emit_route, &d);
+  }
+  if (rc == 0) {
+    step = "rule show";
+    jbuf_raw(out, "],\"rules\":[");
+    d.first = 1;
+    rc = request_dump(r, RTM_GETRULE, AF_INET, emit_rule, &d);
+  }
+  if (rc == 0 && with_neighbours) {
+    step = "neigh show";
+    jbuf_raw(out, "],\"neighbours\":[");
+    d.first = 1;
+    rc = request_dump(r, RTM_GETNEIGH, AF_UNSPEC, emit_neighbour, &d);
+  }
+  jbuf_raw(out, "]");
+  free(d.links.items);
+  free(addrs.data);
+  if (rc < 0) failed(step, rc, msg, len);
+  return rc;
+}
+

@@ -1,0 +1,126 @@
+// The wire between the agent and bin/vpcnet-netlink (native/main.c): requests are lines on the
+// helper's stdin, answers are JSON lines on its stdout, each carrying its request's id, so many
+// requests can be in flight and answers arrive in any order.
+//
+//   run <id> <stop|all> <n> <target>     then n operation lines (opLine)
+//   read <id> <target>
+//   target: "node", or "pod:" + the namespace path as lower-case hex (any byte but NUL may be in a
+//   path; hex keeps the line free of spaces)
+//
+// Answers: {"id","entered":false,"reason"} when the namespace was refused or could not be
+// entered; a run: {"id","entered":true,"failures":[{"index","message"}]}; a read:
+// {"id","entered":true,"links","routes","rules"[,"neighbours"]} in `ip -d -j` shape, or "error".
+import type { KernelOp } from '../../plan/kernel-op.ts';
+import type { Namespace } from '../kernel.ts';
+
+/** The operations the helper runs; SNAT set membership stays with nft (linux/snat.ts). */
+export type RtnetlinkOp = Exclude<KernelOp, { op: 'snatAdd' | 'snatDel' }>;
+
+const opt = (v: string | number | undefined): string => (v === undefined ? '-' : String(v));
+const flag = (v: boolean | undefined): string => (v === true ? '1' : '0');
+
+/** One operation as the helper reads it (fields in a fixed order, "-" for absent). Validated ops only. */
+export function opLine(op: RtnetlinkOp): string {
+  switch (op.op) {
+    case 'vethAdd':
+      return `vethAdd ${op.name} ${opt(op.mac)} ${op.mtu} ${op.peer} ${op.peerMac}`;
+    case 'trunkDeviceAdd':
+      return `trunkDeviceAdd ${op.name} ${op.parent} ${op.mac} ${op.mtu} ${op.vlanId} ${op.driver}`;
+    case 'linkUp':
+      return `linkUp ${op.dev} ${opt(op.mtu)}`;
+    case 'linkDel':
+      return `linkDel ${op.dev}`;
+    case 'addrAdd':
+      return `addrAdd ${op.dev} ${op.cidr} ${flag(op.replace)}`;
+    case 'addrDel':
+      return `addrDel ${op.dev} ${op.cidr}`;
+    case 'routeAdd':
+      return `routeAdd ${op.dst} ${op.dev} ${opt(op.via)} ${op.table} ${flag(op.scopeLink)} ${opt(op.metric)} ${flag(op.replace)}`;
+    case 'routeDel':
+      return `routeDel ${op.dst} ${op.dev} ${op.table}`;
+    case 'neighAdd':
+      return `neighAdd ${op.dev} ${op.ip} ${op.lladdr} ${flag(op.replace)}`;
+    case 'ruleAdd':
+    case 'ruleDel': {
+      const r = op.rule;
+      return `${op.op} ${r.priority} ${opt(r.from)} ${opt(r.to)} ${opt(r.iif)} ${r.table}`;
+    }
+  }
+}
+
+const PATH_MAX = 4096;
+
+export function targetText(ns: Namespace): string {
+  if (ns.side === 'node') return 'node';
+  const bytes = Buffer.from(ns.path, 'utf8');
+  // PATH_MAX: the helper's line has room for no more, and the kernel would refuse it anyway.
+  if (bytes.length === 0 || bytes.length >= PATH_MAX || ns.path.includes('\0')) {
+    throw new Error(`invalid network namespace path ${JSON.stringify(ns.path.slice(0, 200))}`);
+  }
+  return `pod:${bytes.toString('hex')}`;
+}
+
+export function runRequest(
+  id: number,
+  ns: Namespace,
+  ops: readonly RtnetlinkOp[],
+  mode: 'stop' | 'all',
+): string {
+  const lines = [`run ${id} ${mode} ${ops.length} ${targetText(ns)}`, ...ops.map(opLine)];
+  return `${lines.join('\n')}\n`;
+}
+
+export function readRequest(id: number, ns: Namespace): string {
+  return `read ${id} ${targetText(ns)}\n`;
+}
+
+export interface RunFailureWire {
+  readonly index: number;
+  readonly message: string;
+}
+
+/** An answer as parsed at the edge: the fields each kind of request gets, checked for type. */
+export type Answer =
+  | { readonly id: number; readonly entered: false; readonly reason: string }
+  | { readonly id: number; readonly entered: true; readonly failures: readonly RunFailureWire[] }
+  | {
+      readonly id: number;
+      readonly entered: true;
+      readonly dump: {
+        readonly links: unknown;
+        readonly routes: unknown;
+        readonly rules: unknown;
+        readonly neighbours: unknown;
+      };
+    }
+  | { readonly id: number; readonly entered: true; readonly error: string };
+
+/** Parses one answer line; throws on anything the helper never writes. */
+export function parseAnswer(line: string): Answer {
+  const v: unknown = JSON.parse(line);
+  if (typeof v !== 'object' || v === null) throw new Error(`not an answer: ${line.slice(0, 200)}`);
+  const o = v as Record<string, unknown>;
+  const id = o.id;
+  if (typeof id !== 'number') throw new Error(`answer without id: ${line.slice(0, 200)}`);
+  if (o.entered === false) {
+    if (typeof o.reason !== 'string') throw new Error(`answer ${id} without reason`);
+    return { id, entered: false, reason: o.reason };
+  }
+  if (o.entered !== true) throw new Error(`answer ${id} without "entered"`);
+  if (typeof o.error === 'string') return { id, entered: true, error: o.error };
+  if (Array.isArray(o.failures)) {
+    const failures = o.failures.map((f: unknown): RunFailureWire => {
+      const x = f as Record<string, unknown> | null;
+      if (typeof x?.index !== 'number' || typeof x.message !== 'string') {
+        throw new Error(`answer ${id}: malformed failure ${JSON.stringify(f)}`);
+      }
+      return { index: x.index, message: x.message };
+    });
+    return { id, entered: true, failures };
+  }
+  return {
+    id,
+    entered: true,
+    dump: { links: o.links, routes: o.routes, rules: o.rules, neighbours: o.neighbours },
+  };
+}
