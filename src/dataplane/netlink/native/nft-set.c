@@ -127,3 +127,70 @@ int nft_set_elements(int add, const char *table, const char *set, const struct i
   close(fd);
   return rc;
 }
+
+/* Walks the attributes of one set-element dump message, counting (and storing up to cap) keys. */
+static void collect_elements(const struct nlmsghdr *h, struct in_addr *out, size_t cap, size_t *n) {
+  const char *end = (const char *)h + h->nlmsg_len;
+  const struct nlattr *a = (const struct nlattr *)((const char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct nfgenmsg)));
+  for (; (const char *)a + NLA_HDRLEN <= end && a->nla_len >= NLA_HDRLEN; a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+    if ((a->nla_type & NLA_TYPE_MASK) != NFTA_SET_ELEM_LIST_ELEMENTS) continue;
+    const char *lend = (const char *)a + a->nla_len;
+    for (const struct nlattr *e = (const void *)((const char *)a + NLA_HDRLEN); (const char *)e + NLA_HDRLEN <= lend && e->nla_len >= NLA_HDRLEN;
+         e = (const void *)((const char *)e + NLA_ALIGN(e->nla_len))) {
+      const char *eend = (const char *)e + e->nla_len;
+      for (const struct nlattr *k = (const void *)((const char *)e + NLA_HDRLEN); (const char *)k + NLA_HDRLEN <= eend && k->nla_len >= NLA_HDRLEN;
+           k = (const void *)((const char *)k + NLA_ALIGN(k->nla_len))) {
+        if ((k->nla_type & NLA_TYPE_MASK) != NFTA_SET_ELEM_KEY) continue;
+        const struct nlattr *v = (const void *)((const char *)k + NLA_HDRLEN);
+        if (k->nla_len < 2 * NLA_HDRLEN + 4 || (v->nla_type & NLA_TYPE_MASK) != NFTA_DATA_VALUE || v->nla_len != NLA_HDRLEN + 4) continue;
+        if (*n < cap) memcpy(&out[*n].s_addr, (const char *)v + NLA_HDRLEN, 4);
+        (*n)++;
+      }
+    }
+  }
+}
+
+int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n) {
+  *n = 0;
+  static __thread struct nl_buf buf;
+  buf.len = 0;
+  const unsigned seq = 1;
+  struct nlmsghdr *h = begin_msg(&buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM,
+                                 NLM_F_REQUEST | NLM_F_DUMP, seq, NFPROTO_IPV4, 0);
+  if (h == NULL || put_attr(&buf, NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1) == NULL ||
+      put_attr(&buf, NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1) == NULL)
+    return -EMSGSIZE;
+  end_msg(&buf, h);
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+  if (fd < 0) return -errno;
+  struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+  int rc = 0;
+  if (sendto(fd, buf.data, buf.len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) rc = -errno;
+  /* A large set arrives over several datagrams; NLMSG_DONE ends the dump. */
+  static __thread char reply[65536];
+  for (int done = 0; rc == 0 && !done;) {
+    ssize_t got = recv(fd, reply, sizeof reply, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      rc = -errno;
+      break;
+    }
+    for (struct nlmsghdr *m = (struct nlmsghdr *)reply; NLMSG_OK(m, (unsigned)got); m = NLMSG_NEXT(m, got)) {
+      if (m->nlmsg_seq != seq) continue;
+      if (m->nlmsg_type == NLMSG_DONE) {
+        done = 1;
+        break;
+      }
+      if (m->nlmsg_type == NLMSG_ERROR) {
+        rc = ((const struct nlmsgerr *)NLMSG_DATA(m))->error;
+        done = 1;
+        break;
+      }
+      collect_elements(m, out, cap, n);
+    }
+  }
+  close(fd);
+  return rc;
+}

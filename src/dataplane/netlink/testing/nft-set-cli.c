@@ -1,4 +1,5 @@
-/* Test driver for nft-set.c: `nft-set-cli add|del TABLE SET IP...` prints the errno it got (0 = ok). */
+/* Test driver for nft-set.c: `nft-set-cli add|del TABLE SET IP...` prints the errno it got (0 = ok);
+   `nft-set-cli list TABLE SET` prints the elements, one per line. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,9 +7,20 @@
 #include "../native/nft-set.h"
 
 int main(int argc, char **argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: nft-set-cli add|del TABLE SET IP...\n");
+  if (argc < 4) {
+    fprintf(stderr, "usage: nft-set-cli add|del|list TABLE SET [IP...]\n");
     return 2;
+  }
+  if (strcmp(argv[1], "list") == 0) {
+    struct in_addr got[256];
+    size_t n = 0;
+    int rc = nft_set_list(argv[2], argv[3], got, 256, &n);
+    if (rc != 0) {
+      printf("%d\n", -rc);
+      return 1;
+    }
+    for (size_t i = 0; i < n && i < 256; i++) printf("%s\n", inet_ntoa(got[i]));
+    return 0;
   }
   struct in_addr ips[64];
   int n = 0;
