@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     for (size_t i = 0; i < n && i < 256; i++) printf("%s\n", inet_ntoa(got[i]));
+    fprintf(stderr, "%zu elements\n", n);
     return 0;
   }
   struct in_addr ips[64];
