@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Dataplane } from '../src/dataplane/dataplane.ts';
-import type { Namespace } from '../src/dataplane/kernel.ts';
+import { type Namespace, NODE } from '../src/dataplane/kernel.ts';
 import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../src/dataplane/netlink/netlink-kernel.ts';
 import { hostVeth, plan } from '../src/dataplane/testing/scenario-helpers.ts';
@@ -73,16 +73,19 @@ for (const s of scenarios) {
   });
 }
 
-test('a pod plan without an SNAT element is created and removed without starting a process', async () => {
+test('a pod plan, SNAT element included, is created, inspected and removed without starting a process', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
     const pod = netnsPath(await create('nl9-pod-'));
-    // The nft side counts what it starts; the helper is started once, before the operations.
-    const nft = new LinuxKernel({ hostNetns: netnsPath(node), snat: false });
+    // The nft side counts what it starts; the helper is started once, before the operations, and
+    // nft only sets up the node's table.
+    const nft = new LinuxKernel({ hostNetns: netnsPath(node), snat: true });
     const kernel = new NetlinkKernel({ program: HELPER, hostNetns: netnsPath(node), nft });
     try {
       await kernel.start();
       const dp = new Dataplane(kernel);
+      await dp.setupNode(SCENARIO_VPC);
+      const afterSetup = nft.commandsRun;
       const resources = planRegularPod({
         key: { network: 'vpcnet', containerId: 'c-budget', ifName: 'eth0' },
         vethPrefix: 'vpc',
@@ -90,16 +93,32 @@ test('a pod plan without an SNAT element is created and removed without starting
         eniId: 'eni-1',
         routeTable: 2,
         mtu: 9001,
-        snat: false,
+        snat: true,
       });
       await dp.create(pod, resources);
       assert.deepEqual(await dp.inspect(pod, resources), { findings: [] });
+      assert.deepEqual((await kernel.readNode()).snatElements, ['10.0.0.7']);
       await dp.remove(resources);
-      assert.equal(nft.commandsRun, 0);
+      assert.deepEqual((await kernel.readNode()).snatElements, []);
+      assert.equal(nft.commandsRun, afterSetup);
       assert.equal(kernel.helperStarts, 1);
     } finally {
       await kernel.close();
     }
+  });
+});
+
+test('the SNAT set reads as absent before setup, and a removal of a missing element counts as gone', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    await withKernel(netnsPath(node), async (kernel) => {
+      assert.equal((await kernel.readNode()).snatElements, undefined);
+      const add = await kernel.run(NODE, [{ op: 'snatAdd', ip: '10.0.0.8' }], 'stop');
+      assert.equal(add.entered && add.failures[0]?.message, 'nftables answers: No such file or directory');
+      await new Dataplane(kernel).setupNode(SCENARIO_VPC);
+      const del = await kernel.run(NODE, [{ op: 'snatDel', ip: '10.0.0.8' }], 'all');
+      assert.ok(del.entered && del.failures.length === 1 && isAlreadyGone(del.failures[0]?.message ?? ''));
+    });
   });
 });
 

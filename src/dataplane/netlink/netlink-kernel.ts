@@ -1,15 +1,18 @@
-// The kernel driver without a process per operation: every primitive operation but SNAT set
-// membership goes over rtnetlink through the resident helper (helper-process.ts, native/), in the
-// node's or a pod's namespace. nftables (setupSnat, snatAdd/snatDel, reading the set) stays with
-// the Linux driver: per-pod SNAT elements only survive in old ledgers, off the hot path.
-import { isSnatOp, type KernelOp, validateOp } from '../../plan/kernel-op.ts';
+// The kernel driver without a process per operation: every primitive operation goes through the
+// resident helper (helper-process.ts, native/) in the node's or a pod's namespace, over rtnetlink,
+// and over nfnetlink for a pod address's element in the SNAT set (~10 us, where an `nft` process
+// cost milliseconds: so the per-pod element, which names exactly the pods vpcnet SNATs, stays).
+// Only setupSnat, once at start, runs `nft -f` through the Linux driver (a whole table in one
+// atomic script).
+import { type KernelOp, validateOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
-import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import { type Kernel, type Namespace, NODE, type NodeNetworkConfig, type RunResult } from '../kernel.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../linux/ip-json.ts';
 import { LinuxKernel } from '../linux/linux-kernel.ts';
+import { SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 import { NetlinkHelper } from './helper-process.ts';
-import { type RtnetlinkOp, readRequest, runRequest } from './wire.ts';
+import { readRequest, runRequest, snatSetRequest } from './wire.ts';
 
 export interface NetlinkKernelDeps {
   /** Path of bin/vpcnet-netlink. */
@@ -22,14 +25,10 @@ export interface NetlinkKernelDeps {
   readonly nft?: LinuxKernel;
 }
 
-interface Indexed<T> {
-  readonly op: T;
-  readonly index: number;
-}
-
 export class NetlinkKernel implements Kernel {
   readonly #helper: NetlinkHelper;
   readonly #nft: LinuxKernel;
+  readonly #snat: boolean;
 
   constructor(deps: NetlinkKernelDeps) {
     this.#helper = new NetlinkHelper({
@@ -42,6 +41,7 @@ export class NetlinkKernel implements Kernel {
         ...(deps.hostNetns === undefined ? {} : { hostNetns: deps.hostNetns }),
         snat: deps.snat ?? true,
       });
+    this.#snat = deps.snat ?? true;
   }
 
   /** Starts the helper now (the agent does so while its own memory is small: spawn forks it). */
@@ -64,53 +64,18 @@ export class NetlinkKernel implements Kernel {
   }
 
   async run(ns: Namespace, ops: readonly KernelOp[], mode: 'stop' | 'all'): Promise<RunResult> {
-    for (const op of ops) validateOp(op);
-    const indexed = ops.map((op, index) => ({ op, index }));
-    const rt = indexed.filter((x): x is Indexed<RtnetlinkOp> => !isSnatOp(x.op));
-    const nft = indexed.filter((x) => isSnatOp(x.op));
-    const runNft = async (): Promise<RunResult> => {
-      if (nft.length === 0) return { entered: true, failures: [] };
-      const r = await this.#nft.run(
-        ns,
-        nft.map((x) => x.op),
-        mode,
-      );
-      return r.entered ? { entered: true, failures: remap(r.failures, nft) } : r;
-    };
-    // As the Linux driver: in 'stop' mode the nft part runs only after everything else succeeded.
-    if (mode === 'all') {
-      const [a, b] = await Promise.all([this.#runRtnetlink(ns, rt, mode), runNft()]);
-      if (!a.entered) return a;
-      return { entered: true, failures: [...a.failures, ...(b.entered ? b.failures : [])] };
-    }
-    const a = await this.#runRtnetlink(ns, rt, mode);
-    if (!a.entered || a.failures.length > 0) return a;
-    return runNft();
-  }
-
-  async #runRtnetlink(
-    ns: Namespace,
-    ops: readonly Indexed<RtnetlinkOp>[],
-    mode: 'stop' | 'all',
-  ): Promise<RunResult> {
     if (ops.length === 0) return { entered: true, failures: [] };
-    const answer = await this.#helper.request((id) =>
-      runRequest(
-        id,
-        ns,
-        ops.map((x) => x.op),
-        mode,
-      ),
-    );
+    for (const op of ops) validateOp(op);
+    const answer = await this.#helper.request((id) => runRequest(id, ns, ops, mode));
     if (!answer.entered) return { entered: false, reason: answer.reason };
     if (!('failures' in answer)) throw new Error(`netlink helper: answer ${answer.id} is not a run's`);
-    return { entered: true, failures: remap(answer.failures, ops) };
+    return { entered: true, failures: answer.failures };
   }
 
   async readNode(): Promise<NodeView> {
     const [answer, snatElements] = await Promise.all([
-      this.#helper.request((id) => readRequest(id, { side: 'node' })),
-      this.#nft.readSnatSet(),
+      this.#helper.request((id) => readRequest(id, NODE)),
+      this.#snat ? this.#readSnatSet() : Promise.resolve(undefined),
     ]);
     if (!answer.entered) throw new DataplaneError('observeNode', 'enter node namespace', '', answer.reason);
     if ('error' in answer) throw new DataplaneError('observeNode', 'rtnetlink dump', '', answer.error);
@@ -122,6 +87,16 @@ export class NetlinkKernel implements Kernel {
       neighbours: [],
       snatElements,
     };
+  }
+
+  /** vpcnet's SNAT set on the node; undefined when it does not exist (setupSnat not run). */
+  async #readSnatSet(): Promise<readonly string[] | undefined> {
+    const answer = await this.#helper.request((id) => snatSetRequest(id, NODE));
+    const step = `list set ip ${SNAT_TABLE} ${SNAT_SET}`;
+    if (!answer.entered) throw new DataplaneError('observeNode', step, '', answer.reason);
+    if ('error' in answer) throw new DataplaneError('observeNode', step, '', answer.error);
+    if (!('elements' in answer)) throw new Error(`netlink helper: answer ${answer.id} is not an nftset's`);
+    return answer.elements;
   }
 
   async readPod(path: string): Promise<PodView> {
@@ -142,9 +117,4 @@ export class NetlinkKernel implements Kernel {
   setupSnat(cfg: NodeNetworkConfig): Promise<void> {
     return this.#nft.setupSnat(cfg);
   }
-}
-
-/** Failures of a sub-list, with indexes back in the caller's list. */
-function remap(failures: readonly RunFailure[], sub: readonly Indexed<unknown>[]): RunFailure[] {
-  return failures.map((f) => ({ index: sub[f.index]?.index ?? -1, message: f.message }));
 }

@@ -4,23 +4,23 @@
 //
 //   run <id> <stop|all> <n> <target>     then n operation lines (opLine)
 //   read <id> <target>
+//   nftset <id> <target> <table> <set>    the elements of an nftables IPv4 set (vpcnet's SNAT set)
 //   target: "node", or "pod:" + the namespace path as lower-case hex (any byte but NUL may be in a
 //   path; hex keeps the line free of spaces)
 //
 // Answers: {"id","entered":false,"reason"} when the namespace was refused or could not be
 // entered; a run: {"id","entered":true,"failures":[{"index","message"}]}; a read:
-// {"id","entered":true,"links","routes","rules"[,"neighbours"]} in `ip -d -j` shape, or "error".
+// {"id","entered":true,"links","routes","rules"[,"neighbours"]} in `ip -d -j` shape, or "error";
+// an nftset: {"id","entered":true,"elements":[...] | null (no such table or set)}, or "error".
 import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { Namespace } from '../kernel.ts';
-
-/** The operations the helper runs; SNAT set membership stays with nft (linux/snat.ts). */
-export type RtnetlinkOp = Exclude<KernelOp, { op: 'snatAdd' | 'snatDel' }>;
+import { SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 
 const opt = (v: string | number | undefined): string => (v === undefined ? '-' : String(v));
 const flag = (v: boolean | undefined): string => (v === true ? '1' : '0');
 
 /** One operation as the helper reads it (fields in a fixed order, "-" for absent). Validated ops only. */
-export function opLine(op: RtnetlinkOp): string {
+export function opLine(op: KernelOp): string {
   switch (op.op) {
     case 'vethAdd':
       return `vethAdd ${op.name} ${opt(op.mac)} ${op.mtu} ${op.peer} ${op.peerMac}`;
@@ -45,6 +45,9 @@ export function opLine(op: RtnetlinkOp): string {
       const r = op.rule;
       return `${op.op} ${r.priority} ${opt(r.from)} ${opt(r.to)} ${opt(r.iif)} ${r.table}`;
     }
+    case 'snatAdd':
+    case 'snatDel':
+      return `${op.op} ${SNAT_TABLE} ${SNAT_SET} ${op.ip}`;
   }
 }
 
@@ -63,7 +66,7 @@ export function targetText(ns: Namespace): string {
 export function runRequest(
   id: number,
   ns: Namespace,
-  ops: readonly RtnetlinkOp[],
+  ops: readonly KernelOp[],
   mode: 'stop' | 'all',
 ): string {
   const lines = [`run ${id} ${mode} ${ops.length} ${targetText(ns)}`, ...ops.map(opLine)];
@@ -72,6 +75,11 @@ export function runRequest(
 
 export function readRequest(id: number, ns: Namespace): string {
   return `read ${id} ${targetText(ns)}\n`;
+}
+
+/** The elements of vpcnet's SNAT set in `ns`. */
+export function snatSetRequest(id: number, ns: Namespace): string {
+  return `nftset ${id} ${targetText(ns)} ${SNAT_TABLE} ${SNAT_SET}\n`;
 }
 
 export interface RunFailureWire {
@@ -93,7 +101,9 @@ export type Answer =
         readonly neighbours: unknown;
       };
     }
-  | { readonly id: number; readonly entered: true; readonly error: string };
+  | { readonly id: number; readonly entered: true; readonly error: string }
+  /** An nftset's: undefined when the table or set does not exist. */
+  | { readonly id: number; readonly entered: true; readonly elements: readonly string[] | undefined };
 
 /** Parses one answer line; throws on anything the helper never writes. */
 export function parseAnswer(line: string): Answer {
@@ -108,6 +118,14 @@ export function parseAnswer(line: string): Answer {
   }
   if (o.entered !== true) throw new Error(`answer ${id} without "entered"`);
   if (typeof o.error === 'string') return { id, entered: true, error: o.error };
+  if ('elements' in o) {
+    const e = o.elements;
+    if (e === null) return { id, entered: true, elements: undefined };
+    if (!Array.isArray(e) || !e.every((x): x is string => typeof x === 'string')) {
+      throw new Error(`answer ${id}: malformed set elements`);
+    }
+    return { id, entered: true, elements: e };
+  }
   if (Array.isArray(o.failures)) {
     const failures = o.failures.map((f: unknown): RunFailureWire => {
       const x = f as Record<string, unknown> | null;

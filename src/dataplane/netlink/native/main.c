@@ -12,7 +12,8 @@
  * is refused before anything runs. If a worker cannot return, the helper exits at once: a thread
  * left in a pod's namespace must never run the next request (the agent restarts the helper).
  *
- * Files: main.c (requests, workers, namespaces), ops.c (one operation as rtnetlink), rtnl.c (the
+ * Files: main.c (requests, workers, namespaces), ops.c (one operation as rtnetlink, or for the SNAT
+ * set as nfnetlink: nft-set.c), rtnl.c (the
  * socket and message builder), dump*.c (reads in `ip -d -j` shape), jbuf.c (the answer's text).
  *
  * Usage: vpcnet-netlink [--node-netns PATH]   (the node's namespace; default: the helper's own)
@@ -31,8 +32,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "dump.h"
 #include "jbuf.h"
+#include "nft-set.h"
 #include "ops.h"
 #include "rtnl.h"
 
@@ -48,15 +52,24 @@
 #define MAX_OPS 1000000
 #define MSG_MAX 512
 
+/* Longest nftables table or set name (NFT_NAME_MAXLEN is 256 with its NUL). */
+#define NFT_NAME 256
+/* Enough for any node: a set element per pod address. */
+#define MAX_SET_ELEMENTS 65536
+
+enum request_kind { RUN, READ, NFT_SET };
+
 struct request {
   struct request *next;
-  bool is_read;
+  enum request_kind kind;
   bool all;
   unsigned long long id;
   /* NULL: the node's namespace. */
   char *path;
   int nops;
   char **ops;
+  /* NFT_SET: which set to list. */
+  char table[NFT_NAME], set[NFT_NAME];
 };
 
 static const char *node_netns_path;
@@ -216,6 +229,45 @@ static void read_request(struct request *q) {
   jbuf_free(&b);
 }
 
+/* The elements of an nftables IPv4 set in the request's namespace: `"elements":[...]`, or null when
+   the table or set does not exist (SNAT not set up, or external). */
+static void nft_set_request(struct request *q) {
+  char reason[MSG_MAX];
+  const char *target = target_of(q);
+  if (enter(target, reason, sizeof reason) < 0) {
+    answer_unentered(q->id, reason);
+    return;
+  }
+  struct in_addr *ips = malloc(MAX_SET_ELEMENTS * sizeof *ips);
+  if (ips == NULL) die("out of memory");
+  size_t n = 0;
+  int rc = nft_set_list(q->table, q->set, ips, MAX_SET_ELEMENTS, &n);
+  leave(target);
+  struct jbuf b;
+  jbuf_init(&b);
+  jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,", q->id);
+  if (rc == -ENOENT) {
+    jbuf_raw(&b, "\"elements\":null}");
+  } else if (rc < 0 || n > MAX_SET_ELEMENTS) {
+    snprintf(reason, sizeof reason, "cannot list nftables set %.64s %.64s: %s", q->table, q->set,
+             rc < 0 ? strerror(-rc) : "more elements than a node can have");
+    jbuf_raw(&b, "\"error\":");
+    jbuf_str(&b, reason);
+    jbuf_raw(&b, "}");
+  } else {
+    jbuf_raw(&b, "\"elements\":[");
+    for (size_t i = 0; i < n; i++) {
+      char text[INET_ADDRSTRLEN];
+      inet_ntop(AF_INET, &ips[i], text, sizeof text);
+      jbuf_printf(&b, "%s\"%s\"", i > 0 ? "," : "", text);
+    }
+    jbuf_raw(&b, "]}");
+  }
+  free(ips);
+  answer(&b);
+  jbuf_free(&b);
+}
+
 static void free_request(struct request *q) {
   for (int i = 0; i < q->nops; i++) free(q->ops[i]);
   free(q->ops);
@@ -235,8 +287,10 @@ static void *worker(void *arg) {
     }
     pthread_mutex_unlock(&queue_lock);
     if (q == NULL) return NULL;
-    if (q->is_read)
+    if (q->kind == READ)
       read_request(q);
+    else if (q->kind == NFT_SET)
+      nft_set_request(q);
     else
       run_request(q);
     free_request(q);
@@ -290,8 +344,8 @@ static void chomp(char *line) {
 }
 
 /*
- * Header lines: `run <id> <stop|all> <nops> <target>` followed by nops operation lines, or
- * `read <id> <target>`. A line that does not parse means the two sides disagree on the wire:
+ * Header lines: `run <id> <stop|all> <nops> <target>` followed by nops operation lines,
+ * `read <id> <target>`, or `nftset <id> <target> <table> <set>`. A line that does not parse means the two sides disagree on the wire:
  * the helper stops rather than guess (the agent fails what is in flight and restarts it).
  */
 static void read_requests(void) {
@@ -304,9 +358,12 @@ static void read_requests(void) {
     char mode[8], target[8200];
     int nops;
     if (sscanf(line, "read %llu %8199s", &q->id, target) == 2) {
-      q->is_read = true;
+      q->kind = READ;
+    } else if (sscanf(line, "nftset %llu %8199s %255s %255s", &q->id, target, q->table, q->set) == 4) {
+      q->kind = NFT_SET;
     } else if (sscanf(line, "run %llu %7s %d %8199s", &q->id, mode, &nops, target) == 4 && nops >= 0 &&
                nops <= MAX_OPS && (strcmp(mode, "stop") == 0 || strcmp(mode, "all") == 0)) {
+      q->kind = RUN;
       q->all = strcmp(mode, "all") == 0;
       q->ops = calloc((size_t)nops + 1, sizeof *q->ops);
       if (q->ops == NULL) die("out of memory");

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "ops.h"
 
+#include "nft-set.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/fib_rules.h>
@@ -281,6 +283,18 @@ static int rule(struct rtnl *r, struct args *a, bool add, char *msg, size_t len)
   return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
+/* `snatAdd|snatDel <table> <set> <ip>`: membership of a pod address in vpcnet's SNAT set, over
+   nfnetlink (nft-set.c). A missing element or set is "No such file or directory", which the
+   agent counts as already gone for a removal, as it did with nft's own message. */
+static int snat(struct args *a, bool add, char *msg, size_t len) {
+  struct in_addr ip;
+  if (a->n != 4 || inet_pton(AF_INET, a->tok[3], &ip) != 1) return BAD(a->tok[0]);
+  int rc = nft_set_elements(add, a->tok[1], a->tok[2], &ip, 1);
+  if (rc == 0) return 0;
+  snprintf(msg, len, "nftables answers: %s", strerror(-rc));
+  return -1;
+}
+
 int run_op(struct rtnl *r, char *line, int node_ns_fd, char *msg, size_t len) {
   struct args a;
   split(line, &a);
@@ -297,5 +311,7 @@ int run_op(struct rtnl *r, char *line, int node_ns_fd, char *msg, size_t len) {
   if (strcmp(op, "neighAdd") == 0) return neigh_add(r, &a, msg, len);
   if (strcmp(op, "ruleAdd") == 0) return rule(r, &a, true, msg, len);
   if (strcmp(op, "ruleDel") == 0) return rule(r, &a, false, msg, len);
+  if (strcmp(op, "snatAdd") == 0) return snat(&a, true, msg, len);
+  if (strcmp(op, "snatDel") == 0) return snat(&a, false, msg, len);
   return fail(msg, len, "invalid request: unknown operation %s", op);
 }
