@@ -60,8 +60,12 @@ async function referenceNode(netns: string, workDir: string): Promise<LabNodeDes
   const cniConfDir = join(workDir, 'cri-ref', 'net.d');
   await mkdir(cniBinDir, { recursive: true });
   await mkdir(cniConfDir, { recursive: true });
-  for (const p of ['bridge', 'host-local']) await copyFile(join(referenceBinDir, p), join(cniBinDir, p));
-  const list = referenceConfList('benchcri', 'cnibcri0', '10.78.0.0/16', join(workDir, 'cri-ref', 'ipam'));
+  for (const p of ['bridge', 'host-local', 'portmap'])
+    await copyFile(join(referenceBinDir, p), join(cniBinDir, p));
+  // The same chain partner vpcnet's installed conflist has, so both runtimes run a whole chain alike.
+  const list = referenceConfList('benchcri', 'cnibcri0', '10.78.0.0/16', join(workDir, 'cri-ref', 'ipam'), [
+    { type: 'portmap', capabilities: { portMappings: true }, snat: true },
+  ]);
   await writeFile(join(cniConfDir, '10-reference.conflist'), JSON.stringify(list));
   return { name: 'reference', netns, agentSocket: '', cniBinDir, cniConfDir };
 }

@@ -46,6 +46,7 @@ export function referenceConfList(
   bridge: string,
   subnet: string,
   dataDir: string,
+  partners: readonly Record<string, unknown>[] = [],
 ): NetConfList {
   return {
     cniVersion: '1.0.0',
@@ -58,6 +59,7 @@ export function referenceConfList(
         ipMasq: false,
         ipam: { type: 'host-local', ranges: [[{ subnet }]], dataDir },
       },
+      ...partners,
     ],
   };
 }
@@ -72,12 +74,19 @@ export async function referenceTarget(netns: string, dir: string): Promise<Targe
   return { label: 'reference bridge+host-local', nodeNetns: netns, cniBinDir: referenceBinDir, list };
 }
 
+/**
+ * vpcnet's plugin alone: the installed conflist chains portmap after it (as upstream's 10-aws
+ * does), a partner the reference's bridge + host-local do not have here, so the ops and fill
+ * sections compare the network plugins themselves. The CRI section runs both whole, each with
+ * portmap (cri-sandbox.ts).
+ */
 export async function vpcnetTarget(node: LabNodeDesc): Promise<Target> {
+  const installed = await readConfList(join(node.cniConfDir, '10-vpcnet.conflist'));
   return {
     label: 'vpcnet',
     nodeNetns: node.netns,
     cniBinDir: node.cniBinDir,
-    list: await readConfList(join(node.cniConfDir, '10-vpcnet.conflist')),
+    list: { ...installed, plugins: installed.plugins.slice(0, 1) },
   };
 }
 

@@ -32,6 +32,7 @@ import { notANetworkNamespace } from './pod-netns.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
+import { SnatRelease } from './snat-release.ts';
 import { spoolDrainer } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
@@ -69,6 +70,8 @@ export interface RunningAgent {
   readonly deadPodGc: DeadPodGc | undefined;
   /** The agent's state as the introspection endpoint serves it. */
   introspect(): ReturnType<typeof introspection> & Record<string, unknown>;
+  /** Resolves when work a DEL left behind its answer (SNAT elements) is done. */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -222,7 +225,12 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
 
   const stats = new OperationStats();
   const counters = new AgentCounters();
+  const snatRelease = new SnatRelease({
+    remove: (resources) => dataplane.remove(resources, { operation: 'releaseSnat' }),
+    log,
+  });
   const ctx: OperationContext = {
+    snatRelease,
     ledger,
     addresses: manager,
     dataplane,
@@ -301,6 +309,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     cni: handle,
     deadPodGc,
     introspect,
+    settled: () => snatRelease.idle(),
     async stop() {
       ready = false;
       await spoolLoop.stop();
@@ -308,6 +317,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       await stopRpcServer(server);
       await reconciler.stop();
       await trunk?.stop();
+      // Deleted pods' SNAT elements still queued: removed before the ledger's last write (a
+      // crash instead leaves them to the next start's collection).
+      await snatRelease.idle();
       await manager.stop();
       await ledger.commit();
     },

@@ -1,4 +1,5 @@
 // Everything the agent's CNI operations use, injected (kernel, cloud-backed pool, ledger, clock, log).
+
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import type { Logger } from '../infra/log.ts';
 import type { Ledger } from '../ledger/ledger.ts';
@@ -7,6 +8,7 @@ import type { EnforcingMode } from '../plan/binding.ts';
 import type { TrunkDriver } from '../plan/kernel-op.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
+import type { SnatRelease } from './snat-release.ts';
 import type { AgentCounters } from './stats.ts';
 
 /** The trunk ENI's link on the node, once the agent has configured it. */
@@ -42,6 +44,8 @@ export interface OperationContext {
   /** POD_SECURITY_GROUP_ENFORCING_MODE, unless the network's config sets podSGEnforcingMode. */
   readonly enforcingMode: EnforcingMode;
   readonly counters: AgentCounters;
+  /** Removes deleted pods' SNAT elements after their DEL answered; absent: DEL removes them itself. */
+  readonly snatRelease?: SnatRelease;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
   readonly netnsExists: (path: string) => Promise<boolean>;
   /**

@@ -3,6 +3,7 @@
 // different container ID, so it can never touch the new sandbox's veth, address, routes or rules.
 // DEL of something unknown, or already gone, succeeds.
 
+import { errorText } from '../infra/error-text.ts';
 import { type Attachment, attachmentHostVeth } from '../plan/attachment.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
@@ -10,6 +11,7 @@ import { type Resource, vpcAddressOf } from '../plan/resource.ts';
 import { delBranchAttachment } from './branch/del-branch.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { recoveredByVeth, releaseRecovered } from './recovered-release.ts';
+import type { SnatRelease } from './snat-release.ts';
 
 export async function delAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
@@ -21,15 +23,28 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
   if (att) {
     // In the pod only what does not go with the veth: a second interface's rule, which names this
     // attachment's own address (so even a namespace that took over the path cannot lose its own).
-    await ctx.dataplane.remove(att.resources, { netns: att.netns });
+    // The SNAT element goes after the answer, with other DELs' (snat-release.ts); the address
+    // stays assigned until it is gone.
+    const later = ctx.snatRelease === undefined ? [] : att.resources.filter(isSnat);
+    const t0 = performance.now();
+    const now = later.length === 0 ? att.resources : att.resources.filter((r) => !isSnat(r));
+    await ctx.dataplane.remove(now, { netns: att.netns });
+    const t1 = performance.now();
     ctx.ledger.remove(req.key);
     const address = vpcAddressOf(att.resources);
-    if (address) {
-      // Convergence: the freed address cools down before reuse; the commit below makes it durable.
-      ctx.addresses.release(address.ip, address.eniId);
-    }
+    // Convergence: the freed address cools down before reuse; a commit makes it durable.
+    if (address && later.length === 0) ctx.addresses.release(address.ip, address.eniId);
     await ctx.ledger.commit();
-    ctx.log.info('detached', { key: req.key, ip: address?.ip, hostVeth: attachmentHostVeth(att) });
+    const t2 = performance.now();
+    if (ctx.snatRelease !== undefined && later.length > 0)
+      releaseAfterSnat(ctx, ctx.snatRelease, later, address);
+    ctx.log.info('detached', {
+      key: req.key,
+      ip: address?.ip,
+      hostVeth: attachmentHostVeth(att),
+      // Where a DEL's time goes: the kernel work (mostly the veth's deletion) and the ledger write.
+      ms: { kernel: roundMs(t1 - t0), ledger: roundMs(t2 - t1) },
+    });
     return;
   }
   // A pod found by recovery of a lost ledger: its host veth is named after this key.
@@ -92,4 +107,33 @@ export function delRecorded(ctx: OperationContext, att: Attachment): Promise<voi
     vethPrefix: undefined,
     prevResultIps: [],
   });
+}
+
+function isSnat(r: Resource): r is Extract<Resource, { kind: 'snat' }> {
+  return r.kind === 'snat';
+}
+
+/** Once the elements are gone, the address starts its cooldown, durably. */
+function releaseAfterSnat(
+  ctx: OperationContext,
+  snatRelease: SnatRelease,
+  elements: readonly Extract<Resource, { kind: 'snat' }>[],
+  address: { ip: string; eniId: string } | undefined,
+): void {
+  Promise.all(elements.map((r) => snatRelease.release(r.ip)))
+    .then(async () => {
+      if (address === undefined) return;
+      ctx.addresses.release(address.ip, address.eniId);
+      await ctx.ledger.commit();
+    })
+    .catch((err: unknown) =>
+      ctx.log.error("cannot record the cooldown of a deleted pod's address", {
+        ip: address?.ip,
+        error: errorText(err),
+      }),
+    );
+}
+
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
 }

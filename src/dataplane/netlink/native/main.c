@@ -151,6 +151,33 @@ static void leave(const char *path) {
 /* The request's namespace: a pod's path, or the node's (NULL when that is the helper's own). */
 static const char *target_of(const struct request *q) { return q->path != NULL ? q->path : node_netns_path; }
 
+/*
+ * In a removal ('all' mode) consecutive deletions of SNAT elements of one set go in one nf_tables
+ * transaction (nft_set_remove): each transaction that deletes waits for an RCU grace period, so the
+ * elements of a burst of DELs cost what one does. Returns how many operations from `from` it
+ * removed; 0 when ops[from] starts no such run, or when the transaction failed (then each
+ * operation runs alone and reports its own error).
+ */
+static int snat_removals(char **ops, int from, int nops) {
+  char table[NFT_NAME], set[NFT_NAME], t[NFT_NAME], s[NFT_NAME], ip[INET_ADDRSTRLEN];
+  if (sscanf(ops[from], "snatDel %255s %255s %15s", table, set, ip) != 3) return 0;
+  int n = 0;
+  while (from + n < nops && sscanf(ops[from + n], "snatDel %255s %255s %15s", t, s, ip) == 3 &&
+         strcmp(t, table) == 0 && strcmp(s, set) == 0)
+    n++;
+  struct in_addr *ips = malloc((size_t)n * sizeof *ips);
+  if (ips == NULL) die("out of memory");
+  for (int i = 0; i < n; i++) {
+    if (sscanf(ops[from + i], "snatDel %*s %*s %15s", ip) != 1 || inet_pton(AF_INET, ip, &ips[i]) != 1) {
+      free(ips);
+      return 0;
+    }
+  }
+  int rc = nft_set_remove(table, set, ips, (size_t)n);
+  free(ips);
+  return rc == 0 ? n : 0;
+}
+
 static void run_request(struct request *q) {
   char reason[MSG_MAX];
   const char *target = target_of(q);
@@ -184,6 +211,13 @@ static void run_request(struct request *q) {
   int failures = 0;
   for (int i = 0; i < q->nops; i++) {
     char msg[MSG_MAX];
+    if (q->all) {
+      int done = snat_removals(q->ops, i, q->nops);
+      if (done > 0) {
+        i += done - 1;
+        continue;
+      }
+    }
     if (run_op(&r, q->ops[i], node_fd, msg, sizeof msg) == 0) continue;
     jbuf_printf(&b, "%s{\"index\":%d,\"message\":", failures++ > 0 ? "," : "", i);
     jbuf_str(&b, msg);

@@ -59,14 +59,12 @@ static struct nlattr *begin_nest(struct nl_buf *b, unsigned type) { return put_a
 
 static void end_nest(struct nl_buf *b, struct nlattr *a) { a->nla_len = (unsigned short)(b->data + b->len - (char *)a); }
 
-static int build(struct nl_buf *b, int add, const char *table, const char *set, const struct in_addr *ips, size_t n,
-                 unsigned seq) {
-  struct nlmsghdr *h = begin_msg(b, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, seq, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
-  if (h == NULL) return -EMSGSIZE;
-  end_msg(b, h);
+/* One NEWSETELEM (add) or DELSETELEM message naming the addresses, numbered `seq`. */
+static int put_elements(struct nl_buf *b, int add, const char *table, const char *set, const struct in_addr *ips,
+                        size_t n, unsigned seq) {
   unsigned type = (NFNL_SUBSYS_NFTABLES << 8) | (add ? NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM);
   unsigned flags = NLM_F_REQUEST | NLM_F_ACK | (add ? NLM_F_CREATE : 0);
-  h = begin_msg(b, type, flags, seq + 1, NFPROTO_IPV4, 0);
+  struct nlmsghdr *h = begin_msg(b, type, flags, seq, NFPROTO_IPV4, 0);
   if (h == NULL) return -EMSGSIZE;
   if (put_attr(b, NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1) == NULL) return -EMSGSIZE;
   if (put_attr(b, NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1) == NULL) return -EMSGSIZE;
@@ -81,7 +79,21 @@ static int build(struct nl_buf *b, int add, const char *table, const char *set, 
   }
   end_nest(b, list);
   end_msg(b, h);
-  h = begin_msg(b, NFNL_MSG_BATCH_END, NLM_F_REQUEST, seq + 2, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+  return 0;
+}
+
+/* BATCH_BEGIN (seq), the change messages (seq+1 .. seq+changes), BATCH_END. `steps` lists for each
+   change message whether it adds (1) or deletes (0) the addresses. */
+static int build(struct nl_buf *b, const int *steps, int changes, const char *table, const char *set,
+                 const struct in_addr *ips, size_t n, unsigned seq) {
+  struct nlmsghdr *h = begin_msg(b, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, seq, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+  if (h == NULL) return -EMSGSIZE;
+  end_msg(b, h);
+  for (int i = 0; i < changes; i++) {
+    int rc = put_elements(b, steps[i], table, set, ips, n, seq + 1 + (unsigned)i);
+    if (rc != 0) return rc;
+  }
+  h = begin_msg(b, NFNL_MSG_BATCH_END, NLM_F_REQUEST, seq + 1 + (unsigned)changes, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
   if (h == NULL) return -EMSGSIZE;
   end_msg(b, h);
   return 0;
@@ -105,13 +117,15 @@ static int await_ack(int fd, unsigned first, unsigned last, unsigned ack) {
   }
 }
 
-int nft_set_elements(int add, const char *table, const char *set, const struct in_addr *ips, size_t n) {
+/* Sends one transaction of `changes` change messages and waits for the last one's acknowledgement. */
+static int transact(const int *steps, int changes, const char *table, const char *set, const struct in_addr *ips,
+                    size_t n) {
   if (n == 0) return 0;
   if (n > NFT_MAX_ELEMENTS) return -E2BIG;
   static __thread struct nl_buf buf;
   buf.len = 0;
   const unsigned seq = 1;
-  int rc = build(&buf, add, table, set, ips, n, seq);
+  int rc = build(&buf, steps, changes, table, set, ips, n, seq);
   if (rc != 0) return rc;
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
   if (fd < 0) return -errno;
@@ -119,13 +133,26 @@ int nft_set_elements(int add, const char *table, const char *set, const struct i
   struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+  unsigned last = seq + (unsigned)changes;
   if (sendto(fd, buf.data, buf.len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
     rc = -errno;
   } else {
-    rc = await_ack(fd, seq, seq + 2, seq + 1);
+    rc = await_ack(fd, seq, last + 1, last);
   }
   close(fd);
   return rc;
+}
+
+int nft_set_elements(int add, const char *table, const char *set, const struct in_addr *ips, size_t n) {
+  const int steps[1] = {add ? 1 : 0};
+  return transact(steps, 1, table, set, ips, n);
+}
+
+int nft_set_remove(const char *table, const char *set, const struct in_addr *ips, size_t n) {
+  /* Added first (a no-op for a present element), then deleted: a missing one is no error, and the
+     whole removal is one transaction, so one RCU grace period however many addresses. */
+  const int steps[2] = {1, 0};
+  return transact(steps, 2, table, set, ips, n);
 }
 
 /* Walks the attributes of one set-element dump message, counting (and storing up to cap) keys. */
