@@ -4,8 +4,8 @@
 // first: the window then holds exactly this burst's ADDs.
 import { agentState, type LabNodeDesc } from '../test/lab-fixture.ts';
 import { restartAgent } from './agent-process.ts';
-import { percentile, timed } from './stats.ts';
-import { createSandboxes, runPodCommand, type Target } from './targets.ts';
+import { percentile } from './stats.ts';
+import { createSandboxes, runPodCommand, type Target, timedBurst } from './targets.ts';
 
 /** What the agent reports per command (src/agent/stats.ts); p99Ms only where the agent has it. */
 interface CommandFigures {
@@ -44,13 +44,10 @@ export async function measureServiceTime(
   const sandboxes = await createSandboxes(netnsPrefix, inFlight);
   try {
     const ids = Array.from({ length: inFlight }, (_, i) => i);
-    const perPod: number[] = [];
-    const burstAddWallMs = await timed(() =>
-      Promise.all(
-        ids.map(async (i) => {
-          perPod.push(await timed(() => runPodCommand(t, 'ADD', `svc${i}`, sandboxes.path(i))));
-        }),
-      ),
+    const { wallMs: burstAddWallMs, perPod } = await timedBurst(
+      t,
+      'ADD',
+      ids.map((i) => ({ containerId: `svc${i}`, netnsPath: sandboxes.path(i) })),
     );
     const add = await commandFigures(node, 'ADD');
     await Promise.all(ids.map((i) => runPodCommand(t, 'DEL', `svc${i}`, sandboxes.path(i))));

@@ -1,6 +1,10 @@
 // Benchmark (not a test): the figures of issue 9, vpcnet against Debian's reference bridge +
-// host-local plugins measured in the same run on this machine, both exec'd exactly as a runtime
-// would (inside a node namespace, one process per operation), and through containerd's CRI API.
+// host-local plugins measured in the same run on this machine, both exec'd as a runtime would
+// (inside a node namespace, one process per operation, each spawned and timed by a small native
+// driver, native/cni-exec.c, as the runtime's own process: a spawn from this large Node process
+// would cost both sides milliseconds neither plugin causes), and through containerd's CRI API.
+// The ops and fill sections time the network plugins alone (vpcnet's installed conflist also
+// chains portmap); the CRI section runs both whole, each with portmap.
 // Prints each section's figures, then one table of the issue's goals (figure, reference, ratio,
 // goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
@@ -41,7 +45,7 @@ import {
 import { measureFillUp } from './fill-up.ts';
 import { type Figure, formatGoalsTable } from './goals-table.ts';
 import { sleep } from './stats.ts';
-import { referenceTarget, type Target, vpcnetTarget } from './targets.ts';
+import { buildExecDriver, referenceTarget, type Target, vpcnetTarget } from './targets.ts';
 
 const SECTIONS = ['ops', 'service', 'cri', 'fill'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -216,8 +220,9 @@ async function fillSection(b: Bench, reference: Target): Promise<Measured> {
 
 async function runSections(o: Options, id: string, dir: string, refNetns: string, r: Results): Promise<void> {
   const wants = (s: Section) => o.sections.has(s);
+  const driver = await buildExecDriver(dir);
   const reference =
-    wants('ops') || wants('cri') || wants('fill') ? await referenceTarget(refNetns, dir) : undefined;
+    wants('ops') || wants('cri') || wants('fill') ? await referenceTarget(refNetns, dir, driver) : undefined;
   let containerdDir: string | undefined;
   if (wants('cri')) {
     try {
@@ -232,7 +237,7 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
     process.stderr.write('vpcnet: lab up (m5.4xlarge, pool pre-warmed)...\n');
     const lab = await labUp(id, labArgs(o));
     const node = lab.nodes[0]!;
-    const b: Bench = { o, id, dir, node, vpcnet: await vpcnetTarget(node) };
+    const b: Bench = { o, id, dir, node, vpcnet: await vpcnetTarget(node, dir, driver) };
     await waitForFullPool(node, poolTarget(o));
     if (wants('ops') && reference !== undefined) await section(r, 'ops', () => opsSection(b, reference));
     if (wants('service')) await section(r, 'service', () => serviceSection(b));

@@ -5,7 +5,14 @@
 import { join } from 'node:path';
 import { execPlugin } from '../src/lab/cni-runtime.ts';
 import { percentile, timed } from './stats.ts';
-import { cniCall, createSandboxes, runPodCommand, type Sandboxes, type Target } from './targets.ts';
+import {
+  cniCall,
+  createSandboxes,
+  type Sandboxes,
+  type Target,
+  timedBurst,
+  timedPodCommand,
+} from './targets.ts';
 
 export interface OpsSeries {
   readonly add: readonly number[];
@@ -28,10 +35,11 @@ interface Side {
 }
 
 async function burstWall(side: Side, command: 'ADD' | 'DEL', burst: number): Promise<number> {
-  const ids = Array.from({ length: burst }, (_, i) => i);
-  return timed(() =>
-    Promise.all(ids.map((i) => runPodCommand(side.t, command, `burst${i}`, side.sandboxes.path(i)))),
-  );
+  const pods = Array.from({ length: burst }, (_, i) => ({
+    containerId: `burst${i}`,
+    netnsPath: side.sandboxes.path(i),
+  }));
+  return (await timedBurst(side.t, command, pods)).wallMs;
 }
 
 /**
@@ -56,7 +64,7 @@ export async function measureOps(
       for (const command of ['ADD', 'DEL'] as const) {
         for (let i = 0; i < pods; i++) {
           for (const side of i % 2 === 0 ? [r, v] : [v, r]) {
-            const ms = await timed(() => runPodCommand(side.t, command, `seq${i}`, side.sandboxes.path(i)));
+            const ms = await timedPodCommand(side.t, command, `seq${i}`, side.sandboxes.path(i));
             (command === 'ADD' ? side.add : side.del).push(ms);
           }
         }

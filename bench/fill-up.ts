@@ -14,8 +14,7 @@ import {
   processMemory,
   restartAgent,
 } from './agent-process.ts';
-import { timed } from './stats.ts';
-import { createSandboxes, runPodCommand, type Sandboxes, type Target } from './targets.ts';
+import { createSandboxes, runPodCommand, type Sandboxes, type Target, timedPodCommand } from './targets.ts';
 
 export interface FillLevel {
   readonly attachments: number;
@@ -66,8 +65,8 @@ interface PairSide {
 }
 
 async function measurePair(side: PairSide, id: string, j: number, into: FillSamples): Promise<void> {
-  into.add.push(await timed(() => runPodCommand(side.t, 'ADD', id, side.probes.path(j))));
-  into.del.push(await timed(() => runPodCommand(side.t, 'DEL', id, side.probes.path(j))));
+  into.add.push(await timedPodCommand(side.t, 'ADD', id, side.probes.path(j)));
+  into.del.push(await timedPodCommand(side.t, 'DEL', id, side.probes.path(j)));
 }
 
 export interface FillSamples {

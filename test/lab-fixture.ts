@@ -217,3 +217,15 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/**
+ * Waits until `ip` cools down after its pod's DEL: the agent releases a regular pod's address once
+ * its SNAT element is gone, which happens just after the DEL answered (src/agent/snat-release.ts).
+ */
+export async function waitCooling(node: LabNodeDesc, ip: string): Promise<void> {
+  await waitFor(
+    `${ip} to cool down after its DEL`,
+    async () => ((await agentState(node)).cooling.some((c) => c.ip === ip) ? true : undefined),
+    5000,
+  );
+}

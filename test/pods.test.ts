@@ -17,6 +17,7 @@ import {
   sh,
   type TestPod,
   uniqueLabName,
+  waitCooling,
   waitFor,
 } from './lab-fixture.ts';
 
@@ -73,10 +74,7 @@ describe('pods in a one-node lab', () => {
     assert.equal(del.exitCode, 0, del.stdout);
     const state = await agentState(node);
     assert.ok(!state.attachments.some((x) => x.ip === ip), 'attachment still in the ledger after DEL');
-    assert.ok(
-      state.cooling.some((c) => c.ip === ip),
-      `${ip} is not cooling after DEL`,
-    );
+    await waitCooling(node, ip);
     const b = await newPod(name, 'cool2');
     const second = await addPod(node, b);
     assert.notEqual(second.ip, ip, 'a cooling address was handed out again');

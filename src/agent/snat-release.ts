@@ -47,9 +47,13 @@ export class SnatRelease {
   release(ip: string): Promise<void> {
     return new Promise<void>((done) => {
       this.#queue.push({ ip, done });
-      this.#running ??= this.#drain().finally(() => {
-        this.#running = undefined;
-      });
+      // Started after this call returns, so a release() made while starting (even from inside
+      // the removal) finds it running and queues behind it.
+      this.#running ??= Promise.resolve()
+        .then(() => this.#drain())
+        .finally(() => {
+          this.#running = undefined;
+        });
     });
   }
 

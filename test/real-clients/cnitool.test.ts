@@ -20,6 +20,7 @@ import {
   registerPod,
   sh,
   uniqueLabName,
+  waitCooling,
 } from '../lab-fixture.ts';
 import { clientsDir, gate, runClient } from './clients.ts';
 
@@ -169,10 +170,7 @@ describe('cnitool (libcni 1.1.2) in a lab node namespace', { skip: cnitoolGate.s
       !afterDel.attachments.some((a) => a.key.containerId === pod.containerId),
       'attachment left in the ledger',
     );
-    assert.ok(
-      afterDel.cooling.some((c) => c.ip === ip),
-      `${ip} was not released (not cooling)`,
-    );
+    await waitCooling(node, ip);
     assert.ok(!(await hostLinks(node)).includes(veth), `host veth ${veth} left behind`);
     await assert.rejects(readFile(cachePath(pod)), 'libcni kept its cached result after del');
 

@@ -14,6 +14,7 @@ import {
   registerPod,
   registerSgPod,
   uniqueLabName,
+  waitCooling,
   waitForTrunk,
 } from '../lab-fixture.ts';
 import { gate, runClient } from './clients.ts';
@@ -119,10 +120,7 @@ describe('containerd 1.6 CRI in a lab node namespace', { skip: containerdGate.sk
       !stopped.attachments.some((a) => a.key.containerId === sb.id),
       'attachment left after StopPodSandbox',
     );
-    assert.ok(
-      stopped.cooling.some((c) => c.ip === sb.ip),
-      `${sb.ip} was not released`,
-    );
+    await waitCooling(env.node, sb.ip);
     assert.ok(!(await hostLinks(env.node)).includes(att.hostVeth), `host veth ${att.hostVeth} left behind`);
     await env.containerd.cri.removePodSandbox(sb.id);
     assert.ok(!(await env.containerd.cri.listPodSandboxIds()).includes(sb.id));

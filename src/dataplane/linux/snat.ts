@@ -2,6 +2,7 @@
 // they leave the VPC. Scripts are applied with one `nft -f -` (atomic). Only table `ip vpcnet` is
 // ever touched: other tables on the node belong to other software.
 import { isIPv4 } from 'node:net';
+import { parseIpv4 } from '../../infra/ipv4.ts';
 import type { NodeNetworkConfig } from '../kernel.ts';
 
 export const SNAT_TABLE = 'vpcnet';
@@ -65,6 +66,11 @@ export function listSnatSetArgv(): string[] {
   return ['nft', '-j', 'list', 'set', 'ip', SNAT_TABLE, SNAT_SET];
 }
 
+/** The set's elements in address order, however the kernel or nft listed them (a set has no order). */
+export function inAddressOrder(ips: readonly string[]): string[] {
+  return [...ips].sort((a, b) => parseIpv4(a) - parseIpv4(b));
+}
+
 /** Elements of `snat_pods` from `nft -j list set` output; undefined if the output has no such set. */
 export function parseSnatElements(stdout: string): string[] | undefined {
   let doc: unknown;
@@ -78,7 +84,9 @@ export function parseSnatElements(stdout: string): string[] | undefined {
   for (const item of items) {
     const set = (item as { set?: { name?: unknown; elem?: unknown } } | null)?.set;
     if (set?.name !== SNAT_SET) continue;
-    return Array.isArray(set.elem) ? set.elem.filter((e): e is string => typeof e === 'string') : [];
+    return Array.isArray(set.elem)
+      ? inAddressOrder(set.elem.filter((e): e is string => typeof e === 'string' && isIPv4(e)))
+      : [];
   }
   return undefined;
 }

@@ -10,7 +10,7 @@ import { DataplaneError } from '../errors.ts';
 import { type Kernel, type Namespace, NODE, type NodeNetworkConfig, type RunResult } from '../kernel.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../linux/ip-json.ts';
 import { LinuxKernel } from '../linux/linux-kernel.ts';
-import { SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
+import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 import { NetlinkHelper } from './helper-process.ts';
 import { readRequest, runRequest, snatSetRequest } from './wire.ts';
 
@@ -126,7 +126,7 @@ export class NetlinkKernel implements Kernel {
     if (!answer.entered) throw new DataplaneError('observeNode', step, '', answer.reason);
     if ('error' in answer) throw new DataplaneError('observeNode', step, '', answer.error);
     if (!('elements' in answer)) throw new Error(`netlink helper: answer ${answer.id} is not an nftset's`);
-    return answer.elements;
+    return answer.elements === undefined ? undefined : inAddressOrder(answer.elements);
   }
 
   async readPod(path: string): Promise<PodView> {
