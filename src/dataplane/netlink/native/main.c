@@ -12,33 +12,26 @@
  * is refused before anything runs. If a worker cannot return, the helper exits at once: a thread
  * left in a pod's namespace must never run the next request (the agent restarts the helper).
  *
- * Files: main.c (requests, workers, namespaces), ops.c (one operation as rtnetlink, or for the SNAT
- * set as nfnetlink: nft-set.c), rtnl.c (the
- * socket and message builder), dump*.c (reads in `ip -d -j` shape), jbuf.c (the answer's text).
+ * Files: main.c (reading requests, the worker pool), requests.c (what a worker does with one),
+ * netns.c (entering a namespace and coming back), answer.c (the answers' lines), helper.h (what
+ * they share), ops.c (one operation as rtnetlink, or for the SNAT set as nfnetlink: nft-set.c),
+ * rtnl.c (the socket and message builder), dump*.c (reads in `ip -d -j` shape), jbuf.c (the
+ * answer's text).
  *
  * Usage: vpcnet-netlink [--node-netns PATH]   (the node's namespace; default: the helper's own)
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/nsfs.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-
-#include "dump.h"
-#include "jbuf.h"
-#include "nft-set.h"
-#include "ops.h"
-#include "rtnl.h"
+#include "helper.h"
 
 /*
  * Workers mostly wait in the kernel, not on the CPU: deleting a veth waits ~15 ms for RCU after the
@@ -50,257 +43,11 @@
 #define WORKER_STACK (256 * 1024)
 /* A sanity bound only (GC may remove a whole node's orphans in one run). */
 #define MAX_OPS 1000000
-#define MSG_MAX 512
-
-/* Longest nftables table or set name (NFT_NAME_MAXLEN is 256 with its NUL). */
-#define NFT_NAME 256
-/* Enough for any node: a set element per pod address. */
-#define MAX_SET_ELEMENTS 65536
-
-enum request_kind { RUN, READ, NFT_SET };
-
-struct request {
-  struct request *next;
-  enum request_kind kind;
-  bool all;
-  unsigned long long id;
-  /* NULL: the node's namespace. */
-  char *path;
-  int nops;
-  char **ops;
-  /* NFT_SET: which set to list. */
-  char table[NFT_NAME], set[NFT_NAME];
-};
-
-static const char *node_netns_path;
-static int own_ns_fd = -1;
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
 static struct request *queue_head, *queue_tail;
 static bool input_done;
-
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void die(const char *what) {
-  fprintf(stderr, "vpcnet-netlink: %s\n", what);
-  _exit(70);
-}
-
-/* One answer, one write under the lock: answers of concurrent workers never interleave. */
-static void answer(struct jbuf *b) {
-  if (b->oom) die("out of memory building an answer");
-  jbuf_raw(b, "\n");
-  pthread_mutex_lock(&out_lock);
-  size_t off = 0;
-  while (off < b->len) {
-    ssize_t n = write(STDOUT_FILENO, b->data + off, b->len - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) die("cannot write answers (the agent is gone)");
-    off += (size_t)n;
-  }
-  pthread_mutex_unlock(&out_lock);
-}
-
-static void answer_unentered(unsigned long long id, const char *reason) {
-  struct jbuf b;
-  jbuf_init(&b);
-  jbuf_printf(&b, "{\"id\":%llu,\"entered\":false,\"reason\":", id);
-  jbuf_str(&b, reason);
-  jbuf_raw(&b, "}");
-  answer(&b);
-  jbuf_free(&b);
-}
-
-/* Opens a path that must name a network namespace; -1 with `reason` otherwise. */
-static int open_netns(const char *path, char *reason, size_t len) {
-  /* O_NONBLOCK: a FIFO at that path must be refused, not hold a worker forever. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    snprintf(reason, len, "cannot open network namespace %s: %s", path, strerror(errno));
-    return -1;
-  }
-  int type = ioctl(fd, NS_GET_NSTYPE);
-  if (type != CLONE_NEWNET) {
-    snprintf(reason, len, "%s is not a network namespace", path);
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/* Moves this thread into `path` (NULL: stays home). -1 with `reason` when it cannot. */
-static int enter(const char *path, char *reason, size_t len) {
-  if (path == NULL) return 0;
-  int fd = open_netns(path, reason, len);
-  if (fd < 0) return -1;
-  if (setns(fd, CLONE_NEWNET) < 0) {
-    snprintf(reason, len, "cannot enter network namespace %s: %s", path, strerror(errno));
-    close(fd);
-    return -1;
-  }
-  close(fd);
-  return 0;
-}
-
-static void leave(const char *path) {
-  if (path == NULL) return;
-  if (setns(own_ns_fd, CLONE_NEWNET) < 0) die("cannot return to its own network namespace");
-}
-
-/* The request's namespace: a pod's path, or the node's (NULL when that is the helper's own). */
-static const char *target_of(const struct request *q) { return q->path != NULL ? q->path : node_netns_path; }
-
-/*
- * In a removal ('all' mode) consecutive deletions of SNAT elements of one set go in one nf_tables
- * transaction (nft_set_remove): each transaction that deletes waits for an RCU grace period, so the
- * elements of a burst of DELs cost what one does. Returns how many operations from `from` it
- * removed; 0 when ops[from] starts no such run, or when the transaction failed (then each
- * operation runs alone and reports its own error).
- */
-static int snat_removals(char **ops, int from, int nops) {
-  char table[NFT_NAME], set[NFT_NAME], t[NFT_NAME], s[NFT_NAME], ip[INET_ADDRSTRLEN];
-  if (sscanf(ops[from], "snatDel %255s %255s %15s", table, set, ip) != 3) return 0;
-  int n = 0;
-  while (from + n < nops && sscanf(ops[from + n], "snatDel %255s %255s %15s", t, s, ip) == 3 &&
-         strcmp(t, table) == 0 && strcmp(s, set) == 0)
-    n++;
-  struct in_addr *ips = malloc((size_t)n * sizeof *ips);
-  if (ips == NULL) die("out of memory");
-  for (int i = 0; i < n; i++) {
-    if (sscanf(ops[from + i], "snatDel %*s %*s %15s", ip) != 1 || inet_pton(AF_INET, ip, &ips[i]) != 1) {
-      free(ips);
-      return 0;
-    }
-  }
-  int rc = nft_set_remove(table, set, ips, (size_t)n);
-  free(ips);
-  return rc == 0 ? n : 0;
-}
-
-static void run_request(struct request *q) {
-  char reason[MSG_MAX];
-  const char *target = target_of(q);
-  /* A veth's peer goes to the node's namespace: the helper's own, or --node-netns. */
-  int node_fd = own_ns_fd;
-  if (node_netns_path != NULL) {
-    node_fd = open_netns(node_netns_path, reason, sizeof reason);
-    if (node_fd < 0) {
-      answer_unentered(q->id, reason);
-      return;
-    }
-  }
-  if (enter(target, reason, sizeof reason) < 0) {
-    if (node_fd != own_ns_fd) close(node_fd);
-    answer_unentered(q->id, reason);
-    return;
-  }
-  struct jbuf b;
-  jbuf_init(&b);
-  struct rtnl r;
-  int rc = rtnl_open(&r);
-  if (rc < 0) {
-    snprintf(reason, sizeof reason, "cannot open rtnetlink in %s: %s", target ? target : "the node namespace",
-             strerror(-rc));
-    leave(target);
-    if (node_fd != own_ns_fd) close(node_fd);
-    answer_unentered(q->id, reason);
-    return;
-  }
-  jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,\"failures\":[", q->id);
-  int failures = 0;
-  for (int i = 0; i < q->nops; i++) {
-    char msg[MSG_MAX];
-    if (q->all) {
-      int done = snat_removals(q->ops, i, q->nops);
-      if (done > 0) {
-        i += done - 1;
-        continue;
-      }
-    }
-    if (run_op(&r, q->ops[i], node_fd, msg, sizeof msg) == 0) continue;
-    jbuf_printf(&b, "%s{\"index\":%d,\"message\":", failures++ > 0 ? "," : "", i);
-    jbuf_str(&b, msg);
-    jbuf_raw(&b, "}");
-    if (!q->all) break;
-  }
-  jbuf_raw(&b, "]}");
-  rtnl_close(&r);
-  leave(target);
-  if (node_fd != own_ns_fd) close(node_fd);
-  answer(&b);
-  jbuf_free(&b);
-}
-
-static void read_request(struct request *q) {
-  char reason[MSG_MAX];
-  const char *target = target_of(q);
-  if (enter(target, reason, sizeof reason) < 0) {
-    answer_unentered(q->id, reason);
-    return;
-  }
-  struct jbuf b;
-  jbuf_init(&b);
-  struct rtnl r;
-  int rc = rtnl_open(&r);
-  if (rc < 0) {
-    leave(target);
-    snprintf(reason, sizeof reason, "cannot open rtnetlink: %s", strerror(-rc));
-    answer_unentered(q->id, reason);
-    return;
-  }
-  jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,", q->id);
-  char msg[MSG_MAX];
-  if (dump_namespace(&r, &b, q->path != NULL, msg, sizeof msg) < 0) {
-    jbuf_free(&b);
-    jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,\"error\":", q->id);
-    jbuf_str(&b, msg);
-  }
-  jbuf_raw(&b, "}");
-  rtnl_close(&r);
-  leave(target);
-  answer(&b);
-  jbuf_free(&b);
-}
-
-/* The elements of an nftables IPv4 set in the request's namespace: `"elements":[...]`, or null when
-   the table or set does not exist (SNAT not set up, or external). */
-static void nft_set_request(struct request *q) {
-  char reason[MSG_MAX];
-  const char *target = target_of(q);
-  if (enter(target, reason, sizeof reason) < 0) {
-    answer_unentered(q->id, reason);
-    return;
-  }
-  struct in_addr *ips = malloc(MAX_SET_ELEMENTS * sizeof *ips);
-  if (ips == NULL) die("out of memory");
-  size_t n = 0;
-  int rc = nft_set_list(q->table, q->set, ips, MAX_SET_ELEMENTS, &n);
-  leave(target);
-  struct jbuf b;
-  jbuf_init(&b);
-  jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,", q->id);
-  if (rc == -ENOENT) {
-    jbuf_raw(&b, "\"elements\":null}");
-  } else if (rc < 0 || n > MAX_SET_ELEMENTS) {
-    snprintf(reason, sizeof reason, "cannot list nftables set %.64s %.64s: %s", q->table, q->set,
-             rc < 0 ? strerror(-rc) : "more elements than a node can have");
-    jbuf_raw(&b, "\"error\":");
-    jbuf_str(&b, reason);
-    jbuf_raw(&b, "}");
-  } else {
-    jbuf_raw(&b, "\"elements\":[");
-    for (size_t i = 0; i < n; i++) {
-      char text[INET_ADDRSTRLEN];
-      inet_ntop(AF_INET, &ips[i], text, sizeof text);
-      jbuf_printf(&b, "%s\"%s\"", i > 0 ? "," : "", text);
-    }
-    jbuf_raw(&b, "]}");
-  }
-  free(ips);
-  answer(&b);
-  jbuf_free(&b);
-}
 
 static void free_request(struct request *q) {
   for (int i = 0; i < q->nops; i++) free(q->ops[i]);
