@@ -275,7 +275,7 @@ export const AGENT_SETTINGS = {
   }),
 } as const;
 
-/** Variables the cloud driver (AWS SDK, IMDS client) reads itself: documented here, parsed there. */
+/** Variables the cloud driver (its EC2 client, credential sources and IMDS client) reads itself: documented here, parsed there. */
 export const CLOUD_DRIVER_VARIABLES: readonly DocumentedVariable[] = [
   {
     env: 'AWS_ENDPOINT_URL_EC2',
