@@ -103,8 +103,9 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       await ctl(['lab', 'pod', '--name', name, '--delete', '--namespace', 'default', '--pod', pod.name]);
     }
 
+    // 32 random bits: a burst makes 60 sandboxes, and 16 bits once gave two of them one name.
     function sandbox(pod: SgPod, short: string): Promise<TestPod> {
-      return newPod(name, `${short}${randomBytes(2).toString('hex')}`, { name: pod.name, uid: pod.uid });
+      return newPod(name, `${short}${randomBytes(4).toString('hex')}`, { name: pod.name, uid: pod.uid });
     }
 
     async function add(s: TestPod): Promise<string> {
@@ -272,7 +273,7 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       const uid = `uid-reg-${randomBytes(2).toString('hex')}`;
       const regName = `reg-${randomBytes(2).toString('hex')}`;
       await registerPod(name, node.name, 'default', regName, uid);
-      const r = await newPod(name, `r${randomBytes(2).toString('hex')}`, { name: regName, uid });
+      const r = await newPod(name, `r${randomBytes(4).toString('hex')}`, { name: regName, uid });
       const regularIp = await add(r);
       assert.notEqual(regularIp, sg.ip);
       const traffic = async () =>
