@@ -154,6 +154,15 @@ export const MUTATIONS = [
     tests: ['src/agent/agent-durability.test.ts', 'src/agent/spool-first.test.ts'],
   },
   {
+    name: 'add-ignores-pending-snat-release',
+    rule: 'ownership',
+    what: "an ADD reusing a container ID does not wait for its DEL's SNAT removal, so it gets the held address and loses its element to that removal",
+    file: 'src/agent/add.ts',
+    from: 'await ctx.snatRelease?.settledFor(attachmentKeyString(req.key));',
+    to: 'void 0;',
+    tests: ['src/agent/agent-snat-release.test.ts'],
+  },
+  {
     name: 'pending-eni-in-memory',
     rule: 'convergence',
     what: 'an ENI being detached is not recorded durably, so a restart mid-free leaks it',

@@ -4,7 +4,7 @@
 // DEL of something unknown, or already gone, succeeds.
 
 import { errorText } from '../infra/error-text.ts';
-import { type Attachment, attachmentHostVeth } from '../plan/attachment.ts';
+import { type Attachment, attachmentHostVeth, attachmentKeyString } from '../plan/attachment.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../plan/resource.ts';
@@ -36,8 +36,10 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
     if (address && later.length === 0) ctx.addresses.release(address.ip, address.eniId);
     await ctx.ledger.commit();
     const t2 = performance.now();
-    if (ctx.snatRelease !== undefined && later.length > 0)
-      releaseAfterSnat(ctx, ctx.snatRelease, later, address);
+    if (ctx.snatRelease !== undefined && later.length > 0) {
+      const release = releaseAfterSnat(ctx, ctx.snatRelease, later, address);
+      ctx.snatRelease.track(attachmentKeyString(req.key), release);
+    }
     ctx.log.info('detached', {
       key: req.key,
       ip: address?.ip,
@@ -119,8 +121,8 @@ function releaseAfterSnat(
   snatRelease: SnatRelease,
   elements: readonly Extract<Resource, { kind: 'snat' }>[],
   address: { ip: string; eniId: string } | undefined,
-): void {
-  Promise.all(elements.map((r) => snatRelease.release(r.ip)))
+): Promise<void> {
+  return Promise.all(elements.map((r) => snatRelease.release(r.ip)))
     .then(async () => {
       if (address === undefined) return;
       ctx.addresses.release(address.ip, address.eniId);

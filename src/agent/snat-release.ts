@@ -33,6 +33,8 @@ export class SnatRelease {
   #queue: Waiting[] = [];
   #running: Promise<void> | undefined;
   #failures = 0;
+  /** What each DEL left to do, by the owner key of the address it still holds. */
+  readonly #byOwner = new Map<string, Promise<void>>();
 
   constructor(deps: SnatReleaseDeps) {
     this.#deps = deps;
@@ -55,6 +57,24 @@ export class SnatRelease {
           this.#running = undefined;
         });
     });
+  }
+
+  /**
+   * Records `work` (the removal of an owner's elements and its address's release) until it
+   * settles. An ADD of the same owner key (a reused container ID) waits for it first: otherwise the
+   * pool would hand it the address its own DEL still holds, whose element this removal is about to
+   * delete, and then start that address's cooldown under the new pod.
+   */
+  track(owner: string, work: Promise<void>): void {
+    const tracked = work.finally(() => {
+      if (this.#byOwner.get(owner) === tracked) this.#byOwner.delete(owner);
+    });
+    this.#byOwner.set(owner, tracked);
+  }
+
+  /** Resolves once what a DEL of `owner` left behind its answer is done (at once if nothing). */
+  async settledFor(owner: string): Promise<void> {
+    await this.#byOwner.get(owner)?.catch(() => undefined);
   }
 
   /** Resolves when nothing is queued or in flight (agent stop, tests). */

@@ -1,0 +1,113 @@
+// A DEL answers before its pod's SNAT element is removed (snat-release.ts). These tests hold that
+// removal back (a kernel whose SNAT deletions wait on a gate) to see what happens meanwhile.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { agentConfigFromEnv } from '../config/agent-config.ts';
+import { Dataplane } from '../dataplane/dataplane.ts';
+import type { Kernel } from '../dataplane/kernel.ts';
+import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import { silentLogger } from '../infra/log.ts';
+import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
+import { noPodSource } from '../pods/pod-source.ts';
+import { type RunningAgent, startAgent } from './agent.ts';
+import { agentEnv } from './testing/agent-world.ts';
+import { cniRequest, ipOf } from './testing/cni-request.ts';
+
+/** A fake kernel whose runs that delete SNAT elements wait until the gate opens. */
+function gatedKernel(inner: FakeKernel): { kernel: Kernel; open(): void; waiting(): number } {
+  let opened = false;
+  let waiters: (() => void)[] = [];
+  const kernel: Kernel = {
+    async run(ns, ops, mode) {
+      if (!opened && ops.some((o) => o.op === 'snatDel')) await new Promise<void>((r) => waiters.push(r));
+      return inner.run(ns, ops, mode);
+    },
+    readNode: () => inner.readNode(),
+    readPod: (path) => inner.readPod(path),
+    setupSnat: (cfg) => inner.setupSnat(cfg),
+  };
+  return {
+    kernel,
+    open() {
+      opened = true;
+      for (const w of waiters) w();
+      waiters = [];
+    },
+    waiting: () => waiters.length,
+  };
+}
+
+async function withGatedAgent(
+  body: (a: {
+    agent: RunningAgent;
+    fake: FakeKernel;
+    gate: ReturnType<typeof gatedKernel>;
+    netns: string;
+  }) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-snat-release-'));
+  const fake = new FakeKernel();
+  const gate = gatedKernel(fake);
+  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
+  const agent = await startAgent({
+    config,
+    targets: config.targets,
+    cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
+    dataplane: new Dataplane(gate.kernel),
+    pods: noPodSource,
+    log: silentLogger,
+    now: Date.now,
+    notANetworkNamespace: async () => undefined,
+    poolIntervalMs: 60_000,
+  });
+  const netns = join(dir, 'netns-a');
+  await writeFile(netns, '');
+  try {
+    await body({ agent, fake, gate, netns });
+  } finally {
+    gate.open();
+    await agent.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+test('DEL answers while its SNAT element is still being removed; the address cools only once it is gone', async () => {
+  await withGatedAgent(async ({ agent, fake, gate, netns }) => {
+    const ip = ipOf((await agent.cni(cniRequest('ADD', 'c1', netns))).stdout);
+    assert.equal((await agent.cni(cniRequest('DEL', 'c1', netns))).exitCode, 0);
+    assert.deepEqual(agent.ledger.list(), [], 'the record is gone when DEL answers');
+    assert.deepEqual(fake.snatElements(), [ip], 'the element is still there');
+    assert.equal(agent.pool.state(ip)?.kind, 'assigned', 'the address stays held meanwhile');
+    gate.open();
+    await agent.settled();
+    assert.deepEqual(fake.snatElements(), []);
+    assert.equal(agent.pool.state(ip)?.kind, 'cooling');
+    assert.ok(agent.ledger.coolingAddresses().some((c) => c.ip === ip));
+  });
+});
+
+test('an ADD reusing the container ID of a DEL whose SNAT element is still going waits, and keeps its own element and address', async () => {
+  await withGatedAgent(async ({ agent, fake, gate, netns }) => {
+    const first = ipOf((await agent.cni(cniRequest('ADD', 'c1', netns))).stdout);
+    assert.equal((await agent.cni(cniRequest('DEL', 'c1', netns))).exitCode, 0);
+    let answered = false;
+    const again = agent.cni(cniRequest('ADD', 'c1', netns)).then((r) => {
+      answered = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(answered, false, 'the ADD waits for its key’s pending removal');
+    gate.open();
+    const res = await again;
+    assert.equal(res.exitCode, 0, res.stdout);
+    const second = ipOf(res.stdout);
+    await agent.settled();
+    assert.notEqual(second, first, 'the old address is cooling, not handed back');
+    assert.deepEqual(fake.snatElements(), [second], 'the new pod keeps its SNAT element');
+    assert.equal(agent.pool.state(second)?.kind, 'assigned');
+    assert.equal(agent.pool.state(first)?.kind, 'cooling');
+  });
+});
