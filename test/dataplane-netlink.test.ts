@@ -8,26 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Dataplane } from '../src/dataplane/dataplane.ts';
-import { type Namespace, NODE } from '../src/dataplane/kernel.ts';
+import { NODE } from '../src/dataplane/kernel.ts';
 import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../src/dataplane/netlink/netlink-kernel.ts';
 import { hostVeth, plan } from '../src/dataplane/testing/scenario-helpers.ts';
-import { type Harness, SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
+import { SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
 import { runToSuccess } from '../src/infra/process.ts';
 import { isAlreadyGone, type KernelOp } from '../src/plan/kernel-op.ts';
 import { planRegularPod } from '../src/plan/pod-plan.ts';
-import {
-  mustExecIn,
-  netnsPath,
-  netnsTracker,
-  plantEniLink,
-  removeNetns,
-  withNetnsCleanup,
-} from './netns-fixture.ts';
+import { mustExecIn, netnsPath, netnsTracker, plantEniLink, withNetnsCleanup } from './netns-fixture.ts';
+import { kernelHarness } from './scenario-harness.ts';
 
 const HELPER = join(import.meta.dirname, '..', 'bin', 'vpcnet-netlink');
-
-type Create = (prefix: string) => Promise<string>;
 
 async function withKernel<T>(hostNetns: string, fn: (k: NetlinkKernel) => Promise<T>): Promise<T> {
   const kernel = new NetlinkKernel({ program: HELPER, hostNetns });
@@ -38,24 +30,6 @@ async function withKernel<T>(hostNetns: string, fn: (k: NetlinkKernel) => Promis
   }
 }
 
-function harness(kernel: NetlinkKernel, node: string, create: Create): Harness {
-  const nsName = (ns: Namespace) => (ns.side === 'node' ? node : (ns.path.split('/').pop() ?? ''));
-  return {
-    dataplane: new Dataplane(kernel),
-    pod: async () => netnsPath(await create('nl9-pod-')),
-    deleteNetns: (path) => removeNetns(path.split('/').pop() ?? ''),
-    addNodeLink: (name, mac) => plantEniLink(node, name, mac),
-    async setLinkDown(ns, dev) {
-      await mustExecIn(nsName(ns), ['ip', 'link', 'set', 'dev', dev, 'down']);
-    },
-    async byHand(ns, ops) {
-      const r = await kernel.run(ns, ops, 'stop');
-      if (!r.entered || r.failures.length > 0)
-        throw new Error(`by hand in ${nsName(ns)}: ${JSON.stringify(r)}`);
-    },
-  };
-}
-
 for (const s of scenarios) {
   test(`netlink kernel: ${s.name}`, async () => {
     const tracker = netnsTracker();
@@ -63,7 +37,7 @@ for (const s of scenarios) {
     try {
       const node = await create('nl9-node-');
       await withKernel(netnsPath(node), async (kernel) => {
-        const h = harness(kernel, node, create);
+        const h = kernelHarness(kernel, node, create, 'nl9-pod-');
         if (s.nodeSetUp ?? true) await h.dataplane.setupNode(SCENARIO_VPC);
         await s.run(h);
       });
