@@ -227,3 +227,30 @@ test('the leaked-ENI sweep is on by default with the upstream grace (5 min) and 
     /DISABLE_LEAKED_ENI_CLEANUP must be true or false/,
   );
 });
+
+test('metrics on port 61678 and introspection on 127.0.0.1:61679 unless the upstream switches turn them off', () => {
+  const c = parse({});
+  assert.equal(c.metricsPort, 61678);
+  assert.deepEqual(c.introspection, { host: '127.0.0.1', port: 61679 });
+  assert.equal(parse({ VPCNET_METRICS_PORT: '9100' }).metricsPort, 9100);
+  assert.equal(parse({ DISABLE_METRICS: 'true' }).metricsPort, undefined);
+  assert.equal(parse({ DISABLE_INTROSPECTION: 'true' }).introspection, undefined);
+  assert.deepEqual(parse({ INTROSPECTION_BIND_ADDRESS: '[::1]:7000' }).introspection, {
+    host: '::1',
+    port: 7000,
+  });
+});
+
+test('introspection is refused on anything but loopback: it shows the whole node without authentication', () => {
+  assert.throws(() => parse({ INTROSPECTION_BIND_ADDRESS: '0.0.0.0:61679' }), /INTROSPECTION_BIND_ADDRESS/);
+  assert.throws(() => parse({ INTROSPECTION_BIND_ADDRESS: '127.0.0.1:70000' }), /above 65535/);
+});
+
+test('the startup taint defaults to node.vpcnet.io/agent-not-ready and must be a taint key', () => {
+  assert.equal(parse({}).startupTaint, 'node.vpcnet.io/agent-not-ready');
+  assert.equal(
+    parse({ VPCNET_STARTUP_TAINT: 'example.com/cni-not-ready' }).startupTaint,
+    'example.com/cni-not-ready',
+  );
+  assert.throws(() => parse({ VPCNET_STARTUP_TAINT: 'bad key!' }), /VPCNET_STARTUP_TAINT/);
+});

@@ -49,6 +49,21 @@ export interface AgentConfig {
   readonly ec2SyncSeconds: number;
   readonly ec2StaleSeconds: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Prometheus metrics on this port of every address (DISABLE_METRICS: undefined). */
+  readonly metricsPort: number | undefined;
+  /** The read-only introspection endpoint on loopback (DISABLE_INTROSPECTION: undefined). */
+  readonly introspection: { readonly host: string; readonly port: number } | undefined;
+  /** Taint key removed from the node once the agent serves with addresses in its pool. */
+  readonly startupTaint: string;
+}
+
+/** INTROSPECTION_BIND_ADDRESS, already checked to be a loopback HOST:PORT. */
+function loopbackHostPort(text: string): { host: string; port: number } {
+  const colon = text.lastIndexOf(':');
+  const host = text.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  const port = Number(text.slice(colon + 1));
+  if (port > 65535) throw new ConfigError(`INTROSPECTION_BIND_ADDRESS: port ${port} is above 65535`);
+  return { host, port };
 }
 
 /** What the defaults may ask of the host. */
@@ -122,5 +137,8 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     ec2SyncSeconds: v.ec2SyncSeconds,
     ec2StaleSeconds: v.ec2StaleSeconds,
     logLevel: v.logLevel,
+    metricsPort: v.disableMetrics ? undefined : v.metricsPort,
+    introspection: v.disableIntrospection ? undefined : loopbackHostPort(v.introspectionBindAddress),
+    startupTaint: v.startupTaint,
   };
 }

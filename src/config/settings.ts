@@ -273,6 +273,49 @@ export const AGENT_SETTINGS = {
     default: 'info',
     description: 'least severe level logged (JSON lines on stderr)',
   }),
+  disableMetrics: withDefault({
+    env: 'DISABLE_METRICS',
+    kind: trueOrFalse,
+    default: false,
+    upstream: true,
+    description: 'true: no Prometheus metrics endpoint',
+  }),
+  metricsPort: withDefault({
+    env: 'VPCNET_METRICS_PORT',
+    kind: intBetween(1, 65535),
+    default: 61678,
+    description:
+      "port of the Prometheus metrics endpoint (`/metrics`, on every address of the node's network namespace; upstream's port)",
+  }),
+  disableIntrospection: withDefault({
+    env: 'DISABLE_INTROSPECTION',
+    kind: trueOrFalse,
+    default: false,
+    upstream: true,
+    description: 'true: no read-only introspection endpoint over HTTP (the socket still answers `vpcnetctl`)',
+  }),
+  introspectionBindAddress: withDefault({
+    env: 'INTROSPECTION_BIND_ADDRESS',
+    // Loopback only: it shows the node's whole state without authentication.
+    kind: matching(
+      /^(127\.0\.0\.1|localhost|\[::1\]):([1-9][0-9]{0,4})$/,
+      'a loopback HOST:PORT (127.0.0.1, localhost or [::1])',
+    ),
+    default: '127.0.0.1:61679',
+    upstream: true,
+    description:
+      'where the read-only introspection endpoint listens (loopback only: it shows the whole node without authentication)',
+  }),
+  startupTaint: withDefault({
+    env: 'VPCNET_STARTUP_TAINT',
+    kind: matching(
+      /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/,
+      'a taint key',
+    ),
+    default: 'node.vpcnet.io/agent-not-ready',
+    description:
+      'taint key the agent removes from its node once it serves and its pool has addresses (register nodes with it so that no pod lands before the CNI can serve it); absent taint: nothing to do',
+  }),
 } as const;
 
 /** Variables the cloud driver (its EC2 client, credential sources and IMDS client) reads itself: documented here, parsed there. */
