@@ -25,6 +25,11 @@ test('the node name defaults to the host name', () => {
   assert.equal(parse({ VPCNET_NODE_NAME: '' }).nodeName, 'host-1');
 });
 
+test("upstream's MY_NODE_NAME names the node too; VPCNET_NODE_NAME wins", () => {
+  assert.equal(parse({ MY_NODE_NAME: 'ip-10-0-1-5' }).nodeName, 'ip-10-0-1-5');
+  assert.equal(parse({ MY_NODE_NAME: 'a', VPCNET_NODE_NAME: 'b' }).nodeName, 'b');
+});
+
 test('the spool dir is the plugin default unless set, whatever the state dir', () => {
   assert.equal(parse({ VPCNET_STATE_DIR: '/s' }).delSpoolDir, '/var/lib/vpcnet/del-spool');
   assert.equal(parse({ VPCNET_STATE_DIR: '/s', VPCNET_DEL_SPOOL_DIR: '/q' }).delSpoolDir, '/q');

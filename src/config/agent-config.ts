@@ -114,7 +114,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     agentSocket: v.agentSocket,
     stateDir: v.stateDir,
     delSpoolDir: v.delSpoolDir,
-    nodeName: v.nodeName ?? host.hostname(),
+    nodeName: v.nodeName ?? v.myNodeName ?? host.hostname(),
     kubeApi,
     vethPrefix: v.vethPrefix,
     mtu: v.mtu,

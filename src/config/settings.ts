@@ -46,6 +46,14 @@ export const AGENT_SETTINGS = {
     defaultText: 'hostname',
     description: 'Kubernetes node name',
   }),
+  myNodeName: unsetByDefault({
+    env: 'MY_NODE_NAME',
+    kind: text('a node name'),
+    defaultText: 'unset',
+    upstream: true,
+    description:
+      "upstream's name for the node name (the DaemonSet sets it from `spec.nodeName`); VPCNET_NODE_NAME wins when both are set",
+  }),
   kubeApi: unsetByDefault({
     env: 'VPCNET_KUBE_API',
     kind: httpUrl,
