@@ -288,4 +288,11 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     });
     assert.equal(agentConfigFromEnv(agentEnv(overlay)).metricsPort, undefined);
   });
+
+  test('overlays/migration runs the agent only on nodes labelled as moved off aws-node, and changes nothing else', async () => {
+    const overlay = await render('overlays/migration');
+    assertOverlayIs(base, overlay, (m) => {
+      podSpec(m.daemonSet).nodeSelector = { 'kubernetes.io/os': 'linux', 'node.vpcnet.io/cni': 'vpcnet' };
+    });
+  });
 });
