@@ -296,3 +296,14 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     });
   });
 });
+
+test("the README's list of aws-node settings vpcnet honours is exactly settings.ts's upstream names", async () => {
+  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+  const section = readme.split('\n## Switching from aws-node\n')[1] ?? '';
+  const item = /\*\*Same name, same meaning\*\*([\s\S]*?)\n- \*\*/.exec(section)?.[1] ?? '';
+  const listed = [...item.split('`ENABLE_BANDWIDTH_PLUGIN`')[0]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map(
+    (m) => m[1],
+  );
+  const upstream = DOCUMENTED_VARIABLES.filter((v) => v.upstream).map((v) => v.env);
+  assert.deepEqual([...listed].sort(), [...upstream].sort());
+});
