@@ -152,7 +152,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     });
   });
 
-  test('the agent has exactly NET_ADMIN and SYS_ADMIN and is not privileged; the installer has no capability', () => {
+  test('the agent has exactly NET_ADMIN and SYS_ADMIN and is not privileged; the installer has no capability; seccomp stays on', () => {
     const agent = agentOf(base).securityContext;
     assert.equal(agent?.privileged, false);
     assert.deepEqual([...(agent?.capabilities?.add ?? [])].sort(), ['NET_ADMIN', 'SYS_ADMIN']);
@@ -162,6 +162,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.equal(installer?.capabilities?.add, undefined);
     assert.deepEqual(installer?.capabilities?.drop, ['ALL']);
     assert.equal(podSpec(base.daemonSet).hostPID, undefined);
+    assert.deepEqual(podSpec(base.daemonSet).securityContext, { seccompProfile: { type: 'RuntimeDefault' } });
   });
 
   test('the agent sees pod namespaces mounted after it started (HostToContainer), and its state and socket dirs', () => {
