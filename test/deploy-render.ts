@@ -2,7 +2,7 @@
 // into Kubernetes objects, each checked against the API schemas (kubernetes-models, Kubernetes
 // 1.27) before a test looks inside.
 //
-// YAML is read by python3's yaml module (Debian: python3-yaml): `kubectl kustomize` prints only
+// YAML is read by Debian's python3 and its yaml module (Debian: python3-yaml): `kubectl kustomize` prints only
 // YAML, Node has no YAML parser, the project adds no npm dependency for tests, and the kubectl
 // commands that print JSON need a cluster (or, with --local, rewrite the objects they print). A
 // YAML 1.1 reader is safe here because kustomize (v2 and v5 alike) quotes every string that YAML
@@ -37,7 +37,7 @@ export async function missingRenderTools(): Promise<string[]> {
   const missing: string[] = [];
   if ((await runProcess([kubectl, 'version', '--client'])).code !== 0)
     missing.push(`${kubectl} (kubernetes-client)`);
-  if ((await runProcess(['python3', '-c', 'import yaml'])).code !== 0)
+  if ((await runProcess(['/usr/bin/python3', '-c', 'import yaml'])).code !== 0)
     missing.push('python3 with yaml (python3-yaml)');
   return missing;
 }
@@ -97,7 +97,10 @@ function onlyOne<K extends Manifests['all'][number]['kind']>(
 /** `kubectl kustomize deploy/<dir>`, read and validated. */
 export async function render(dir: string): Promise<Manifests> {
   const yaml = await runToSuccess([kubectl, 'kustomize', join(deployDir, dir)], { timeoutMs: 60_000 });
-  const json = await runToSuccess(['python3', '-c', YAML_TO_JSON], { stdin: yaml.stdout, timeoutMs: 60_000 });
+  const json = await runToSuccess(['/usr/bin/python3', '-c', YAML_TO_JSON], {
+    stdin: yaml.stdout,
+    timeoutMs: 60_000,
+  });
   const docs = JSON.parse(json.stdout) as unknown[];
   const all = docs.map(validated);
   return {
