@@ -2,6 +2,7 @@
 // build on top of it. Pure: scripts/image.ts runs the commands. The base is tagged by a hash of its
 // recipe and of the apt sources it is made from, so a second build reuses it.
 import { createHash } from 'node:crypto';
+import { PODMAN_ULIMITS } from '../src/lab/podman.ts';
 
 export interface BaseRecipe {
   readonly suite: string;
@@ -86,9 +87,6 @@ export function mmdebstrapArgv(recipe: BaseRecipe, sourcesFile: string, outTar: 
     sourcesFile,
   ];
 }
-
-/** Root here lacks CAP_SYS_RESOURCE: podman must not try to raise these limits (image/README.md). */
-export const PODMAN_ULIMITS = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'] as const;
 
 export interface ImageNames {
   readonly versioned: string;

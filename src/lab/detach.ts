@@ -2,7 +2,7 @@
 // state dir), waits until it reports the lab ready (lab.json) or failed (error.json), and returns
 // the lab's description. A failed start leaves nothing behind.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logTail } from './agents.ts';
@@ -11,7 +11,7 @@ import { labDown } from './down.ts';
 import { type LabDescription, labLayout } from './layout.ts';
 import { describeProcess, writeRecord } from './processes.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
-import { assertLabAbsent, type LabUpOptions } from './up.ts';
+import { assertLabAbsent, type LabLog, type LabUpOptions } from './up.ts';
 
 /** What the detached supervisor is asked to build (the state dir's up-request.json). */
 export interface UpRequest {
@@ -20,11 +20,17 @@ export interface UpRequest {
   readonly podEni: boolean;
   /** Absent: probed when the lab is built. */
   readonly trunkDriver?: TrunkDriver;
+  /** Absent: the agents run as host processes. */
+  readonly agentImage?: string;
 }
 
 const READY_TIMEOUT_MS = 180_000;
 
-export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<LabDescription> {
+/** `onLog` (optional) sees each line the supervisor logs while the lab comes up: progress for a person. */
+export async function labUpDetached(
+  opts: Omit<LabUpOptions, 'log'>,
+  onLog?: LabLog,
+): Promise<LabDescription> {
   const layout = labLayout(opts.name, opts.nodes ?? 1);
   await assertLabAbsent(opts.name);
   await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });
@@ -33,6 +39,7 @@ export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<La
     instanceType: opts.instanceType ?? 't3.medium',
     podEni: opts.podEni === true,
     ...(opts.trunkDriver === undefined ? {} : { trunkDriver: opts.trunkDriver }),
+    ...(opts.agentImage === undefined ? {} : { agentImage: opts.agentImage }),
   };
   await writeFile(layout.files.upRequest, `${JSON.stringify(request)}\n`);
   const fd = openSync(layout.files.supervisorLog, 'a', 0o600);
@@ -57,9 +64,12 @@ export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<La
   child.unref();
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  const follow = onLog === undefined ? undefined : logFollower(layout.files.supervisorLog, onLog);
   let failure: string | undefined;
   while (failure === undefined) {
+    follow?.();
     if (existsSync(layout.files.description)) {
+      follow?.();
       return JSON.parse(await readFile(layout.files.description, 'utf8')) as LabDescription;
     }
     if (existsSync(layout.files.error)) {
@@ -90,7 +100,10 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
   if (typeof v.nodes !== 'number' || typeof v.instanceType !== 'string' || typeof v.podEni !== 'boolean') {
     throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
   }
-  if (v.trunkDriver !== undefined && typeof v.trunkDriver !== 'string') {
+  if (
+    (v.trunkDriver !== undefined && typeof v.trunkDriver !== 'string') ||
+    (v.agentImage !== undefined && typeof v.agentImage !== 'string')
+  ) {
     throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
   }
   return {
@@ -98,5 +111,32 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
     instanceType: v.instanceType,
     podEni: v.podEni,
     ...(v.trunkDriver === undefined ? {} : { trunkDriver: parseTrunkDriver(v.trunkDriver) }),
+    ...(v.agentImage === undefined ? {} : { agentImage: v.agentImage }),
+  };
+}
+
+/** Reads the JSON lines the supervisor appended to its log since the last call; others are skipped. */
+function logFollower(file: string, onLog: LabLog): () => void {
+  let offset = 0;
+  let pending = '';
+  return () => {
+    let text: string;
+    try {
+      const buf = readFileSync(file);
+      text = buf.subarray(offset).toString('utf8');
+      offset = buf.length;
+    } catch {
+      return;
+    }
+    const lines = (pending + text).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        const parsed: unknown = JSON.parse(line);
+        if (typeof parsed === 'object' && parsed !== null) onLog(parsed as Record<string, unknown>);
+      } catch {
+        // Not one of the supervisor's log lines (a stack trace): the failure message quotes the log.
+      }
+    }
   };
 }
