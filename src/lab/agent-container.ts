@@ -21,7 +21,7 @@ export const IMAGE_PARTNER_PLUGINS_DIR = '/opt/vpcnet/cni-partners';
 /** Every container a lab starts carries this label with the lab's name. */
 export const LAB_LABEL = 'io.vpcnet.lab';
 
-/** The host's variables that mean nothing inside the image, or would break its Node (NODE_OPTIONS=--import tsx). */
+/** The host's variables that mean nothing inside the image (host paths) or would break its Node (NODE_OPTIONS=--import tsx). */
 const HOST_ONLY_ENV = new Set([
   'PATH',
   'HOME',
@@ -37,6 +37,9 @@ const HOST_ONLY_ENV = new Set([
   'NODE_OPTIONS',
   'NODE_PATH',
   'NODE_TEST_CONTEXT',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
 ]);
 
 export function agentContainerName(layout: LabLayout, node: LabNode): string {

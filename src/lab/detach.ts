@@ -2,13 +2,14 @@
 // state dir), waits until it reports the lab ready (lab.json) or failed (error.json), and returns
 // the lab's description. A failed start leaves nothing behind.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logTail } from './agents.ts';
 import { ctlArgv } from './children.ts';
 import { labDown } from './down.ts';
 import { type LabDescription, labLayout } from './layout.ts';
+import { logFollower } from './log-follower.ts';
 import { describeProcess, writeRecord } from './processes.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import { assertLabAbsent, type LabLog, type LabUpOptions } from './up.ts';
@@ -112,31 +113,5 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
     podEni: v.podEni,
     ...(v.trunkDriver === undefined ? {} : { trunkDriver: parseTrunkDriver(v.trunkDriver) }),
     ...(v.agentImage === undefined ? {} : { agentImage: v.agentImage }),
-  };
-}
-
-/** Reads the JSON lines the supervisor appended to its log since the last call; others are skipped. */
-function logFollower(file: string, onLog: LabLog): () => void {
-  let offset = 0;
-  let pending = '';
-  return () => {
-    let text: string;
-    try {
-      const buf = readFileSync(file);
-      text = buf.subarray(offset).toString('utf8');
-      offset = buf.length;
-    } catch {
-      return;
-    }
-    const lines = (pending + text).split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) {
-      try {
-        const parsed: unknown = JSON.parse(line);
-        if (typeof parsed === 'object' && parsed !== null) onLog(parsed as Record<string, unknown>);
-      } catch {
-        // Not one of the supervisor's log lines (a stack trace): the failure message quotes the log.
-      }
-    }
   };
 }
