@@ -4,6 +4,7 @@
 // SYS_ADMIN), a pod namespace made after the agent started is usable (rslave propagation of
 // /var/run/netns), and `lab down` removes the container. Prints the image size and the agent's RSS.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -64,6 +65,16 @@ async function ancestors(pid: number): Promise<number[]> {
     out.push(current);
   }
   return out;
+}
+
+/** What is left of lab `name`: its network namespaces and its state dir. */
+async function labTraces(name: string): Promise<string[]> {
+  const namespaces = (await runToSuccess(['ip', 'netns', 'list'])).stdout
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter((n) => n.startsWith(`${name}-`));
+  const dir = labLayout(name, 0).stateDir;
+  return [...namespaces, ...(existsSync(dir) ? [dir] : [])];
 }
 
 async function procStatusField(pid: number, field: string): Promise<string> {
@@ -173,9 +184,73 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
     for (const v of veths) assert.ok(!links.includes(v), `${v} left behind`);
   });
 
+  test('an agent container that dies is started again by the lab supervisor, as a DaemonSet would', async () => {
+    const pidOf = async (): Promise<number> =>
+      Number((await runToSuccess(['podman', 'inspect', '--format', '{{.State.Pid}}', container])).stdout);
+    const before = await pidOf();
+    await runToSuccess(['podman', 'kill', container]);
+    const after = await waitFor(
+      'a new agent container',
+      async () => {
+        const pid = await pidOf();
+        if (pid === 0 || pid === before) return undefined;
+        return (await agentState(node)).pid === 1 ? pid : undefined;
+      },
+      60_000,
+    );
+    assert.notEqual(after, before);
+  });
+
   test('lab down removes the agent container', async () => {
     await labDown(labName);
     const left = await runProcess(['podman', 'container', 'exists', container]);
     assert.equal(left.code, 1, `container ${container} still exists`);
+  });
+
+  test('lab up with an image podman does not have fails before making anything, and says how to build it', async () => {
+    const name = uniqueLabName('im');
+    const r = await runProcess([
+      process.execPath,
+      join(repoRoot, 'bin', 'vpcnetctl'),
+      'lab',
+      'up',
+      '--name',
+      name,
+      '--detach',
+      '--agent-image',
+      'localhost/vpcnet:no-such-tag',
+    ]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /localhost\/vpcnet:no-such-tag is not in podman's store: build it with `npm run image`/,
+    );
+    assert.deepEqual(await labTraces(name), []);
+  });
+
+  test('an agent that cannot start in its container fails lab up, and its container and namespaces are removed', async () => {
+    const name = uniqueLabName('im');
+    const layout = labLayout(name, 1);
+    const r = await runProcess([
+      process.execPath,
+      join(repoRoot, 'bin', 'vpcnetctl'),
+      'lab',
+      'up',
+      '--name',
+      name,
+      '--detach',
+      '--json',
+      '--agent-image',
+      built.image,
+      '--agent-env',
+      'WARM_IP_TARGET=not-a-number',
+    ]);
+    await labDown(name).catch(() => undefined);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '', '--json prints nothing on stdout when the lab did not come up');
+    assert.match(r.stderr, /WARM_IP_TARGET must be a non-negative integer/);
+    const container = agentContainerName(layout, layout.nodes[0]!);
+    assert.equal((await runProcess(['podman', 'container', 'exists', container])).code, 1);
+    assert.deepEqual(await labTraces(name), []);
   });
 });
