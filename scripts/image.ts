@@ -74,6 +74,9 @@ async function main(): Promise<void> {
     for (const f of SHIPPED) await copyFile(join(repoRoot, 'bin', f), join(context, 'bin', f));
     await copyNodeRuntime(join(context, 'node'));
 
+    const previous = (
+      await runProcess(['podman', 'image', 'inspect', '--format', '{{.Id}}', names.versioned])
+    ).stdout.trim();
     step(`podman build ${names.versioned}`);
     const id = (
       await runToSuccess(
@@ -86,6 +89,10 @@ async function main(): Promise<void> {
         }),
       )
     ).stdout.trim();
+    // The image this build replaced under the same tags, unless a container still uses it.
+    if (previous !== '' && !id.startsWith(previous) && !previous.startsWith(id)) {
+      await runProcess(['podman', 'rmi', previous]);
+    }
     const size = Number(
       (await runToSuccess(['podman', 'image', 'inspect', '--format', '{{.Size}}', names.versioned])).stdout,
     );
