@@ -16,6 +16,8 @@ import { readRecords } from '../src/lab/processes.ts';
 import {
   addPod,
   agentState,
+  type BuiltAgentImage,
+  buildAgentImage,
   hostLinks,
   type LabDesc,
   type LabNodeDesc,
@@ -38,22 +40,6 @@ for (const program of needed) {
 }
 const missingText = `missing ${missing.join(', ')} (apt-get install podman mmdebstrap binutils)`;
 const skip = missing.length > 0 && !underCi ? missingText : false;
-
-interface BuiltImage {
-  image: string;
-  sizeBytes: number;
-}
-
-/** The same script as `npm run image`; the base is cached after the first run. */
-async function buildImage(): Promise<BuiltImage> {
-  const r = await runToSuccess(
-    [process.execPath, '--import', 'tsx', join(repoRoot, 'scripts', 'image.ts'), '--json'],
-    {
-      timeoutMs: 600_000,
-    },
-  );
-  return JSON.parse(r.stdout) as BuiltImage;
-}
 
 /** Parent PIDs of `pid` up to PID 1 (from /proc/<pid>/stat). */
 async function ancestors(pid: number): Promise<number[]> {
@@ -89,7 +75,7 @@ const CAP_SYS_ADMIN = 21n;
 
 describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
   const labName = uniqueLabName('im');
-  let built: BuiltImage;
+  let built: BuiltAgentImage;
   let lab: LabDesc;
   let node: LabNodeDesc;
   let container: string;
@@ -97,7 +83,7 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
   before(async () => {
     if (missing.length > 0) throw new Error(missingText);
     const started = Date.now();
-    built = await buildImage();
+    built = await buildAgentImage();
     process.stderr.write(`agent-image: image built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     await labDown(labName);
     lab = await labUp(labName, ['--agent-image', built.image]);
@@ -182,6 +168,21 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
     );
     const links = await hostLinks(node);
     for (const v of veths) assert.ok(!links.includes(v), `${v} left behind`);
+  });
+
+  test("the image's vpcnetctl reads the agent's state over the socket from inside the container", async () => {
+    const out = await runToSuccess([
+      'podman',
+      'exec',
+      container,
+      '/opt/vpcnet/bin/vpcnetctl',
+      'state',
+      '--agent-socket',
+      node.agentSocket,
+    ]);
+    const state = JSON.parse(out.stdout) as { pid: number; pool: { enis: unknown[] } };
+    assert.equal(state.pid, 1);
+    assert.ok(state.pool.enis.length >= 1);
   });
 
   test('an agent container that dies is started again by the lab supervisor, as a DaemonSet would', async () => {
