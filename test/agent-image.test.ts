@@ -86,7 +86,8 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
     built = await buildAgentImage();
     process.stderr.write(`agent-image: image built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     await labDown(labName);
-    lab = await labUp(labName, ['--agent-image', built.image]);
+    // By ID: other checkouts on one machine may retag localhost/vpcnet:<version> meanwhile.
+    lab = await labUp(labName, ['--agent-image', built.id]);
     node = lab.nodes[0]!;
     container = agentContainerName(labLayout(labName, 1), labLayout(labName, 1).nodes[0]!);
   });
@@ -106,10 +107,10 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
   test('the agent runs in the container: PID 1 of its own namespace, under conmon, not under the lab supervisor', async () => {
     const inspected = JSON.parse(
       (await runToSuccess(['podman', 'inspect', '--type', 'container', container])).stdout,
-    ) as { State: { Running: boolean; Pid: number }; ImageName: string; Path: string }[];
+    ) as { State: { Running: boolean; Pid: number }; Image: string; Path: string }[];
     const c = inspected[0]!;
     assert.equal(c.State.Running, true);
-    assert.equal(c.ImageName, built.image);
+    assert.equal(c.Image, built.id);
     assert.equal(c.Path, '/opt/vpcnet/bin/vpcnetd');
     const hostPid = c.State.Pid;
     assert.match(await readFile(`/proc/${hostPid}/cmdline`, 'utf8'), /\/opt\/vpcnet\/bin\/vpcnetd/);
@@ -242,7 +243,7 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
       '--detach',
       '--json',
       '--agent-image',
-      built.image,
+      built.id,
       '--agent-env',
       'WARM_IP_TARGET=not-a-number',
     ]);

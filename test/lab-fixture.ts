@@ -233,6 +233,8 @@ export async function waitCooling(node: LabNodeDesc, ip: string): Promise<void> 
 /** What `npm run image --json` (scripts/image.ts) prints. */
 export interface BuiltAgentImage {
   readonly image: string;
+  /** The image's full ID: names exactly this build, whatever retags the name later. */
+  readonly id: string;
   readonly sizeBytes: number;
 }
 
