@@ -229,3 +229,23 @@ export async function waitCooling(node: LabNodeDesc, ip: string): Promise<void> 
     5000,
   );
 }
+
+/** What `npm run image --json` (scripts/image.ts) prints. */
+export interface BuiltAgentImage {
+  readonly image: string;
+  /** The image's full ID: names exactly this build, whatever retags the name later. */
+  readonly id: string;
+  readonly sizeBytes: number;
+}
+
+/**
+ * Builds the vpcnet image as `npm run image` does (its Debian base is cached after the first
+ * build, ~25 s; later builds take seconds), for `labUp(name, ['--agent-image', image])`.
+ */
+export async function buildAgentImage(): Promise<BuiltAgentImage> {
+  const script = join(repoRoot, 'scripts', 'image.ts');
+  const r = await runToSuccess([process.execPath, '--import', 'tsx', script, '--json'], {
+    timeoutMs: 600_000,
+  });
+  return JSON.parse(r.stdout) as BuiltAgentImage;
+}

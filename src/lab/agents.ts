@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorText } from '../infra/error-text.ts';
+import { containerAgentSpec } from './agent-container.ts';
 import type { ChildSpec } from './children.ts';
 import { ctlArgv } from './children.ts';
 import { runCommand } from './command.ts';
@@ -51,12 +52,20 @@ export function agentEnv(
   };
 }
 
+/**
+ * How the node's agent runs: this checkout's bin/vpcnetd as a host process (the default), or, with
+ * `agentImage`, the image's agent in a podman container (agent-container.ts).
+ */
 export function agentSpec(
   layout: LabLayout,
   node: LabNode,
   repoRoot: string,
   podEni: PodEniSettings | undefined,
+  agentImage?: string,
 ): ChildSpec {
+  if (agentImage !== undefined) {
+    return containerAgentSpec(layout, node, agentImage, agentEnv(layout, node, podEni), agentRole(node));
+  }
   const agent = join(repoRoot, 'bin', 'vpcnetd');
   return {
     role: agentRole(node),

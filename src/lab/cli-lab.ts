@@ -8,6 +8,7 @@ import { labDown } from './down.ts';
 import { runEmulatorProcess } from './emulator-process.ts';
 import { type LabDescription, labLayout } from './layout.ts';
 import { deleteLabPod, labPod } from './pod.ts';
+import { logLineStep, stderrProgress } from './progress.ts';
 import { runSupervisor } from './supervisor.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import type { LabLog } from './up.ts';
@@ -25,7 +26,7 @@ Commands:
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
   up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni [--trunk-driver D]]
-                          [--detach] [--json] [--agent-env NAME=VALUE ...]
+                          [--agent-image IMAGE] [--detach] [--json] [--agent-env NAME=VALUE ...]
 
   --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
   --nodes N           number of nodes (default 1)
@@ -38,8 +39,15 @@ Run \`vpcnetctl lab <command> --help\` for its options.
   --trunk-driver D    with --pod-eni: vlan (802.1q, as in production) or macvlan (for kernels
                       without 8021q); default vlan when this kernel can create VLAN devices
                       (probed inside the lab's VPC namespace), else macvlan
+  --agent-image IMAGE run each node's agent in IMAGE (e.g. localhost/vpcnet:latest, made by
+                      \`npm run image\`) with podman, as the DaemonSet runs it: the node's network
+                      namespace, capabilities NET_ADMIN and SYS_ADMIN only, /var/run/netns mounted
+                      with rslave propagation, the node's CNI, state and socket dirs at their own
+                      paths; the plugin is installed from the image too. Default: agents run as
+                      host processes from this checkout's bin/
   --detach            leave a supervisor running in the background and exit once the lab is ready
-  --json              print the lab's description as one JSON object
+  --json              print the lab's description as one JSON object on stdout (and log JSON
+                      lines on stderr); without it, progress lines (step, seconds) go to stderr
   --agent-env N=V     set N=V in every agent's environment (repeatable), e.g.
                       --agent-env WARM_IP_TARGET=5 --agent-env IP_COOLDOWN_PERIOD=3
 
@@ -72,6 +80,12 @@ class UsageError extends Error {}
 
 function stderrLog(): LabLog {
   return (line) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+}
+
+/** For a person at a terminal: each log line as a progress step with the seconds since `lab up` began. */
+function progressLog(): LabLog {
+  const progress = stderrProgress('vpcnetctl lab up:');
+  return (line) => progress(logLineStep(line));
 }
 
 /** `argv` is what follows `vpcnetctl lab` (a leading `lab` is accepted too). Resolves with the exit code. */
@@ -124,6 +138,7 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
         instanceType: req.instanceType,
         podEni: req.podEni,
         ...(req.trunkDriver === undefined ? {} : { trunkDriver: req.trunkDriver }),
+        ...(req.agentImage === undefined ? {} : { agentImage: req.agentImage }),
         repoRoot,
         log: stderrLog(),
         stateDirPrepared: true,
@@ -157,8 +172,11 @@ async function up(args: string[], repoRoot: string): Promise<number> {
       detach: { type: 'boolean' },
       json: { type: 'boolean' },
       'agent-env': { type: 'string', multiple: true },
+      'agent-image': { type: 'string' },
     },
   });
+  const agentImage = values['agent-image'];
+  if (agentImage === '') throw new UsageError('--agent-image needs an image name');
   const nodes = values.nodes === undefined ? 1 : Number(values.nodes);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 32) {
     throw new UsageError(`--nodes must be an integer from 1 to 32, not ${values.nodes}`);
@@ -185,6 +203,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
     instanceType: values['instance-type'] ?? 't3.medium',
     podEni: values['pod-eni'] === true,
     ...(trunkDriver === undefined ? {} : { trunkDriver }),
+    ...(agentImage === undefined ? {} : { agentImage }),
     repoRoot,
   };
   const print = (d: LabDescription): void => {
@@ -200,10 +219,10 @@ async function up(args: string[], repoRoot: string): Promise<number> {
     process.stdout.write(describe(d, values.detach === true, podEni));
   };
   if (values.detach === true) {
-    print(await labUpDetached(opts));
+    print(await labUpDetached(opts, values.json === true ? undefined : progressLog()));
     return 0;
   }
-  return runSupervisor({ ...opts, log: stderrLog(), onReady: print });
+  return runSupervisor({ ...opts, log: values.json === true ? stderrLog() : progressLog(), onReady: print });
 }
 
 async function pod(args: string[]): Promise<number> {

@@ -9,9 +9,10 @@ import { logTail } from './agents.ts';
 import { ctlArgv } from './children.ts';
 import { labDown } from './down.ts';
 import { type LabDescription, labLayout } from './layout.ts';
+import { logFollower } from './log-follower.ts';
 import { describeProcess, writeRecord } from './processes.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
-import { assertLabAbsent, type LabUpOptions } from './up.ts';
+import { assertLabAbsent, type LabLog, type LabUpOptions } from './up.ts';
 
 /** What the detached supervisor is asked to build (the state dir's up-request.json). */
 export interface UpRequest {
@@ -20,11 +21,17 @@ export interface UpRequest {
   readonly podEni: boolean;
   /** Absent: probed when the lab is built. */
   readonly trunkDriver?: TrunkDriver;
+  /** Absent: the agents run as host processes. */
+  readonly agentImage?: string;
 }
 
 const READY_TIMEOUT_MS = 180_000;
 
-export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<LabDescription> {
+/** `onLog` (optional) sees each line the supervisor logs while the lab comes up: progress for a person. */
+export async function labUpDetached(
+  opts: Omit<LabUpOptions, 'log'>,
+  onLog?: LabLog,
+): Promise<LabDescription> {
   const layout = labLayout(opts.name, opts.nodes ?? 1);
   await assertLabAbsent(opts.name);
   await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });
@@ -33,6 +40,7 @@ export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<La
     instanceType: opts.instanceType ?? 't3.medium',
     podEni: opts.podEni === true,
     ...(opts.trunkDriver === undefined ? {} : { trunkDriver: opts.trunkDriver }),
+    ...(opts.agentImage === undefined ? {} : { agentImage: opts.agentImage }),
   };
   await writeFile(layout.files.upRequest, `${JSON.stringify(request)}\n`);
   const fd = openSync(layout.files.supervisorLog, 'a', 0o600);
@@ -57,9 +65,12 @@ export async function labUpDetached(opts: Omit<LabUpOptions, 'log'>): Promise<La
   child.unref();
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  const follow = onLog === undefined ? undefined : logFollower(layout.files.supervisorLog, onLog);
   let failure: string | undefined;
   while (failure === undefined) {
+    follow?.();
     if (existsSync(layout.files.description)) {
+      follow?.();
       return JSON.parse(await readFile(layout.files.description, 'utf8')) as LabDescription;
     }
     if (existsSync(layout.files.error)) {
@@ -90,7 +101,10 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
   if (typeof v.nodes !== 'number' || typeof v.instanceType !== 'string' || typeof v.podEni !== 'boolean') {
     throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
   }
-  if (v.trunkDriver !== undefined && typeof v.trunkDriver !== 'string') {
+  if (
+    (v.trunkDriver !== undefined && typeof v.trunkDriver !== 'string') ||
+    (v.agentImage !== undefined && typeof v.agentImage !== 'string')
+  ) {
     throw new Error(`${layout.files.upRequest} is not a valid up request: ${text.trim()}`);
   }
   return {
@@ -98,5 +112,6 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
     instanceType: v.instanceType,
     podEni: v.podEni,
     ...(v.trunkDriver === undefined ? {} : { trunkDriver: parseTrunkDriver(v.trunkDriver) }),
+    ...(v.agentImage === undefined ? {} : { agentImage: v.agentImage }),
   };
 }

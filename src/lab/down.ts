@@ -2,6 +2,7 @@
 // crash: processes are found through their PID records, namespaces by the lab's name prefix
 // (also those of an earlier run whose state dir is gone).
 import { rm } from 'node:fs/promises';
+import { removeRecordedContainers } from './agent-container.ts';
 import { checkLabName, labLayout } from './layout.ts';
 import { deleteNetns, labNetnsNames } from './netns.ts';
 import { isRecordedProcessAlive, type ProcessRecord, readRecords, stopRecordedProcess } from './processes.ts';
@@ -32,6 +33,8 @@ export async function labDown(name: string, opts: LabDownOptions = {}): Promise<
     CHILD_GRACE_MS,
     log,
   );
+  // The podman clients are gone; an agent container whose client was killed is not.
+  await removeRecordedContainers(layout, log);
   const namespaces = await labNetnsNames(name);
   if (namespaces.length > 0) {
     await deleteNetns(namespaces);

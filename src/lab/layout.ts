@@ -79,6 +79,8 @@ export interface LabLayout {
     readonly emulatorLog: string;
     /** The trunk driver the lab's fabric (and, with pod ENIs, its agents) use: `vlan` or `macvlan`. */
     readonly trunkDriver: string;
+    /** One file per agent container (`lab up --agent-image`), named after it, for `lab down`. */
+    readonly containersDir: string;
   };
 }
 
@@ -174,6 +176,7 @@ export function labLayout(name: string, nodeCount: number): LabLayout {
       supervisorLog: join(stateDir, 'supervisor.log'),
       emulatorLog: join(stateDir, 'emulator.log'),
       trunkDriver: join(stateDir, 'trunk-driver'),
+      containersDir: join(stateDir, 'containers'),
     },
   };
 }

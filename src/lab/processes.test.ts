@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -37,6 +37,24 @@ test('records round-trip through the pids dir and torn files are skipped', async
     await writeRecord(dir, me);
     await writeFile(join(dir, 'torn.json'), '{"role":"x","pid":');
     assert.deepEqual(await readRecords(dir), [me]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('overlapping writes of one record (lab up --detach and its supervisor) leave one whole record', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-pids-'));
+  try {
+    const me = describeProcess('supervisor', process.pid, process.execPath);
+    const variants = Array.from({ length: 50 }, (_, i) => ({
+      ...me,
+      cmdlineMatch: 'x'.repeat(1 + ((i * 37) % 200)),
+    }));
+    await Promise.all(variants.map((v) => writeRecord(dir, v)));
+    const records = await readRecords(dir);
+    assert.equal(records.length, 1);
+    assert.ok(variants.some((v) => JSON.stringify(v) === JSON.stringify(records[0])));
+    assert.deepEqual(await readdir(dir), ['supervisor.json'], 'no temporary file is left');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

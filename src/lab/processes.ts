@@ -1,8 +1,9 @@
 // The lab's processes, recorded by PID so that `lab down` stops exactly them and nothing else.
 // A record holds the process's start time (from /proc/<pid>/stat) and a piece of its command
 // line: a reused PID never matches both, so a stale record can never kill a stranger.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -51,9 +52,16 @@ export function describeProcess(role: string, pid: number, cmdlineMatch: string)
   return { role, pid, startTime, cmdlineMatch };
 }
 
+/**
+ * Atomic (temp file, then rename): `lab up --detach` and the supervisor it starts both record the
+ * supervisor, and two overlapping writes of one file could leave a torn record that names no one.
+ */
 export async function writeRecord(pidsDir: string, rec: ProcessRecord): Promise<void> {
   await mkdir(pidsDir, { recursive: true });
-  await writeFile(join(pidsDir, `${rec.role}.json`), `${JSON.stringify(rec)}\n`);
+  const file = join(pidsDir, `${rec.role}.json`);
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, `${JSON.stringify(rec)}\n`);
+  await rename(tmp, file);
 }
 
 export async function removeRecord(pidsDir: string, role: string): Promise<void> {

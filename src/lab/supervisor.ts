@@ -90,7 +90,11 @@ function watch(lab: RunningLab, opts: SupervisorOptions, isStopping: () => boole
         log({ msg: 'agent exited; restarting', level: 'warn', node: node.name, code, signal, delayMs });
         setTimeout(() => {
           if (isStopping()) return;
-          startChild(lab.children, agentSpec(lab.layout, node, opts.repoRoot, lab.podEni), lab.layout).then(
+          startChild(
+            lab.children,
+            agentSpec(lab.layout, node, opts.repoRoot, lab.podEni, lab.agentImage),
+            lab.layout,
+          ).then(
             (next) => {
               log({ msg: 'agent restarted', node: node.name, pid: next.pid });
               keep(next, Date.now());

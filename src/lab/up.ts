@@ -6,11 +6,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { LaunchedInstance } from '../emulator/api.ts';
 import { errorText } from '../infra/error-text.ts';
+import { agentContainerName, installPluginFromImage, recordAgentContainer } from './agent-container.ts';
 import { agentSpec, installPlugin, logTail, type PodEniSettings, waitAgentHealthy } from './agents.ts';
 import { type ChildSpec, ctlArgv, spawnRecorded } from './children.ts';
 import { labDown } from './down.ts';
 import { type LabDescription, type LabLayout, labDescription, labLayout, NODE_SUBNET } from './layout.ts';
 import { createLabNetwork, labNetnsNames } from './netns.ts';
+import { assertImagePresent } from './podman.ts';
 import { resolveTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import { unixJson, waitForHttp200 } from './unix-http.ts';
 
@@ -29,6 +31,8 @@ export interface LabUpOptions {
   readonly stateDirPrepared?: boolean;
   /** Keep the state dir (logs, error file) when bringing the lab up fails. */
   readonly keepStateDirOnFailure?: boolean;
+  /** Run each node's agent in this image with podman (agent-container.ts) instead of as a host process. */
+  readonly agentImage?: string;
 }
 
 /** A lab that is up; its child processes are the caller's (the supervisor's) to watch. */
@@ -39,6 +43,8 @@ export interface RunningLab {
   readonly podEni: PodEniSettings | undefined;
   /** How the emulator's fabric carries branch ENIs on trunks. */
   readonly trunkDriver: TrunkDriver;
+  /** Set with --agent-image: the agents run in this image. */
+  readonly agentImage: string | undefined;
   readonly children: Map<string, { readonly spec: ChildSpec; child: ChildProcess }>;
 }
 
@@ -75,6 +81,7 @@ export async function labUp(opts: LabUpOptions): Promise<RunningLab> {
       description: labDescription(layout),
       podEni: opts.podEni === true ? { trunkDriver } : undefined,
       trunkDriver,
+      agentImage: opts.agentImage,
       children,
     };
   } catch (err) {
@@ -93,6 +100,8 @@ async function build(
   opts: LabUpOptions,
 ): Promise<TrunkDriver> {
   const log = opts.log;
+  // Before anything is made: a missing image is the operator's to fix, not a teardown's.
+  if (opts.agentImage !== undefined) await assertImagePresent(opts.agentImage);
   await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });
   for (const n of layout.nodes) {
     for (const d of [n.stateDir, n.spoolDir, n.cniBinDir, n.cniConfDir]) await mkdir(d, { recursive: true });
@@ -134,11 +143,20 @@ async function build(
     });
   }
 
-  for (const node of layout.nodes) await installPlugin(node, opts.repoRoot);
+  const image = opts.agentImage;
+  for (const node of layout.nodes) {
+    if (image === undefined) await installPlugin(node, opts.repoRoot);
+    else await installPluginFromImage(node, image);
+  }
+  log({ msg: 'plugin installed', from: image ?? 'bin/', nodes: layout.nodes.map((n) => n.name) });
+  if (image !== undefined) {
+    for (const node of layout.nodes) await recordAgentContainer(layout, agentContainerName(layout, node));
+  }
   const started = layout.nodes.map((node) => ({
     node,
-    child: startChild(children, agentSpec(layout, node, opts.repoRoot, podEni), layout),
+    child: startChild(children, agentSpec(layout, node, opts.repoRoot, podEni, image), layout),
   }));
+  log({ msg: image === undefined ? 'agents started' : `agents started in ${image}` });
   for (const { node, child } of started) await waitAgentHealthy(node, await child, AGENT_READY_MS);
   log({ msg: 'agents healthy', nodes: layout.nodes.map((n) => n.name) });
   return trunkDriver;
