@@ -93,7 +93,7 @@ export class AgentMetrics {
     });
     this.#poolWaits = new Histogram({
       name: 'vpcnet_pool_growth_wait_seconds',
-      help: 'ADDs that found no free address and waited for the pool to grow (outcome address|timeout)',
+      help: 'ADDs that found no free address and waited for the pool to grow (outcome woken: addresses arrived, or timeout)',
       labelNames: ['outcome'],
       buckets: WAIT_BUCKETS,
       registers,
@@ -145,8 +145,8 @@ export class AgentMetrics {
   };
 
   /** An ADD that waited for the pool manager to bring an address (observed-addresses.ts). */
-  readonly poolWait = (ms: number, gotAddress: boolean): void => {
-    this.#poolWaits.observe({ outcome: gotAddress ? 'address' : 'timeout' }, ms / 1000);
+  readonly poolWait = (ms: number, woken: boolean): void => {
+    this.#poolWaits.observe({ outcome: woken ? 'woken' : 'timeout' }, ms / 1000);
   };
 
   /** A finished reconcile pass (Reconciler's onPass). */

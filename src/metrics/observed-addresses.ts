@@ -5,7 +5,7 @@ import type { AddressSource } from '../agent/address-source.ts';
 
 export function observedAddresses(
   inner: AddressSource,
-  observe: (ms: number, gotAddress: boolean) => void,
+  observe: (ms: number, woken: boolean) => void,
 ): AddressSource {
   const { lostEni } = inner;
   return {
