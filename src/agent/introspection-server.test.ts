@@ -63,6 +63,7 @@ test('introspection over HTTP serves the socket’s state and its narrower views
     const metrics = parseExposition((await httpGet(metricsPort, '/metrics')).body);
     assert.equal(sample(metrics, 'awscni_assigned_ip_addresses'), 2);
     assert.equal(sample(metrics, 'vpcnet_attachments'), 2);
+    assert.ok((sample(metrics, 'process_resident_memory_bytes') ?? 0) > 0, 'process metrics where served');
     assert.equal(
       sample(metrics, 'vpcnet_cni_operation_duration_seconds_count', { command: 'ADD', outcome: 'ok' }),
       2,

@@ -99,10 +99,12 @@ test('ledger writes, pool growth waits and reconcile passes are timed; repairs a
 test('the registry is the agent’s own: two agents in one process keep their own series, with process metrics', async () => {
   const a = new AgentMetrics();
   const b = new AgentMetrics();
+  b.collectProcessMetrics();
   a.operation('ADD', true, 1);
   const sb = await scrape(b);
   assert.equal(sample(sb, 'awscni_add_ip_req_count'), 0);
   assert.equal(sample(await scrape(a), 'awscni_add_ip_req_count'), 1);
   assert.ok((sample(sb, 'process_resident_memory_bytes') ?? 0) > 0, 'default process metrics, unprefixed');
+  assert.equal(sample(await scrape(a), 'process_resident_memory_bytes'), undefined, 'only when asked');
   assert.match((await a.exposition()).contentType, /^text\/plain; version=0\.0\.4/);
 });

@@ -37,8 +37,6 @@ export class AgentMetrics {
 
   constructor() {
     const registers = [this.registry];
-    // No prefix: process_* are the names Prometheus' own clients use (upstream's Go agent too).
-    collectDefaultMetrics({ register: this.registry });
     this.#operations = new Histogram({
       name: 'vpcnet_cni_operation_duration_seconds',
       help: 'Time the agent took to serve a CNI request (ADD, DEL, CHECK, GC, STATUS), by outcome',
@@ -160,6 +158,14 @@ export class AgentMetrics {
   /** Repairs and removals of the reconcile loop that failed so far (awscni_ipamd_error_count). */
   reconcileFailures(): number {
     return this.#reconcileFailures;
+  }
+
+  /**
+   * prom-client's process and Node.js metrics, only when they are served (they watch the event
+   * loop). No prefix: process_* are the names Prometheus' own clients use (upstream's Go agent too).
+   */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
   }
 
   /** The text exposition format, and its Content-Type. */

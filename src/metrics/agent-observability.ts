@@ -73,6 +73,7 @@ export class AgentObservability {
       reconcileFailures: () => this.metrics.reconcileFailures(),
       ...(deadPodGc === undefined ? {} : { deadPodCollections: () => deadPodGc.state().collected }),
     });
+    if (config.metricsPort !== undefined) this.metrics.collectProcessMetrics();
     try {
       const metrics =
         config.metricsPort === undefined
