@@ -29,7 +29,7 @@ const PROMETHEUS_PORT = 9090;
 const PODS_PER_NODE = [2, 1];
 
 const missing = !existsSync(PROMETHEUS);
-// Under CI the Debian package is installed (scripts/setup.sh); a missing binary fails there.
+// Under CI the Debian package is installed (.ci/run); a missing binary fails there.
 const skip =
   missing && process.env.CI !== 'true' ? `${PROMETHEUS} missing: apt-get install prometheus` : false;
 
@@ -110,12 +110,21 @@ async function stopPrometheus(p: RunningPrometheus): Promise<void> {
   await rm(p.dir, { recursive: true, force: true });
 }
 
+// A GET from inside a namespace, as curl would do it there (Node is there for sure; curl may not be).
+const GET_SCRIPT = `
+const res = await fetch(process.argv[1], { signal: AbortSignal.timeout(5000) });
+process.stdout.write(await res.text());
+if (!res.ok) process.exit(1);
+`;
+
+async function getInNetns(netns: string, url: string): Promise<string> {
+  return sh(['ip', 'netns', 'exec', netns, process.execPath, '--input-type=module', '-e', GET_SCRIPT, url]);
+}
+
 /** An instant query through Prometheus' HTTP API, asked from inside its namespace. */
 async function query(p: RunningPrometheus, promql: string): Promise<PromSample[]> {
   const url = `${p.url}/api/v1/query?query=${encodeURIComponent(promql)}`;
-  const body = JSON.parse(
-    await sh(['ip', 'netns', 'exec', p.netns, 'curl', '-sS', '--max-time', '5', url]),
-  ) as {
+  const body = JSON.parse(await getInNetns(p.netns, url)) as {
     status: string;
     data?: { resultType: string; result: PromSample[] };
     error?: string;
@@ -214,19 +223,7 @@ describe('Prometheus scraping the agents of a two-node lab', { skip }, () => {
   test('the introspection endpoint, read inside the node’s namespace, shows what the socket shows', async () => {
     for (const node of lab.nodes) {
       const get = async (path: string) =>
-        JSON.parse(
-          await sh([
-            'ip',
-            'netns',
-            'exec',
-            node.netns,
-            'curl',
-            '-sS',
-            '--max-time',
-            '5',
-            `http://127.0.0.1:61679${path}`,
-          ]),
-        ) as Record<string, unknown>;
+        JSON.parse(await getInNetns(node.netns, `http://127.0.0.1:61679${path}`)) as Record<string, unknown>;
       const overHttp = (await get('/v1/state')) as Record<string, unknown> & {
         pool: Record<string, unknown>;
       };
