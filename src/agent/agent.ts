@@ -17,6 +17,8 @@ import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
+import { AgentObservability } from '../metrics/agent-observability.ts';
+import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
 import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
@@ -59,6 +61,8 @@ export interface AgentDeps {
   readonly podPresence?: PodPresenceSource;
   /** A clock that never steps back (ms; default performance.now): the dead-pod GC's grace. */
   readonly monotonicNow?: () => number;
+  /** Every EC2 request the cloud makes (LimitedCloud's observe): metrics and the state's cloudErrors. */
+  readonly ec2Attempts?: Ec2AttemptFeed;
 }
 
 export interface RunningAgent {
@@ -72,6 +76,8 @@ export interface RunningAgent {
   introspect(): ReturnType<typeof introspection> & Record<string, unknown>;
   /** Resolves when work a DEL left behind its answer (SNAT elements) is done. */
   settled(): Promise<void>;
+  /** Where the metrics and introspection endpoints listen, when they do. */
+  readonly endpoints: Awaited<ReturnType<AgentObservability['serve']>>;
   stop(): Promise<void>;
 }
 
@@ -140,8 +146,9 @@ const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
+  const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const store = new FileLedgerStore(join(config.stateDir, 'ledger.json'));
+  const store = observed.ledgerStore(new FileLedgerStore(join(config.stateDir, 'ledger.json')));
   const { ledger, loss } = await openLedger(store, { now }, log);
   const meta = await cloud.metadata();
   const limits = await cloud.instanceTypeLimits(meta.instanceType);
@@ -206,6 +213,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vethPrefix: config.vethPrefix,
     protectedAddresses: () => manager.protectedAddresses(),
     netnsIdentity,
+    onPass: observed.metrics.reconciled,
     sweepRecovered: (node) =>
       sweepRecovered({ ledger, dataplane, addresses: manager, log, pods: deps.pods }, node),
     ...(config.reconcileSeconds > 0
@@ -232,7 +240,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const ctx: OperationContext = {
     snatRelease,
     ledger,
-    addresses: manager,
+    addresses: observed.addresses(manager),
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -259,7 +267,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const cniDeps = {
     ctx,
     serializer,
-    observe: (c: string, ok: boolean, ms: number) => stats.record(c, ok, ms),
+    observe: (c: string, ok: boolean, ms: number) => {
+      stats.record(c, ok, ms);
+      observed.metrics.operation(c, ok, ms);
+    },
     spool: { dir: config.delSpoolDir, log },
   };
   const handle = (req: ForwardedRequest) => handleCni(cniDeps, req);
@@ -272,12 +283,15 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
+    cloudErrors: observed.cloudErrors(),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
   // repair drift and collect leftovers before serving.
   await reconciler.runOnce({ startUp: true });
 
+  const state = { now, pool, manager, limits, counters, ledger, deadPodGc, targets: deps.targets };
+  const endpoints = await observed.serve(config, introspect, state);
   manager.start();
   reconciler.start();
   let ready = false;
@@ -310,8 +324,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     deadPodGc,
     introspect,
     settled: () => snatRelease.idle(),
+    endpoints,
     async stop() {
       ready = false;
+      await observed.close();
       await spoolLoop.stop();
       await deadPodGc?.stop();
       await stopRpcServer(server);

@@ -107,7 +107,10 @@ export async function handleCni(
   }
   if (req.command === 'VERSION') return ok(`${JSON.stringify(versionResult(req.cniVersion))}\n`);
   // STATUS: the agent serves only once it has rebuilt its state, so an answer means ready.
-  if (req.command === 'STATUS') return ok('');
+  if (req.command === 'STATUS') {
+    deps.observe?.('STATUS', true, performance.now() - started);
+    return ok('');
+  }
   if (req.command === 'GC') {
     try {
       await collectGarbage(deps, req);

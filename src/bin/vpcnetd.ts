@@ -11,6 +11,7 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
+import { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
@@ -41,10 +42,12 @@ async function main(): Promise<void> {
   });
   // Every EC2 call goes through the agent's own rate limit and retries (LimitedCloud); the EC2
   // client makes one attempt per request so that each retry takes a token.
+  const ec2Attempts = new Ec2AttemptFeed(); // the agent's metrics and last EC2 errors listen to it
   const cloud = new LimitedCloud({
     inner: await createAwsCloud(),
     limit: config.ec2,
     log,
+    observe: ec2Attempts.emit,
   });
   // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the
   // node's trunk label): without ENABLE_POD_ENI the client is never even loaded.
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
     targets: config.targets,
     cloud,
     cloudFigures: () => cloud.figures(),
+    ec2Attempts,
     dataplane: new Dataplane(kernel),
     pods: pods ?? noPodSource,
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),

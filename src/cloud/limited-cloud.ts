@@ -5,6 +5,7 @@
 // one keeps one agent to its share (the settings' text says how the defaults were chosen).
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
 import {
   type Cloud,
@@ -40,7 +41,20 @@ export interface LimitedCloudDeps {
   readonly newClientToken?: () => string;
   /** Backoff and total-time bounds; maxAttempts comes from `limit`. */
   readonly retry?: Partial<Omit<RetryPolicy, 'maxAttempts'>>;
+  /** Told of every request to EC2 as it is answered (metrics, the state's last errors); default none. */
+  readonly observe?: Ec2AttemptObserver;
 }
+
+/** One request to EC2 (an attempt of a call), as it was answered. */
+export interface Ec2Attempt {
+  readonly action: string;
+  /** From sending the request to its answer (the token wait excluded), ms. */
+  readonly ms: number;
+  /** Absent when EC2 answered with success. */
+  readonly error?: { readonly code: string; readonly message: string; readonly throttled: boolean };
+}
+
+export type Ec2AttemptObserver = (attempt: Ec2Attempt) => void;
 
 const realClock: BucketClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
 
@@ -56,6 +70,7 @@ export class LimitedCloud implements Cloud {
   readonly #policy: RetryPolicy;
   readonly #log: Logger;
   readonly #tally = new Ec2CallTally();
+  readonly #observe: Ec2AttemptObserver;
 
   constructor(deps: LimitedCloudDeps) {
     const { limit } = deps;
@@ -69,6 +84,7 @@ export class LimitedCloud implements Cloud {
     this.#newClientToken = deps.newClientToken ?? randomUUID;
     this.#policy = { ...DEFAULT_RETRY_POLICY, ...deps.retry, maxAttempts: limit.maxAttempts };
     this.#log = deps.log;
+    this.#observe = deps.observe ?? (() => {});
   }
 
   /** What the limiter and the retries did so far, for the agent's state and metrics. */
@@ -143,12 +159,15 @@ export class LimitedCloud implements Cloud {
     let throttledHere = 0;
     for (let n = 1; ; n++) {
       tally.waitedForToken(await this.#bucket.take());
+      const sentAt = this.#clock.now();
       try {
         const result = await attempt();
         tally.answered(action, 'ok');
+        this.#observe({ action, ms: this.#clock.now() - sentAt });
         return result;
       } catch (err) {
         const throttled = isThrottled(err);
+        this.#observe({ action, ms: this.#clock.now() - sentAt, error: attemptError(err, throttled) });
         tally.answered(action, throttled ? 'throttled' : isRetryable(err) ? 'retryable' : 'failed');
         if (throttled && ++throttledHere === THROTTLED_WARN_AT) this.#warnThrottled(action, n);
         const elapsedMs = this.#clock.now() - startedAt;
@@ -175,6 +194,11 @@ export class LimitedCloud implements Cloud {
       hint: 'other clients share the account-wide EC2 limit; lower VPCNET_EC2_QPS if this persists',
     });
   }
+}
+
+function attemptError(err: unknown, throttled: boolean): NonNullable<Ec2Attempt['error']> {
+  const code = err instanceof CloudError ? err.code : err instanceof Error ? err.name : 'Unknown';
+  return { code, message: errorText(err), throttled };
 }
 
 /** The last error, saying how many attempts it took (the code and retryability are kept). */

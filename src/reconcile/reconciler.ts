@@ -40,6 +40,8 @@ export interface ReconcilerDeps {
   readonly sweepRecovered?: (node: NodeView) => Promise<string[]>;
   /** Runs passes on an interval (infra/periodic.ts); absent = passes run only when asked. */
   readonly loop?: (pass: () => Promise<unknown>) => PeriodicLoop;
+  /** Told of every finished pass (the agent's metrics); default none. */
+  readonly onPass?: (report: ReconcileReport) => void;
 }
 
 export interface RepairRecord {
@@ -69,6 +71,8 @@ export interface ReconcileReport {
   /** Repairs or removals that failed; the next pass tries again. */
   readonly failures: { readonly key?: AttachmentKey; readonly error: string }[];
   readonly durationMs: number;
+  /** What was repaired and collected, counted by resource kind (whole rebuilds as 'podNetwork'). */
+  readonly byKind: { readonly repaired: Record<string, number>; readonly collected: Record<string, number> };
 }
 
 type MutableReport = { -readonly [K in keyof ReconcileReport]: ReconcileReport[K] };
@@ -123,6 +127,7 @@ export class Reconciler {
       collected: [],
       failures: [],
       durationMs: 0,
+      byKind: { repaired: {}, collected: {} },
     };
     // The records first, then the kernel: a record complete before the observation was complete
     // in the kernel when observed, so a missing piece is drift, not an ADD still at work.
@@ -175,6 +180,7 @@ export class Reconciler {
     };
     if (anything) log.info('reconcile pass', summary);
     else log.debug('reconcile pass', summary);
+    this.#deps.onPass?.(report);
     return report;
   }
 
@@ -221,6 +227,8 @@ export class Reconciler {
           fixed: problems,
         });
       }
+      const kinds = rebuild ? ['podNetwork'] : seen.findings.map((f) => f.resource.kind);
+      for (const kind of kinds) countKind(report.byKind.repaired, kind);
       report.repaired.push({
         key: att.key,
         hostVeth: attachmentHostVeth(att),
@@ -237,6 +245,7 @@ export class Reconciler {
     await serializer.run(podLineKey(b.pod, { network: '', containerId: key, ifName: '' }), async () => {
       if (ledger.binding(key) !== b) return;
       const settled = await settleBinding({ ledger, dataplane, log }, key);
+      if (settled.fixed.length > 0) countKind(report.byKind.repaired, 'branchBinding');
       report.bindings.push({
         binding: key,
         holder: settled.holder,
@@ -266,7 +275,9 @@ export class Reconciler {
   async #sweepRecovered(node: NodeView, report: MutableReport): Promise<void> {
     if (this.#deps.sweepRecovered === undefined || this.#deps.ledger.recovered().length === 0) return;
     try {
-      report.collected.push(...(await this.#deps.sweepRecovered(node)));
+      const released = await this.#deps.sweepRecovered(node);
+      report.collected.push(...released);
+      if (released.length > 0) countKind(report.byKind.collected, 'recovered', released.length);
     } catch (err) {
       report.failures.push({ error: `recovered records: ${errorText(err)}` });
       this.#deps.log.error('reconcile: releasing recovered records failed', { error: errorText(err) });
@@ -296,10 +307,16 @@ export class Reconciler {
     try {
       await dataplane.collect(orphans);
       report.collected.push(...described);
+      // An orphan's identity starts with its resource kind ("veth vpc…", "snat 10.0.…").
+      for (const o of orphans) countKind(report.byKind.collected, o.identity.split(' ', 1)[0] ?? 'unknown');
       log.warn('reconcile: collected resources no attachment owns', { resources: described });
     } catch (err) {
       report.failures.push({ error: errorText(err) });
       log.error('reconcile: collection failed', { resources: described, error: errorText(err) });
     }
   }
+}
+
+function countKind(counts: Record<string, number>, kind: string, n = 1): void {
+  counts[kind] = (counts[kind] ?? 0) + n;
 }

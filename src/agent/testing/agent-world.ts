@@ -45,6 +45,9 @@ export function agentEnv(dir: string, extraEnv: Record<string, string>): Record<
     VPCNET_STATE_DIR: join(dir, 'state'),
     VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
     VPCNET_NODE_NAME: 'node1',
+    // In-process agents share the machine's network namespace: no fixed ports unless a test asks.
+    DISABLE_METRICS: 'true',
+    DISABLE_INTROSPECTION: 'true',
     ...extraEnv,
   };
 }

@@ -1,0 +1,179 @@
+// The agent's Prometheus metrics that events feed: CNI operations, EC2 requests, ledger writes,
+// reconcile passes and ADDs waiting for the pool to grow. One registry per agent (never prom-client's
+// global one), so that in-process test agents do not share series. Gauges of the agent's state are
+// computed at scrape time instead (state-metrics.ts): nothing on the ADD path updates them.
+//
+// Upstream's names (awscni_*) where the meaning is the same, with upstream's types and label
+// names; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
+import { Counter, collectDefaultMetrics, Histogram, Registry, Summary } from 'prom-client';
+import type { Ec2Attempt } from '../cloud/limited-cloud.ts';
+import type { ReconcileReport } from '../reconcile/reconciler.ts';
+
+/** Seconds: a CNI operation takes milliseconds; an ADD may wait for EC2 up to its deadline. */
+const OPERATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Seconds: one ledger write is an fsync or two. */
+const LEDGER_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Seconds: an ADD waits for the pool manager, which waits for EC2. */
+const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const PASS_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+type Outcome = 'ok' | 'error';
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly #operations: Histogram<'command' | 'outcome'>;
+  readonly #addRequests: Counter;
+  readonly #delRequests: Counter<'reason'>;
+  readonly #apiLatency: Summary<'api' | 'error' | 'status'>;
+  readonly #apiErrors: Counter<'api' | 'error'>;
+  readonly #ec2Requests: Counter<'fn'>;
+  readonly #ec2Errors: Counter<'fn'>;
+  readonly #ledgerCommits: Histogram<'outcome'>;
+  readonly #poolWaits: Histogram<'outcome'>;
+  readonly #passes: Histogram<'outcome'>;
+  readonly #repairs: Counter<'kind'>;
+  readonly #collections: Counter<'kind'>;
+  #reconcileFailures = 0;
+
+  constructor() {
+    const registers = [this.registry];
+    this.#operations = new Histogram({
+      name: 'vpcnet_cni_operation_duration_seconds',
+      help: 'Time the agent took to serve a CNI request (ADD, DEL, CHECK, GC, STATUS), by outcome',
+      labelNames: ['command', 'outcome'],
+      buckets: OPERATION_BUCKETS,
+      registers,
+    });
+    this.#addRequests = new Counter({
+      name: 'awscni_add_ip_req_count',
+      help: 'The number of add IP address requests (CNI ADDs)',
+      registers,
+    });
+    this.#delRequests = new Counter({
+      name: 'awscni_del_ip_req_count',
+      help: 'The number of delete IP address requests (CNI DELs, spooled ones included)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#apiLatency = new Summary({
+      name: 'awscni_aws_api_latency_ms',
+      help: 'EC2 request latency in ms, one per attempt (status: "200", else the EC2 error code)',
+      labelNames: ['api', 'error', 'status'],
+      percentiles: [0.5, 0.9, 0.99],
+      maxAgeSeconds: 600,
+      ageBuckets: 5,
+      registers,
+    });
+    this.#apiErrors = new Counter({
+      name: 'awscni_aws_api_error_count',
+      help: 'The number of times an EC2 request was answered with an error, by EC2 error code',
+      labelNames: ['api', 'error'],
+      registers,
+    });
+    this.#ec2Requests = new Counter({
+      name: 'awscni_ec2api_req_count',
+      help: 'The number of requests made to EC2 APIs (every attempt, retries included)',
+      labelNames: ['fn'],
+      registers,
+    });
+    this.#ec2Errors = new Counter({
+      name: 'awscni_ec2api_error_count',
+      help: 'The number of failed EC2 API requests (throttled ones included)',
+      labelNames: ['fn'],
+      registers,
+    });
+    this.#ledgerCommits = new Histogram({
+      name: 'vpcnet_ledger_commit_duration_seconds',
+      help: 'Time of one durable ledger write (a group commit carrying every change made meanwhile)',
+      labelNames: ['outcome'],
+      buckets: LEDGER_BUCKETS,
+      registers,
+    });
+    this.#poolWaits = new Histogram({
+      name: 'vpcnet_pool_growth_wait_seconds',
+      help: 'ADDs that found no free address and waited for the pool to grow (outcome woken: addresses arrived, or timeout)',
+      labelNames: ['outcome'],
+      buckets: WAIT_BUCKETS,
+      registers,
+    });
+    this.#passes = new Histogram({
+      name: 'vpcnet_reconcile_pass_duration_seconds',
+      help: 'Reconcile passes (drift repair and collection), by outcome (error: some repair failed)',
+      labelNames: ['outcome'],
+      buckets: PASS_BUCKETS,
+      registers,
+    });
+    this.#repairs = new Counter({
+      name: 'vpcnet_reconcile_repairs_total',
+      help: 'Drift the reconcile loop repaired, by resource kind (podNetwork: the pod network was rebuilt)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.#collections = new Counter({
+      name: 'vpcnet_reconcile_collections_total',
+      help: 'Kernel objects no attachment owned that the reconcile loop removed, by resource kind',
+      labelNames: ['kind'],
+      registers,
+    });
+  }
+
+  /** A CNI operation the agent answered (cni-handler.ts's observe). On the ADD path: cheap. */
+  readonly operation = (command: string, ok: boolean, ms: number): void => {
+    this.#operations.observe({ command, outcome: outcomeOf(ok) }, ms / 1000);
+    if (command === 'ADD') this.#addRequests.inc();
+    else if (command === 'DEL') this.#delRequests.inc({ reason: 'PodDeleted' });
+  };
+
+  /** One EC2 request as LimitedCloud saw it answered. */
+  readonly ec2Attempt = (a: Ec2Attempt): void => {
+    const code = a.error?.code;
+    this.#apiLatency.observe(
+      { api: a.action, error: String(code !== undefined), status: code ?? '200' },
+      a.ms,
+    );
+    this.#ec2Requests.inc({ fn: a.action });
+    if (code === undefined) return;
+    this.#ec2Errors.inc({ fn: a.action });
+    this.#apiErrors.inc({ api: a.action, error: code });
+  };
+
+  /** One durable write of the ledger (observed-ledger-store.ts). */
+  readonly ledgerCommit = (ms: number, ok: boolean): void => {
+    this.#ledgerCommits.observe({ outcome: outcomeOf(ok) }, ms / 1000);
+  };
+
+  /** An ADD that waited for the pool manager to bring an address (observed-addresses.ts). */
+  readonly poolWait = (ms: number, woken: boolean): void => {
+    this.#poolWaits.observe({ outcome: woken ? 'woken' : 'timeout' }, ms / 1000);
+  };
+
+  /** A finished reconcile pass (Reconciler's onPass). */
+  readonly reconciled = (report: ReconcileReport): void => {
+    this.#passes.observe({ outcome: outcomeOf(report.failures.length === 0) }, report.durationMs / 1000);
+    for (const [kind, n] of Object.entries(report.byKind.repaired)) this.#repairs.inc({ kind }, n);
+    for (const [kind, n] of Object.entries(report.byKind.collected)) this.#collections.inc({ kind }, n);
+    this.#reconcileFailures += report.failures.length;
+  };
+
+  /** Repairs and removals of the reconcile loop that failed so far (awscni_ipamd_error_count). */
+  reconcileFailures(): number {
+    return this.#reconcileFailures;
+  }
+
+  /**
+   * prom-client's process and Node.js metrics, only when they are served (they watch the event
+   * loop). No prefix: process_* are the names Prometheus' own clients use (upstream's Go agent too).
+   */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The text exposition format, and its Content-Type. */
+  async exposition(): Promise<{ readonly contentType: string; readonly text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}
+
+function outcomeOf(ok: boolean): Outcome {
+  return ok ? 'ok' : 'error';
+}

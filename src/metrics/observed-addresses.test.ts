@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { AddressSource } from '../agent/address-source.ts';
+import { observedAddresses } from './observed-addresses.ts';
+
+test('the observed address source times waits for the pool to grow and leaves allocation untouched', async () => {
+  const waits: [number, boolean][] = [];
+  let wake = true;
+  const inner: AddressSource = {
+    allocate: (owner) => (owner === 'a' ? { ip: '10.0.0.5', eniId: 'eni-1', routeTable: 254 } : undefined),
+    waitForAddress: async () => {
+      if (!wake) throw new Error('no free address after 10 ms');
+    },
+    release: () => {},
+    unreserve: () => {},
+    lostEni: (eniId) => (eniId === 'eni-2' ? { since: 1 } : undefined),
+  };
+  const source = observedAddresses(inner, (ms, woken) => waits.push([ms, woken]));
+  assert.deepEqual(source.allocate('a'), { ip: '10.0.0.5', eniId: 'eni-1', routeTable: 254 });
+  assert.equal(waits.length, 0, 'an allocation is no wait');
+  await source.waitForAddress(10);
+  wake = false;
+  await assert.rejects(source.waitForAddress(10), /no free address/);
+  assert.deepEqual(
+    waits.map(([, woken]) => woken),
+    [true, false],
+  );
+  assert.deepEqual(source.lostEni?.('eni-2'), { since: 1 });
+});

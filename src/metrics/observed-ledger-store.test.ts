@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { LedgerStore } from '../ledger/store.ts';
+import { observedLedgerStore } from './observed-ledger-store.ts';
+
+test('the timed ledger store passes every call through and reports each write with its outcome', async () => {
+  const seen: boolean[] = [];
+  let fail = false;
+  const calls: string[] = [];
+  const inner: LedgerStore = {
+    load: async () => undefined,
+    save: async () => {
+      calls.push('save');
+      if (fail) throw new Error('disk full');
+    },
+    saveChanges: async () => {
+      calls.push('saveChanges');
+    },
+    setAside: async (at) => `ledger.json.corrupt-${at}`,
+  };
+  const store = observedLedgerStore(inner, (ms, ok) => {
+    assert.ok(ms >= 0);
+    seen.push(ok);
+  });
+  const snapshot = { version: 3 } as unknown as Parameters<LedgerStore['save']>[0];
+  await store.save(snapshot);
+  await store.saveChanges?.({} as never, () => snapshot);
+  fail = true;
+  await assert.rejects(store.save(snapshot), /disk full/);
+  assert.deepEqual(calls, ['save', 'saveChanges', 'save']);
+  assert.deepEqual(seen, [true, true, false]);
+  assert.equal(
+    await store.setAside?.(7),
+    'ledger.json.corrupt-7',
+    'setAside kept: a refused ledger is moved',
+  );
+  const bare = observedLedgerStore({ load: inner.load, save: inner.save }, () => {});
+  assert.equal(bare.saveChanges, undefined, 'a store without incremental saves stays without');
+  assert.equal(bare.setAside, undefined);
+});

@@ -1,0 +1,29 @@
+// How many DELs wait in the spool, read from the directory when Prometheus scrapes: the plugin
+// writes entries while the agent runs (a refused connection), so only the directory knows.
+import { readdir } from 'node:fs/promises';
+import { FAILED_SUFFIX } from '../agent/spool-drain.ts';
+import { REJECTED_SUFFIX, spoolEntryNames } from '../agent/spool-entry.ts';
+
+export interface SpoolDepth {
+  /** Entries the next drain applies. */
+  readonly pending: number;
+  /** Set aside as `.failed` (can never apply). */
+  readonly failed: number;
+  /** Set aside as `.rejected` (not something the plugin writes). */
+  readonly rejected: number;
+}
+
+export async function spoolDepth(dir: string): Promise<SpoolDepth> {
+  const pending = (await spoolEntryNames(dir)).length;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    names = []; // spoolEntryNames already threw for anything but a missing dir
+  }
+  return {
+    pending,
+    failed: names.filter((n) => n.endsWith(FAILED_SUFFIX)).length,
+    rejected: names.filter((n) => n.endsWith(REJECTED_SUFFIX)).length,
+  };
+}

@@ -1,0 +1,183 @@
+// Gauges and totals read from the agent's state when Prometheus scrapes, not kept up to date by
+// every operation: a scrape every few seconds costs less than a gauge update on every ADD and DEL,
+// and the values are the ones `vpcnetctl state` shows, never a second bookkeeping of them.
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { AgentCounters } from '../agent/stats.ts';
+import type { InstanceTypeLimits } from '../cloud/cloud.ts';
+import type { AddressPool } from '../ipam/pool.ts';
+import type { PoolManager } from '../ipam/pool-manager.ts';
+import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../ipam/targets.ts';
+import { type SpoolDepth, spoolDepth } from './spool-depth.ts';
+
+export interface AgentStateSources {
+  readonly now: () => number;
+  readonly pool: Pick<AddressPool, 'stats'>;
+  readonly manager: Pick<PoolManager, 'enis' | 'health'>;
+  readonly limits: InstanceTypeLimits;
+  readonly targets: WarmPoolTargets;
+  readonly counters: Pick<AgentCounters, 'get'>;
+  /** Live attachments (ledger records). */
+  readonly attachments: () => number;
+  readonly spoolDir: string;
+  /** Attachments the dead-pod GC removed so far (absent: the GC is off). */
+  readonly deadPodCollections?: () => number;
+  /** Failed repairs and removals of the reconcile loop so far. */
+  readonly reconcileFailures: () => number;
+}
+
+/** A total read from elsewhere: set to the value the source holds now, per label set. */
+function totalFrom<L extends string>(
+  registry: Registry,
+  spec: { name: string; help: string; labelNames?: readonly L[] },
+  read: () => ReadonlyArray<readonly [Partial<Record<L, string>>, number]>,
+): void {
+  new Counter<L>({
+    ...spec,
+    labelNames: spec.labelNames ?? [],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.inc(labels, value);
+    },
+  });
+}
+
+function gaugeFrom(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+export function registerStateMetrics(registry: Registry, s: AgentStateSources): void {
+  const stats = () => s.pool.stats(s.now());
+  const maxEnis = () =>
+    effectiveMaxEnis(s.limits, s.targets) - s.manager.enis().filter((e) => e.state === 'unmanaged').length;
+  gaugeFrom(
+    registry,
+    'awscni_total_ip_addresses',
+    'The total number of IP addresses in the pool',
+    () => stats().total,
+  );
+  gaugeFrom(
+    registry,
+    'awscni_assigned_ip_addresses',
+    'The number of IP addresses assigned to pods',
+    () => stats().assigned,
+  );
+  gaugeFrom(
+    registry,
+    'vpcnet_cooling_ip_addresses',
+    'Freed addresses still in their cooldown',
+    () => stats().cooling,
+  );
+  gaugeFrom(
+    registry,
+    'vpcnet_available_ip_addresses',
+    'Addresses an ADD could take now',
+    () => stats().available,
+  );
+  gaugeFrom(registry, 'awscni_eni_allocated', 'The number of ENIs in the pool', () => stats().enis);
+  gaugeFrom(
+    registry,
+    'awscni_eni_max',
+    'The maximum number of ENIs that can be attached to the instance, accounting for unmanaged ENIs',
+    maxEnis,
+  );
+  gaugeFrom(
+    registry,
+    'awscni_ip_max',
+    'The maximum number of IP addresses that can be allocated to the instance',
+    () => maxEnis() * secondaryIpsPerEni(s.limits),
+  );
+  gaugeFrom(registry, 'vpcnet_attachments', 'Attachments in the ledger (pod interfaces)', s.attachments);
+  gaugeFrom(
+    registry,
+    'vpcnet_pool_growth_blocked',
+    '1 while the pool cannot grow (EC2 failing or throttling); ADDs are served from the warm pool meanwhile',
+    () => (s.manager.health().growth.blocked === null ? 0 : 1),
+  );
+  registerSpoolGauges(registry, s.spoolDir);
+  totalFrom(
+    registry,
+    {
+      name: 'awscni_reconcile_count',
+      help: "Differences between the pool and EC2's view that the EC2 sync acted on, by kind",
+      labelNames: ['fn'],
+    },
+    () => Object.entries(s.manager.health().sync.differences).map(([fn, n]) => [{ fn }, n] as const),
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'awscni_ipamd_error_count',
+      help: "Errors of the agent's background work, by function",
+      labelNames: ['fn'],
+    },
+    () => [
+      [{ fn: 'ec2Sync' }, s.manager.health().sync.failures],
+      [{ fn: 'reconcile' }, s.reconcileFailures()],
+    ],
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_prevented_teardowns_total',
+      help: "DELs of a replaced sandbox that left the live sandbox's branch ENI resources alone (upstream #1644)",
+    },
+    () => [[{}, s.counters.get('preventedTeardowns')]],
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_branch_binding_events_total',
+      help: 'Hand-overs of a branch ENI binding between sandboxes of one pod, by event',
+      labelNames: ['event'],
+    },
+    () => [
+      [{ event: 'holderTakeover' }, s.counters.get('holderTakeovers')],
+      [{ event: 'supersededBinding' }, s.counters.get('supersededBindings')],
+    ],
+  );
+  const deadPods = s.deadPodCollections;
+  if (deadPods !== undefined)
+    totalFrom(
+      registry,
+      { name: 'vpcnet_dead_pod_collections_total', help: 'Attachments of dead pods the dead-pod GC removed' },
+      () => [[{}, deadPods()]],
+    );
+}
+
+function registerSpoolGauges(registry: Registry, dir: string): void {
+  // One directory read serves both gauges of a scrape.
+  let reading: Promise<SpoolDepth> | undefined;
+  const read = () => {
+    reading ??= spoolDepth(dir).finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
+  new Gauge({
+    name: 'vpcnet_del_spool_depth',
+    help: 'DELs the plugin spooled that the agent has not applied yet',
+    registers: [registry],
+    async collect() {
+      this.set((await read()).pending);
+    },
+  });
+  new Gauge<'reason'>({
+    name: 'vpcnet_del_spool_set_aside',
+    help: 'Spool entries set aside for an operator (failed: can never apply; rejected: not a spooled DEL)',
+    labelNames: ['reason'],
+    registers: [registry],
+    async collect() {
+      const depth = await read();
+      this.set({ reason: 'failed' }, depth.failed);
+      this.set({ reason: 'rejected' }, depth.rejected);
+    },
+  });
+}

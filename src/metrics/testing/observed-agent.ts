@@ -1,0 +1,97 @@
+// An in-process agent (src/agent/testing's world: fake cloud and kernel, real ledger and pool)
+// with its EC2 calls through LimitedCloud and both endpoints on ports the kernel picks.
+import { writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { type AgentDeps, type RunningAgent, startAgent } from '../../agent/agent.ts';
+import { type AgentWorlds, agentEnv } from '../../agent/testing/agent-world.ts';
+import { LimitedCloud } from '../../cloud/limited-cloud.ts';
+import { agentConfigFromEnv } from '../../config/agent-config.ts';
+import { Dataplane } from '../../dataplane/dataplane.ts';
+import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
+import { silentLogger } from '../../infra/log.ts';
+import { FakeCloud } from '../../ipam/testing/fake-cloud.ts';
+import { noPodSource } from '../../pods/pod-source.ts';
+import { Ec2AttemptFeed } from '../ec2-attempt-feed.ts';
+
+export interface ObservedNode {
+  readonly dir: string;
+  readonly cloud: FakeCloud;
+  readonly config: AgentDeps['config'];
+  netns(name: string): Promise<string>;
+  start(ports?: { metrics?: number; introspection?: number }): Promise<RunningAgent>;
+}
+
+export async function observedNode(worlds: AgentWorlds): Promise<ObservedNode> {
+  const dir = await worlds.tempDir();
+  const cloud = new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 });
+  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
+  return {
+    dir,
+    cloud,
+    config,
+    async netns(name) {
+      const p = join(dir, `netns-${name}`);
+      await writeFile(p, '');
+      return p;
+    },
+    start(ports = {}) {
+      const ec2Attempts = new Ec2AttemptFeed();
+      const limited = new LimitedCloud({
+        inner: cloud,
+        limit: { qps: 1000, burst: 1000, maxAttempts: 1 },
+        log: silentLogger,
+        observe: ec2Attempts.emit,
+      });
+      return startAgent({
+        config: {
+          ...config,
+          metricsPort: ports.metrics ?? 0,
+          introspection: { host: '127.0.0.1', port: ports.introspection ?? 0 },
+        },
+        targets: config.targets,
+        cloud: limited,
+        cloudFigures: () => limited.figures(),
+        ec2Attempts,
+        dataplane: new Dataplane(new FakeKernel()),
+        pods: noPodSource,
+        log: silentLogger,
+        now: Date.now,
+        notANetworkNamespace: async () => undefined,
+        poolIntervalMs: 60_000,
+      });
+    },
+  };
+}
+
+/** GET (or another method) on 127.0.0.1:port. */
+export async function httpGet(
+  port: number,
+  path: string,
+  method = 'GET',
+): Promise<{ status: number; contentType: string; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method });
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
+}
+
+/** GET on the agent's unix socket, parsed (what `vpcnetctl state` reads). */
+export function socketGetJson(socketPath: string, path: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method: 'GET', path }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(text) as unknown);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
