@@ -156,9 +156,8 @@ function attachmentSummary(
   const unchecked = resources.filter((r) => r.state === 'unchecked');
   const parts: string[] = [];
   if (bad.length > 0) {
-    const list = bad.map((r) => `${r.what}: ${r.state}`).join('; ');
     parts.push(
-      `${bad.length} of ${resources.length} recorded resources are not as vpcnet built them (${list}); the reconcile loop repairs drift, a missing veth needs a new sandbox`,
+      `${bad.length} of ${resources.length} recorded resources are missing or different: ${bad.map((r) => r.what).join(', ')}. The reconcile loop restores them on its next pass (a missing veth: the pod network is built again with the same address) while the pod's namespace exists`,
     );
   }
   if (unchecked.length > 0)
