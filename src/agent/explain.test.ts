@@ -1,14 +1,29 @@
 // explain against an in-process agent (fake kernel, fake cloud): each recorded resource judged
 // against the kernel, the ENI as EC2 describes it, and a pod's recent failures; and its route.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { test } from 'node:test';
-import { getJson } from '../cli/state.ts';
 import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
 import type { PodExplanation } from './explain.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest } from './testing/cni-request.ts';
 
 const { world } = agentWorlds();
+
+/** GET over the agent's socket (the CLI's client is not the agent's to import). */
+function getJson(socketPath: string, path: string): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: 'GET' }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => {
+        text += c.toString('utf8');
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 async function explainOver(socket: string, ns: string, pod: string): Promise<PodExplanation> {
   const { status, body } = await getJson(socket, `/v1/explain?namespace=${ns}&pod=${pod}`);
@@ -50,7 +65,10 @@ test('a deleted host veth is reported missing, with what went with it', async ()
     const vethVerdict = x.attachments[0]?.resources.find((r) => r.kind === 'veth');
     assert.equal(vethVerdict?.state, 'missing');
     assert.match(vethVerdict?.problem ?? '', new RegExp(`host veth ${veth} missing`));
-    assert.match(x.summary[0] ?? '', /recorded resources are missing or different: veth .*reconcile loop restores/);
+    assert.match(
+      x.summary[0] ?? '',
+      /recorded resources are missing or different: veth .*reconcile loop restores/,
+    );
   } finally {
     await agent.stop();
   }
@@ -102,7 +120,7 @@ test('a pod with no record whose ADD failed: says what no record means and shows
     assert.equal(x.recentErrors[0]?.containerId, 'c9');
     assert.match(x.summary[1] ?? '', /^Its latest failure: ADD/);
     // The same failure is in the state, for status.
-    const state = agent.introspect() as { recentErrors: { pod?: string }[] };
+    const state = agent.introspect() as unknown as { recentErrors: { pod?: string }[] };
     assert.equal(state.recentErrors[0]?.pod, 'web-1');
   } finally {
     await agent.stop();

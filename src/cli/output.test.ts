@@ -42,7 +42,7 @@ test('colour codes take no width: a coloured cell aligns as a plain one', () => 
   );
   const [, first, second] = text.trimEnd().split('\n');
   assert.equal(visibleWidth(first ?? ''), visibleWidth(second ?? ''));
-  assert.match(first ?? '', /\u001b\[31mmissing\u001b\[0m/);
+  assert.ok((first ?? '').includes('\u001b[31mmissing\u001b[0m'));
 });
 
 test('an empty table prints its headers only', () => {
