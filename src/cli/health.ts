@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
-import { EXIT_DOWN, EXIT_HEALTHY } from './output.ts';
+import { EXIT_DOWN, EXIT_HEALTHY, EXIT_USAGE } from './output.ts';
 import { getJson } from './state.ts';
 
 export const HEALTH_HELP = `Usage: vpcnetctl health [--live] [--agent-socket PATH] [--timeout-ms N]
@@ -36,6 +36,10 @@ export async function runHealthCommand(
   }
   const socket = values['agent-socket'] ?? DEFAULT_AGENT_SOCKET;
   const timeoutMs = Number(values['timeout-ms'] ?? '3000');
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    err('vpcnetctl health: --timeout-ms takes a positive whole number\n');
+    return EXIT_USAGE;
+  }
   try {
     const { status } = await getJson(socket, '/v1/healthz', timeoutMs);
     if (status === 200 || (values.live && status === 503)) return EXIT_HEALTHY;

@@ -149,6 +149,8 @@ test('an unknown option is a usage error (exit 2); --help lists the new commands
   const bad = captureCli();
   assert.equal(await runCli(['status', '--bogus'], bad), 2);
   assert.match(bad.stderr(), /bogus/);
+  assert.equal(await runCli(['health', '--timeout-ms', 'soon'], captureCli()), 2);
+  assert.equal(await runCli(['support-bundle', '--max-pod-namespaces', '-1'], captureCli()), 2);
   const help = captureCli();
   assert.equal(await runCli(['--help'], help), 0);
   for (const c of ['status', 'pods', 'explain', 'support-bundle', 'health'])

@@ -2,7 +2,7 @@
 // dir and log of its own: what the archive holds, that failures are recorded, and no secrets.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -58,6 +58,7 @@ test('the bundle holds state, summaries, ledger, spool listing, CNI conf, dumps,
       cli,
     );
     assert.equal(code, 0);
+    assert.equal((await stat(out)).mode & 0o777, 0o600, 'the bundle is root-only, as the state dir');
     assert.match(cli.stdout(), new RegExp(`^${out.replace(/[.]/g, '\\.')} \\(\\d+(\\.\\d)? (B|KiB)\\)\\n$`));
     const { stdout: listing } = await run('tar', ['-tzf', out]);
     const files = listing

@@ -3,7 +3,7 @@
 // every node and in the image (Essential in Debian), and a tar writer of our own would be code to
 // keep correct for no gain.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { type BundleSources, COLLECTORS } from './bundle-collectors.ts';
 import type { CliEnv } from './main.ts';
+import { EXIT_USAGE } from './output.ts';
 
 const DEFAULT_STATE_DIR = '/var/lib/vpcnet';
 const DEFAULT_CNI_CONF_DIR = '/etc/cni/net.d';
@@ -69,6 +70,8 @@ export async function writeSupportBundle(
     const path = resolve(outFile);
     await mkdir(dirname(path), { recursive: true });
     await run('tar', ['-czf', path, '-C', work, root], { timeout: 120_000 });
+    // It names every pod of the node and their addresses: root's to read, as the state dir is.
+    await chmod(path, 0o600);
     return { path, bytes: (await stat(path)).size, errors };
   } finally {
     await rm(work, { recursive: true, force: true });
@@ -100,6 +103,11 @@ export async function runSupportBundleCommand(argv: string[], env: CliEnv): Prom
     env.out(SUPPORT_BUNDLE_HELP);
     return 0;
   }
+  const maxPods = Number(values['max-pod-namespaces'] ?? '50');
+  if (!Number.isInteger(maxPods) || maxPods < 0) {
+    env.err(`vpcnetctl support-bundle: --max-pod-namespaces takes a whole number\n`);
+    return EXIT_USAGE;
+  }
   const now = Date.now;
   const stateDir = values['state-dir'] ?? DEFAULT_STATE_DIR;
   const src: BundleSources = {
@@ -109,7 +117,7 @@ export async function runSupportBundleCommand(argv: string[], env: CliEnv): Prom
     cniConfDir: values['cni-conf-dir'] ?? DEFAULT_CNI_CONF_DIR,
     logGlobs: values.logs ?? DEFAULT_LOG_GLOBS,
     logGlobsGiven: values.logs !== undefined,
-    maxPodNamespaces: Number(values['max-pod-namespaces'] ?? '50'),
+    maxPodNamespaces: maxPods,
     now,
   };
   const out = values.output ?? join(tmpdir(), `vpcnet-support-${hostname()}-${stamp(now())}.tar.gz`);
