@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
-import type { PodExplanation } from './explain.ts';
+import { explainPod, type PodExplanation } from './explain.ts';
+import { RecentErrors } from './recent-errors.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest } from './testing/cni-request.ts';
 
@@ -101,6 +102,7 @@ test('EC2 failing to answer leaves the ENI unjudged, and says so', async () => {
     const x = await explainOver(`${w.dir}/agent.sock`, 'default', 'web-0');
     assert.equal(x.attachments[0]?.eni?.attached, undefined);
     assert.match(x.attachments[0]?.eni?.text ?? '', /could not be asked.*RequestLimitExceeded/);
+    assert.equal(x.attachments[0]?.resources.find((r) => r.kind === 'vpcAddress')?.state, 'unchecked');
   } finally {
     await agent.stop();
   }
@@ -160,6 +162,36 @@ test('GET /v1/explain without namespace or pod is refused with 400', async () =>
     const { status, body } = await getJson(`${w.dir}/agent.sock`, '/v1/explain?pod=web-0');
     assert.equal(status, 400);
     assert.match(JSON.stringify(body), /namespace and pod/);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('a kernel that cannot be read leaves every resource unchecked, never present', async () => {
+  const w = await world();
+  const agent = await w.start();
+  try {
+    await agent.cni(cniRequest('ADD', 'c1', await w.netns('a')));
+    const deps = {
+      ledger: agent.ledger,
+      dataplane: {
+        inspect: async () => {
+          throw new Error('netlink helper gone');
+        },
+      },
+      cloud: w.cloud,
+      meta: w.cloud.meta,
+      manager: { lostEni: () => undefined },
+      recentErrors: new RecentErrors(Date.now),
+    };
+    const x = await explainPod(deps, 'default', 'web-0');
+    const states = new Set(x.attachments[0]?.resources.map((r) => r.state));
+    assert.deepEqual([...states], ['unchecked']);
+    assert.match(
+      x.attachments[0]?.resources[1]?.problem ?? '',
+      /kernel could not be read: netlink helper gone/,
+    );
+    assert.match(x.summary[0] ?? '', /could not be read/);
   } finally {
     await agent.stop();
   }

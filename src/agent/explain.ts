@@ -88,6 +88,13 @@ function judge(
   return { ...base, state: 'present' };
 }
 
+/** A VPC address is judged by EC2, not the kernel: present only while EC2 lists it on its ENI. */
+function withEc2(v: ResourceVerdict, eni: EniVerdict | undefined): ResourceVerdict {
+  if (v.kind !== 'vpcAddress' || eni === undefined || eni.branch) return v;
+  if (eni.attached === undefined) return { ...v, state: 'unchecked', problem: eni.text };
+  return eni.attached && eni.addressAssigned ? v : { ...v, state: 'missing', problem: eni.text };
+}
+
 /** The resources of the binding a branch-ENI sandbox holds (as CHECK judges them), or why none. */
 function bindingShare(ledger: Ledger, att: Attachment): { resources: Resource[]; note?: string } {
   if (att.branch === undefined) return { resources: [] };
@@ -161,7 +168,7 @@ function attachmentSummary(
     );
   }
   if (unchecked.length > 0)
-    parts.push(`the pod's namespace could not be read (${unchecked[0]?.problem ?? ''})`);
+    parts.push(`${unchecked.length} resource(s) could not be checked: ${unchecked[0]?.problem ?? ''}`);
   if (eni && (eni.attached === false || eni.addressAssigned === false)) parts.push(eni.text);
   if (note !== undefined) parts.push(note);
   return parts.length === 0
@@ -176,18 +183,15 @@ async function explainAttachment(
 ): Promise<AttachmentExplanation> {
   const share = bindingShare(deps.ledger, att);
   const all = [...att.resources, ...share.resources];
-  let seen: { findings: readonly Finding[]; podUnreachable?: string };
-  try {
-    seen = await deps.dataplane.inspect(att.netns, all);
-  } catch (err) {
-    seen = { findings: [], podUnreachable: `the kernel could not be read: ${errorText(err)}` };
-  }
   const eni = eniVerdict(deps, att, described);
-  const resources = all.map((r) => {
-    const v = judge(r, seen.findings, seen.podUnreachable);
-    if (r.kind !== 'vpcAddress' || eni?.attached === undefined) return v;
-    return eni.attached && eni.addressAssigned ? v : { ...v, state: 'missing' as const, problem: eni.text };
-  });
+  let resources: ResourceVerdict[];
+  try {
+    const seen = await deps.dataplane.inspect(att.netns, all);
+    resources = all.map((r) => withEc2(judge(r, seen.findings, seen.podUnreachable), eni));
+  } catch (err) {
+    const problem = `the kernel could not be read: ${errorText(err)}`;
+    resources = all.map((r) => ({ kind: r.kind, what: describeResource(r), state: 'unchecked', problem }));
+  }
   const ip =
     vpcAddressOf(att.resources)?.ip ??
     (att.branch === undefined ? undefined : deps.ledger.binding(att.branch)?.ip);
