@@ -29,13 +29,15 @@ import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
+import { explainPod } from './explain.ts';
 import { introspection } from './introspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
+import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
 import { startRpcServer, stopRpcServer } from './rpc-server.ts';
 import { SnatRelease } from './snat-release.ts';
-import { spoolDrainer } from './spool-drain.ts';
+import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
 
@@ -273,17 +275,20 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     },
     spool: { dir: config.delSpoolDir, log },
   };
-  const handle = (req: ForwardedRequest) => handleCni(cniDeps, req);
+  // Failed operations, for status and explain: every answer, the spool drain's included.
+  const recentErrors = new RecentErrors(now);
+  const handle = recentErrors.watching((req, guard?: SpoolGuard) => handleCni(cniDeps, req, guard));
 
   const monotonicNow = deps.monotonicNow ?? (() => performance.now());
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
-  const drainSpool = spoolDrainer(config.delSpoolDir, (req, guard) => handleCni(cniDeps, req, guard), log);
+  const drainSpool = spoolDrainer(config.delSpoolDir, handle, log);
   const introspect = () => ({
     ...introspection(meta, ledger, pool, stats, counters, now, manager),
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
     cloudErrors: observed.cloudErrors(),
+    recentErrors: recentErrors.list(),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -299,6 +304,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     cni: handle,
     ready: () => ready,
     introspect,
+    explain: (ns, pod) => explainPod({ ledger, dataplane, cloud, meta, manager, recentErrors }, ns, pod),
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a

@@ -25,6 +25,8 @@ export interface RpcHandlers {
   ready(): boolean;
   /** Introspection: a JSON-serializable view of the agent's state. */
   introspect(): unknown;
+  /** Why a pod has (no) network (explain.ts); without it, GET /v1/explain is 404. */
+  explain?(namespace: string, pod: string): Promise<unknown>;
 }
 
 export interface RpcLimits {
@@ -147,6 +149,22 @@ async function serveCni(
   send(res, 200, await handlers.cni(parsed));
 }
 
+/** GET /v1/explain?namespace=NS&pod=NAME */
+async function serveExplain(
+  explain: NonNullable<RpcHandlers['explain']>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const query = new URL(req.url ?? '/', 'http://agent').searchParams;
+  const namespace = query.get('namespace');
+  const pod = query.get('pod');
+  if (!namespace || !pod) {
+    send(res, 400, { error: 'explain needs the query parameters namespace and pod' });
+    return;
+  }
+  send(res, 200, await explain(namespace, pod));
+}
+
 async function route(
   handlers: RpcHandlers,
   limits: RpcLimits,
@@ -160,6 +178,10 @@ async function route(
   }
   if (req.method === 'GET' && path === '/v1/state') {
     send(res, 200, handlers.introspect());
+    return;
+  }
+  if (req.method === 'GET' && path === '/v1/explain' && handlers.explain) {
+    await serveExplain(handlers.explain, req, res);
     return;
   }
   if (req.method === 'POST' && path === AGENT_CNI_PATH) {

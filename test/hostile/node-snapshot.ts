@@ -49,10 +49,11 @@ async function agentLedger(node: LabNodeDesc): Promise<string> {
   const { status, body } = await getJson(node.agentSocket, '/v1/state');
   if (status !== 200) throw new Error(`agent state on ${node.netns}: HTTP ${status}`);
   // Left out: figures that move with time or with every request, not with what a request did
-  // (operation counters, memory, the EC2 client's token bucket and calls, the dead-pod GC's and the
-  // EC2 sync's clocks and pass counts).
+  // (operation counters and the record of failed ones, memory, the EC2 client's token bucket and
+  // calls, the dead-pod GC's and the EC2 sync's clocks and pass counts).
   const {
     operations: _ops,
+    recentErrors: _failed,
     memory: _mem,
     ec2: _ec2,
     deadPodGc: _gc,

@@ -1,0 +1,51 @@
+// `vpcnetctl health`: the DaemonSet's probes. Quiet on success, one line on failure; it runs every
+// few seconds on every node, so it loads nothing but node:http (see the timing test).
+import { parseArgs } from 'node:util';
+import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
+import { errorText } from '../infra/error-text.ts';
+import { EXIT_DOWN, EXIT_HEALTHY, EXIT_USAGE } from './output.ts';
+import { getJson } from './state.ts';
+
+export const HEALTH_HELP = `Usage: vpcnetctl health [--live] [--agent-socket PATH] [--timeout-ms N]
+
+The agent's probes (the DaemonSet's readiness and liveness). Prints nothing when healthy.
+  (default)  ready: the agent answers GET /v1/healthz with 200, i.e. it serves CNI requests
+             (STATUS would succeed)
+  --live     alive: the agent answers at all (200, or 503 while it rebuilds its state)
+Exit codes: 0 healthy, 3 not ready / not answering, 2 usage error.
+`;
+
+export async function runHealthCommand(
+  argv: string[],
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      live: { type: 'boolean' },
+      'agent-socket': { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    out(HEALTH_HELP);
+    return EXIT_HEALTHY;
+  }
+  const socket = values['agent-socket'] ?? DEFAULT_AGENT_SOCKET;
+  const timeoutMs = Number(values['timeout-ms'] ?? '3000');
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    err('vpcnetctl health: --timeout-ms takes a positive whole number\n');
+    return EXIT_USAGE;
+  }
+  try {
+    const { status } = await getJson(socket, '/v1/healthz', timeoutMs);
+    if (status === 200 || (values.live && status === 503)) return EXIT_HEALTHY;
+    err(`vpcnet agent at ${socket} is not ready (healthz answered ${status})\n`);
+  } catch (e) {
+    err(`vpcnet agent at ${socket} does not answer: ${errorText(e)}\n`);
+  }
+  return EXIT_DOWN;
+}

@@ -1,0 +1,210 @@
+// The agent's state JSON (GET /v1/state) read once, at the edge, into what the status, pods and
+// support-bundle views show. The reader is lenient: a field an older or newer agent lacks reads as
+// absent, never as an error, so that the CLI still shows a node whose agent is of another version.
+
+type Json = Record<string, unknown>;
+
+const obj = (v: unknown): Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+export interface AttachmentRow {
+  readonly network: string;
+  readonly containerId: string;
+  readonly ifName: string;
+  readonly namespace?: string;
+  readonly pod?: string;
+  readonly ip?: string;
+  readonly eniId?: string;
+  readonly hostVeth?: string;
+  /** The branch binding (pods with their own security groups) and its VLAN, when it has one. */
+  readonly branch?: { readonly key: string; readonly eniId?: string; readonly vlanId?: number };
+  /** 'adding' while (or if a crash left) its ADD unfinished; 'ready' otherwise. */
+  readonly phase: string;
+  readonly createdAt?: number;
+  readonly netns?: string;
+}
+
+export interface EniRow {
+  readonly eniId: string;
+  readonly deviceNumber?: number;
+  readonly primaryIp?: string;
+  readonly addresses: readonly { readonly ip: string; readonly kind: string; readonly owner?: string }[];
+}
+
+export interface CloudErrorRow {
+  readonly time: string;
+  readonly action: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface CniErrorRow {
+  readonly time: string;
+  readonly command: string;
+  readonly namespace?: string;
+  readonly pod?: string;
+  readonly containerId?: string;
+  readonly code?: number;
+  readonly message: string;
+}
+
+export interface NodeState {
+  readonly instanceId?: string;
+  readonly instanceType?: string;
+  readonly pool: {
+    readonly total: number;
+    readonly assigned: number;
+    readonly cooling: number;
+    readonly available: number;
+    readonly growthBlocked?: { readonly reason: string; readonly since?: number; readonly failures?: number };
+    readonly syncDifferences: Readonly<Record<string, number>>;
+    readonly syncLastError?: string;
+    /** Differences with EC2 seen once, waiting for a later describe to confirm them. */
+    readonly syncUnconfirmed: number;
+    readonly lostEnis: readonly string[];
+    readonly pendingEnis: number;
+    readonly leakedEnisDeleted: number;
+  };
+  readonly enis: readonly EniRow[];
+  readonly attachments: readonly AttachmentRow[];
+  readonly recovery?: { readonly reason?: string; readonly held: number };
+  readonly cloudErrors: readonly CloudErrorRow[];
+  readonly recentErrors: readonly CniErrorRow[];
+  /** DELs the plugin spooled that the agent has not applied yet, when the state says. */
+  readonly spoolDepth?: number;
+}
+
+function attachmentRow(raw: unknown, bindings: ReadonlyMap<string, Json>): AttachmentRow {
+  const a = obj(raw);
+  const key = obj(a.key);
+  const pod = obj(a.pod);
+  const branchKey = str(a.branch);
+  const binding = branchKey === undefined ? undefined : bindings.get(branchKey);
+  const opt = <K extends string, V>(k: K, v: V | undefined) => (v === undefined ? {} : { [k]: v });
+  return {
+    network: str(key.network) ?? '',
+    containerId: str(key.containerId) ?? '',
+    ifName: str(key.ifName) ?? '',
+    ...opt('namespace', str(pod.namespace)),
+    ...opt('pod', str(pod.name)),
+    ...opt('ip', str(a.ip) ?? (binding === undefined ? undefined : str(binding.ip))),
+    ...opt('eniId', str(a.eniId)),
+    ...opt('hostVeth', str(a.hostVeth)),
+    ...(branchKey === undefined
+      ? {}
+      : {
+          branch: {
+            key: branchKey,
+            ...opt('eniId', str(obj(binding?.key).eniId)),
+            ...opt('vlanId', num(binding?.vlanId)),
+          },
+        }),
+    phase: str(a.phase) ?? 'ready',
+    ...opt('createdAt', num(a.createdAt)),
+    ...opt('netns', str(a.netns)),
+  };
+}
+
+function eniRow(raw: unknown): EniRow {
+  const e = obj(raw);
+  const addresses = Object.entries(obj(e.addresses)).map(([ip, s]) => {
+    const owner = str(obj(s).owner);
+    return { ip, kind: str(obj(s).kind) ?? '?', ...(owner === undefined ? {} : { owner }) };
+  });
+  const deviceNumber = num(e.deviceNumber);
+  const primaryIp = str(e.primaryIp);
+  return {
+    eniId: str(e.eniId) ?? '?',
+    ...(deviceNumber === undefined ? {} : { deviceNumber }),
+    ...(primaryIp === undefined ? {} : { primaryIp }),
+    addresses,
+  };
+}
+
+function cloudErrorRow(raw: unknown): CloudErrorRow {
+  const e = obj(raw);
+  return {
+    time: str(e.time) ?? '',
+    action: str(e.action) ?? '',
+    code: str(e.code) ?? '',
+    message: str(e.message) ?? '',
+  };
+}
+
+export function cniErrorRow(raw: unknown): CniErrorRow {
+  const e = obj(raw);
+  const optional = {
+    namespace: str(e.namespace),
+    pod: str(e.pod),
+    containerId: str(e.containerId),
+    code: num(e.code),
+  };
+  return {
+    time: str(e.time) ?? '',
+    command: str(e.command) ?? '',
+    message: str(e.message) ?? '',
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+  };
+}
+
+export function parseNodeState(raw: unknown): NodeState {
+  const s = obj(raw);
+  const pool = obj(s.pool);
+  const stats = obj(pool.stats);
+  const growth = obj(pool.growth);
+  const sync = obj(pool.sync);
+  const recovery = obj(s.recovery);
+  const bindings = new Map(
+    arr(s.bindings).map((b) => [`${str(obj(obj(b).key).podUid)}/${str(obj(obj(b).key).eniId)}`, obj(b)]),
+  );
+  const blocked = str(growth.blocked);
+  const since = num(growth.since);
+  const failures = num(growth.failures);
+  const syncLastError = str(sync.lastError);
+  const spoolDepth = num(s.spoolDepth) ?? num(obj(s.spool).depth);
+  return {
+    ...(str(s.instanceId) === undefined ? {} : { instanceId: str(s.instanceId) as string }),
+    ...(str(s.instanceType) === undefined ? {} : { instanceType: str(s.instanceType) as string }),
+    pool: {
+      total: num(stats.total) ?? 0,
+      assigned: num(stats.assigned) ?? 0,
+      cooling: num(stats.cooling) ?? 0,
+      available: num(stats.available) ?? 0,
+      ...(blocked === undefined
+        ? {}
+        : {
+            growthBlocked: {
+              reason: blocked,
+              ...(since === undefined ? {} : { since }),
+              ...(failures === undefined ? {} : { failures }),
+            },
+          }),
+      syncDifferences: Object.fromEntries(
+        Object.entries(obj(sync.differences)).flatMap(([k, v]) =>
+          num(v) === undefined ? [] : [[k, v as number]],
+        ),
+      ),
+      ...(syncLastError === undefined ? {} : { syncLastError }),
+      syncUnconfirmed: num(sync.unconfirmed) ?? 0,
+      lostEnis: arr(sync.lostEnis).map((l) => str(obj(l).eniId) ?? str(l) ?? '?'),
+      pendingEnis: arr(pool.pendingEnis).length,
+      leakedEnisDeleted: num(pool.leakedEnisDeleted) ?? 0,
+    },
+    enis: arr(pool.enis).map(eniRow),
+    attachments: arr(s.attachments).map((a) => attachmentRow(a, bindings)),
+    ...(recovery.active === true
+      ? {
+          recovery: {
+            held: arr(recovery.held).length,
+            ...(str(recovery.reason) ? { reason: str(recovery.reason) as string } : {}),
+          },
+        }
+      : {}),
+    cloudErrors: arr(s.cloudErrors).map(cloudErrorRow),
+    recentErrors: arr(s.recentErrors).map(cniErrorRow),
+    ...(spoolDepth === undefined ? {} : { spoolDepth }),
+  };
+}

@@ -1,0 +1,25 @@
+// A CliEnv whose output a test reads back.
+import type { CliEnv } from '../main.ts';
+
+export interface CapturedCli extends CliEnv {
+  stdout(): string;
+  stderr(): string;
+}
+
+export function captureCli(options: { tty?: boolean; env?: Record<string, string> } = {}): CapturedCli {
+  let out = '';
+  let err = '';
+  return {
+    binDir: '/nonexistent/bin',
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+    env: options.env ?? {},
+    stdoutIsTty: options.tty ?? false,
+    stdout: () => out,
+    stderr: () => err,
+  };
+}
