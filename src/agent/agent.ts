@@ -31,7 +31,8 @@ import { introspection } from './introspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
-import { startRpcServer, stopRpcServer } from './rpc-server.ts';
+import { RequestGate, refusedWhileStopping } from './request-gate.ts';
+import { closeRpcListener, startRpcServer } from './rpc-server.ts';
 import { SnatRelease } from './snat-release.ts';
 import { spoolDrainer } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -263,6 +264,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     spool: { dir: config.delSpoolDir, log },
   };
   const handle = (req: ForwardedRequest) => handleCni(cniDeps, req);
+  // Graceful stop: requests let in before the stop began are finished and answered.
+  const gate = new RequestGate();
+  const serve = (req: ForwardedRequest) =>
+    gate.run(() => handle(req)) ?? Promise.resolve(refusedWhileStopping(req));
 
   const monotonicNow = deps.monotonicNow ?? (() => performance.now());
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
@@ -282,9 +287,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   reconciler.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
-    cni: handle,
+    cni: serve,
     ready: () => ready,
     introspect,
+    accepting: () => gate.open,
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
@@ -306,22 +312,38 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   return {
     ledger,
     pool,
-    cni: handle,
+    cni: serve,
     deadPodGc,
     introspect,
     settled: () => snatRelease.idle(),
     async stop() {
+      // Each phase logs one line, so an operator sees where a stop that hangs is.
       ready = false;
-      await spoolLoop.stop();
-      await deadPodGc?.stop();
-      await stopRpcServer(server);
-      await reconciler.stop();
-      await trunk?.stop();
+      gate.close();
+      log.info('stop: refusing new requests', { inFlight: gate.inFlight });
+      const listenerClosed = closeRpcListener(server);
+      // The pool manager stops too: an ADD waiting for an address is answered "stopping" at once
+      // rather than after VPCNET_ADD_WAIT_SECONDS; an ENI step under way finishes.
+      const loopsStopped = Promise.all([
+        spoolLoop.stop(),
+        deadPodGc?.stop(),
+        reconciler.stop(),
+        trunk?.stop(),
+        manager.stop(),
+      ]);
+      await gate.idle();
+      // Their connections close once the answers are written (rpc-server.ts).
+      await listenerClosed;
+      log.info('stop: requests in flight answered');
+      await loopsStopped;
+      log.info('stop: background loops stopped', { snatPending: snatRelease.pending });
       // Deleted pods' SNAT elements still queued: removed before the ledger's last write (a
       // crash instead leaves them to the next start's collection).
       await snatRelease.idle();
-      await manager.stop();
+      // Every answered operation was committed before its answer; this carries what background
+      // work (SNAT releases, the pool manager) changed since. Each write is fdatasynced.
       await ledger.commit();
+      log.info('stop: ledger durable', { attachments: ledger.list().length });
     },
   };
 }

@@ -25,6 +25,11 @@ export interface RpcHandlers {
   ready(): boolean;
   /** Introspection: a JSON-serializable view of the agent's state. */
   introspect(): unknown;
+  /**
+   * false once the agent is stopping: a CNI request read then is not answered and its connection
+   * is closed, which the plugin handles as an unreachable agent (DEL spooled, ADD "try again").
+   */
+  accepting?(): boolean;
 }
 
 export interface RpcLimits {
@@ -144,7 +149,13 @@ async function serveCni(
     refuse(res, 400, err, parsed.cniVersion);
     return;
   }
-  send(res, 200, await handlers.cni(parsed));
+  if (handlers.accepting?.() === false) {
+    req.socket.destroy();
+    return;
+  }
+  const answer = await handlers.cni(parsed);
+  // Answered while the agent stops: the connection closes after it, so the stop need not wait.
+  send(res, 200, answer, handlers.accepting?.() === false);
 }
 
 async function route(
@@ -155,11 +166,11 @@ async function route(
 ): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
   if (req.method === 'GET' && path === '/v1/healthz') {
-    send(res, handlers.ready() ? 200 : 503, { ready: handlers.ready() });
+    send(res, handlers.ready() ? 200 : 503, { ready: handlers.ready() }, handlers.accepting?.() === false);
     return;
   }
   if (req.method === 'GET' && path === '/v1/state') {
-    send(res, 200, handlers.introspect());
+    send(res, 200, handlers.introspect(), handlers.accepting?.() === false);
     return;
   }
   if (req.method === 'POST' && path === AGENT_CNI_PATH) {
@@ -213,6 +224,17 @@ export async function startRpcServer(
   }
   await chmod(socketPath, 0o600);
   return server;
+}
+
+/**
+ * Stops listening (new connections are refused; the socket file goes) and closes idle
+ * connections; resolves once every connection has ended. Requests being served go on.
+ */
+export function closeRpcListener(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 }
 
 export function stopRpcServer(server: Server): Promise<void> {
