@@ -27,12 +27,13 @@ import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
+import { stopGracefully } from './graceful-stop.ts';
 import { introspection } from './introspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
 import { RequestGate, refusedWhileStopping } from './request-gate.ts';
-import { closeRpcListener, startRpcServer } from './rpc-server.ts';
+import { startRpcServer } from './rpc-server.ts';
 import { SnatRelease } from './snat-release.ts';
 import { spoolDrainer } from './spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -317,33 +318,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     introspect,
     settled: () => snatRelease.idle(),
     async stop() {
-      // Each phase logs one line, so an operator sees where a stop that hangs is.
       ready = false;
-      gate.close();
-      log.info('stop: refusing new requests', { inFlight: gate.inFlight });
-      const listenerClosed = closeRpcListener(server);
-      // The pool manager stops too: an ADD waiting for an address is answered "stopping" at once
-      // rather than after VPCNET_ADD_WAIT_SECONDS; an ENI step under way finishes.
-      const loopsStopped = Promise.all([
-        spoolLoop.stop(),
-        deadPodGc?.stop(),
-        reconciler.stop(),
-        trunk?.stop(),
-        manager.stop(),
-      ]);
-      await gate.idle();
-      // Their connections close once the answers are written (rpc-server.ts).
-      await listenerClosed;
-      log.info('stop: requests in flight answered');
-      await loopsStopped;
-      log.info('stop: background loops stopped', { snatPending: snatRelease.pending });
-      // Deleted pods' SNAT elements still queued: removed before the ledger's last write (a
-      // crash instead leaves them to the next start's collection).
-      await snatRelease.idle();
-      // Every answered operation was committed before its answer; this carries what background
-      // work (SNAT releases, the pool manager) changed since. Each write is fdatasynced.
-      await ledger.commit();
-      log.info('stop: ledger durable', { attachments: ledger.list().length });
+      const loops = [spoolLoop, deadPodGc, reconciler, trunk, manager];
+      const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
+      await stopGracefully({ gate, server, stopLoops, snatRelease, ledger, log });
     },
   };
 }
