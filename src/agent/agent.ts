@@ -20,7 +20,9 @@ import { FileLedgerStore } from '../ledger/store.ts';
 import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
+import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
+import type { NodeTaints } from '../pods/node-taints.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
@@ -36,6 +38,7 @@ import { RequestGate, refusedWhileStopping } from './request-gate.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { SnatRelease } from './snat-release.ts';
 import { spoolDrainer } from './spool-drain.ts';
+import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
 
@@ -61,6 +64,9 @@ export interface AgentDeps {
   readonly podPresence?: PodPresenceSource;
   /** A clock that never steps back (ms; default performance.now): the dead-pod GC's grace. */
   readonly monotonicNow?: () => number;
+  /** The node's taints (startup-taint.ts) and Kubernetes Events; absent without an API. */
+  readonly nodeTaints?: NodeTaints;
+  readonly events?: EventRecorder;
 }
 
 export interface RunningAgent {
@@ -249,6 +255,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
+    ...(deps.events === undefined ? {} : { events: deps.events }),
     netnsExists: pathExists,
     notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
     netnsIdentity,
@@ -305,6 +312,14 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   });
   spoolLoop.start();
   deadPodGc?.start();
+  // Serving now: the node may take pods once the pool has an address too.
+  const taint = startStartupTaint(deps.nodeTaints, {
+    key: config.startupTaint,
+    nodeName: config.nodeName,
+    hasFreeAddress: () => pool.stats(now()).available > 0,
+    events: deps.events,
+    log,
+  });
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -319,7 +334,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     settled: () => snatRelease.idle(),
     async stop() {
       ready = false;
-      const loops = [spoolLoop, deadPodGc, reconciler, trunk, manager];
+      const loops = [spoolLoop, deadPodGc, reconciler, trunk, manager, taint, deps.events];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
       await stopGracefully({ gate, server, stopLoops, snatRelease, ledger, log });
     },

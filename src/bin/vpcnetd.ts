@@ -12,7 +12,9 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
+import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
+import { kubeNodeTaints } from '../pods/node-taints.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
 import { noPodSource } from '../pods/pod-source.ts';
@@ -77,6 +79,13 @@ async function main(): Promise<void> {
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
     // The dead-pod GC asks the API whenever there is one (its client loads on the first question).
     ...(config.kubeApi ? { podPresence: kubePodPresence(config.kubeApi, config.nodeName) } : {}),
+    // The startup taint and Kubernetes Events likewise: both best effort, off without an API.
+    ...(config.kubeApi
+      ? {
+          nodeTaints: kubeNodeTaints(config.kubeApi, config.nodeName),
+          events: kubeEvents(config.kubeApi, config.nodeName, log),
+        }
+      : {}),
     log,
     now: Date.now,
   });
