@@ -168,6 +168,11 @@ describe('graceful stop and restart of a node agent', () => {
     });
     assert.equal(events.length, 1);
     assert.equal(events[0]?.involvedObject.kind, 'Node');
+    // The agent's state counts what its event queue sent and dropped.
+    const figures = (
+      (await agentState(node)) as unknown as { kubeEvents?: { sent: number; dropped: number } }
+    ).kubeEvents;
+    assert.ok(figures !== undefined && figures.sent >= 1 && figures.dropped === 0, JSON.stringify(figures));
 
     assert.equal((await cni(node, 'DEL', p1)).exitCode, 0);
     assert.equal((await cni(node, 'DEL', p2)).exitCode, 0);

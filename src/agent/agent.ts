@@ -285,6 +285,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
+    ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
