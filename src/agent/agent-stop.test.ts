@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
-import { jsonLogger, silentLogger } from '../infra/log.ts';
+import { silentLogger } from '../infra/log.ts';
 import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
@@ -53,6 +53,7 @@ function splitRequest(socketPath: string, payload: Buffer) {
 
 test('stop finishes the ADD in flight (answered, in the ledger on disk) and answers no request that arrives after it began', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
+  let cleanup: () => Promise<void> = async () => undefined;
   try {
     const fake = new FakeKernel();
     const kernel = heldKernel(fake);
@@ -63,11 +64,16 @@ test('stop finishes the ADD in flight (answered, in the ledger on disk) and answ
       cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
       dataplane: new Dataplane(kernel.kernel),
       pods: noPodSource,
-      log: process.env.DBG ? jsonLogger('debug') : silentLogger,
+      log: silentLogger,
       now: Date.now,
       notANetworkNamespace: async () => undefined,
       poolIntervalMs: 60_000,
     });
+    // A failed assertion must not leave the agent running (its timers would hold the test file).
+    cleanup = async () => {
+      kernel.release();
+      await agent.stop();
+    };
     const netns = join(dir, 'netns-a');
     await writeFile(netns, '');
     const socket = config.agentSocket;
@@ -98,12 +104,12 @@ test('stop finishes the ADD in flight (answered, in the ledger on disk) and answ
 
     kernel.release();
     const answered = await add;
-    if (process.env.DBG) console.log(answered);
     assert.equal(answered.status, 200);
     const response = JSON.parse(answered.body) as { exitCode: number; stdout: string };
     assert.equal(response.exitCode, 0, response.stdout);
     const ip = ipOf(response.stdout);
     await stop;
+    cleanup = async () => undefined;
 
     const store = new FileLedgerStore(join(config.stateDir, 'ledger.json'));
     const ledger = await Ledger.open(store, { now: Date.now });
@@ -113,6 +119,7 @@ test('stop finishes the ADD in flight (answered, in the ledger on disk) and answ
     assert.equal(ledger.findByIp(ip)?.key.containerId, 'inflight');
     assert.equal(ledger.list().length, 1, 'a request refused during the stop changed the ledger');
   } finally {
+    await cleanup();
     await rm(dir, { recursive: true, force: true });
   }
 });
@@ -140,6 +147,102 @@ test('a CNI request handed to a stopping agent in-process is answered "try again
     assert.equal((JSON.parse(out.stdout) as { code: number }).code, 11);
     assert.equal(agent.ledger.list().length, 0);
   } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('an ADD waiting for the pool to grow is answered "try again later" (code 11) as the stop begins, not after its wait', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
+  try {
+    const config = agentConfigFromEnv(
+      agentEnv(dir, { IP_COOLDOWN_PERIOD: '30', VPCNET_ADD_WAIT_SECONDS: '600' }),
+    );
+    const agent = await startAgent({
+      config,
+      targets: config.targets,
+      // 11 addresses and no room to grow: the 12th ADD waits.
+      cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
+      dataplane: new Dataplane(new FakeKernel()),
+      pods: noPodSource,
+      log: silentLogger,
+      now: Date.now,
+      notANetworkNamespace: async () => undefined,
+      poolIntervalMs: 60_000,
+    });
+    const netns = async (n: string) => {
+      const path = join(dir, `netns-${n}`);
+      await writeFile(path, '');
+      return path;
+    };
+    for (let i = 0; i < 11; i++) {
+      const out = await agent.cni(cniRequest('ADD', `c${i}`, await netns(`c${i}`), `p${i}`, `u${i}`));
+      if (out.exitCode !== 0) await agent.stop(); // else its timers would hold the test file
+      assert.equal(out.exitCode, 0, out.stdout);
+    }
+    let answered = false;
+    const waiting = agent.cni(cniRequest('ADD', 'waits', await netns('waits'), 'pw', 'uw')).finally(() => {
+      answered = true;
+    });
+    await sleep(200);
+    assert.equal(answered, false, 'the 12th ADD did not wait for an address');
+    const started = performance.now();
+    await agent.stop();
+    const out = await waiting;
+    assert.ok(performance.now() - started < 30_000, 'the stop waited out the ADD');
+    assert.equal(out.exitCode, 1);
+    const err = JSON.parse(out.stdout) as { code: number; details?: string };
+    assert.equal(err.code, 11, out.stdout);
+    assert.match(err.details ?? '', /stopping/);
+    assert.equal(agent.ledger.list().length, 11);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('stop waits for an ADD whose client went away (no connection left to wait on) before it makes the ledger durable', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
+  const kernel = heldKernel(new FakeKernel());
+  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
+  const agent = await startAgent({
+    config,
+    targets: config.targets,
+    cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
+    dataplane: new Dataplane(kernel.kernel),
+    pods: noPodSource,
+    log: silentLogger,
+    now: Date.now,
+    notANetworkNamespace: async () => undefined,
+    poolIntervalMs: 60_000,
+  });
+  let stopping: Promise<void> | undefined;
+  try {
+    const netns = join(dir, 'netns-a');
+    await writeFile(netns, '');
+    kernel.hold();
+    // The client gives up (a plugin killed by the runtime's timeout) while the ADD is in the kernel.
+    const client = connect(config.agentSocket);
+    client.on('error', () => undefined);
+    client.write(rawPost('/v1/cni', body('ADD', 'orphan', netns)));
+    await until(() => kernel.waiting() > 0, 10_000);
+    assert.ok(kernel.waiting() > 0, 'the ADD is not in the kernel');
+    client.destroy();
+    await new Promise((resolve) => client.once('close', resolve));
+    let stopped = false;
+    stopping = agent.stop();
+    const stop = stopping.then(() => {
+      stopped = true;
+    });
+    await sleep(300);
+    assert.equal(stopped, false, 'the stop ended while an ADD was still in the kernel');
+    kernel.release();
+    await stop;
+    const ledger = await Ledger.open(new FileLedgerStore(join(config.stateDir, 'ledger.json')), {
+      now: Date.now,
+    });
+    assert.equal(ledger.list()[0]?.phase, undefined, 'the finished ADD is not durable as done');
+  } finally {
+    kernel.release();
+    await (stopping ?? agent.stop());
     await rm(dir, { recursive: true, force: true });
   }
 });
