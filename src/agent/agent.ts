@@ -22,7 +22,9 @@ import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
 import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
+import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
+import type { NodeTaints } from '../pods/node-taints.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
@@ -30,14 +32,17 @@ import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
 import { explainPod } from './explain.ts';
+import { stopGracefully } from './graceful-stop.ts';
 import { introspection } from './introspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
-import { startRpcServer, stopRpcServer } from './rpc-server.ts';
+import { RequestGate, refusedWhileStopping } from './request-gate.ts';
+import { startRpcServer } from './rpc-server.ts';
 import { SnatRelease } from './snat-release.ts';
 import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
+import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
 
@@ -65,6 +70,9 @@ export interface AgentDeps {
   readonly monotonicNow?: () => number;
   /** Every EC2 request the cloud makes (LimitedCloud's observe): metrics and the state's cloudErrors. */
   readonly ec2Attempts?: Ec2AttemptFeed;
+  /** The node's taints (startup-taint.ts) and Kubernetes Events; absent without an API. */
+  readonly nodeTaints?: NodeTaints;
+  readonly events?: EventRecorder;
 }
 
 export interface RunningAgent {
@@ -257,6 +265,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
+    ...(deps.events === undefined ? {} : { events: deps.events }),
     netnsExists: pathExists,
     notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
     netnsIdentity,
@@ -278,6 +287,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // Failed operations, for status and explain: every answer, the spool drain's included.
   const recentErrors = new RecentErrors(now);
   const handle = recentErrors.watching((req, guard?: SpoolGuard) => handleCni(cniDeps, req, guard));
+  // Graceful stop: requests let in before the stop began are finished and answered.
+  const gate = new RequestGate();
+  const serve = (req: ForwardedRequest) =>
+    gate.run(() => handle(req)) ?? Promise.resolve(refusedWhileStopping(req));
 
   const monotonicNow = deps.monotonicNow ?? (() => performance.now());
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
@@ -289,6 +302,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
     cloudErrors: observed.cloudErrors(),
     recentErrors: recentErrors.list(),
+    ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -301,10 +315,11 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   reconciler.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
-    cni: handle,
+    cni: serve,
     ready: () => ready,
     introspect,
     explain: (ns, pod) => explainPod({ ledger, dataplane, cloud, meta, manager, recentErrors }, ns, pod),
+    accepting: () => gate.open,
   });
   ready = true;
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
@@ -318,6 +333,14 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   });
   spoolLoop.start();
   deadPodGc?.start();
+  // Serving now: the node may take pods once the pool has an address too.
+  const taint = startStartupTaint(deps.nodeTaints, {
+    key: config.startupTaint,
+    nodeName: config.nodeName,
+    hasFreeAddress: () => pool.stats(now()).available > 0,
+    events: deps.events,
+    log,
+  });
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -326,7 +349,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   return {
     ledger,
     pool,
-    cni: handle,
+    cni: serve,
     deadPodGc,
     introspect,
     settled: () => snatRelease.idle(),
@@ -334,16 +357,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     async stop() {
       ready = false;
       await observed.close();
-      await spoolLoop.stop();
-      await deadPodGc?.stop();
-      await stopRpcServer(server);
-      await reconciler.stop();
-      await trunk?.stop();
-      // Deleted pods' SNAT elements still queued: removed before the ledger's last write (a
-      // crash instead leaves them to the next start's collection).
-      await snatRelease.idle();
-      await manager.stop();
-      await ledger.commit();
+      const loops = [spoolLoop, deadPodGc, reconciler, trunk, manager, taint, deps.events];
+      const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
+      await stopGracefully({ gate, server, stopLoops, snatRelease, ledger, log });
     },
   };
 }

@@ -6,6 +6,7 @@ import type { Ledger } from '../ledger/ledger.ts';
 import type { AttachmentKey, PodIdentity } from '../plan/attachment.ts';
 import type { EnforcingMode } from '../plan/binding.ts';
 import type { TrunkDriver } from '../plan/kernel-op.ts';
+import type { EventRecorder } from '../pods/kube-events.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { SnatRelease } from './snat-release.ts';
@@ -44,6 +45,8 @@ export interface OperationContext {
   /** POD_SECURITY_GROUP_ENFORCING_MODE, unless the network's config sets podSGEnforcingMode. */
   readonly enforcingMode: EnforcingMode;
   readonly counters: AgentCounters;
+  /** Kubernetes Events on pods (best effort, queued); absent without an API. */
+  readonly events?: EventRecorder;
   /** Removes deleted pods' SNAT elements after their DEL answered; absent: DEL removes them itself. */
   readonly snatRelease?: SnatRelease;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */

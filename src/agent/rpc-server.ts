@@ -27,6 +27,11 @@ export interface RpcHandlers {
   introspect(): unknown;
   /** Why a pod has (no) network (explain.ts); without it, GET /v1/explain is 404. */
   explain?(namespace: string, pod: string): Promise<unknown>;
+  /**
+   * false once the agent is stopping: a CNI request read then is not answered and its connection
+   * is closed, which the plugin handles as an unreachable agent (DEL spooled, ADD "try again").
+   */
+  accepting?(): boolean;
 }
 
 export interface RpcLimits {
@@ -146,7 +151,13 @@ async function serveCni(
     refuse(res, 400, err, parsed.cniVersion);
     return;
   }
-  send(res, 200, await handlers.cni(parsed));
+  if (handlers.accepting?.() === false) {
+    req.socket.destroy();
+    return;
+  }
+  const answer = await handlers.cni(parsed);
+  // Answered while the agent stops: the connection closes after it, so the stop need not wait.
+  send(res, 200, answer, handlers.accepting?.() === false);
 }
 
 /** GET /v1/explain?namespace=NS&pod=NAME */
@@ -173,11 +184,11 @@ async function route(
 ): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
   if (req.method === 'GET' && path === '/v1/healthz') {
-    send(res, handlers.ready() ? 200 : 503, { ready: handlers.ready() });
+    send(res, handlers.ready() ? 200 : 503, { ready: handlers.ready() }, handlers.accepting?.() === false);
     return;
   }
   if (req.method === 'GET' && path === '/v1/state') {
-    send(res, 200, handlers.introspect());
+    send(res, 200, handlers.introspect(), handlers.accepting?.() === false);
     return;
   }
   if (req.method === 'GET' && path === '/v1/explain' && handlers.explain) {
@@ -235,6 +246,17 @@ export async function startRpcServer(
   }
   await chmod(socketPath, 0o600);
   return server;
+}
+
+/**
+ * Stops listening (new connections are refused; the socket file goes) and closes idle
+ * connections; resolves once every connection has ended. Requests being served go on.
+ */
+export function closeRpcListener(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 }
 
 export function stopRpcServer(server: Server): Promise<void> {

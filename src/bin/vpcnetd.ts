@@ -2,7 +2,8 @@
 // (src/config/settings.ts declares every variable; README, Configuration, lists them).
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { startAgent } from '../agent/agent.ts';
+import { type RunningAgent, startAgent } from '../agent/agent.ts';
+import { stopOnSignal } from '../agent/stop-signal.ts';
 import { createAwsCloud } from '../cloud/aws.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
@@ -12,7 +13,9 @@ import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
 import { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
+import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
+import { kubeNodeTaints } from '../pods/node-taints.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
 import { noPodSource } from '../pods/pod-source.ts';
@@ -33,6 +36,21 @@ async function main(): Promise<void> {
   // The rtnetlink helper starts first, while the agent is small: starting a process forks it.
   const kernel = new NetlinkKernel({ program: netlinkHelperPath(), snat: !config.externalSnat });
   await kernel.start();
+  // Handlers first: a signal while the agent starts stops it once started (within the bound).
+  let started: Promise<RunningAgent> | undefined;
+  let pods: KubePodCache | undefined;
+  const onSignal = stopOnSignal({
+    log,
+    exit: (code) => process.exit(code),
+    async stop() {
+      const agent = await started;
+      await Promise.all([agent?.stop(), pods?.stop()]);
+      await kernel.close();
+      log.info('stop: netlink helper closed');
+    },
+  });
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   log.info('starting', {
     node: config.nodeName,
     socket: config.agentSocket,
@@ -52,9 +70,9 @@ async function main(): Promise<void> {
   // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the
   // node's trunk label): without ENABLE_POD_ENI the client is never even loaded.
   const kube = config.enablePodEni ? config.kubeApi : undefined;
-  const pods = kube ? new KubePodCache({ api: kube, nodeName: config.nodeName, log }) : undefined;
+  pods = kube ? new KubePodCache({ api: kube, nodeName: config.nodeName, log }) : undefined;
   await pods?.start();
-  const agent = await startAgent({
+  started = startAgent({
     config,
     targets: config.targets,
     cloud,
@@ -65,26 +83,17 @@ async function main(): Promise<void> {
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
     // The dead-pod GC asks the API whenever there is one (its client loads on the first question).
     ...(config.kubeApi ? { podPresence: kubePodPresence(config.kubeApi, config.nodeName) } : {}),
+    // The startup taint and Kubernetes Events likewise: both best effort, off without an API.
+    ...(config.kubeApi
+      ? {
+          nodeTaints: kubeNodeTaints(config.kubeApi, config.nodeName),
+          events: kubeEvents(config.kubeApi, config.nodeName, log),
+        }
+      : {}),
     log,
     now: Date.now,
   });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info('stopping', { signal });
-    Promise.all([agent.stop(), pods?.stop()])
-      .then(() => kernel.close())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          log.error('stop failed', { error: String(err) });
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  await started;
 }
 
 main().catch((err: unknown) => {

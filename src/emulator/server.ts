@@ -15,7 +15,7 @@ import type { HttpReply } from './http-reply.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
 import { registerNodesOfInstances } from './kube/node-objects.ts';
-import { NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
+import { EVENT, NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
 import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
@@ -80,7 +80,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const pods = new ObjectStore(POD, { ids, versions });
   const nodes = new ObjectStore(NODE, { ids, versions });
   registerNodesOfInstances(ops, nodes);
-  const kube = new KubeApi({ pods, nodes });
+  const kube = new KubeApi({ pods, nodes, events: new ObjectStore(EVENT, { ids, versions }) });
   const controller = new ResourceController({ ops, pods, nodes, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();

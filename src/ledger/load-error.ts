@@ -12,3 +12,22 @@ export class LedgerLoadError extends Error {
     this.name = 'LedgerLoadError';
   }
 }
+
+/**
+ * The stored ledger was written by a newer agent (a schema this one does not know): a downgrade.
+ * Not a corrupt file: it is neither set aside nor rewritten, and the agent does not start, since
+ * starting without it would forget what the newer agent recorded (ownership, cooldowns).
+ */
+export class LedgerTooNewError extends Error {
+  constructor(
+    readonly path: string,
+    readonly schemaVersion: number,
+    readonly readable: number,
+  ) {
+    super(
+      `ledger ${path} has schema ${schemaVersion}, written by a newer vpcnet agent; this agent reads schemas up to ${readable}. ` +
+        'Refusing to start rather than lose or rewrite it: run that newer version again (roll forward), or move the file away to start this one from the node alone.',
+    );
+    this.name = 'LedgerTooNewError';
+  }
+}

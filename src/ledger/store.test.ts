@@ -7,7 +7,7 @@ import type { Attachment } from '../plan/attachment.ts';
 import { NO_CHANGES } from './changes.ts';
 import { type FsPromises, ledgerFsOn } from './node-fs.ts';
 import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
-import { FileLedgerStore, LedgerLoadError } from './store.ts';
+import { FileLedgerStore, LedgerLoadError, LedgerTooNewError } from './store.ts';
 import { MemoryLedgerFs } from './testing/memory-fs.ts';
 import { MemoryLedgerStore } from './testing/memory-store.ts';
 
@@ -142,12 +142,20 @@ describe('FileLedgerStore', () => {
     assert.match(err.message, /ledger \/var\/lib\/vpcnet\/ledger\.json is not valid JSON/);
   });
 
-  test('a future schema version is refused rather than started empty', async () => {
+  test('a future schema version is refused as a downgrade (not as damage), the file named', async () => {
     const fs = new MemoryLedgerFs();
     fs.files.set(PATH, JSON.stringify({ ...snapshot(), schemaVersion: LEDGER_SCHEMA_VERSION + 1 }));
-    const err = await loadError(fs);
-    assert.equal(err.field, 'schemaVersion');
-    assert.match(err.message, new RegExp(`ledger\\.json.*version ${LEDGER_SCHEMA_VERSION + 1} is newer`));
+    const err = await new FileLedgerStore(PATH, fs).load().then(
+      () => assert.fail('loaded'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof LedgerTooNewError, `expected LedgerTooNewError, got ${String(err)}`);
+    assert.ok(!(err instanceof LedgerLoadError), 'a newer ledger would be set aside as corrupt');
+    assert.equal(err.schemaVersion, LEDGER_SCHEMA_VERSION + 1);
+    assert.match(
+      err.message,
+      new RegExp(`ledger\\.json has schema ${LEDGER_SCHEMA_VERSION + 1}, written by a newer`),
+    );
   });
 
   test('a corrupt field is refused with its path named', async () => {

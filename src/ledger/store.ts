@@ -11,14 +11,15 @@ import { randomBytes } from 'node:crypto';
 import * as nodePath from 'node:path';
 import { type LedgerChanges, replayChanges } from './changes.ts';
 import { LedgerJournal } from './journal-file.ts';
-import { LedgerLoadError } from './load-error.ts';
+import { LedgerLoadError, LedgerTooNewError } from './load-error.ts';
 import { type LedgerFsDeps, nodeLedgerFs } from './node-fs.ts';
 
-export { LedgerLoadError } from './load-error.ts';
+export { LedgerLoadError, LedgerTooNewError } from './load-error.ts';
 export type { LedgerFsDeps } from './node-fs.ts';
 
 import {
   type JournalRef,
+  LEDGER_SCHEMA_VERSION,
   LedgerFormatError,
   type LedgerSnapshot,
   parseJournalRef,
@@ -129,6 +130,10 @@ export class FileLedgerStore implements LedgerStore {
         },
       );
     }
+    // A downgrade, not damage: refused as it is (openLedger sets only damaged files aside).
+    const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
+    if (typeof version === 'number' && version > LEDGER_SCHEMA_VERSION)
+      throw new LedgerTooNewError(this.#path, version, LEDGER_SCHEMA_VERSION);
     let snapshot: LedgerSnapshot;
     let ref: JournalRef | undefined;
     try {
@@ -139,7 +144,7 @@ export class FileLedgerStore implements LedgerStore {
         throw new LedgerLoadError(
           this.#path,
           err.field,
-          `ledger ${this.#path} is corrupt or from a newer agent; refusing to start from it: ${err.message}`,
+          `ledger ${this.#path} is corrupt; refusing to start from it: ${err.message}`,
           { cause: err },
         );
       }

@@ -8,6 +8,7 @@ import { errorText } from '../../infra/error-text.ts';
 import { type Attachment, sameAttachmentKey } from '../../plan/attachment.ts';
 import { branchDeviceName } from '../../plan/branch-plan.ts';
 import type { OperationContext } from '../context.ts';
+import { reportPreventedTeardown } from '../teardown-event.ts';
 
 export async function delBranchAttachment(
   ctx: OperationContext,
@@ -24,6 +25,7 @@ export async function delBranchAttachment(
   const others = ledger.bindingMembers(binding);
   if (b.supersededBy !== undefined || (!wasHolder && others.length > 0)) {
     ctx.counters.count('preventedTeardowns');
+    reportPreventedTeardown(ctx, att, b);
     log.info('DEL removed only its own sandbox: the branch ENI resources belong to another', {
       deleted: att.key.containerId,
       pod: att.pod,

@@ -1,6 +1,6 @@
 // The slice of the Kubernetes API that vpcnet and the emulated resource controller use: pods
-// (create, get, delete, patch, list and watch, across or within namespaces) and nodes (get,
-// patch, list and watch). Patches are merge patches (JSON merge or strategic merge, which act
+// (create, get, delete, patch, list and watch, across or within namespaces), nodes (get,
+// patch, list and watch) and core v1 events (create, get, list, across or within namespaces). Patches are merge patches (JSON merge or strategic merge, which act
 // alike on the maps patched here: labels and annotations) or JSON patches (json-patch.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorText } from '../../infra/error-text.ts';
@@ -13,12 +13,15 @@ import { ListWatch } from './watch-stream.ts';
 export interface KubeDeps {
   readonly pods: ObjectStore;
   readonly nodes: ObjectStore;
+  /** Core v1 events (what the agent reports on pods and its node); absent: the API has none. */
+  readonly events?: ObjectStore;
   /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkIntervalMs?: number;
 }
 
 const POD_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/;
 const NODE_PATH = /^\/api\/v1\/nodes(?:\/([^/]+))?$/;
+const EVENT_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json'];
 const JSON_PATCH_TYPE = 'application/json-patch+json';
 
@@ -64,6 +67,16 @@ export class KubeApi {
     }
     if (url.pathname === '/api/v1/pods' && method === 'GET') {
       return this.#listWatch.serve(res, url, this.#deps.pods, undefined);
+    }
+    const events = this.#deps.events;
+    const eventPath = EVENT_PATH.exec(url.pathname);
+    if (events !== undefined && eventPath !== null) {
+      const ns = decodeURIComponent(eventPath[1] ?? '');
+      const name = eventPath[2] === undefined ? undefined : decodeURIComponent(eventPath[2]);
+      return this.#resource(req, res, url, body, events, ns, name);
+    }
+    if (events !== undefined && url.pathname === '/api/v1/events' && method === 'GET') {
+      return this.#listWatch.serve(res, url, events, undefined);
     }
     const nodePath = NODE_PATH.exec(url.pathname);
     if (nodePath !== null) {

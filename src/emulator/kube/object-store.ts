@@ -38,6 +38,13 @@ export const NODE: ResourceKind = {
   namespaced: false,
 };
 
+export const EVENT: ResourceKind = {
+  kind: 'Event',
+  listKind: 'EventList',
+  resource: 'events',
+  namespaced: true,
+};
+
 /** The cluster's resourceVersion: one counter for every kind. */
 export class ResourceVersionCounter {
   #current = 1;

@@ -12,6 +12,7 @@ import { POD_ENI_ANNOTATION } from '../../../pods/pod-eni.ts';
 import type { PodMetadata, PodSource } from '../../../pods/pod-source.ts';
 import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.ts';
 import { handleCni } from '../../cni-handler.ts';
+import type { OperationContext } from '../../context.ts';
 import { listPool, opContext, type TestContext } from '../../testing/op-context.ts';
 
 export const TRUNK = { dev: 'eth2', mac: '02:0e:00:00:00:99', eniId: 'eni-0000000000000trunk' };
@@ -81,6 +82,7 @@ export interface BranchWorld {
 export async function branchWorld(
   mode: EnforcingMode = 'strict',
   trunk: () => typeof TRUNK | undefined = () => TRUNK,
+  over: Partial<OperationContext> = {},
 ): Promise<BranchWorld> {
   const pods = new TestPods();
   const ctx = await opContext(listPool(['10.0.1.5', '10.0.1.6', '10.0.1.7']), {
@@ -88,6 +90,7 @@ export async function branchWorld(
     pods,
     trunk,
     enforcingMode: mode,
+    ...over,
   });
   ctx.kernel.addLink(TRUNK.dev, TRUNK.mac, { up: true, mtu: 9001 });
   const serializer = new PodSerializer();
