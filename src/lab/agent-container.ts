@@ -112,6 +112,21 @@ export function containerAgentSpec(
   };
 }
 
+/** `vpcnetctl install`'s arguments for a lab node: its own CNI dirs, socket and spool. */
+export function installArgs(node: LabNode): string[] {
+  return [
+    'install',
+    '--cni-bin-dir',
+    node.cniBinDir,
+    '--cni-conf-dir',
+    node.cniConfDir,
+    '--agent-socket',
+    node.agentSocket,
+    '--del-spool-dir',
+    node.spoolDir,
+  ];
+}
+
 /** The DaemonSet's init step, from the image: the plugin, the conflist and the chained plugins. */
 export function installFromImageArgv(node: LabNode, image: string): string[] {
   return [
@@ -128,15 +143,7 @@ export function installFromImageArgv(node: LabNode, image: string): string[] {
     `${node.cniConfDir}:${node.cniConfDir}`,
     image,
     IMAGE_CTL,
-    'install',
-    '--cni-bin-dir',
-    node.cniBinDir,
-    '--cni-conf-dir',
-    node.cniConfDir,
-    '--agent-socket',
-    node.agentSocket,
-    '--del-spool-dir',
-    node.spoolDir,
+    ...installArgs(node),
     '--partner-plugins-dir',
     IMAGE_PARTNER_PLUGINS_DIR,
   ];

@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorText } from '../infra/error-text.ts';
-import { containerAgentSpec } from './agent-container.ts';
+import { containerAgentSpec, installArgs } from './agent-container.ts';
 import type { ChildSpec } from './children.ts';
 import { ctlArgv } from './children.ts';
 import { runCommand } from './command.ts';
@@ -84,18 +84,7 @@ export function agentSpec(
 /** Installs the plugin and its conflist into the node's CNI dirs, as the DaemonSet's init step would. */
 export async function installPlugin(node: LabNode, repoRoot: string): Promise<void> {
   const [file, ...args] = ctlArgv(repoRoot);
-  await runCommand(file, [
-    ...args,
-    'install',
-    '--cni-bin-dir',
-    node.cniBinDir,
-    '--cni-conf-dir',
-    node.cniConfDir,
-    '--agent-socket',
-    node.agentSocket,
-    '--del-spool-dir',
-    node.spoolDir,
-  ]);
+  await runCommand(file, [...args, ...installArgs(node)]);
 }
 
 /** Waits for `GET /v1/healthz` = 200; the error quotes the end of the agent's log. */
