@@ -186,6 +186,35 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
     assert.ok(state.pool.enis.length >= 1);
   });
 
+  test("the DaemonSet's probes, run in the container as the kubelet would, pass while the agent serves", async () => {
+    for (const probe of [['health'], ['health', '--live']]) {
+      const out = await runProcess([
+        'podman',
+        'exec',
+        container,
+        '/opt/vpcnet/bin/vpcnetctl',
+        ...probe,
+        '--agent-socket',
+        node.agentSocket,
+      ]);
+      assert.equal(out.code, 0, `vpcnetctl ${probe.join(' ')}: ${out.stdout}${out.stderr}`);
+    }
+    const status = await runProcess([
+      'podman',
+      'exec',
+      container,
+      '/opt/vpcnet/bin/vpcnetctl',
+      'status',
+      '--json',
+      '--agent-socket',
+      node.agentSocket,
+      '--del-spool-dir',
+      node.spoolDir,
+    ]);
+    assert.notEqual(status.code, 3, status.stdout + status.stderr);
+    assert.equal((JSON.parse(status.stdout) as { agent: { ready: boolean } }).agent.ready, true);
+  });
+
   test('an agent container that dies is started again by the lab supervisor, as a DaemonSet would', async () => {
     const pidOf = async (): Promise<number> =>
       Number((await runToSuccess(['podman', 'inspect', '--format', '{{.State.Pid}}', container])).stdout);
