@@ -208,8 +208,6 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
       '--json',
       '--agent-socket',
       node.agentSocket,
-      '--del-spool-dir',
-      node.spoolDir,
     ]);
     assert.notEqual(status.code, 3, status.stdout + status.stderr);
     assert.equal((JSON.parse(status.stdout) as { agent: { ready: boolean } }).agent.ready, true);

@@ -4,22 +4,20 @@ import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { settleBinding } from '../bindings/settle.ts';
-import type { Cloud, EniInfo } from '../cloud/cloud.ts';
+import type { Cloud } from '../cloud/cloud.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
-import { subnetGateway } from '../infra/ipv4.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
-import { AddressPool, routeTableFor } from '../ipam/pool.ts';
+import { AddressPool } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
 import { AgentObservability } from '../metrics/agent-observability.ts';
 import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
-import type { EniLinkSpec } from '../plan/eni-plan.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
@@ -31,6 +29,7 @@ import { Reconciler } from '../reconcile/reconciler.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
+import { eniLinks } from './eni-links.ts';
 import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
 import { introspection } from './introspection.ts';
@@ -125,31 +124,6 @@ async function recoverHalfDoneAdds(
   // A half-done ADD of a sandbox on a branch ENI may have taken its binding over: settle it back.
   const bindings = new Set(halfDone.flatMap((a) => (a.branch === undefined ? [] : [a.branch])));
   for (const key of bindings) await settleBinding({ ledger, dataplane, log }, key);
-}
-
-function eniLinkSpec(eni: EniInfo, mtu: number): EniLinkSpec {
-  return {
-    mac: eni.mac,
-    deviceNumber: eni.deviceNumber,
-    primaryIp: eni.primaryIp,
-    subnetCidr: eni.subnetCidr,
-    gateway: subnetGateway(eni.subnetCidr),
-    routeTable: routeTableFor(eni.deviceNumber),
-    mtu,
-  };
-}
-
-/** The ENI link hooks the pool manager calls (its registry protects their rules from GC meanwhile). */
-function eniLinks(dataplane: Dataplane, mtu: number) {
-  return {
-    async onEniAttached(eni: EniInfo): Promise<void> {
-      if (eni.deviceNumber === 0) return; // the primary ENI is the node's own interface
-      await dataplane.setupEni(eniLinkSpec(eni, mtu));
-    },
-    async onEniDetaching(eni: EniInfo): Promise<void> {
-      await dataplane.teardownEni(eniLinkSpec(eni, mtu));
-    },
-  };
 }
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
