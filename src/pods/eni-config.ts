@@ -8,7 +8,8 @@
 // node's life, two GETs then cost nothing, and a relabelled node or edited ENIConfig is seen at
 // the next ENI without a cache that could be stale.
 import { errorText } from '../infra/error-text.ts';
-import { apiStatus, type KubeClient } from './kube-client.ts';
+import type { KubeApiConfig } from './kube-api-config.ts';
+import { apiStatus, KubeClient } from './kube-client.ts';
 
 export const ENI_CONFIG_API = '/apis/crd.k8s.amazonaws.com/v1alpha1/eniconfigs';
 export const EXTERNAL_ENI_CONFIG_LABEL = 'vpc.amazonaws.com/externalEniConfig';
@@ -117,4 +118,9 @@ export class KubeEniConfigs {
     }
     return { name, chosenBy, ...parseEniConfigSpec(name, body) };
   }
+}
+
+/** The node's ENIConfig through its own client of the API. */
+export function kubeEniConfigs(api: KubeApiConfig, nodeName: string, keys: EniConfigKeys): KubeEniConfigs {
+  return new KubeEniConfigs(new KubeClient(api, { timeoutMs: 5000 }), nodeName, keys);
 }
