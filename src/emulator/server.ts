@@ -80,12 +80,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const pods = new ObjectStore(POD, { ids, versions });
   const nodes = new ObjectStore(NODE, { ids, versions });
   registerNodesOfInstances(ops, nodes);
-  const kube = new KubeApi({
-    pods,
-    nodes,
-    events: new ObjectStore(EVENT, { ids, versions }),
-    eniConfigs: new ObjectStore(ENI_CONFIG, { ids, versions }),
-  });
+  const eniConfigs = new ObjectStore(ENI_CONFIG, { ids, versions });
+  const kube = new KubeApi({ pods, nodes, events: new ObjectStore(EVENT, { ids, versions }), eniConfigs });
   const controller = new ResourceController({ ops, pods, nodes, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
@@ -103,7 +99,10 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       return reply(res, await imds.handle({ method, path, sourceAddress: req.socket.remoteAddress, header }));
     }
     if (path.startsWith('/admin/'))
-      return reply(res, await handleAdmin(method, path, body, { ops, faults, controller, calls }));
+      return reply(
+        res,
+        await handleAdmin(method, path, body, { ops, faults, controller, calls, eniConfigs }),
+      );
     if (path.startsWith('/api/') || path.startsWith('/apis/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST')
       return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls }));
