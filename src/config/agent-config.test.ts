@@ -280,5 +280,8 @@ test('new ENIs go by subnet discovery by default, as upstream; custom networking
     () => parse({ AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true' }),
     /AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API/,
   );
-  assert.throws(() => parse({ ENABLE_SUBNET_DISCOVERY: 'yes' }), /ENABLE_SUBNET_DISCOVERY must be true or false/);
+  assert.throws(
+    () => parse({ ENABLE_SUBNET_DISCOVERY: 'yes' }),
+    /ENABLE_SUBNET_DISCOVERY must be true or false/,
+  );
 });

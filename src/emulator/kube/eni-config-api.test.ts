@@ -1,9 +1,10 @@
 // ENIConfig objects of the Kubernetes slice (crd.k8s.amazonaws.com/v1alpha1, cluster-scoped):
-// create, get, list, delete, and the agent's own reader of the node's ENIConfig against them.
+// create, get, list and delete (src/pods/eni-config.emulator.test.ts: the agent's reader of them).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ENI_CONFIG_API, EniConfigError, kubeEniConfigs } from '../../pods/eni-config.ts';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
+import { startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
+
+const ENI_CONFIG_API = '/apis/crd.k8s.amazonaws.com/v1alpha1/eniconfigs';
 
 let t: TestEmulator;
 before(async () => {
@@ -43,28 +44,4 @@ test('ENIConfigs are created, read, listed and deleted with their group/version'
   ]);
   assert.equal((await api('DELETE', `${ENI_CONFIG_API}/other`)).status, 200);
   assert.equal((await api('GET', `${ENI_CONFIG_API}/other`)).status, 404);
-});
-
-test("the agent's reader finds the node's ENIConfig by its zone label, and names a missing one", async () => {
-  await t.emulator.launchInstance({
-    instanceType: 'm5.large',
-    subnetId: SUBNET_A,
-    nodeName: 'node-eni-config',
-  });
-  const keys = { labelKey: 'topology.kubernetes.io/zone', annotationKey: 'k8s.amazonaws.com/eniConfig' };
-  const reader = kubeEniConfigs({ baseUrl: t.url }, 'node-eni-config', keys);
-  const found = await reader.current();
-  assert.deepEqual(found, {
-    name: 'us-west-2a',
-    chosenBy: 'node label topology.kubernetes.io/zone',
-    subnetId: 'subnet-pods',
-    securityGroupIds: ['sg-pods'],
-  });
-  await api('DELETE', `${ENI_CONFIG_API}/us-west-2a`);
-  await assert.rejects(
-    reader.current(),
-    (err: unknown) =>
-      err instanceof EniConfigError &&
-      err.message === 'ENIConfig us-west-2a (node label topology.kubernetes.io/zone) does not exist',
-  );
 });
