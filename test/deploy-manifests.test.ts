@@ -109,7 +109,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test('the ClusterRole grants exactly pods get/list/watch, nodes get/patch and core events create', () => {
+  test('the ClusterRole grants exactly pods get/list/watch, nodes get/patch, core events create and ENIConfigs get', () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -120,6 +120,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'], extra: [] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'], extra: [] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'], extra: [] },
+      { apiGroups: ['crd.k8s.amazonaws.com'], resources: ['eniconfigs'], verbs: ['get'], extra: [] },
     ]);
     assert.equal(base.clusterRole.aggregationRule, undefined);
   });

@@ -11,6 +11,8 @@ import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
+import type { NodeEniConfigSource } from '../ipam/eni-placement-custom.ts';
+import { eniPlacerFor } from '../ipam/eni-placer-for.ts';
 import { AddressPool } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
@@ -72,6 +74,8 @@ export interface AgentDeps {
   /** The node's taints (startup-taint.ts) and Kubernetes Events; absent without an API. */
   readonly nodeTaints?: NodeTaints;
   readonly events?: EventRecorder;
+  /** The node's ENIConfig, read from the API (custom networking only). */
+  readonly eniConfigs?: NodeEniConfigSource;
 }
 
 export interface RunningAgent {
@@ -157,6 +161,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     targets: deps.targets,
     ledger,
     eniTags: config.eniTags,
+    eniPlacement: eniPlacerFor(config.eniPlacement.mode, cloud, meta, deps.eniConfigs),
     minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),

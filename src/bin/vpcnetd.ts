@@ -13,6 +13,7 @@ import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
 import { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
+import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { kubeNodeTaints } from '../pods/node-taints.ts';
@@ -89,6 +90,10 @@ async function main(): Promise<void> {
           nodeTaints: kubeNodeTaints(config.kubeApi, config.nodeName),
           events: kubeEvents(config.kubeApi, config.nodeName, log),
         }
+      : {}),
+    // Custom networking reads the node's ENIConfig (config parsing refused it without an API).
+    ...(config.eniPlacement.mode === 'custom' && config.kubeApi
+      ? { eniConfigs: kubeEniConfigs(config.kubeApi, config.nodeName, config.eniPlacement) }
       : {}),
     log,
     now: Date.now,

@@ -7,6 +7,7 @@ import {
   toDetachedEni,
   toEniInfo,
 } from './aws-network-interface.ts';
+import { readSubnet, subnetQueryParams, subnetQueryText } from './aws-subnet.ts';
 import type {
   Cloud,
   CreatedEni,
@@ -14,6 +15,8 @@ import type {
   EniInfo,
   InstanceMetadata,
   InstanceTypeLimits,
+  SubnetInfo,
+  SubnetQuery,
 } from './cloud.ts';
 import { CloudError } from './cloud.ts';
 import type { AwsCredentials } from './credentials/aws-credentials.ts';
@@ -87,6 +90,14 @@ export class AwsCloud implements Cloud {
 
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     return cached(this.limitsCache, instanceType, () => this.fetchLimits(instanceType));
+  }
+
+  async describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+    const doing = subnetQueryText(query);
+    const raw = await this.call(doing, 'DescribeSubnets', subnetQueryParams(query), (r) =>
+      r.items('subnetSet'),
+    );
+    return raw.map((xml) => readSubnet(doing, xml));
   }
 
   async assignPrivateIps(eniId: string, count: number): Promise<string[]> {

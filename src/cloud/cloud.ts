@@ -48,6 +48,22 @@ export interface DetachedEni {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** A subnet as DescribeSubnets shows it: where a new ENI may go. */
+export interface SubnetInfo {
+  readonly subnetId: string;
+  readonly vpcId: string;
+  readonly availabilityZone: string;
+  readonly cidr: string;
+  /** EC2's AvailableIpAddressCount: addresses nothing holds yet. */
+  readonly availableIpCount: number;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** Which subnets describeSubnets lists: by ID, or every subnet of one zone (and VPC). */
+export type SubnetQuery =
+  | { readonly subnetIds: readonly string[] }
+  | { readonly availabilityZone: string; readonly vpcId?: string };
+
 export interface InstanceTypeLimits {
   readonly maxEnis: number;
   /** IPv4 addresses per ENI, including the ENI's primary address. */
@@ -84,6 +100,8 @@ export interface Cloud {
    */
   describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]>;
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits>;
+  /** EC2 DescribeSubnets: the subnets asked for (an unknown ID fails with InvalidSubnetID.NotFound). */
+  describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]>;
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
   assignPrivateIps(eniId: string, count: number): Promise<string[]>;
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void>;

@@ -15,6 +15,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetInfo,
+  type SubnetQuery,
 } from './cloud.ts';
 import { type Ec2CallFigures, Ec2CallTally } from './ec2-call-figures.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, isRetryable, isThrottled, type RetryPolicy } from './ec2-retry.ts';
@@ -102,6 +104,10 @@ export class LimitedCloud implements Cloud {
 
   describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
     return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeDetachedEnis(tagKey, tagValue));
+  }
+
+  describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+    return this.#call('DescribeSubnets', () => this.#inner.describeSubnets(query));
   }
 
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {

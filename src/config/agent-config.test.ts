@@ -259,3 +259,29 @@ test('the startup taint defaults to node.vpcnet.io/agent-not-ready and must be a
   );
   assert.throws(() => parse({ VPCNET_STARTUP_TAINT: 'bad key!' }), /VPCNET_STARTUP_TAINT/);
 });
+
+test('new ENIs go by subnet discovery by default, as upstream; custom networking wins and needs the API', () => {
+  assert.deepEqual(parse({}).eniPlacement, { mode: 'discovery' });
+  assert.deepEqual(parse({ ENABLE_SUBNET_DISCOVERY: 'false' }).eniPlacement, { mode: 'primary' });
+  assert.deepEqual(
+    parse({ AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true', VPCNET_KUBE_API: 'http://127.0.0.1:1' }).eniPlacement,
+    { mode: 'custom', labelKey: 'k8s.amazonaws.com/eniConfig', annotationKey: 'k8s.amazonaws.com/eniConfig' },
+  );
+  assert.deepEqual(
+    parse({
+      AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true',
+      ENABLE_SUBNET_DISCOVERY: 'true',
+      ENI_CONFIG_LABEL_DEF: 'topology.kubernetes.io/zone',
+      VPCNET_KUBE_API: 'http://127.0.0.1:1',
+    }).eniPlacement,
+    { mode: 'custom', labelKey: 'topology.kubernetes.io/zone', annotationKey: 'k8s.amazonaws.com/eniConfig' },
+  );
+  assert.throws(
+    () => parse({ AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true' }),
+    /AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API/,
+  );
+  assert.throws(
+    () => parse({ ENABLE_SUBNET_DISCOVERY: 'yes' }),
+    /ENABLE_SUBNET_DISCOVERY must be true or false/,
+  );
+});

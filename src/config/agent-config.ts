@@ -5,6 +5,7 @@ import { VPCNET_OWN_TAG_KEYS } from '../ipam/eni-ownership.ts';
 import { type EniTagOptions, parseAdditionalEniTags } from '../ipam/eni-tags.ts';
 import type { LeakedEniCleanup } from '../ipam/leaked-enis.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
+import type { EniConfigKeys } from '../pods/eni-config.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
 import { ConfigError } from './config-error.ts';
 import { type Env, readSettings } from './setting.ts';
@@ -31,6 +32,13 @@ export interface AgentConfig {
   /** AWS_VPC_K8S_CNI_EXTERNALSNAT: an external NAT device, not the node, translates pod traffic. */
   readonly externalSnat: boolean;
   readonly targets: WarmPoolTargets;
+  /**
+   * Where new ENIs go: the primary ENI's subnet, subnet discovery (ENABLE_SUBNET_DISCOVERY), or
+   * the node's ENIConfig (AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG, which wins, as upstream).
+   */
+  readonly eniPlacement:
+    | { readonly mode: 'primary' | 'discovery' }
+    | ({ readonly mode: 'custom' } & EniConfigKeys);
   /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS (upstream names): tags of the ENIs vpcnet creates. */
   readonly eniTags: EniTagOptions;
   /** An ENI attached less than this ago is not freed (ms). */
@@ -110,6 +118,14 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
   else if (v.kubernetesServiceHost !== undefined) {
     kubeApi = inClusterApi(v.kubernetesServiceHost, v.kubernetesServicePort);
   }
+  if (v.customNetworkCfg && kubeApi === undefined) {
+    throw new ConfigError(
+      "AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API (the node's ENIConfig is read there): set VPCNET_KUBE_API or run in-cluster",
+    );
+  }
+  const eniPlacement: AgentConfig['eniPlacement'] = v.customNetworkCfg
+    ? { mode: 'custom', labelKey: v.eniConfigLabelDef, annotationKey: v.eniConfigAnnotationDef }
+    : { mode: v.enableSubnetDiscovery ? 'discovery' : 'primary' };
   return {
     agentSocket: v.agentSocket,
     stateDir: v.stateDir,
@@ -123,6 +139,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     podSecurityGroupEnforcingMode: v.podSecurityGroupEnforcingMode,
     externalSnat: v.externalSnat,
     targets,
+    eniPlacement,
     eniTags,
     minEniLifetimeMs: v.minEniLifetimeSeconds * 1000,
     leakedEniCleanup: {

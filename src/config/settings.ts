@@ -122,6 +122,38 @@ export const AGENT_SETTINGS = {
     upstream: true,
     description: '`true` is refused at start (not built yet)',
   }),
+  // Where new ENIs go (src/ipam/eni-placement*.ts): custom networking wins over subnet discovery.
+  customNetworkCfg: withDefault({
+    env: 'AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG',
+    kind: trueOrFalse,
+    default: false,
+    upstream: true,
+    description:
+      "true: new ENIs go into the subnet and security groups of the node's ENIConfig (`crd.k8s.amazonaws.com/v1alpha1`; none listed: the primary ENI's), and the primary ENI carries no pods; needs the Kubernetes API. A missing ENIConfig, or a subnet that is missing or in another zone, blocks the pool's growth with that reason (state, log, ADD code 11)",
+  }),
+  eniConfigLabelDef: withDefault({
+    env: 'ENI_CONFIG_LABEL_DEF',
+    kind: text('a node label key'),
+    default: 'k8s.amazonaws.com/eniConfig',
+    upstream: true,
+    description:
+      'node label whose value names the ENIConfig (e.g. `topology.kubernetes.io/zone`); the annotation wins over it; neither: the ENIConfig `default`',
+  }),
+  eniConfigAnnotationDef: withDefault({
+    env: 'ENI_CONFIG_ANNOTATION_DEF',
+    kind: text('a node annotation key'),
+    default: 'k8s.amazonaws.com/eniConfig',
+    upstream: true,
+    description: "node annotation whose value names the ENIConfig (wins over ENI_CONFIG_LABEL_DEF's label)",
+  }),
+  enableSubnetDiscovery: withDefault({
+    env: 'ENABLE_SUBNET_DISCOVERY',
+    kind: trueOrFalse,
+    default: true,
+    upstream: true,
+    description:
+      "true: a new ENI goes into the subnet with the most free addresses among the primary ENI's subnet and the subnets of its VPC and zone tagged `kubernetes.io/role/cni`, with the primary ENI's security groups; false: always the primary ENI's subnet",
+  }),
   warmEniTarget: withDefault({
     env: 'WARM_ENI_TARGET',
     kind: nonNegativeInt,

@@ -1,6 +1,7 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
 import { errorText } from '../infra/error-text.ts';
+import { addEniConfig, addSubnet } from './admin-subnets.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
@@ -9,6 +10,7 @@ import type { Ec2CallCounts } from './ec2/call-counts.ts';
 import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
+import type { ObjectStore } from './kube/object-store.ts';
 import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
@@ -16,6 +18,8 @@ export interface AdminDeps {
   readonly faults: FaultInjector;
   readonly controller: ResourceController;
   readonly calls?: Ec2CallCounts;
+  /** The Kubernetes slice's ENIConfigs (POST /admin/eniconfigs). */
+  readonly eniConfigs?: ObjectStore;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -148,6 +152,11 @@ export async function handleAdmin(
     if (method === 'DELETE' && del?.[1] !== undefined) {
       await deps.ops.terminate(decodeURIComponent(del[1]));
       return { status: 204, headers: {}, body: '' };
+    }
+    if (method === 'POST' && path === '/admin/subnets')
+      return jsonReply(201, addSubnet(deps.ops.state, parsed));
+    if (method === 'POST' && path === '/admin/eniconfigs' && deps.eniConfigs !== undefined) {
+      return jsonReply(201, addEniConfig(deps.eniConfigs, parsed));
     }
     if (method === 'PUT' && path === '/admin/faults') {
       deps.faults.set(parseFaultSettings(parsed));

@@ -16,6 +16,8 @@ export interface SubnetSpec {
   readonly subnetId: string;
   readonly cidr: string; // e.g. 10.0.0.0/20; gateway = first address + 1 (AWS reserves .0-.3 and the last)
   readonly availabilityZone: string;
+  /** The subnet's tags, e.g. `kubernetes.io/role/cni: "1"` for subnet discovery. */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 /** Faults apply to EC2 actions (and IMDS when `imds` is true; IMDS lag: `imdsStaleReadMs`). */

@@ -15,7 +15,7 @@ import type { HttpReply } from './http-reply.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
 import { registerNodesOfInstances } from './kube/node-objects.ts';
-import { EVENT, NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
+import { ENI_CONFIG, EVENT, NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
 import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
@@ -80,7 +80,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const pods = new ObjectStore(POD, { ids, versions });
   const nodes = new ObjectStore(NODE, { ids, versions });
   registerNodesOfInstances(ops, nodes);
-  const kube = new KubeApi({ pods, nodes, events: new ObjectStore(EVENT, { ids, versions }) });
+  const eniConfigs = new ObjectStore(ENI_CONFIG, { ids, versions });
+  const kube = new KubeApi({ pods, nodes, events: new ObjectStore(EVENT, { ids, versions }), eniConfigs });
   const controller = new ResourceController({ ops, pods, nodes, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
@@ -98,8 +99,11 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       return reply(res, await imds.handle({ method, path, sourceAddress: req.socket.remoteAddress, header }));
     }
     if (path.startsWith('/admin/'))
-      return reply(res, await handleAdmin(method, path, body, { ops, faults, controller, calls }));
-    if (path.startsWith('/api/')) return kube.handle(req, res, url, body);
+      return reply(
+        res,
+        await handleAdmin(method, path, body, { ops, faults, controller, calls, eniConfigs }),
+      );
+    if (path.startsWith('/api/') || path.startsWith('/apis/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST')
       return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls }));
     reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });

@@ -6,10 +6,13 @@
 import type { Cloud, EniInfo, InstanceMetadata } from '../cloud/cloud.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
 import { vpcnetEniDescription, vpcnetEniTags } from './eni-ownership.ts';
+import type { EniPlacement } from './eni-placement.ts';
 import type { EniTagOptions } from './eni-tags.ts';
 import type { EniJournal } from './pending-enis.ts';
 
 export interface EniAttachRequest {
+  /** The subnet and security groups of the new ENI (eni-placement.ts). */
+  readonly placement: EniPlacement;
   readonly deviceIndex: number;
   /** ms since epoch: the creation time the ENI is tagged with. */
   readonly createdAtMs: number;
@@ -20,7 +23,7 @@ export interface EniAttachRequest {
 }
 
 /**
- * Creates an ENI in the primary ENI's subnet with the instance's security groups, tagged and
+ * Creates an ENI in the placement's subnet with its security groups, tagged and
  * described as vpcnet's, records it (durably) as attaching, and attaches it at the device index.
  * The caller drops the record once the ENI is registered. Errors name the ENI, the subnet or the
  * device index and the EC2 code.
@@ -32,11 +35,12 @@ export async function createAndAttachEni(
 ): Promise<EniInfo> {
   const description = vpcnetEniDescription(metadata);
   const tags = vpcnetEniTags(metadata, req.createdAtMs, req.tags);
+  const { subnetId, subnetCidr, securityGroupIds } = req.placement;
   let created: Awaited<ReturnType<Cloud['createEni']>>;
   try {
-    created = await cloud.createEni(metadata.subnetId, metadata.securityGroupIds, description, tags);
+    created = await cloud.createEni(subnetId, securityGroupIds, description, tags);
   } catch (err) {
-    throw new Error(`cannot create an ENI in ${metadata.subnetId}: ${cloudErrorText(err)}`, { cause: err });
+    throw new Error(`cannot create an ENI in ${subnetId}: ${cloudErrorText(err)}`, { cause: err });
   }
   const eniId = created.eniId;
   try {
@@ -64,8 +68,8 @@ export async function createAndAttachEni(
     mac: created.mac,
     deviceNumber: req.deviceIndex,
     attachmentId,
-    subnetId: metadata.subnetId,
-    subnetCidr: metadata.subnetCidr,
+    subnetId,
+    subnetCidr,
     primaryIp: created.primaryIp,
     secondaryIps: [],
     description,

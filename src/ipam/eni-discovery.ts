@@ -17,7 +17,7 @@ export interface AdoptedEnis {
  * up their links itself). ENIs vpcnet deleted that a stale describe still lists are skipped.
  */
 export function adoptEnis(
-  parts: Pick<PoolParts, 'registry' | 'pool' | 'log'>,
+  parts: Pick<PoolParts, 'registry' | 'pool' | 'log' | 'placement'>,
   described: readonly EniInfo[],
   state: 'configuring' | 'ready',
 ): AdoptedEnis {
@@ -27,7 +27,7 @@ export function adoptEnis(
   for (const eni of [...described].sort((a, b) => a.deviceNumber - b.deviceNumber)) {
     if (registry.knows(eni.eniId)) continue;
     const facts = { createdByVpcnet: createdByVpcnet(eni) };
-    const reason = unmanagedReason(eni);
+    const reason = unmanagedReason(eni) ?? placementReason(eni, parts.placement);
     if (reason !== undefined) {
       registry.add(eni, 'unmanaged', { ...facts, unmanagedReason: reason });
       unmanaged.push(eni);
@@ -47,4 +47,10 @@ export function adoptEnis(
     managed.push(eni);
   }
   return { managed, unmanaged };
+}
+
+/** Custom networking: the primary ENI sits in the node's subnet, not the pods'; it lends no address. */
+function placementReason(eni: EniInfo, placement: PoolParts['placement']): string | undefined {
+  if (eni.deviceNumber !== 0 || placement.primaryEniCarriesPods) return undefined;
+  return 'custom networking: the primary ENI carries no pods';
 }

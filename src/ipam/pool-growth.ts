@@ -46,7 +46,9 @@ export class PoolGrowth {
    */
   async attachEni(): Promise<PoolDecision> {
     const { cloud, metadata, log, registry, clock, journal } = this.#p;
+    const placement = await this.#p.placement.next();
     const eni = await createAndAttachEni(cloud, metadata, {
+      placement,
       deviceIndex: this.#nextDeviceIndex(),
       createdAtMs: clock.now(),
       tags: this.#p.eniTags,
@@ -59,7 +61,13 @@ export class PoolGrowth {
         registry.addLeftOver(eniId);
       },
     });
-    log.info('attached ENI', { eni: eni.eniId, device: eni.deviceNumber, attachmentId: eni.attachmentId });
+    log.info('attached ENI', {
+      eni: eni.eniId,
+      device: eni.deviceNumber,
+      attachmentId: eni.attachmentId,
+      subnet: eni.subnetId,
+      placement: placement.reason,
+    });
     // As the upstream does: the ENI goes away with the instance. Retried until it sticks.
     registry.add(eni, 'configuring', { createdByVpcnet: true, deleteOnTerminationPending: true });
     await journal.done(eni.eniId);

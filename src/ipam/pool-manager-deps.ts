@@ -2,6 +2,7 @@
 // (pool-manager.ts), kept apart so the manager's file holds only its behaviour.
 import type { Cloud, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
 import type { CloudSyncState } from './cloud-sync.ts';
+import type { EniPlacer } from './eni-placement.ts';
 import type { EniTagOptions } from './eni-tags.ts';
 import type { LeakedEniCleanup } from './leaked-enis.ts';
 import type { PendingEniRecords } from './pending-enis.ts';
@@ -27,6 +28,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly ledger?: PoolLedger & PendingEniRecords;
   /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS, for the ENIs vpcnet creates. */
   readonly eniTags?: EniTagOptions;
+  /** Subnet and security groups of new ENIs (default: the primary ENI's; eni-placement.ts). */
+  readonly eniPlacement?: EniPlacer;
   /** An ENI attached less than this ago is not freed (default: the upstream's minute). */
   readonly minEniLifetimeMs?: number;
   /** The leaked-ENI sweep (default: on, the upstream's grace and interval). */

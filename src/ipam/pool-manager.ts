@@ -12,6 +12,7 @@ import { PeriodicLoop } from '../infra/periodic.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
 import { CloudSync, type LostEni } from './cloud-sync.ts';
 import { adoptEnis } from './eni-discovery.ts';
+import { primarySubnetPlacer } from './eni-placement.ts';
 import { type EniEntry, EniRegistry } from './eni-registry.ts';
 import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from './leaked-enis.ts';
 import { EniJournal, type PendingEniRecord, resumePendingEnis } from './pending-enis.ts';
@@ -53,6 +54,7 @@ export class PoolManager {
       links: deps,
       journal: this.#journal,
       eniTags: deps.eniTags ?? {},
+      placement: deps.eniPlacement ?? primarySubnetPlacer(deps.metadata),
     };
     this.#sweep = new LeakedEniSweep(this.#parts, deps.leakedEniCleanup ?? DEFAULT_LEAKED_ENI_CLEANUP);
     this.#addresses = new PoolAddresses({

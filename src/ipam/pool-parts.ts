@@ -2,6 +2,7 @@
 // the in-memory pool, the ENI registry and the hooks into the agent's dataplane.
 
 import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../cloud/cloud.ts';
+import type { EniPlacer } from './eni-placement.ts';
 import type { EniRegistry } from './eni-registry.ts';
 import type { EniTagOptions } from './eni-tags.ts';
 import type { EniJournal } from './pending-enis.ts';
@@ -45,4 +46,6 @@ export interface PoolParts {
   readonly journal: EniJournal;
   /** What the ENIs vpcnet creates are tagged with besides its own marks. */
   readonly eniTags: EniTagOptions;
+  /** Where each new ENI goes (subnet, security groups), and whether the primary ENI lends addresses. */
+  readonly placement: EniPlacer;
 }

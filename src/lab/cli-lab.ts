@@ -9,6 +9,7 @@ import { runEmulatorProcess } from './emulator-process.ts';
 import { type LabDescription, labLayout } from './layout.ts';
 import { deleteLabPod, labPod } from './pod.ts';
 import { logLineStep, stderrProgress } from './progress.ts';
+import { ENI_CONFIG_HELP, labEniConfigCommand, labSubnetCommand, SUBNET_HELP } from './subnets.ts';
 import { runSupervisor } from './supervisor.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import type { LabLog } from './up.ts';
@@ -23,6 +24,8 @@ Commands:
   up        bring a lab up
   down      remove a lab (every namespace, process and file of it)
   pod       register a pod in the lab's Kubernetes API (or --delete it)
+  subnet    add a subnet (zone, tags) to the lab's VPC
+  eni-config  add an ENIConfig (custom networking) to the lab's Kubernetes API
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
   up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni [--trunk-driver D]]
@@ -72,6 +75,8 @@ m5/c5 instance type; its agent asks for the trunk), else nothing is registered a
 With --delete it removes pod NS/P from the Kubernetes API (the controller then releases its
 branch ENI and VLAN ID); a pod that does not exist is an error.
 `,
+  subnet: SUBNET_HELP,
+  'eni-config': ENI_CONFIG_HELP,
   supervise: 'Usage: vpcnetctl lab supervise --name L   (internal: started by `lab up --detach`)\n',
   emulator: 'Usage: vpcnetctl lab emulator --name L   (internal: runs inside the lab VPC namespace)\n',
 };
@@ -129,6 +134,10 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
     }
     case 'pod':
       return pod(args);
+    case 'subnet':
+      return labSubnetCommand(args);
+    case 'eni-config':
+      return labEniConfigCommand(args);
     case 'supervise': {
       const name = requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name);
       const req = await readUpRequest(name);

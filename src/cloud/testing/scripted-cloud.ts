@@ -7,6 +7,8 @@ import type {
   EniInfo,
   InstanceMetadata,
   InstanceTypeLimits,
+  SubnetInfo,
+  SubnetQuery,
 } from '../cloud.ts';
 
 export interface ScriptedCall {
@@ -48,6 +50,9 @@ export class ScriptedCloud implements Cloud {
   }
   describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
     return this.#answer('describeDetachedEnis', [tagKey, tagValue], []);
+  }
+  describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+    return this.#answer('describeSubnets', [query], []);
   }
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     return this.#answer('instanceTypeLimits', [instanceType], { maxEnis: 3, ipsPerEni: 10 });

@@ -62,6 +62,10 @@ function subnetFilters(state: VpcView): FilterSchema<SubnetPool> {
 
 const noTags = new Map<string, string>();
 
+function subnetTags(s: SubnetPool): ReadonlyMap<string, string> {
+  return new Map(Object.entries(s.spec.tags ?? {}));
+}
+
 export function describeNetworkInterfaces(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('NetworkInterfaceId');
   for (const id of ids) state.eni(id);
@@ -86,7 +90,7 @@ export function describeInstances(p: QueryParams, state: VpcView): XmlObject {
 export function describeSubnets(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('SubnetId');
   const chosen = ids.length > 0 ? ids.map((id) => state.subnet(id)) : state.subnets();
-  const found = applyFilters(chosen, p.filters(), subnetFilters(state), () => noTags);
+  const found = applyFilters(chosen, p.filters(), subnetFilters(state), (s) => subnetTags(s));
   return { subnetSet: found.map((s) => renderSubnet(state, s)) };
 }
 

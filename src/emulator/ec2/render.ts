@@ -146,7 +146,7 @@ export function renderSubnet(state: VpcView, pool: SubnetPool): XmlObject {
     availabilityZone: pool.spec.availabilityZone,
     defaultForAz: false,
     mapPublicIpOnLaunch: false,
-    tagSet: [],
+    tagSet: tagSet(new Map(Object.entries(pool.spec.tags ?? {}))),
   };
 }
 

@@ -1,6 +1,7 @@
 // The slice of the Kubernetes API that vpcnet and the emulated resource controller use: pods
 // (create, get, delete, patch, list and watch, across or within namespaces), nodes (get,
-// patch, list and watch) and core v1 events (create, get, list, across or within namespaces). Patches are merge patches (JSON merge or strategic merge, which act
+// patch, list and watch), ENIConfigs (crd.k8s.amazonaws.com/v1alpha1: create, get, delete, patch,
+// list and watch) and core v1 events (create, get, list, across or within namespaces). Patches are merge patches (JSON merge or strategic merge, which act
 // alike on the maps patched here: labels and annotations) or JSON patches (json-patch.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorText } from '../../infra/error-text.ts';
@@ -15,12 +16,15 @@ export interface KubeDeps {
   readonly nodes: ObjectStore;
   /** Core v1 events (what the agent reports on pods and its node); absent: the API has none. */
   readonly events?: ObjectStore;
+  /** ENIConfig objects (custom networking); absent: the API has none. */
+  readonly eniConfigs?: ObjectStore;
   /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkIntervalMs?: number;
 }
 
 const POD_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/;
 const NODE_PATH = /^\/api\/v1\/nodes(?:\/([^/]+))?$/;
+const ENI_CONFIG_PATH = /^\/apis\/crd\.k8s\.amazonaws\.com\/v1alpha1\/eniconfigs(?:\/([^/]+))?$/;
 const EVENT_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json'];
 const JSON_PATCH_TYPE = 'application/json-patch+json';
@@ -77,6 +81,11 @@ export class KubeApi {
     }
     if (events !== undefined && url.pathname === '/api/v1/events' && method === 'GET') {
       return this.#listWatch.serve(res, url, events, undefined);
+    }
+    const eniConfigPath = ENI_CONFIG_PATH.exec(url.pathname);
+    if (this.#deps.eniConfigs !== undefined && eniConfigPath !== null) {
+      const name = eniConfigPath[1] === undefined ? undefined : decodeURIComponent(eniConfigPath[1]);
+      return this.#resource(req, res, url, body, this.#deps.eniConfigs, undefined, name);
     }
     const nodePath = NODE_PATH.exec(url.pathname);
     if (nodePath !== null) {

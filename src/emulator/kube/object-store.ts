@@ -28,6 +28,8 @@ export interface ResourceKind {
   readonly listKind: string; // PodList
   readonly resource: string; // pods
   readonly namespaced: boolean;
+  /** Group/version of a custom resource (default core `v1`). */
+  readonly apiVersion?: string;
 }
 
 export const POD: ResourceKind = { kind: 'Pod', listKind: 'PodList', resource: 'pods', namespaced: true };
@@ -36,6 +38,15 @@ export const NODE: ResourceKind = {
   listKind: 'NodeList',
   resource: 'nodes',
   namespaced: false,
+};
+
+/** Custom networking's ENIConfig (cluster-scoped, as upstream's CRD): spec.subnet, spec.securityGroups. */
+export const ENI_CONFIG: ResourceKind = {
+  kind: 'ENIConfig',
+  listKind: 'ENIConfigList',
+  resource: 'eniconfigs',
+  namespaced: false,
+  apiVersion: 'crd.k8s.amazonaws.com/v1alpha1',
 };
 
 export const EVENT: ResourceKind = {
@@ -128,7 +139,7 @@ export class ObjectStore {
     const now = this.#deps.now?.() ?? new Date();
     const object: JsonObject = {
       ...body,
-      apiVersion: 'v1',
+      apiVersion: this.kind.apiVersion ?? 'v1',
       kind: this.kind.kind,
       metadata: {
         ...m,

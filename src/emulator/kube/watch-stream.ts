@@ -50,7 +50,7 @@ export class ListWatch {
       // state, which the API server may do too (it never answers older than asked).
       const body: JsonObject = {
         kind: store.kind.listKind,
-        apiVersion: 'v1',
+        apiVersion: store.kind.apiVersion ?? 'v1',
         metadata: { resourceVersion: String(store.resourceVersion) },
         items: store.list().filter(matches),
       };
@@ -114,7 +114,7 @@ export class ListWatch {
           type: 'BOOKMARK',
           object: {
             kind: store.kind.kind,
-            apiVersion: 'v1',
+            apiVersion: store.kind.apiVersion ?? 'v1',
             metadata: { resourceVersion: String(store.resourceVersion) },
           },
         });

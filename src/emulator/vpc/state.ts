@@ -1,11 +1,12 @@
 // The emulated VPC in memory: subnets, instances, ENIs and their addresses. Every method is
 // synchronous and all-or-nothing: it either changes the state or throws an Ec2Error and
 // leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
-import type { VpcSpec } from '../api.ts';
+import type { SubnetSpec, VpcSpec } from '../api.ts';
 import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
-import { subnetPools } from './spec.ts';
+import { addSubnetPool, subnetPools } from './spec.ts';
+import type { SubnetPool } from './subnet-pool.ts';
 import { checkTrunkAssociation } from './trunk-rules.ts';
 import {
   type Eni,
@@ -49,6 +50,13 @@ export class VpcState extends VpcView {
     super(spec, subnetPools(spec));
     this.#ids = ids;
     this.#now = now;
+  }
+
+  /** A subnet created after start (the lab's extra subnets); the checks of the VPC's own. */
+  addSubnet(spec: SubnetSpec): SubnetPool {
+    const pool = addSubnetPool(this.subnetsById, this.spec.cidr, spec);
+    this.onChange?.();
+    return pool;
   }
 
   createEni(req: CreateEniRequest): Eni {

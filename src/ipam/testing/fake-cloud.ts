@@ -9,6 +9,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetInfo,
+  type SubnetQuery,
 } from '../../cloud/cloud.ts';
 
 interface FakeEni {
@@ -46,6 +48,7 @@ export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
   'metadata',
   'describeInstanceEnis',
   'describeDetachedEnis',
+  'describeSubnets',
   'instanceTypeLimits',
   ...CLOUD_MUTATIONS,
 ];
@@ -60,6 +63,8 @@ export class FakeCloud implements Cloud {
   readonly limits: InstanceTypeLimits;
   readonly meta: InstanceMetadata;
   readonly enis = new Map<string, FakeEni>();
+  /** What describeSubnets knows: the instance's subnet first; tests add (and change) more. */
+  readonly subnets: SubnetInfo[];
   /** Every call, as "method arg…", in order. */
   readonly calls: string[] = [];
   readonly #failures = new Map<FakeCloudMethod, Error[]>();
@@ -81,6 +86,16 @@ export class FakeCloud implements Cloud {
       vpcCidrs: ['10.0.0.0/16'],
       securityGroupIds: ['sg-1'],
     };
+    this.subnets = [
+      {
+        subnetId: this.meta.subnetId,
+        vpcId: 'vpc-1',
+        availabilityZone: this.meta.availabilityZone,
+        cidr: this.meta.subnetCidr,
+        availableIpCount: 1000,
+        tags: {},
+      },
+    ];
     const primary: FakeEni = {
       eniId: 'eni-primary',
       mac: this.meta.primaryMac,
@@ -212,6 +227,23 @@ export class FakeCloud implements Cloud {
       );
     }
     eni.secondaryIps = eni.secondaryIps.filter((ip) => !ips.includes(ip));
+  }
+
+  async describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+    this.#enter('describeSubnets', JSON.stringify(query));
+    if ('subnetIds' in query) {
+      return query.subnetIds.map((id) => {
+        const found = this.subnets.find((s) => s.subnetId === id);
+        if (!found)
+          throw new CloudError(`The subnet ID '${id}' does not exist`, 'InvalidSubnetID.NotFound', false);
+        return found;
+      });
+    }
+    return this.subnets.filter(
+      (s) =>
+        s.availabilityZone === query.availabilityZone &&
+        (query.vpcId === undefined || s.vpcId === query.vpcId),
+    );
   }
 
   async createEni(

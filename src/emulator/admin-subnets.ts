@@ -1,0 +1,55 @@
+// Admin routes for what custom networking and subnet discovery need in a lab: more subnets in the
+// VPC (with a zone and tags, as CreateSubnet + CreateTags would make them) and ENIConfig objects in
+// the Kubernetes slice (as `kubectl apply` would). The fabric routes any address of the VPC, so an
+// ENI of a new subnet is reachable like one of the node's.
+import type { SubnetSpec } from './api.ts';
+import type { ObjectStore } from './kube/object-store.ts';
+import type { JsonObject } from './kube/objects.ts';
+import type { VpcState } from './vpc/state.ts';
+
+function record(v: unknown): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('body must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+function requiredString(v: unknown, name: string): string {
+  if (typeof v !== 'string' || v === '') throw new Error(`${name} is a required string`);
+  return v;
+}
+
+export function parseSubnetRequest(body: unknown, defaultZone: string): SubnetSpec {
+  const v = record(body);
+  const tags = v.tags === undefined ? {} : record(v.tags);
+  for (const [key, value] of Object.entries(tags)) {
+    if (typeof value !== 'string') throw new Error(`tag ${key} must have a string value`);
+  }
+  return {
+    subnetId: requiredString(v.subnetId, 'subnetId'),
+    cidr: requiredString(v.cidr, 'cidr'),
+    availabilityZone:
+      v.availabilityZone === undefined ? defaultZone : requiredString(v.availabilityZone, 'availabilityZone'),
+    tags: tags as Record<string, string>,
+  };
+}
+
+/** POST /admin/subnets: adds the subnet; answers it as DescribeSubnets would count it. */
+export function addSubnet(
+  state: VpcState,
+  body: unknown,
+): { subnetId: string; cidr: string; available: number } {
+  const zone = state.subnets()[0]?.spec.availabilityZone ?? `${state.spec.region}a`;
+  const pool = state.addSubnet(parseSubnetRequest(body, zone));
+  return { subnetId: pool.spec.subnetId, cidr: pool.spec.cidr, available: pool.availableCount };
+}
+
+/** POST /admin/eniconfigs: `{ name, subnet, securityGroups? }` becomes an ENIConfig object. */
+export function addEniConfig(store: ObjectStore, body: unknown): JsonObject {
+  const v = record(body);
+  const name = requiredString(v.name, 'name');
+  const subnet = requiredString(v.subnet, 'subnet');
+  const groups = v.securityGroups ?? [];
+  if (!Array.isArray(groups) || !groups.every((g) => typeof g === 'string')) {
+    throw new Error('securityGroups must be a string array');
+  }
+  return store.create(undefined, { metadata: { name }, spec: { subnet, securityGroups: groups } });
+}
