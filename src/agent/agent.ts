@@ -181,6 +181,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     metadata: meta,
     limits,
     targets: deps.targets,
+    prefixMode: config.prefixMode,
     ledger,
     eniTags: config.eniTags,
     minEniLifetimeMs: config.minEniLifetimeMs,

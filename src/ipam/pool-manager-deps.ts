@@ -9,7 +9,7 @@ import type { AddressPool } from './pool.ts';
 import type { PoolLedger } from './pool-addresses.ts';
 import type { GrowthState } from './pool-growth-health.ts';
 import type { EniLinkHooks, PoolLog } from './pool-parts.ts';
-import type { PrefixModeOptions } from './prefix-pool.ts';
+import type { PrefixModeOptions, PrefixModeState } from './prefix-pool.ts';
 import type { WarmPoolTargets } from './targets.ts';
 
 export interface PoolManagerDeps extends EniLinkHooks {
@@ -49,6 +49,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
 export interface PoolHealth {
   readonly growth: GrowthState;
   readonly sync: CloudSyncState;
+  /** ENABLE_PREFIX_DELEGATION, and whether the pool fell back to secondary IPs (no free /28). */
+  readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
 }
 
 export interface PoolInitOptions {

@@ -153,7 +153,7 @@ export class PoolManager {
 
   /** Why the pool cannot grow (if it cannot), and the sync's figures. */
   health(): PoolHealth {
-    return { growth: this.#growthHealth.state, sync: this.#sync.state() };
+    return { growth: this.#growthHealth.state, sync: this.#sync.state(), prefixes: this.prefixMode() };
   }
 
   /** The ENI, if EC2 no longer lists it as attached (CHECK names it for attachments on it). */

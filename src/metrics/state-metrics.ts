@@ -101,6 +101,17 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     '1 while the pool cannot grow (EC2 failing or throttling); ADDs are served from the warm pool meanwhile',
     () => (s.manager.health().growth.blocked === null ? 0 : 1),
   );
+  gaugeFrom(
+    registry,
+    'vpcnet_prefix_fallback',
+    '1 while prefix mode has fallen back to secondary IPs because the subnet has no free /28 (InsufficientCidrBlocks)',
+    () => (s.manager.health().prefixes?.mode === 'secondaryIpFallback' ? 1 : 0),
+  );
+  totalFrom(
+    registry,
+    { name: 'vpcnet_prefix_fallbacks_total', help: 'Times prefix mode fell back to secondary IPs' },
+    () => [[{}, s.manager.health().prefixes?.fallbacks ?? 0]],
+  );
   registerSpoolGauges(registry, s.spoolDir);
   totalFrom(
     registry,
