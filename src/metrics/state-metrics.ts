@@ -92,7 +92,8 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     registry,
     'awscni_ip_max',
     'The maximum number of IP addresses that can be allocated to the instance',
-    () => maxEnis() * secondaryIpsPerEni(s.limits),
+    // In prefix mode each slot holds a /28: 16 addresses.
+    () => maxEnis() * secondaryIpsPerEni(s.limits) * (s.manager.health().prefixes?.enabled ? 16 : 1),
   );
   gaugeFrom(registry, 'vpcnet_attachments', 'Attachments in the ledger (pod interfaces)', s.attachments);
   gaugeFrom(
