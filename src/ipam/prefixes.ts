@@ -3,7 +3,7 @@
 // or prefix mode that fell back to secondary IPs). Which prefix an address belongs to is derived
 // from the address and its ENI's prefixes, so the ledger's records need no new field.
 import type { EniInfo } from '../cloud/cloud.ts';
-import { cidrContains, formatIpv4, parseCidr, parseIpv4 } from '../infra/ipv4.ts';
+import { cidrContains, formatIpv4, type Ipv4Cidr, parseCidr, parseIpv4 } from '../infra/ipv4.ts';
 
 /** Addresses in a delegated IPv4 prefix (/28). */
 export const PREFIX_SIZE = 16;
@@ -22,6 +22,8 @@ export function lendableAddresses(eni: EniInfo): string[] {
 /** The prefixes on each managed ENI, as vpcnet last assigned, released or described them. */
 export class PrefixBook {
   readonly #byEni = new Map<string, string[]>();
+  /** Parsed once: prefixOf runs for every address on each ADD's pool decision. */
+  readonly #parsed = new Map<string, Ipv4Cidr>();
 
   /** Takes the ENI's prefixes from a describe (an ENI entering the pool). */
   learn(eni: EniInfo): void {
@@ -47,7 +49,16 @@ export class PrefixBook {
   /** The prefix of `eniId` that holds `ip`, if any. */
   prefixOf(eniId: string, ip: string): string | undefined {
     const a = parseIpv4(ip);
-    return this.prefixesOf(eniId).find((p) => cidrContains(parseCidr(p), a));
+    return this.prefixesOf(eniId).find((p) => cidrContains(this.#cidr(p), a));
+  }
+
+  #cidr(prefix: string): Ipv4Cidr {
+    let cidr = this.#parsed.get(prefix);
+    if (cidr === undefined) {
+      cidr = parseCidr(prefix);
+      this.#parsed.set(prefix, cidr);
+    }
+    return cidr;
   }
 
   /** True when some ENI holds a prefix (a node switched from prefix mode still has some). */
