@@ -159,6 +159,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     metadata: meta,
     limits,
     targets: deps.targets,
+    prefixMode: config.prefixMode,
     ledger,
     eniTags: config.eniTags,
     eniPlacement: eniPlacerFor(config.eniPlacement.mode, cloud, meta, deps.eniConfigs),

@@ -5,6 +5,7 @@ import type { Cloud, InstanceMetadata } from '../cloud/cloud.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { errorText } from '../infra/error-text.ts';
 import type { PoolManager } from '../ipam/pool-manager.ts';
+import { lendableAddresses } from '../ipam/prefixes.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import {
   type Attachment,
@@ -139,7 +140,7 @@ function eniVerdict(deps: ExplainDeps, att: Attachment, described: Described): E
       text: `ENI ${eniId} is not attached to this instance in EC2${since}: the pod's address ${ip} cannot carry traffic; the pod needs a new sandbox`,
     };
   }
-  const assigned = eni.primaryIp === ip || eni.secondaryIps.includes(ip);
+  const assigned = eni.primaryIp === ip || lendableAddresses(eni).includes(ip);
   return {
     eniId,
     branch: false,

@@ -1,7 +1,7 @@
 // EC2's NetworkInterface (DescribeNetworkInterfaces, CreateNetworkInterface) read from the reply's
 // XML into a typed record, then into the Cloud's types; a required field EC2 left out is an
 // InvalidResponse naming it.
-import { isIpv4 } from '../infra/ipv4.ts';
+import { isCidr, isIpv4 } from '../infra/ipv4.ts';
 import type { DetachedEni, EniInfo } from './cloud.ts';
 import { invalidResponse } from './ec2-errors.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
@@ -16,6 +16,7 @@ export interface Ec2NetworkInterface {
   readonly interfaceType?: string;
   readonly attachment?: { readonly attachmentId?: string; readonly deviceIndex?: number };
   readonly privateIpAddresses: readonly { readonly privateIpAddress?: string; readonly primary: boolean }[];
+  readonly ipv4Prefixes: readonly { readonly ipv4Prefix?: string }[];
   readonly tags: readonly { readonly key?: string; readonly value?: string }[];
 }
 
@@ -42,6 +43,9 @@ export function readNetworkInterface(xml: XmlElement): Ec2NetworkInterface {
         primary: a.bool('primary') === true,
       }),
     ),
+    ipv4Prefixes: xml
+      .items('ipv4PrefixSet')
+      .map((p) => omitUndefined({ ipv4Prefix: p.string('ipv4Prefix') })),
     tags: xml.items('tagSet').map((t) => omitUndefined({ key: t.string('key'), value: t.string('value') })),
   });
 }
@@ -73,6 +77,15 @@ export async function toEniInfo(
   const secondaryIps = addresses
     .filter((a) => !a.primary && a.privateIpAddress !== primaryIp)
     .map((a) => address(a.privateIpAddress, 'PrivateIpAddresses[].PrivateIpAddress'));
+  const ipv4Prefixes = eni.ipv4Prefixes.map((p) => {
+    if (p.ipv4Prefix === undefined || !isCidr(p.ipv4Prefix)) {
+      throw invalidResponse(
+        doing,
+        `an IPv4 CIDR in Ipv4Prefixes[].Ipv4Prefix of ${eniId} (got ${JSON.stringify(p.ipv4Prefix)})`,
+      );
+    }
+    return p.ipv4Prefix;
+  });
   return {
     eniId,
     mac: need(eni.macAddress, 'MacAddress'),
@@ -82,6 +95,7 @@ export async function toEniInfo(
     subnetCidr: await subnetCidr(subnetId),
     primaryIp,
     secondaryIps,
+    ...(ipv4Prefixes.length === 0 ? {} : { ipv4Prefixes }),
     ...(eni.description === undefined ? {} : { description: eni.description }),
     interfaceType: eni.interfaceType ?? 'interface',
     tags: tagsOf(doing, eniId, eni),

@@ -132,6 +132,37 @@ export class AwsCloud implements Cloud {
     );
   }
 
+  async assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
+    const doing = `assign ${count} IPv4 prefixes to ENI ${eniId}`;
+    if (!Number.isInteger(count) || count < 1) {
+      throw new CloudError(
+        `cannot ${doing}: count must be a positive integer`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    const prefixes = await this.call(
+      doing,
+      'AssignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, Ipv4PrefixCount: count },
+      (r) => r.items('assignedIpv4PrefixSet').map((a) => a.string('ipv4Prefix')),
+    );
+    if (prefixes.length !== count || prefixes.some((p) => p === undefined || !isCidr(p))) {
+      throw invalidResponse(doing, `${count} AssignedIpv4Prefixes (got ${JSON.stringify(prefixes)})`);
+    }
+    return prefixes as string[];
+  }
+
+  async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    if (prefixes.length === 0) return;
+    await this.call(
+      `unassign IPv4 prefixes ${prefixes.join(', ')} from ENI ${eniId}`,
+      'UnassignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, Ipv4Prefix: [...prefixes] },
+      () => undefined,
+    );
+  }
+
   async createEni(
     subnetId: string,
     securityGroupIds: readonly string[],

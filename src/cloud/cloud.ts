@@ -28,6 +28,8 @@ export interface EniInfo {
   readonly primaryIp: string;
   /** Secondary private IPs (primary not included). */
   readonly secondaryIps: readonly string[];
+  /** Delegated IPv4 prefixes (/28 CIDRs, EC2's Ipv4Prefixes); absent when the ENI has none. */
+  readonly ipv4Prefixes?: readonly string[];
   /** The ENI's description; vpcnet marks the ENIs it creates with it (eni-attach.ts). */
   readonly description?: string;
   /**
@@ -105,6 +107,13 @@ export interface Cloud {
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
   assignPrivateIps(eniId: string, count: number): Promise<string[]>;
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void>;
+  /**
+   * AssignPrivateIpAddresses with Ipv4PrefixCount: `count` /28 prefixes; returns them as CIDRs.
+   * EC2 answers InsufficientCidrBlocks when the subnet has no aligned free /28 left.
+   */
+  assignIpv4Prefixes(eniId: string, count: number): Promise<string[]>;
+  /** UnassignPrivateIpAddresses with Ipv4Prefix.N. */
+  unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void>;
   /**
    * CreateNetworkInterface. `tags` go on the ENI at creation (TagSpecifications), so an ENI
    * whose attach never happened can still be found and collected by its owner tag.

@@ -124,6 +124,15 @@ export class LimitedCloud implements Cloud {
     return this.#call('UnassignPrivateIpAddresses', () => this.#inner.unassignPrivateIps(eniId, ips));
   }
 
+  assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
+    // Not idempotent either: the EC2 sync adopts prefixes a lost reply left on the ENI.
+    return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignIpv4Prefixes(eniId, count));
+  }
+
+  unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    return this.#call('UnassignPrivateIpAddresses', () => this.#inner.unassignIpv4Prefixes(eniId, prefixes));
+  }
+
   createEni(
     subnetId: string,
     securityGroupIds: readonly string[],

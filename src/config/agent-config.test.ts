@@ -97,13 +97,27 @@ test('the reconcile interval defaults to 10 s, 0 turns the loop off, and junk is
   assert.throws(() => parse({ VPCNET_RECONCILE_SECONDS: '1.5' }), /VPCNET_RECONCILE_SECONDS/);
 });
 
-test('upstream switches vpcnet cannot honour yet are refused or parsed, never ignored', () => {
-  assert.throws(() => parse({ ENABLE_PREFIX_DELEGATION: 'true' }), /ENABLE_PREFIX_DELEGATION/);
+test('ENABLE_PREFIX_DELEGATION and WARM_PREFIX_TARGET: off by default, a target of 1, parsed strictly', () => {
+  assert.deepEqual(parse({}).prefixMode, { enabled: false, warmPrefixTarget: 1 });
+  assert.deepEqual(parse({ ENABLE_PREFIX_DELEGATION: 'true', WARM_PREFIX_TARGET: '2' }).prefixMode, {
+    enabled: true,
+    warmPrefixTarget: 2,
+  });
+  assert.throws(() => parse({ ENABLE_PREFIX_DELEGATION: 'yes' }), /ENABLE_PREFIX_DELEGATION/);
+  assert.throws(() => parse({ WARM_PREFIX_TARGET: '-1' }), /WARM_PREFIX_TARGET/);
+});
+
+test('prefix mode with no warm target at all is refused, as upstream does not support it', () => {
   assert.throws(
-    () => parse({ ENABLE_PREFIX_DELEGATION: 'true' }),
-    (e: unknown) => e instanceof ConfigError && /not supported yet/.test(e.message),
+    () => parse({ ENABLE_PREFIX_DELEGATION: 'true', WARM_PREFIX_TARGET: '0' }),
+    (e: unknown) => e instanceof ConfigError && /WARM_PREFIX_TARGET=0/.test(e.message),
   );
-  assert.equal(parse({ ENABLE_PREFIX_DELEGATION: 'false' }).enablePodEni, false);
+  const ipTargets = parse({ ENABLE_PREFIX_DELEGATION: 'true', WARM_PREFIX_TARGET: '0', WARM_IP_TARGET: '4' });
+  assert.equal(ipTargets.prefixMode.warmPrefixTarget, 0);
+  assert.equal(parse({ WARM_PREFIX_TARGET: '0' }).prefixMode.enabled, false);
+});
+
+test('upstream switches vpcnet cannot honour yet are refused or parsed, never ignored', () => {
   assert.equal(parse({ ENABLE_POD_ENI: 'true' }).enablePodEni, true);
   assert.throws(() => parse({ ENABLE_POD_ENI: 'yes' }), /ENABLE_POD_ENI must be true or false/);
 });

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { VPCNET_OWN_TAG_KEYS } from '../ipam/eni-ownership.ts';
 import { type EniTagOptions, parseAdditionalEniTags } from '../ipam/eni-tags.ts';
 import type { LeakedEniCleanup } from '../ipam/leaked-enis.ts';
-import type { WarmPoolTargets } from '../ipam/targets.ts';
+import { usesIpTargets, type WarmPoolTargets } from '../ipam/targets.ts';
 import type { EniConfigKeys } from '../pods/eni-config.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
 import { ConfigError } from './config-error.ts';
@@ -39,6 +39,8 @@ export interface AgentConfig {
   readonly eniPlacement:
     | { readonly mode: 'primary' | 'discovery' }
     | ({ readonly mode: 'custom' } & EniConfigKeys);
+  /** ENABLE_PREFIX_DELEGATION and WARM_PREFIX_TARGET (upstream names and meanings). */
+  readonly prefixMode: { readonly enabled: boolean; readonly warmPrefixTarget: number };
   /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS (upstream names): tags of the ENIs vpcnet creates. */
   readonly eniTags: EniTagOptions;
   /** An ENI attached less than this ago is not freed (ms). */
@@ -109,6 +111,11 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     ...(v.minimumIpTarget === undefined ? {} : { minimumIpTarget: v.minimumIpTarget }),
     ...(v.maxEni === undefined ? {} : { maxEni: v.maxEni }),
   };
+  if (v.enablePrefixDelegation && v.warmPrefixTarget === 0 && !usesIpTargets(targets)) {
+    throw new ConfigError(
+      'ENABLE_PREFIX_DELEGATION=true with WARM_PREFIX_TARGET=0 and no WARM_IP_TARGET or MINIMUM_IP_TARGET keeps no address warm; set one of them above 0 (upstream does not support this combination either)',
+    );
+  }
   const eniTags: EniTagOptions = {
     ...(v.clusterName === undefined ? {} : { clusterName: v.clusterName }),
     ...(v.additionalEniTags === undefined ? {} : { additionalTags: additionalEniTags(v.additionalEniTags) }),
@@ -140,6 +147,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     externalSnat: v.externalSnat,
     targets,
     eniPlacement,
+    prefixMode: { enabled: v.enablePrefixDelegation, warmPrefixTarget: v.warmPrefixTarget },
     eniTags,
     minEniLifetimeMs: v.minEniLifetimeSeconds * 1000,
     leakedEniCleanup: {

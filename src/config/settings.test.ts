@@ -27,6 +27,7 @@ test('the settings users switch over with keep the upstream names', () => {
     'IP_COOLDOWN_PERIOD',
     'ENABLE_POD_ENI',
     'ENABLE_PREFIX_DELEGATION',
+    'WARM_PREFIX_TARGET',
     'POD_SECURITY_GROUP_ENFORCING_MODE',
     'AWS_VPC_K8S_CNI_EXTERNALSNAT',
   ]) {

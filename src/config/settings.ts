@@ -4,7 +4,6 @@
 import { DEFAULT_DEL_SPOOL_DIR } from '../cni/wire.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import {
-  falseOnly,
   httpUrl,
   intBetween,
   matching,
@@ -117,10 +116,19 @@ export const AGENT_SETTINGS = {
   }),
   enablePrefixDelegation: withDefault({
     env: 'ENABLE_PREFIX_DELEGATION',
-    kind: falseOnly('prefix delegation is not supported yet: vpcnet assigns secondary IPs only'),
+    kind: trueOrFalse,
     default: false,
     upstream: true,
-    description: '`true` is refused at start (not built yet)',
+    description:
+      'true: the pool holds /28 prefixes on its ENIs and pods get addresses out of them (16 per ENI slot); when the subnet has no free /28 it falls back to secondary IPs and returns to prefixes when it can. Pods keep their addresses when a node switches modes',
+  }),
+  warmPrefixTarget: withDefault({
+    env: 'WARM_PREFIX_TARGET',
+    kind: nonNegativeInt,
+    default: 1,
+    upstream: true,
+    description:
+      'prefix mode: keep this many wholly free /28 prefixes (WARM_IP_TARGET or MINIMUM_IP_TARGET, when set, take precedence, met in whole prefixes); 0 with neither IP target is refused, as upstream does not support it',
   }),
   // Where new ENIs go (src/ipam/eni-placement*.ts): custom networking wins over subnet discovery.
   customNetworkCfg: withDefault({

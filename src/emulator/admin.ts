@@ -113,6 +113,7 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
       subnetId: e.subnetId,
       primaryIp: e.primaryIp,
       secondaryIps: e.secondaryIps,
+      ipv4Prefixes: e.ipv4Prefixes,
       securityGroupIds: e.securityGroupIds,
       description: e.description,
       tags: Object.fromEntries(e.tags),
@@ -165,6 +166,17 @@ export async function handleAdmin(
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });
+    // Subnet fragmentation (prefix delegation tests): POST takes one address in every /28 block
+    // so that no /28 can be delegated, DELETE gives them back.
+    const frag = /^\/admin\/subnets\/([^/]+)\/fragmentation$/.exec(path);
+    if (frag?.[1] !== undefined && (method === 'POST' || method === 'DELETE')) {
+      const pool = deps.ops.state.subnet(decodeURIComponent(frag[1]));
+      if (method === 'DELETE') {
+        pool.unfragment();
+        return jsonReply(200, { available: pool.availableCount });
+      }
+      return jsonReply(200, { taken: pool.fragment(), available: pool.availableCount });
+    }
     if (method === 'POST' && path === '/admin/pod-eni') {
       return jsonReply(201, await deps.controller.assignPodEni(parsePodEniRequest(parsed)));
     }

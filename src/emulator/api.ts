@@ -148,6 +148,9 @@ export interface RunningEmulator {
 //   GET    /admin/state                -> JSON dump of instances, ENIs (branches with their
 //                                          trunkAssociation), addresses, and ec2Calls: per EC2 action
 //                                          {calls, errors} answered since the emulator started
+//   POST   /admin/subnets/{id}/fragmentation  -> {taken, available}: takes one free address in every
+//          /28 block, so the subnet keeps free addresses but can delegate no prefix
+//          (InsufficientCidrBlocks); DELETE gives them back -> {available}
 //   POST   /admin/pod-eni              {namespace, name, securityGroupIds} -> 201 the pod-eni entry
 //          (the resource controller: a branch ENI on the lowest free VLAN of the pod's node's trunk,
 //          and the pod's vpc.amazonaws.com/pod-eni annotation); 404 no such pod, 409 not possible

@@ -3,6 +3,7 @@
 
 import type { EniInfo } from '../cloud/cloud.ts';
 import type { AddressPool } from './pool.ts';
+import { lendableAddresses } from './prefixes.ts';
 
 export type DifferenceKind =
   /** EC2 lists an address on a pool ENI that the pool lacks (assigned outside vpcnet). */
@@ -52,14 +53,15 @@ export function compareWithEc2(side: PoolSide, described: readonly EniInfo[]): D
       diffs.push({ kind: 'eniGone', eniId });
       continue;
     }
-    const listed = new Set(eni.secondaryIps);
+    const lendable = lendableAddresses(eni);
+    const listed = new Set(lendable);
     for (const [ip, state] of pool.addresses(eniId)) {
       if (listed.has(ip)) continue;
       const held = state.kind === 'assigned' || side.ledgerIps.has(ip);
       diffs.push({ kind: held ? 'heldAddressMissing' : 'addressRemoved', eniId, ip });
     }
     // An address the pool has on another ENI (moved) joins once it has left that one.
-    for (const ip of eni.secondaryIps)
+    for (const ip of lendable)
       if (pool.eniIdOf(ip) === undefined) diffs.push({ kind: 'addressAdded', eniId, ip });
   }
   for (const eniId of side.ledgerEnis) {

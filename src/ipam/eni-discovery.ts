@@ -5,6 +5,7 @@ import type { EniInfo } from '../cloud/cloud.ts';
 import { createdByVpcnet, unmanagedReason } from './eni-ownership.ts';
 import { specOf } from './pool-growth.ts';
 import type { PoolParts } from './pool-parts.ts';
+import { lendableAddresses } from './prefixes.ts';
 
 export interface AdoptedEnis {
   readonly managed: EniInfo[];
@@ -41,7 +42,7 @@ export function adoptEnis(
     }
     if (state === 'ready') {
       pool.addEni(specOf(eni));
-      pool.addAddresses(eni.eniId, eni.secondaryIps);
+      pool.addAddresses(eni.eniId, lendableAddresses(eni));
     }
     registry.add(eni, state, facts);
     managed.push(eni);

@@ -125,8 +125,8 @@ export class PoolAddresses {
   }
 
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */
-  allocate(owner: string): ManagedAddress | undefined {
-    const got = this.#d.pool.allocate(owner, this.#d.clock.now());
+  allocate(owner: string, secondChoice?: (eniId: string, ip: string) => boolean): ManagedAddress | undefined {
+    const got = this.#d.pool.allocate(owner, this.#d.clock.now(), secondChoice);
     if (!got) return undefined;
     // The address may have been a cooled one that no pass expired yet: its record goes too.
     this.#d.ledger?.removeCooling(got.ip);

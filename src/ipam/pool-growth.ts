@@ -7,6 +7,7 @@ import { cloudErrorText } from './cloud-error-text.ts';
 import { createAndAttachEni } from './eni-attach.ts';
 import type { EniSpec } from './pool.ts';
 import type { PoolParts } from './pool-parts.ts';
+import { lendableAddresses } from './prefixes.ts';
 import { type PoolDecision, secondaryIpsPerEni } from './targets.ts';
 
 export class PoolGrowth {
@@ -117,7 +118,7 @@ export class PoolGrowth {
     }
     pool.addEni(specOf(eni));
     try {
-      pool.addAddresses(eniId, eni.secondaryIps);
+      pool.addAddresses(eniId, lendableAddresses(eni));
     } catch (err) {
       pool.removeEni(eniId);
       throw err;

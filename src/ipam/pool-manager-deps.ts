@@ -10,6 +10,7 @@ import type { AddressPool } from './pool.ts';
 import type { PoolLedger } from './pool-addresses.ts';
 import type { GrowthState } from './pool-growth-health.ts';
 import type { EniLinkHooks, PoolLog } from './pool-parts.ts';
+import type { PrefixModeOptions, PrefixModeState } from './prefix-pool.ts';
 import type { WarmPoolTargets } from './targets.ts';
 
 export interface PoolManagerDeps extends EniLinkHooks {
@@ -39,6 +40,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
   /** First retry delay after a failed pass (default 1 s), doubled per failure up to maxBackoffMs (default 60 s). */
   readonly retryBaseMs?: number;
   readonly maxBackoffMs?: number;
+  /** ENABLE_PREFIX_DELEGATION and WARM_PREFIX_TARGET (default: off). */
+  readonly prefixMode?: PrefixModeOptions;
   /** Period of the comparison with EC2 (cloud-sync.ts; default 60 s). */
   readonly syncIntervalMs?: number;
   /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
@@ -49,6 +52,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
 export interface PoolHealth {
   readonly growth: GrowthState;
   readonly sync: CloudSyncState;
+  /** ENABLE_PREFIX_DELEGATION, and whether the pool fell back to secondary IPs (no free /28). */
+  readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
 }
 
 export interface PoolInitOptions {

@@ -22,6 +22,9 @@ import { PoolGrowthHealth } from './pool-growth-health.ts';
 import type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 import type { PoolParts } from './pool-parts.ts';
 import { PoolShrink } from './pool-shrink.ts';
+import { type PrefixModeState, PrefixPool } from './prefix-pool.ts';
+import type { UnitDecision } from './prefix-targets.ts';
+import { PrefixBook } from './prefixes.ts';
 import { effectiveMaxEnis, nextPoolStep, type PoolDecision, secondaryIpsPerEni } from './targets.ts';
 
 export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
@@ -37,6 +40,9 @@ export class PoolManager {
   readonly #growth: PoolGrowth;
   readonly #shrink: PoolShrink;
   readonly #addresses: PoolAddresses;
+  /** Prefixes per ENI; the prefix pool decides while prefix mode is on or any ENI holds one. */
+  readonly #book = new PrefixBook();
+  readonly #prefixes: PrefixPool;
   /** Serializes passes and ENI discovery: two concurrent passes could both attach an ENI. */
   #chain: Promise<unknown> = Promise.resolve();
   readonly #loop: PeriodicLoop;
@@ -68,6 +74,11 @@ export class PoolManager {
     });
     this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
     this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
+    this.#prefixes = new PrefixPool(
+      this.#parts,
+      this.#book,
+      deps.prefixMode ?? { enabled: false, warmPrefixTarget: 0 },
+    );
     this.#growthHealth = new PoolGrowthHealth(deps.log, deps.clock);
     this.#sync = new CloudSync(this.#parts, this.#addresses, {
       adopt: (described) => this.#adopt(described),
@@ -98,6 +109,7 @@ export class PoolManager {
     // ENIs the ledger records as being created or freed are finished, never adopted into the pool.
     const resumed = await resumePendingEnis(this.#registry, this.#journal, log, described);
     const configure = options.configureLinks === true;
+    for (const eni of described) this.#book.learn(eni);
     const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
     for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
     if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
@@ -123,6 +135,7 @@ export class PoolManager {
 
   async #adopt(described: readonly EniInfo[]): Promise<EniInfo[]> {
     const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
+    for (const eni of managed) this.#book.learn(eni);
     for (const eni of managed) {
       await this.#growth.configure(eni.eniId).catch((err: unknown) =>
         this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
@@ -142,7 +155,7 @@ export class PoolManager {
 
   /** Why the pool cannot grow (if it cannot), and the sync's figures. */
   health(): PoolHealth {
-    return { growth: this.#growthHealth.state, sync: this.#sync.state() };
+    return { growth: this.#growthHealth.state, sync: this.#sync.state(), prefixes: this.prefixMode() };
   }
 
   /** The ENI, if EC2 no longer lists it as attached (CHECK names it for attachments on it). */
@@ -183,13 +196,24 @@ export class PoolManager {
     return { leakedEnisDeleted: this.#sweep.deleted, pendingEnis: this.#journal.list() };
   }
 
-  /** What nextPoolStep() says for the pool as it is now. */
-  decision(): PoolDecision {
+  /** Prefix mode, or its fallback to secondary IPs (for the agent's state and metrics). */
+  prefixMode(): PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number } {
+    return {
+      ...this.#prefixes.state(),
+      enabled: this.#prefixes.enabled,
+      fallbacks: this.#prefixes.fallbacks,
+    };
+  }
+
+  /** What nextPoolStep() (or, with prefixes, prefixStep()) says for the pool as it is now. */
+  decision(): PoolDecision | UnitDecision {
     const { pool, limits, targets, clock } = this.#d;
     const freeable = this.#registry.freeable();
     // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
     // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
     for (const att of this.#d.ledger?.assignments() ?? []) freeable.delete(att.eniId);
+    const byPrefix = this.#prefixes.decision(this.attachedEniCount(), freeable);
+    if (byPrefix !== undefined) return byPrefix;
     return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), freeable);
   }
 
@@ -214,11 +238,13 @@ export class PoolManager {
     const decision = this.decision();
     switch (decision.kind) {
       case 'assign':
-        return this.#growth.assign(decision.count);
+        return 'unit' in decision ? this.#prefixes.assign(decision) : this.#growth.assign(decision.count);
       case 'attachEni':
         return this.#growth.attachEni();
       case 'release':
-        return this.#shrink.releaseExcess(decision.count);
+        return 'unit' in decision
+          ? this.#prefixes.release(decision)
+          : this.#shrink.releaseExcess(decision.count);
       case 'freeEni':
         return this.#shrink.freeEni(decision.eniId);
       case 'none':
@@ -271,7 +297,7 @@ export class PoolManager {
 
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */
   allocate(owner: string): ManagedAddress | undefined {
-    const got = this.#addresses.allocate(owner);
+    const got = this.#addresses.allocate(owner, this.#prefixes.secondChoice());
     if (this.decision().kind !== 'none') this.nudge();
     return got;
   }

@@ -146,23 +146,36 @@ export class AddressPool {
    * the same address). Policy: the ENI with the lowest device number that has an address, so
    * pods fill ENIs in order and higher ENIs stay empty enough to shrink; within an ENI, a never
    * used address before one whose cooldown has ended. Never an assigned or still-cooling one.
+   * An address `secondChoice` names is taken only when no other is available (prefix mode
+   * prefers prefix addresses, secondary-IP mode secondary IPs: pods follow the node's mode).
    */
-  allocate(owner: string, now: number): Allocation | undefined {
+  allocate(
+    owner: string,
+    now: number,
+    secondChoice?: (eniId: string, ip: string) => boolean,
+  ): Allocation | undefined {
     const held = this.#ipOfOwner.get(owner);
     if (held !== undefined) return { ip: held, eni: this.#eniOf(held) };
-    for (const { eni, addresses } of this.#sortedEntries()) {
-      let pick: string | undefined;
-      for (const [ip, state] of addresses) {
-        if (state.kind === 'free') {
-          pick = ip;
-          break;
+    const passes =
+      secondChoice === undefined
+        ? [() => true]
+        : [(e: string, ip: string) => !secondChoice(e, ip), secondChoice];
+    for (const allowed of passes) {
+      for (const { eni, addresses } of this.#sortedEntries()) {
+        let pick: string | undefined;
+        for (const [ip, state] of addresses) {
+          if (!allowed(eni.eniId, ip)) continue;
+          if (state.kind === 'free') {
+            pick = ip;
+            break;
+          }
+          if (pick === undefined && this.#cooled(state, now)) pick = ip;
         }
-        if (pick === undefined && this.#cooled(state, now)) pick = ip;
-      }
-      if (pick !== undefined) {
-        addresses.set(pick, { kind: 'assigned', owner });
-        this.#ipOfOwner.set(owner, pick);
-        return { ip: pick, eni };
+        if (pick !== undefined) {
+          addresses.set(pick, { kind: 'assigned', owner });
+          this.#ipOfOwner.set(owner, pick);
+          return { ip: pick, eni };
+        }
       }
     }
     return undefined;

@@ -26,6 +26,7 @@ function sources(spoolDir: string) {
     attachments: 3,
     deadPods: 7,
     reconcileFailures: 1,
+    prefixes: undefined as { enabled: boolean; mode: string; fallbacks: number } | undefined,
   };
   const s: AgentStateSources = {
     now: () => 0,
@@ -40,6 +41,7 @@ function sources(spoolDir: string) {
           growth:
             state.blocked === null ? { blocked: null } : { blocked: state.blocked, since: 0, failures: 1 },
           sync: { failures: state.syncFailures, differences: state.differences },
+          prefixes: state.prefixes,
         }) as unknown as ReturnType<AgentStateSources['manager']['health']>,
     },
     limits: { maxEnis: 4, ipsPerEni: 15 },
@@ -117,4 +119,20 @@ test('the DEL spool depth counts pending entries and, apart, those set aside for
   assert.equal(sample(v, 'vpcnet_del_spool_depth'), 2);
   assert.equal(sample(v, 'vpcnet_del_spool_set_aside', { reason: 'failed' }), 1);
   assert.equal(sample(v, 'vpcnet_del_spool_set_aside', { reason: 'rejected' }), 1);
+});
+
+test('prefix mode: the fallback gauge and total follow the pool, and awscni_ip_max counts 16 per slot', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-metrics-'));
+  dirs.push(dir);
+  const { state, s } = sources(join(dir, 'no-spool'));
+  const r = new Registry();
+  registerStateMetrics(r, s);
+  state.prefixes = { enabled: true, mode: 'prefixes', fallbacks: 0 };
+  let v = await scrape(r);
+  assert.equal(sample(v, 'vpcnet_prefix_fallback'), 0);
+  assert.equal(sample(v, 'awscni_ip_max'), 2 * 14 * 16);
+  state.prefixes = { enabled: true, mode: 'secondaryIpFallback', fallbacks: 1 };
+  v = await scrape(r);
+  assert.equal(sample(v, 'vpcnet_prefix_fallback'), 1);
+  assert.equal(sample(v, 'vpcnet_prefix_fallbacks_total'), 1);
 });

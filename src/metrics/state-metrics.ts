@@ -92,7 +92,8 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     registry,
     'awscni_ip_max',
     'The maximum number of IP addresses that can be allocated to the instance',
-    () => maxEnis() * secondaryIpsPerEni(s.limits),
+    // In prefix mode each slot holds a /28: 16 addresses.
+    () => maxEnis() * secondaryIpsPerEni(s.limits) * (s.manager.health().prefixes?.enabled ? 16 : 1),
   );
   gaugeFrom(registry, 'vpcnet_attachments', 'Attachments in the ledger (pod interfaces)', s.attachments);
   gaugeFrom(
@@ -100,6 +101,17 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     'vpcnet_pool_growth_blocked',
     '1 while the pool cannot grow (EC2 failing or throttling); ADDs are served from the warm pool meanwhile',
     () => (s.manager.health().growth.blocked === null ? 0 : 1),
+  );
+  gaugeFrom(
+    registry,
+    'vpcnet_prefix_fallback',
+    '1 while prefix mode has fallen back to secondary IPs because the subnet has no free /28 (InsufficientCidrBlocks)',
+    () => (s.manager.health().prefixes?.mode === 'secondaryIpFallback' ? 1 : 0),
+  );
+  totalFrom(
+    registry,
+    { name: 'vpcnet_prefix_fallbacks_total', help: 'Times prefix mode fell back to secondary IPs' },
+    () => [[{}, s.manager.health().prefixes?.fallbacks ?? 0]],
   );
   registerSpoolGauges(registry, s.spoolDir);
   totalFrom(

@@ -56,7 +56,7 @@ after(async () => {
   await emu?.close();
 });
 
-test('DescribeNetworkInterfaces: both clients read the same ENIs, addresses, attachments and tags', async () => {
+test('DescribeNetworkInterfaces: both clients read the same ENIs, addresses, prefixes, attachments and tags', async () => {
   const created = await ours.call('CreateNetworkInterface', {
     SubnetId: 'subnet-0agree',
     SecurityGroupId: ['sg-0a'],
@@ -73,6 +73,7 @@ test('DescribeNetworkInterfaces: both clients read the same ENIs, addresses, att
     InstanceId: node.instanceId,
     DeviceIndex: 1,
   });
+  await ours.call('AssignPrivateIpAddresses', { NetworkInterfaceId: eniId, Ipv4PrefixCount: 1 });
 
   const filter = [{ Name: 'attachment.instance-id', Value: [node.instanceId] }];
   const mine = (await ours.call('DescribeNetworkInterfaces', { Filter: filter }))
@@ -100,6 +101,7 @@ test('DescribeNetworkInterfaces: both clients read the same ENIs, addresses, att
         privateIpAddress: a.PrivateIpAddress,
         primary: a.Primary === true,
       })),
+      ipv4Prefixes: (e.Ipv4Prefixes ?? []).map((p) => ({ ipv4Prefix: p.Ipv4Prefix })),
       tags: (e.TagSet ?? []).map((t) => ({ key: t.Key, value: t.Value })),
     })),
   );
@@ -107,6 +109,7 @@ test('DescribeNetworkInterfaces: both clients read the same ENIs, addresses, att
   assert.equal(attached?.description, 'agree & <check>');
   assert.deepEqual(attached?.tags, [{ key: 'team', value: 'net "core"' }]);
   assert.equal(attached?.privateIpAddresses.length, 3);
+  assert.equal(attached?.ipv4Prefixes.length, 1);
 });
 
 test('DescribeSubnets and DescribeInstanceTypes: both clients read the same CIDR and limits', async () => {

@@ -64,6 +64,13 @@ export class ScriptedCloud implements Cloud {
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
     return this.#answer('unassignPrivateIps', [eniId, ips], undefined);
   }
+  assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
+    const prefixes = Array.from({ length: count }, (_, i) => `10.0.0.${16 * (i + 1)}/28`);
+    return this.#answer('assignIpv4Prefixes', [eniId, count], prefixes);
+  }
+  unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    return this.#answer('unassignIpv4Prefixes', [eniId, prefixes], undefined);
+  }
   createEni(
     subnetId: string,
     securityGroupIds: readonly string[],

@@ -94,11 +94,27 @@ export async function assignPrivateIpAddresses(p: QueryParams, ops: VpcOperation
   const eniId = p.require('NetworkInterfaceId');
   const count = p.int('SecondaryPrivateIpAddressCount');
   const wanted = p.list('PrivateIpAddress');
-  if (count !== undefined && wanted.length > 0) {
-    throw invalidParameter('Specify either PrivateIpAddress or SecondaryPrivateIpAddressCount, not both');
+  const prefixCount = p.int('Ipv4PrefixCount');
+  const prefixes = p.list('Ipv4Prefix');
+  const given = [count !== undefined, wanted.length > 0, prefixCount !== undefined, prefixes.length > 0];
+  if (given.filter(Boolean).length > 1) {
+    throw invalidParameter(
+      'Specify only one of PrivateIpAddress, SecondaryPrivateIpAddressCount, Ipv4Prefix and Ipv4PrefixCount',
+    );
   }
-  if (count === undefined && wanted.length === 0) {
-    throw missingParameter('PrivateIpAddress or SecondaryPrivateIpAddressCount');
+  if (!given.includes(true)) {
+    throw missingParameter('PrivateIpAddress, SecondaryPrivateIpAddressCount, Ipv4Prefix or Ipv4PrefixCount');
+  }
+  if (prefixCount !== undefined || prefixes.length > 0) {
+    const assigned = await ops.assignPrefixes(
+      eniId,
+      prefixCount === undefined ? { ips: prefixes } : { count: prefixCount },
+    );
+    return {
+      networkInterfaceId: eniId,
+      assignedPrivateIpAddressesSet: [],
+      assignedIpv4PrefixSet: assigned.map((ipv4Prefix) => ({ ipv4Prefix })),
+    };
   }
   const ips = await ops.assign(eniId, count === undefined ? { ips: wanted } : { count });
   return {
@@ -111,8 +127,13 @@ export async function assignPrivateIpAddresses(p: QueryParams, ops: VpcOperation
 export async function unassignPrivateIpAddresses(p: QueryParams, ops: VpcOperations): Promise<XmlObject> {
   const eniId = p.require('NetworkInterfaceId');
   const ips = p.list('PrivateIpAddress');
-  if (ips.length === 0) throw missingParameter('PrivateIpAddress');
-  await ops.unassign(eniId, ips);
+  const prefixes = p.list('Ipv4Prefix');
+  if (ips.length === 0 && prefixes.length === 0) throw missingParameter('PrivateIpAddress or Ipv4Prefix');
+  if (ips.length > 0 && prefixes.length > 0) {
+    throw invalidParameter('Specify either PrivateIpAddress or Ipv4Prefix, not both');
+  }
+  if (prefixes.length > 0) await ops.unassignPrefixes(eniId, prefixes);
+  else await ops.unassign(eniId, ips);
   return OK;
 }
 

@@ -63,6 +63,7 @@ export function renderEni(state: VpcView, eni: Eni): XmlObject {
           },
     tagSet: tagSet(eni.tags),
     privateIpAddressesSet: addressSet(eni, region),
+    ipv4PrefixSet: eni.ipv4Prefixes.map((ipv4Prefix) => ({ ipv4Prefix })),
     ipv6AddressesSet: [],
     interfaceType: eni.interfaceType,
   };
@@ -94,6 +95,7 @@ function renderInstanceEni(state: VpcView, eni: Eni): XmlObject {
             deleteOnTermination: a.deleteOnTermination,
           },
     privateIpAddressesSet: addressSet(eni, state.spec.region),
+    ipv4PrefixSet: eni.ipv4Prefixes.map((ipv4Prefix) => ({ ipv4Prefix })),
     interfaceType: eni.interfaceType,
   };
 }

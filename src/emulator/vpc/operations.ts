@@ -14,6 +14,7 @@ import type {
   TrunkAssociation,
   VpcState,
 } from './state.ts';
+import { prefixAddresses } from './subnet-pool.ts';
 
 type Step = () => Promise<void>;
 
@@ -172,6 +173,30 @@ export class VpcOperations {
       const fabric = this.#fabricFor(eni);
       const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, false)];
       await this.#withRollback(() => this.state.assign(eniId, { ips }), [steps]);
+    });
+  }
+
+  /** Prefixes as assign() does addresses: the fabric routes each prefix's 16 addresses to the ENI. */
+  assignPrefixes(eniId: string, req: AssignRequest): Promise<string[]> {
+    return this.#serial(async () => {
+      const prefixes = this.state.assignPrefixes(eniId, req);
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const ips = prefixes.flatMap(prefixAddresses);
+      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, true)];
+      await this.#withRollback(() => this.state.unassignPrefixes(eniId, prefixes), [steps]);
+      return prefixes;
+    });
+  }
+
+  unassignPrefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    return this.#serial(async () => {
+      this.state.unassignPrefixes(eniId, prefixes);
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const ips = prefixes.flatMap(prefixAddresses);
+      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, false)];
+      await this.#withRollback(() => this.state.assignPrefixes(eniId, { ips: prefixes }), [steps]);
     });
   }
 

@@ -3,10 +3,11 @@
 // leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
 import type { SubnetSpec, VpcSpec } from '../api.ts';
 import { Ec2Error, invalidParameter } from '../ec2/error.ts';
+import { givePrefixesBack, slotsUsed, takePrefixes } from './eni-prefixes.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
 import { addSubnetPool, subnetPools } from './spec.ts';
-import type { SubnetPool } from './subnet-pool.ts';
+import { prefixAddresses, type SubnetPool } from './subnet-pool.ts';
 import { checkTrunkAssociation } from './trunk-rules.ts';
 import {
   type Eni,
@@ -75,6 +76,7 @@ export class VpcState extends VpcView {
       subnetId: req.subnetId,
       primaryIp,
       secondaryIps: [],
+      ipv4Prefixes: [],
       securityGroupIds: groups.length > 0 ? [...groups] : [DEFAULT_SECURITY_GROUP],
       description: req.description ?? '',
       tags: new Map(req.tags ?? []),
@@ -96,7 +98,9 @@ export class VpcState extends VpcView {
     ) {
       throw invalidParameter(`Network interface '${eniId}' is currently in use.`);
     }
-    this.subnet(eni.subnetId).release([eni.primaryIp, ...eni.secondaryIps]);
+    const pool = this.subnet(eni.subnetId);
+    pool.release([eni.primaryIp, ...eni.secondaryIps]);
+    for (const prefix of eni.ipv4Prefixes) pool.releasePrefix(prefix);
     this.enisById.delete(eniId);
     this.onChange?.();
     return eni;
@@ -104,7 +108,8 @@ export class VpcState extends VpcView {
 
   /** Put a deleted ENI back exactly as it was (rollback). */
   restoreEni(eni: Eni): void {
-    this.subnet(eni.subnetId).claim([eni.primaryIp, ...eni.secondaryIps]);
+    const pool = this.subnet(eni.subnetId);
+    pool.claim([eni.primaryIp, ...eni.secondaryIps, ...eni.ipv4Prefixes.flatMap(prefixAddresses)]);
     this.enisById.set(eni.eniId, eni);
     this.onChange?.();
   }
@@ -190,7 +195,7 @@ export class VpcState extends VpcView {
       throw invalidParameter(`Invalid value '${wanted}' for secondaryPrivateIpAddressCount`);
     }
     const limit = eni.attachment ? this.instance(eni.attachment.instanceId).limits.ipsPerEni : undefined;
-    if (limit !== undefined && 1 + eni.secondaryIps.length + wanted > limit) {
+    if (limit !== undefined && slotsUsed(eni) + wanted > limit) {
       throw new Ec2Error('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
     }
     const pool = this.subnet(eni.subnetId);
@@ -204,6 +209,21 @@ export class VpcState extends VpcView {
     eni.secondaryIps.push(...ips);
     this.onChange?.();
     return ips;
+  }
+
+  /** AssignPrivateIpAddresses with Ipv4PrefixCount (or Ipv4Prefix.N on rollback). */
+  assignPrefixes(eniId: string, req: AssignRequest): string[] {
+    const eni = this.eni(eniId);
+    const limit = eni.attachment ? this.instance(eni.attachment.instanceId).limits.ipsPerEni : undefined;
+    const prefixes = takePrefixes(eni, this.subnet(eni.subnetId), req, limit);
+    this.onChange?.();
+    return prefixes;
+  }
+
+  unassignPrefixes(eniId: string, prefixes: readonly string[]): void {
+    const eni = this.eni(eniId);
+    givePrefixesBack(eni, this.subnet(eni.subnetId), prefixes);
+    this.onChange?.();
   }
 
   unassign(eniId: string, ips: readonly string[]): void {

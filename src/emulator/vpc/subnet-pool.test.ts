@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { SubnetPool } from './subnet-pool.ts';
+import { prefixAddresses, SubnetPool } from './subnet-pool.ts';
 
 const spec = { subnetId: 'subnet-1', cidr: '10.0.1.0/28', availabilityZone: 'us-west-2a' };
 
@@ -75,3 +75,64 @@ test('random allocate/release interleavings never hand out an address twice', ()
     ),
   );
 });
+
+const wide = { subnetId: 'subnet-2', cidr: '10.0.2.0/24', availabilityZone: 'us-west-2a' };
+
+test('a /28 prefix is the lowest aligned block of 16 free addresses, never one with reserved addresses', () => {
+  const pool = new SubnetPool(wide);
+  // 10.0.2.0/28 holds the network, router, DNS and reserved addresses; the last block the broadcast.
+  assert.equal(pool.allocatePrefix(), '10.0.2.16/28');
+  pool.allocate(1); // 10.0.2.4
+  pool.claim(['10.0.2.40']);
+  assert.equal(pool.allocatePrefix(), '10.0.2.48/28', 'the block holding .40 is skipped');
+  assert.equal(pool.isInUse('10.0.2.63'), true);
+  assert.equal(pool.availableCount, 256 - 5 - 16 - 1 - 1 - 16);
+});
+
+test('a fragmented subnet refuses prefixes with InsufficientCidrBlocks while it still has free addresses', () => {
+  const pool = new SubnetPool(wide);
+  const taken = pool.fragment();
+  assert.equal(taken, 16);
+  assert.ok(pool.availableCount > 200);
+  assert.throws(
+    () => pool.allocatePrefix(),
+    (e: unknown) => e instanceof Error && 'code' in e && e.code === 'InsufficientCidrBlocks',
+  );
+  assert.equal(pool.allocate(3).length, 3, 'single addresses are still handed out');
+  pool.unfragment();
+  assert.equal(pool.allocatePrefix(), '10.0.2.16/28');
+});
+
+test('a released prefix frees its 16 addresses for the next prefix', () => {
+  const pool = new SubnetPool(wide);
+  const before = pool.availableCount;
+  const prefix = pool.allocatePrefix();
+  assert.equal(pool.availableCount, before - 16);
+  pool.releasePrefix(prefix);
+  assert.equal(pool.availableCount, before);
+  assert.equal(pool.allocatePrefix(), prefix);
+});
+
+test('prefixes and single addresses never overlap (random interleavings)', () => {
+  fc.assert(
+    fc.property(fc.array(fc.boolean(), { maxLength: 40 }), (steps) => {
+      const pool = new SubnetPool(wide);
+      const seen = new Set<string>();
+      for (const wantPrefix of steps) {
+        const ips = wantPrefix ? tryPrefix(pool) : pool.allocate(1);
+        for (const ip of ips) {
+          assert.equal(seen.has(ip), false, `${ip} handed out twice`);
+          seen.add(ip);
+        }
+      }
+    }),
+  );
+});
+
+function tryPrefix(pool: SubnetPool): string[] {
+  try {
+    return prefixAddresses(pool.allocatePrefix());
+  } catch {
+    return [];
+  }
+}

@@ -1,5 +1,7 @@
 // A read-only view of the emulated VPC. VpcState is the live one; `snapshot()` freezes a copy,
 // which the stale-read fault serves to Describe calls and IMDS (eventual consistency).
+
+import { cidrContains, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
 import type { VpcSpec } from '../api.ts';
 import { Ec2Error, notFound } from '../ec2/error.ts';
 import type { NetworkLimits } from './instance-types.ts';
@@ -29,6 +31,8 @@ export interface Eni {
   readonly subnetId: string;
   readonly primaryIp: string;
   readonly secondaryIps: string[];
+  /** Delegated /28 prefixes (prefix delegation); each takes one of the ENI's address slots. */
+  readonly ipv4Prefixes: string[];
   securityGroupIds: readonly string[];
   description: string;
   readonly tags: Map<string, string>;
@@ -130,7 +134,10 @@ export class VpcView {
   /** The instance whose ENIs hold this address (primary or secondary). */
   instanceByAddress(ip: string): Instance | undefined {
     for (const e of this.enisById.values()) {
-      if (e.attachment !== undefined && (e.primaryIp === ip || e.secondaryIps.includes(ip))) {
+      if (
+        e.attachment !== undefined &&
+        (e.primaryIp === ip || e.secondaryIps.includes(ip) || inPrefixes(e, ip))
+      ) {
         return this.instancesById.get(e.attachment.instanceId);
       }
     }
@@ -146,6 +153,7 @@ export class VpcView {
       enis.set(id, {
         ...e,
         secondaryIps: [...e.secondaryIps],
+        ipv4Prefixes: [...e.ipv4Prefixes],
         tags: new Map(e.tags),
         attachment: e.attachment === undefined ? undefined : { ...e.attachment },
         trunkAssociation: e.trunkAssociation === undefined ? undefined : { ...e.trunkAssociation },
@@ -153,4 +161,10 @@ export class VpcView {
     }
     return new VpcView(this.spec, this.subnetsById, instances, enis);
   }
+}
+
+function inPrefixes(eni: Eni, ip: string): boolean {
+  if (!isIpv4(ip)) return false;
+  const a = parseIpv4(ip);
+  return eni.ipv4Prefixes.some((p) => cidrContains(parseCidr(p), a));
 }

@@ -22,6 +22,7 @@ interface FakeEni {
   readonly interfaceType: string;
   readonly tags: Readonly<Record<string, string>>;
   secondaryIps: string[];
+  ipv4Prefixes: string[];
   attachment?: {
     attachmentId: string;
     instanceId: string;
@@ -36,6 +37,8 @@ export type FakeCloudMethod = keyof Cloud;
 export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
   'assignPrivateIps',
   'unassignPrivateIps',
+  'assignIpv4Prefixes',
+  'unassignIpv4Prefixes',
   'createEni',
   'attachEni',
   'setDeleteOnTermination',
@@ -70,6 +73,8 @@ export class FakeCloud implements Cloud {
   readonly #failures = new Map<FakeCloudMethod, Error[]>();
   #nextId = 1;
   #nextHost = 10;
+  /** Prefixes come from 10.0.128.0 up, apart from the single addresses. */
+  #nextPrefix = 0;
 
   constructor(options: FakeCloudOptions = {}) {
     this.limits = options.limits ?? { maxEnis: 3, ipsPerEni: 4 };
@@ -105,6 +110,7 @@ export class FakeCloud implements Cloud {
       interfaceType: 'interface',
       tags: {},
       secondaryIps: Array.from({ length: options.primarySecondaryIps ?? 0 }, () => this.#allocateIp()),
+      ipv4Prefixes: [],
       attachment: {
         attachmentId: 'attach-primary',
         instanceId: this.meta.instanceId,
@@ -176,6 +182,7 @@ export class FakeCloud implements Cloud {
         subnetCidr: this.meta.subnetCidr,
         primaryIp: e.primaryIp,
         secondaryIps: [...e.secondaryIps],
+        ...(e.ipv4Prefixes.length === 0 ? {} : { ipv4Prefixes: [...e.ipv4Prefixes] }),
         description: e.description,
         interfaceType: e.interfaceType,
         tags: { ...e.tags },
@@ -203,13 +210,7 @@ export class FakeCloud implements Cloud {
   async assignPrivateIps(eniId: string, count: number): Promise<string[]> {
     this.#enter('assignPrivateIps', eniId, count);
     const eni = this.#eni(eniId);
-    if (eni.secondaryIps.length + count > this.limits.ipsPerEni - 1) {
-      throw new CloudError(
-        `Number of private addresses will exceed limit on ${eniId}`,
-        'PrivateIpAddressLimitExceeded',
-        false,
-      );
-    }
+    this.#checkSlots(eni, count);
     const ips = Array.from({ length: count }, () => this.#allocateIp());
     eni.secondaryIps.push(...ips);
     return ips;
@@ -244,6 +245,42 @@ export class FakeCloud implements Cloud {
         s.availabilityZone === query.availabilityZone &&
         (query.vpcId === undefined || s.vpcId === query.vpcId),
     );
+  }
+
+  async assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
+    this.#enter('assignIpv4Prefixes', eniId, count);
+    const eni = this.#eni(eniId);
+    this.#checkSlots(eni, count);
+    const prefixes = Array.from({ length: count }, () => {
+      const n = this.#nextPrefix++;
+      return `10.0.${128 + Math.floor(n / 16)}.${(n % 16) * 16}/28`;
+    });
+    eni.ipv4Prefixes.push(...prefixes);
+    return prefixes;
+  }
+
+  async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    this.#enter('unassignIpv4Prefixes', eniId, prefixes);
+    const eni = this.#eni(eniId);
+    if (prefixes.some((p) => !eni.ipv4Prefixes.includes(p))) {
+      throw new CloudError(
+        `Some of the prefixes are not assigned to ${eniId}`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    eni.ipv4Prefixes = eni.ipv4Prefixes.filter((p) => !prefixes.includes(p));
+  }
+
+  /** Each secondary IP and each prefix takes one of the ENI's slots beside the primary. */
+  #checkSlots(eni: FakeEni, more: number): void {
+    if (eni.secondaryIps.length + eni.ipv4Prefixes.length + more > this.limits.ipsPerEni - 1) {
+      throw new CloudError(
+        `Number of private addresses will exceed limit on ${eni.eniId}`,
+        'PrivateIpAddressLimitExceeded',
+        false,
+      );
+    }
   }
 
   async createEni(
@@ -302,6 +339,7 @@ export class FakeCloud implements Cloud {
       interfaceType,
       tags: { ...tags },
       secondaryIps: [],
+      ipv4Prefixes: [],
     };
     this.enis.set(eni.eniId, eni);
     return eni;
