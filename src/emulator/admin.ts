@@ -95,6 +95,7 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
   const state = ops.state;
   return {
     vpc: state.spec,
+    vpcCidrs: state.vpcCidrs(),
     instances: state.instances().map((i) => ({
       instanceId: i.instanceId,
       instanceType: i.instanceType,
@@ -156,6 +157,12 @@ export async function handleAdmin(
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });
+    if (method === 'POST' && path === '/admin/vpc-cidrs') {
+      const cidr = (parsed as { cidr?: unknown } | null)?.cidr;
+      if (typeof cidr !== 'string') throw new Error('body must be {"cidr": "A.B.C.D/N"}');
+      deps.ops.state.associateCidr(cidr);
+      return jsonReply(201, { vpcCidrs: deps.ops.state.vpcCidrs() });
+    }
     if (method === 'POST' && path === '/admin/pod-eni') {
       return jsonReply(201, await deps.controller.assignPodEni(parsePodEniRequest(parsed)));
     }
