@@ -46,6 +46,7 @@ import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
 import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
+import { vpcCidrRefreshLoop } from './vpc-cidr-refresh.ts';
 
 export interface AgentDeps {
   /** The node's labels in the Kubernetes API (absent without an API). */
@@ -147,8 +148,22 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     vpcCidrs: meta.vpcCidrs,
   });
   // With external SNAT (upstream's AWS_VPC_K8S_CNI_EXTERNALSNAT) the node translates nothing.
-  if (!config.externalSnat)
-    await dataplane.setupNode({ vpcCidrs: meta.vpcCidrs, snatSource: meta.primaryIp });
+  const snatSetup = (vpcCidrs: readonly string[]) =>
+    dataplane.setupNode({
+      vpcCidrs,
+      snatSource: meta.primaryIp,
+      excludeCidrs: config.snat.excludeCidrs,
+      randomizeSnat: config.snat.randomize,
+    });
+  if (!config.externalSnat) await snatSetup(meta.vpcCidrs);
+  const vpcCidrRefresh = config.externalSnat
+    ? undefined
+    : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
+        read: async () => (await cloud.metadata()).vpcCidrs,
+        apply: snatSetup,
+        initial: meta.vpcCidrs,
+        log,
+      });
 
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
@@ -312,6 +327,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     unref: true,
   });
   spoolLoop.start();
+  vpcCidrRefresh?.start();
   deadPodGc?.start();
   // Serving now: the node may take pods once the pool has an address too.
   const taint = startStartupTaint(deps.nodeTaints, {
@@ -337,7 +353,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     async stop() {
       ready = false;
       await observed.close();
-      const loops = [spoolLoop, deadPodGc, reconciler, trunk, manager, taint, deps.events];
+      const loops = [spoolLoop, vpcCidrRefresh, deadPodGc, reconciler, trunk, manager, taint, deps.events];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
       await stopGracefully({ gate, server, stopLoops, snatRelease, ledger, log });
     },

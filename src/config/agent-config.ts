@@ -7,6 +7,7 @@ import type { LeakedEniCleanup } from '../ipam/leaked-enis.ts';
 import { usesIpTargets, type WarmPoolTargets } from '../ipam/targets.ts';
 import type { EniConfigKeys } from '../pods/eni-config.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
+import { parseCidrList } from './cidr-list.ts';
 import { ConfigError } from './config-error.ts';
 import { type Env, readSettings } from './setting.ts';
 import { AGENT_SETTINGS } from './settings.ts';
@@ -31,6 +32,12 @@ export interface AgentConfig {
   readonly podSecurityGroupEnforcingMode: 'strict' | 'standard';
   /** AWS_VPC_K8S_CNI_EXTERNALSNAT: an external NAT device, not the node, translates pod traffic. */
   readonly externalSnat: boolean;
+  /** SNAT choices: excluded destinations, port randomization, VPC CIDR refresh (0 = off). */
+  readonly snat: {
+    readonly excludeCidrs: readonly string[];
+    readonly randomize: 'prng' | 'hashrandom' | 'none';
+    readonly vpcCidrRefreshSeconds: number;
+  };
   readonly targets: WarmPoolTargets;
   /**
    * Where new ENIs go: the primary ENI's subnet, subnet discovery (ENABLE_SUBNET_DISCOVERY), or
@@ -145,6 +152,14 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     enablePodEni: v.enablePodEni,
     podSecurityGroupEnforcingMode: v.podSecurityGroupEnforcingMode,
     externalSnat: v.externalSnat,
+    snat: {
+      excludeCidrs:
+        v.excludeSnatCidrs === undefined
+          ? []
+          : parseCidrList('AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS', v.excludeSnatCidrs),
+      randomize: v.randomizeSnat,
+      vpcCidrRefreshSeconds: v.vpcCidrRefreshSeconds,
+    },
     targets,
     eniPlacement,
     prefixMode: { enabled: v.enablePrefixDelegation, warmPrefixTarget: v.warmPrefixTarget },

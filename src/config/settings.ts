@@ -114,6 +114,29 @@ export const AGENT_SETTINGS = {
     upstream: true,
     description: 'true: the node does no SNAT for pod traffic leaving the VPC; an external NAT device does',
   }),
+  // SNAT choices (issue 11): upstream's names and meanings, mapped onto vpcnet's nftables table.
+  excludeSnatCidrs: unsetByDefault({
+    env: 'AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS',
+    kind: text('comma-separated IPv4 CIDRs'),
+    defaultText: 'none',
+    upstream: true,
+    description: 'comma-separated IPv4 CIDRs pod traffic reaches without SNAT, besides the VPC CIDRs',
+  }),
+  randomizeSnat: withDefault({
+    env: 'AWS_VPC_K8S_CNI_RANDOMIZESNAT',
+    kind: oneOf(['prng', 'hashrandom', 'none']),
+    default: 'prng',
+    upstream: true,
+    description:
+      "source ports of SNATed connections: prng = nftables' `fully-random` (iptables' --random-fully), hashrandom = `random` (--random), none = no flag",
+  }),
+  vpcCidrRefreshSeconds: withDefault({
+    env: 'VPCNET_VPC_CIDR_REFRESH_SECONDS',
+    kind: nonNegativeInt,
+    default: 60,
+    description:
+      "seconds between reads of the VPC's CIDR blocks from instance metadata; a CIDR added to the VPC stops being SNATed without a restart (0 = read once at start)",
+  }),
   enablePrefixDelegation: withDefault({
     env: 'ENABLE_PREFIX_DELEGATION',
     kind: trueOrFalse,

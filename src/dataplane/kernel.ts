@@ -28,7 +28,14 @@ export interface NodeNetworkConfig {
   readonly vpcCidrs: readonly string[];
   /** Node primary IP: source for SNAT of pod traffic leaving the VPC. */
   readonly snatSource: string;
+  /** AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS: further destinations reached without SNAT (default none). */
+  readonly excludeCidrs?: readonly string[];
+  /** AWS_VPC_K8S_CNI_RANDOMIZESNAT: how the SNAT rule picks source ports (default `prng`). */
+  readonly randomizeSnat?: RandomizeSnat;
 }
+
+/** Upstream's values: `prng` = fully random ports, `hashrandom` = hash-based random, `none`. */
+export type RandomizeSnat = 'prng' | 'hashrandom' | 'none';
 
 export interface Kernel {
   /**

@@ -99,6 +99,7 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
   const state = ops.state;
   return {
     vpc: state.spec,
+    vpcCidrs: state.vpcCidrs(),
     instances: state.instances().map((i) => ({
       instanceId: i.instanceId,
       instanceType: i.instanceType,
@@ -176,6 +177,12 @@ export async function handleAdmin(
         return jsonReply(200, { available: pool.availableCount });
       }
       return jsonReply(200, { taken: pool.fragment(), available: pool.availableCount });
+    }
+    if (method === 'POST' && path === '/admin/vpc-cidrs') {
+      const cidr = (parsed as { cidr?: unknown } | null)?.cidr;
+      if (typeof cidr !== 'string') throw new Error('body must be {"cidr": "A.B.C.D/N"}');
+      deps.ops.state.associateCidr(cidr);
+      return jsonReply(201, { vpcCidrs: deps.ops.state.vpcCidrs() });
     }
     if (method === 'POST' && path === '/admin/pod-eni') {
       return jsonReply(201, await deps.controller.assignPodEni(parsePodEniRequest(parsed)));

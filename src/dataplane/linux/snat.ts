@@ -3,11 +3,12 @@
 // ever touched: other tables on the node belong to other software.
 import { isIPv4 } from 'node:net';
 import { parseIpv4 } from '../../infra/ipv4.ts';
-import type { NodeNetworkConfig } from '../kernel.ts';
+import type { NodeNetworkConfig, RandomizeSnat } from '../kernel.ts';
 
 export const SNAT_TABLE = 'vpcnet';
 export const SNAT_SET = 'snat_pods';
 export const VPC_CIDR_SET = 'vpc_cidrs';
+export const EXCLUDE_CIDR_SET = 'snat_exclude';
 export const SNAT_CHAIN = 'postrouting';
 
 /** Values go into an nft script: accept only plain IPv4 addresses/CIDRs, nothing that could be syntax. */
@@ -24,24 +25,52 @@ export function assertIpv4Cidr(cidr: string): void {
 }
 
 /**
- * Idempotent node setup. The CIDR set is refilled and the chain's one rule replaced in the same
- * transaction, so a changed SNAT source or VPC CIDR list takes effect without a gap, while the
- * pods' elements in `snat_pods` are kept.
+ * The nat statement's port flags for upstream's AWS_VPC_K8S_CNI_RANDOMIZESNAT. Upstream adds
+ * iptables' `--random-fully` (prng) or `--random` (hashrandom) to its SNAT rule; nftables' `snat`
+ * statement has the same kernel flags under the names `fully-random` and `random`.
+ */
+export function snatPortFlag(mode: RandomizeSnat): string {
+  switch (mode) {
+    case 'prng':
+      return ' fully-random';
+    case 'hashrandom':
+      return ' random';
+    case 'none':
+      return '';
+  }
+}
+
+/** An interval set refilled in the script's transaction: a reader never sees it half-filled. */
+function refillSet(t: string, set: string, cidrs: readonly string[]): string[] {
+  return [
+    // auto-merge: overlapping CIDRs (a secondary CIDR inside a larger one) are not an error.
+    `add set ${t} ${set} { type ipv4_addr; flags interval; auto-merge; }`,
+    `flush set ${t} ${set}`,
+    ...(cidrs.length > 0 ? [`add element ${t} ${set} { ${cidrs.join(', ')} }`] : []),
+  ];
+}
+
+/**
+ * Idempotent node setup. The CIDR sets are refilled and the chain's one rule replaced in the same
+ * transaction, so a changed SNAT source, VPC CIDR list (the refresh loop re-runs this) or port
+ * mode takes effect without a gap, while the pods' elements in `snat_pods` are kept. Upstream
+ * skips SNAT for the VPC CIDRs and AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS with one iptables rule per
+ * CIDR in its own chain; here each list is a set the rule matches with `!=`.
  */
 export function setupNodeScript(cfg: NodeNetworkConfig): string {
   assertIpv4(cfg.snatSource);
-  for (const c of cfg.vpcCidrs) assertIpv4Cidr(c);
+  const exclude = cfg.excludeCidrs ?? [];
+  for (const c of [...cfg.vpcCidrs, ...exclude]) assertIpv4Cidr(c);
   const t = `ip ${SNAT_TABLE}`;
   const lines = [
     `add table ${t}`,
     `add set ${t} ${SNAT_SET} { type ipv4_addr; }`,
-    // auto-merge: overlapping VPC CIDRs (a secondary CIDR inside a larger one) are not an error.
-    `add set ${t} ${VPC_CIDR_SET} { type ipv4_addr; flags interval; auto-merge; }`,
-    `flush set ${t} ${VPC_CIDR_SET}`,
-    ...(cfg.vpcCidrs.length > 0 ? [`add element ${t} ${VPC_CIDR_SET} { ${cfg.vpcCidrs.join(', ')} }`] : []),
+    ...refillSet(t, VPC_CIDR_SET, cfg.vpcCidrs),
+    ...refillSet(t, EXCLUDE_CIDR_SET, exclude),
     `add chain ${t} ${SNAT_CHAIN} { type nat hook postrouting priority srcnat; policy accept; }`,
     `flush chain ${t} ${SNAT_CHAIN}`,
-    `add rule ${t} ${SNAT_CHAIN} ip saddr @${SNAT_SET} ip daddr != @${VPC_CIDR_SET} snat to ${cfg.snatSource}`,
+    `add rule ${t} ${SNAT_CHAIN} ip saddr @${SNAT_SET} ip daddr != @${VPC_CIDR_SET} ip daddr != @${EXCLUDE_CIDR_SET}` +
+      ` snat to ${cfg.snatSource}${snatPortFlag(cfg.randomizeSnat ?? 'prng')}`,
   ];
   return `${lines.join('\n')}\n`;
 }

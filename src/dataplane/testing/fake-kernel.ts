@@ -191,7 +191,7 @@ export class FakeKernel implements Kernel {
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {
     this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupSnat');
-    this.snatConfig = { vpcCidrs: [...cfg.vpcCidrs], snatSource: cfg.snatSource };
+    this.snatConfig = { ...cfg, vpcCidrs: [...cfg.vpcCidrs] };
     this.snatSet ??= new Set();
   }
 

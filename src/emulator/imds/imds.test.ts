@@ -180,3 +180,39 @@ test('the calling instance is identified by the source address of the request', 
     await loop.close();
   }
 });
+
+function adminPost(path: string, body: unknown): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${t.url}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+// Last in this file: it adds a CIDR to the VPC that the tests above do not expect.
+test('a CIDR block added to the VPC through the admin API is listed by vpc-ipv4-cidr-blocks', async () => {
+  const blocks = `network/interfaces/macs/${inst.primaryEni.mac}/vpc-ipv4-cidr-blocks`;
+  const added = await adminPost('/admin/vpc-cidrs', { cidr: '100.64.0.0/16' });
+  assert.equal(added.status, 201);
+  assert.deepEqual(JSON.parse(added.body), { vpcCidrs: ['10.0.0.0/16', '100.64.0.0/16'] });
+  assert.deepEqual(await get(blocks), { status: 200, body: '10.0.0.0/16\n100.64.0.0/16' });
+  assert.deepEqual(await get(`network/interfaces/macs/${inst.primaryEni.mac}/vpc-ipv4-cidr-block`), {
+    status: 200,
+    body: '10.0.0.0/16',
+  });
+  const overlapping = await adminPost('/admin/vpc-cidrs', { cidr: '10.0.128.0/17' });
+  assert.equal(overlapping.status, 400);
+  assert.match(overlapping.body, /overlaps the VPC's CIDR block 10\.0\.0\.0\/16/);
+  assert.equal((await adminPost('/admin/vpc-cidrs', { cidr: 'nope' })).status, 400);
+});

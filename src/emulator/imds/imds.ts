@@ -163,7 +163,7 @@ export class Imds {
       ['subnet-ipv4-cidr-block', pool.spec.cidr],
       ['vpc-id', state.spec.vpcId],
       ['vpc-ipv4-cidr-block', state.spec.cidr],
-      ['vpc-ipv4-cidr-blocks', state.spec.cidr],
+      ['vpc-ipv4-cidr-blocks', state.vpcCidrs().join('\n')],
     ]);
   }
 }

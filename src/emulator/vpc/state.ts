@@ -1,6 +1,7 @@
 // The emulated VPC in memory: subnets, instances, ENIs and their addresses. Every method is
 // synchronous and all-or-nothing: it either changes the state or throws an Ec2Error and
 // leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
+import { cidrsOverlap, formatCidr, isCidr, parseCidr } from '../../infra/ipv4.ts';
 import type { SubnetSpec, VpcSpec } from '../api.ts';
 import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import { givePrefixesBack, slotsUsed, takePrefixes } from './eni-prefixes.ts';
@@ -58,6 +59,21 @@ export class VpcState extends VpcView {
     const pool = addSubnetPool(this.subnetsById, this.spec.cidr, spec);
     this.onChange?.();
     return pool;
+  }
+
+  /** Associates another IPv4 CIDR block with the VPC (the lab's stand-in for AssociateVpcCidrBlock). */
+  associateCidr(text: string): string {
+    if (!isCidr(text)) throw invalidParameter(`not an IPv4 CIDR: ${JSON.stringify(text)}`);
+    const cidr = parseCidr(text);
+    for (const other of this.vpcCidrs()) {
+      if (cidrsOverlap(parseCidr(other), cidr)) {
+        throw invalidParameter(`${text} overlaps the VPC's CIDR block ${other}`);
+      }
+    }
+    const written = formatCidr(cidr);
+    this.associatedCidrs.push(written);
+    this.onChange?.();
+    return written;
   }
 
   createEni(req: CreateEniRequest): Eni {

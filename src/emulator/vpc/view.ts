@@ -60,17 +60,26 @@ export class VpcView {
   protected readonly subnetsById: Map<string, SubnetPool>;
   protected readonly instancesById: Map<string, Instance>;
   protected readonly enisById: Map<string, Eni>;
+  /** CIDR blocks associated with the VPC after launch (AssociateVpcCidrBlock's effect). */
+  protected readonly associatedCidrs: string[];
 
   constructor(
     spec: VpcSpec,
     subnets: Map<string, SubnetPool>,
     instances: Map<string, Instance> = new Map(),
     enis: Map<string, Eni> = new Map(),
+    associatedCidrs: readonly string[] = [],
   ) {
     this.spec = spec;
     this.subnetsById = subnets;
     this.instancesById = instances;
     this.enisById = enis;
+    this.associatedCidrs = [...associatedCidrs];
+  }
+
+  /** The VPC's IPv4 CIDR blocks: the primary one first, as IMDS lists them. */
+  vpcCidrs(): string[] {
+    return [this.spec.cidr, ...this.associatedCidrs];
   }
 
   subnets(): SubnetPool[] {
@@ -159,7 +168,7 @@ export class VpcView {
         trunkAssociation: e.trunkAssociation === undefined ? undefined : { ...e.trunkAssociation },
       });
     }
-    return new VpcView(this.spec, this.subnetsById, instances, enis);
+    return new VpcView(this.spec, this.subnetsById, instances, enis, this.associatedCidrs);
   }
 }
 
