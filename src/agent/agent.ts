@@ -3,7 +3,6 @@
 import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { settleBinding } from '../bindings/settle.ts';
 import type { Cloud } from '../cloud/cloud.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
@@ -21,7 +20,6 @@ import { FileLedgerStore } from '../ledger/store.ts';
 import { AgentObservability } from '../metrics/agent-observability.ts';
 import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
-import { vpcAddressOf } from '../plan/resource.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
@@ -34,6 +32,7 @@ import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
 import { eniLinks } from './eni-links.ts';
 import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
+import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
@@ -102,33 +101,6 @@ async function pathExists(p: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/**
- * Recovery after a crash: an attachment still in phase 'adding' belongs to an ADD that never
- * answered, so the runtime will retry or DEL it; remove what it may have created (ownership:
- * only its own recorded resources) and forget it. Runs after the pool was rebuilt, which restored
- * its address as assigned: releasing it starts its cooldown (it may have been a rebuild of a pod
- * that used this address).
- */
-async function recoverHalfDoneAdds(
-  ledger: Ledger,
-  dataplane: Dataplane,
-  addresses: { release(ip: string, eniId?: string): void },
-  log: Logger,
-): Promise<void> {
-  const halfDone = ledger.list().filter((a) => a.phase === 'adding');
-  for (const att of halfDone) {
-    await dataplane.remove(att.resources, { netns: att.netns });
-    ledger.remove(att.key);
-    const address = vpcAddressOf(att.resources);
-    if (address) addresses.release(address.ip, address.eniId);
-    log.warn('removed half-done ADD found at start', { key: att.key, ip: address?.ip, binding: att.branch });
-  }
-  if (halfDone.length > 0) await ledger.commit();
-  // A half-done ADD of a sandbox on a branch ENI may have taken its binding over: settle it back.
-  const bindings = new Set(halfDone.flatMap((a) => (a.branch === undefined ? [] : [a.branch])));
-  for (const key of bindings) await settleBinding({ ledger, dataplane, log }, key);
 }
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
