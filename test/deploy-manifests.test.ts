@@ -305,7 +305,7 @@ test("the README's list of aws-node settings vpcnet honours is exactly settings.
   const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
   const section = readme.split('\n## Switching from aws-node\n')[1] ?? '';
   const item = /\*\*Same name, same meaning\*\*([\s\S]*?)\n- \*\*/.exec(section)?.[1] ?? '';
-  const listed = [...item.split('`ENABLE_BANDWIDTH_PLUGIN`')[0]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map(
+  const listed = [...item.split('`ENABLE_BANDWIDTH_PLUGIN`')[0]!.matchAll(/`([A-Z][A-Za-z0-9_]+)`/g)].map(
     (m) => m[1],
   );
   const upstream = DOCUMENTED_VARIABLES.filter((v) => v.upstream).map((v) => v.env);

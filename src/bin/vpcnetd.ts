@@ -8,6 +8,7 @@ import { createAwsCloud } from '../cloud/aws.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';
+import { unhonouredUpstreamVariables } from '../config/settings.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
@@ -52,6 +53,8 @@ async function main(): Promise<void> {
   });
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  for (const { variable, reason } of unhonouredUpstreamVariables(process.env))
+    log.warn('aws-node setting has no effect in vpcnet', { variable, reason });
   log.info('starting', {
     node: config.nodeName,
     socket: config.agentSocket,

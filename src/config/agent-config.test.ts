@@ -2,6 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type AgentConfig, agentConfigFromEnv } from './agent-config.ts';
 import { ConfigError } from './config-error.ts';
+import {
+  DOCUMENTED_VARIABLES,
+  UNHONOURED_UPSTREAM_VARIABLES,
+  unhonouredUpstreamVariables,
+} from './settings.ts';
 
 /** The parser with a fixed host name, so no test depends on the machine it runs on. */
 function parse(env: Record<string, string>): AgentConfig {
@@ -298,4 +303,22 @@ test('new ENIs go by subnet discovery by default, as upstream; custom networking
     () => parse({ ENABLE_SUBNET_DISCOVERY: 'yes' }),
     /ENABLE_SUBNET_DISCOVERY must be true or false/,
   );
+});
+
+test('ENABLE_IPv6=true is refused at start: a cluster expecting IPv6 pods must not get IPv4 ones', () => {
+  assert.throws(() => parse({ ENABLE_IPv6: 'true' }), /ENABLE_IPv6/);
+  assert.doesNotThrow(() => parse({ ENABLE_IPv6: 'false' }));
+});
+
+test('aws-node variables vpcnet does not honour are named with their reason when set, and only then', () => {
+  assert.deepEqual(unhonouredUpstreamVariables({}), []);
+  const found = unhonouredUpstreamVariables({ AWS_VPC_CNI_NODE_PORT_SUPPORT: 'true', WARM_IP_TARGET: '5' });
+  assert.deepEqual(
+    found.map((f) => f.variable),
+    ['AWS_VPC_CNI_NODE_PORT_SUPPORT'],
+  );
+  assert.match(found[0]!.reason, /NodePort/);
+  // None of them is also a setting the agent parses.
+  for (const name of Object.keys(UNHONOURED_UPSTREAM_VARIABLES))
+    assert.ok(!DOCUMENTED_VARIABLES.some((v) => v.env === name), name);
 });

@@ -4,6 +4,7 @@
 import { DEFAULT_DEL_SPOOL_DIR } from '../cni/wire.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import {
+  falseOnly,
   httpUrl,
   intBetween,
   matching,
@@ -144,6 +145,14 @@ export const AGENT_SETTINGS = {
     upstream: true,
     description:
       'true: the pool holds /28 prefixes on its ENIs and pods get addresses out of them (16 per ENI slot); when the subnet has no free /28 it falls back to secondary IPs and returns to prefixes when it can. Pods keep their addresses when a node switches modes',
+  }),
+  enableIpv6: withDefault({
+    env: 'ENABLE_IPv6',
+    kind: falseOnly('IPv6 pods are not supported yet: vpcnet gives pods IPv4 addresses only'),
+    default: false,
+    upstream: true,
+    description:
+      '`true` is refused at start (IPv6 pods are not built yet); a cluster that expects them must not get IPv4 pods',
   }),
   warmPrefixTarget: withDefault({
     env: 'WARM_PREFIX_TARGET',
@@ -410,6 +419,32 @@ export const CLOUD_DRIVER_VARIABLES: readonly DocumentedVariable[] = [
     upstream: false,
   },
 ];
+
+/**
+ * aws-node variables vpcnet does not honour and does not refuse (their upstream defaults are what
+ * most manifests carry): the agent names each one it finds set at start, so that none is ignored
+ * silently (README, "Switching from aws-node").
+ */
+export const UNHONOURED_UPSTREAM_VARIABLES: Readonly<Record<string, string>> = {
+  AWS_VPC_CNI_NODE_PORT_SUPPORT: 'NodePort support is not built: no connection is marked',
+  AWS_VPC_K8S_CNI_CONNMARK: 'NodePort support is not built: no connection is marked',
+  ANNOTATE_POD_IP: 'pods are not annotated with their address',
+  DISABLE_TCP_EARLY_DEMUX: 'the agent changes no sysctl',
+  ENABLE_V4_EGRESS: 'IPv6 pods are not built',
+  ENABLE_V6_EGRESS: 'IPv6 pods are not built',
+  AWS_VPC_K8S_CNI_VETHPREFIX: 'renamed: VPCNET_VETH_PREFIX',
+  AWS_VPC_ENI_MTU: 'renamed: VPCNET_MTU',
+  AWS_VPC_K8S_CNI_LOGLEVEL: 'renamed: VPCNET_LOG_LEVEL',
+};
+
+/** The unhonoured aws-node variables set in `env`, each with why it has no effect. */
+export function unhonouredUpstreamVariables(
+  env: Readonly<Record<string, string | undefined>>,
+): { variable: string; reason: string }[] {
+  return Object.entries(UNHONOURED_UPSTREAM_VARIABLES)
+    .filter(([name]) => env[name] !== undefined)
+    .map(([variable, reason]) => ({ variable, reason }));
+}
 
 /** Every variable the docs list, in order. */
 export const DOCUMENTED_VARIABLES: readonly DocumentedVariable[] = [
