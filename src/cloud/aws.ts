@@ -2,6 +2,14 @@
 // IMDSv2. The emulator speaks the same wire protocols, so only endpoints differ between the two.
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
 import {
+  type AssignedKind,
+  assignmentParams,
+  assignmentText,
+  checkAssigned,
+  IPV4_PREFIXES,
+  SECONDARY_IPS,
+} from './aws-assignment.ts';
+import {
   type Ec2NetworkInterface,
   readNetworkInterface,
   toDetachedEni,
@@ -100,25 +108,8 @@ export class AwsCloud implements Cloud {
     return raw.map((xml) => readSubnet(doing, xml));
   }
 
-  async assignPrivateIps(eniId: string, count: number): Promise<string[]> {
-    const doing = `assign ${count} private IPs to ENI ${eniId}`;
-    if (!Number.isInteger(count) || count < 1) {
-      throw new CloudError(
-        `cannot ${doing}: count must be a positive integer`,
-        'InvalidParameterValue',
-        false,
-      );
-    }
-    const ips = await this.call(
-      doing,
-      'AssignPrivateIpAddresses',
-      { NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: count },
-      (r) => r.items('assignedPrivateIpAddressesSet').map((a) => a.string('privateIpAddress')),
-    );
-    if (ips.length !== count || ips.some((ip) => ip === undefined || !isIpv4(ip))) {
-      throw invalidResponse(doing, `${count} IPv4 AssignedPrivateIpAddresses (got ${JSON.stringify(ips)})`);
-    }
-    return ips as string[];
+  assignPrivateIps(eniId: string, count: number): Promise<string[]> {
+    return this.assignToEni(eniId, count, SECONDARY_IPS);
   }
 
   async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
@@ -132,25 +123,8 @@ export class AwsCloud implements Cloud {
     );
   }
 
-  async assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
-    const doing = `assign ${count} IPv4 prefixes to ENI ${eniId}`;
-    if (!Number.isInteger(count) || count < 1) {
-      throw new CloudError(
-        `cannot ${doing}: count must be a positive integer`,
-        'InvalidParameterValue',
-        false,
-      );
-    }
-    const prefixes = await this.call(
-      doing,
-      'AssignPrivateIpAddresses',
-      { NetworkInterfaceId: eniId, Ipv4PrefixCount: count },
-      (r) => r.items('assignedIpv4PrefixSet').map((a) => a.string('ipv4Prefix')),
-    );
-    if (prefixes.length !== count || prefixes.some((p) => p === undefined || !isCidr(p))) {
-      throw invalidResponse(doing, `${count} AssignedIpv4Prefixes (got ${JSON.stringify(prefixes)})`);
-    }
-    return prefixes as string[];
+  assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
+    return this.assignToEni(eniId, count, IPV4_PREFIXES);
   }
 
   async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
@@ -288,6 +262,18 @@ export class AwsCloud implements Cloud {
    * Makes one EC2 call and reads its reply with `read` (where a field of the wrong shape throws);
    * every failure leaves as a CloudError saying what we were doing.
    */
+  /** AssignPrivateIpAddresses for `count` of one kind: secondary IPs or /28 prefixes. */
+  private async assignToEni(eniId: string, count: number, kind: AssignedKind): Promise<string[]> {
+    const doing = assignmentText(eniId, count, kind);
+    const values = await this.call(
+      doing,
+      'AssignPrivateIpAddresses',
+      assignmentParams(eniId, count, kind),
+      (r) => r.items(kind.resultSet).map((a) => a.string(kind.resultField)),
+    );
+    return checkAssigned(doing, count, kind, values);
+  }
+
   private async call<Out>(
     doing: string,
     action: string,
