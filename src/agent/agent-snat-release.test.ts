@@ -1,20 +1,15 @@
 // A DEL answers before its pod's SNAT element is removed (snat-release.ts). These tests hold that
 // removal back (a kernel whose SNAT deletions wait on a gate) to see what happens meanwhile.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import type { Kernel } from '../dataplane/kernel.ts';
-import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
-import { silentLogger } from '../infra/log.ts';
-import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
-import { noPodSource } from '../pods/pod-source.ts';
-import { type RunningAgent, startAgent } from './agent.ts';
-import { agentEnv } from './testing/agent-world.ts';
+import type { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import type { RunningAgent } from './agent.ts';
+import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
+
+const worlds = agentWorlds();
 
 /** A fake kernel whose runs that delete SNAT elements wait until the gate opens. */
 function gatedKernel(inner: FakeKernel): { kernel: Kernel; open(): void; waiting(): number } {
@@ -48,29 +43,16 @@ async function withGatedAgent(
     netns: string;
   }) => Promise<void>,
 ): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-snat-release-'));
-  const fake = new FakeKernel();
+  const w = await worlds.world();
+  const fake = w.kernel;
   const gate = gatedKernel(fake);
-  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
-  const agent = await startAgent({
-    config,
-    targets: config.targets,
-    cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
-    dataplane: new Dataplane(gate.kernel),
-    pods: noPodSource,
-    log: silentLogger,
-    now: Date.now,
-    notANetworkNamespace: async () => undefined,
-    poolIntervalMs: 60_000,
-  });
-  const netns = join(dir, 'netns-a');
-  await writeFile(netns, '');
+  const agent = await w.start({ dataplane: new Dataplane(gate.kernel) });
+  const netns = await w.netns('a');
   try {
     await body({ agent, fake, gate, netns });
   } finally {
     gate.open();
     await agent.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -2,25 +2,20 @@
 // request arriving after it began gets no answer (its connection is closed or refused), which the
 // plugin treats as an unreachable agent: it spools a DEL and fails an ADD with "try again later".
 import assert from 'node:assert/strict';
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
-import { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
-import { silentLogger } from '../infra/log.ts';
-import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
-import { noPodSource } from '../pods/pod-source.ts';
-import { startAgent } from './agent.ts';
-import { agentEnv, until } from './testing/agent-world.ts';
+import { agentWorlds, until } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 import { heldKernel } from './testing/held-kernel.ts';
 import { rawExchange, rawPost } from './testing/raw-rpc-client.ts';
+
+const worlds = agentWorlds();
 
 const body = (command: string, containerId: string, netns: string) =>
   JSON.stringify(cniRequest(command, containerId, netns, `pod-${containerId}`, `uid-${containerId}`));
@@ -52,30 +47,18 @@ function splitRequest(socketPath: string, payload: Buffer) {
 }
 
 test('stop finishes the ADD in flight (answered, in the ledger on disk) and answers no request that arrives after it began', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
   let cleanup: () => Promise<void> = async () => undefined;
   try {
-    const fake = new FakeKernel();
-    const kernel = heldKernel(fake);
-    const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
-    const agent = await startAgent({
-      config,
-      targets: config.targets,
-      cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
-      dataplane: new Dataplane(kernel.kernel),
-      pods: noPodSource,
-      log: silentLogger,
-      now: Date.now,
-      notANetworkNamespace: async () => undefined,
-      poolIntervalMs: 60_000,
-    });
+    const w = await worlds.world();
+    const { config } = w;
+    const kernel = heldKernel(w.kernel);
+    const agent = await w.start({ dataplane: new Dataplane(kernel.kernel) });
     // A failed assertion must not leave the agent running (its timers would hold the test file).
     cleanup = async () => {
       kernel.release();
       await agent.stop();
     };
-    const netns = join(dir, 'netns-a');
-    await writeFile(netns, '');
+    const netns = await w.netns('a');
     const socket = config.agentSocket;
 
     kernel.hold();
@@ -120,104 +103,54 @@ test('stop finishes the ADD in flight (answered, in the ledger on disk) and answ
     assert.equal(ledger.list().length, 1, 'a request refused during the stop changed the ledger');
   } finally {
     await cleanup();
-    await rm(dir, { recursive: true, force: true });
   }
 });
 
 test('a CNI request handed to a stopping agent in-process is answered "try again later" (code 11)', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
-  try {
-    const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
-    const agent = await startAgent({
-      config,
-      targets: config.targets,
-      cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
-      dataplane: new Dataplane(new FakeKernel()),
-      pods: noPodSource,
-      log: silentLogger,
-      now: Date.now,
-      notANetworkNamespace: async () => undefined,
-      poolIntervalMs: 60_000,
-    });
-    const netns = join(dir, 'netns-a');
-    await writeFile(netns, '');
-    await agent.stop();
-    const out = await agent.cni(cniRequest('ADD', 'after', netns));
-    assert.equal(out.exitCode, 1);
-    assert.equal((JSON.parse(out.stdout) as { code: number }).code, 11);
-    assert.equal(agent.ledger.list().length, 0);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const w = await worlds.world();
+  const agent = await w.start();
+  const netns = await w.netns('a');
+  await agent.stop();
+  const out = await agent.cni(cniRequest('ADD', 'after', netns));
+  assert.equal(out.exitCode, 1);
+  assert.equal((JSON.parse(out.stdout) as { code: number }).code, 11);
+  assert.equal(agent.ledger.list().length, 0);
 });
 
 test('an ADD waiting for the pool to grow is answered "try again later" (code 11) as the stop begins, not after its wait', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
-  try {
-    const config = agentConfigFromEnv(
-      agentEnv(dir, { IP_COOLDOWN_PERIOD: '30', VPCNET_ADD_WAIT_SECONDS: '600' }),
-    );
-    const agent = await startAgent({
-      config,
-      targets: config.targets,
-      // 11 addresses and no room to grow: the 12th ADD waits.
-      cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
-      dataplane: new Dataplane(new FakeKernel()),
-      pods: noPodSource,
-      log: silentLogger,
-      now: Date.now,
-      notANetworkNamespace: async () => undefined,
-      poolIntervalMs: 60_000,
-    });
-    const netns = async (n: string) => {
-      const path = join(dir, `netns-${n}`);
-      await writeFile(path, '');
-      return path;
-    };
-    for (let i = 0; i < 11; i++) {
-      const out = await agent.cni(cniRequest('ADD', `c${i}`, await netns(`c${i}`), `p${i}`, `u${i}`));
-      if (out.exitCode !== 0) await agent.stop(); // else its timers would hold the test file
-      assert.equal(out.exitCode, 0, out.stdout);
-    }
-    let answered = false;
-    const waiting = agent.cni(cniRequest('ADD', 'waits', await netns('waits'), 'pw', 'uw')).finally(() => {
-      answered = true;
-    });
-    await sleep(200);
-    assert.equal(answered, false, 'the 12th ADD did not wait for an address');
-    const started = performance.now();
-    await agent.stop();
-    const out = await waiting;
-    assert.ok(performance.now() - started < 30_000, 'the stop waited out the ADD');
-    assert.equal(out.exitCode, 1);
-    const err = JSON.parse(out.stdout) as { code: number; details?: string };
-    assert.equal(err.code, 11, out.stdout);
-    assert.match(err.details ?? '', /stopping/);
-    assert.equal(agent.ledger.list().length, 11);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  // The world's node: 11 addresses and no room to grow, so the 12th ADD waits.
+  const w = await worlds.world({ VPCNET_ADD_WAIT_SECONDS: '600' });
+  const agent = await w.start();
+  for (let i = 0; i < 11; i++) {
+    const out = await agent.cni(cniRequest('ADD', `c${i}`, await w.netns(`c${i}`), `p${i}`, `u${i}`));
+    if (out.exitCode !== 0) await agent.stop(); // else its timers would hold the test file
+    assert.equal(out.exitCode, 0, out.stdout);
   }
+  let answered = false;
+  const waiting = agent.cni(cniRequest('ADD', 'waits', await w.netns('waits'), 'pw', 'uw')).finally(() => {
+    answered = true;
+  });
+  await sleep(200);
+  assert.equal(answered, false, 'the 12th ADD did not wait for an address');
+  const started = performance.now();
+  await agent.stop();
+  const out = await waiting;
+  assert.ok(performance.now() - started < 30_000, 'the stop waited out the ADD');
+  assert.equal(out.exitCode, 1);
+  const err = JSON.parse(out.stdout) as { code: number; details?: string };
+  assert.equal(err.code, 11, out.stdout);
+  assert.match(err.details ?? '', /stopping/);
+  assert.equal(agent.ledger.list().length, 11);
 });
 
 test('stop waits for an ADD whose client went away (no connection left to wait on) before it makes the ledger durable', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-stop-'));
-  const kernel = heldKernel(new FakeKernel());
-  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
-  const agent = await startAgent({
-    config,
-    targets: config.targets,
-    cloud: new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 }),
-    dataplane: new Dataplane(kernel.kernel),
-    pods: noPodSource,
-    log: silentLogger,
-    now: Date.now,
-    notANetworkNamespace: async () => undefined,
-    poolIntervalMs: 60_000,
-  });
+  const w = await worlds.world();
+  const { config } = w;
+  const kernel = heldKernel(w.kernel);
+  const agent = await w.start({ dataplane: new Dataplane(kernel.kernel) });
   let stopping: Promise<void> | undefined;
   try {
-    const netns = join(dir, 'netns-a');
-    await writeFile(netns, '');
+    const netns = await w.netns('a');
     kernel.hold();
     // The client gives up (a plugin killed by the runtime's timeout) while the ADD is in the kernel.
     const client = connect(config.agentSocket);
@@ -243,6 +176,5 @@ test('stop waits for an ADD whose client went away (no connection left to wait o
   } finally {
     kernel.release();
     await (stopping ?? agent.stop());
-    await rm(dir, { recursive: true, force: true });
   }
 });

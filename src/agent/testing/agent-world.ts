@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { agentConfigFromEnv } from '../../config/agent-config.ts';
+import { type AgentConfig, agentConfigFromEnv } from '../../config/agent-config.ts';
 import { Dataplane } from '../../dataplane/dataplane.ts';
 import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../infra/log.ts';
@@ -14,6 +14,8 @@ import { type AgentDeps, type RunningAgent, startAgent } from '../agent.ts';
 
 export interface AgentWorld {
   dir: string;
+  /** The agent's configuration (its socket, state dir) from agentEnv. */
+  config: AgentConfig;
   cloud: FakeCloud;
   dataplane: Dataplane;
   kernel: FakeKernel;
@@ -27,8 +29,9 @@ export interface AgentWorld {
   start(extra?: WorldExtras): Promise<RunningAgent>;
 }
 
+/** `dataplane` replaces the world's (e.g. one over a held or gated wrapper of `kernel`). */
 export type WorldExtras = Partial<
-  Pick<AgentDeps, 'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace'>
+  Pick<AgentDeps, 'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace' | 'dataplane'>
 >;
 
 export interface AgentWorlds {
@@ -71,6 +74,7 @@ export function agentWorlds(): AgentWorlds {
     const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30', ...extraEnv }));
     return {
       dir,
+      config,
       cloud,
       dataplane,
       kernel,
@@ -85,7 +89,7 @@ export function agentWorlds(): AgentWorlds {
           config,
           targets: config.targets,
           cloud,
-          dataplane,
+          dataplane: extra.dataplane ?? dataplane,
           pods: noPodSource,
           log: silentLogger,
           now: extra.now ?? Date.now,
