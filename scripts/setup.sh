@@ -24,6 +24,14 @@ if [ "$with_real_clients" = true ]; then
   command -v modprobe >/dev/null || need_pkgs+=(kmod)
   # src/pods' HTTPS test signs a throwaway server certificate with a throwaway CA
   command -v openssl >/dev/null || need_pkgs+=(openssl)
+  # test/agent-image builds the image (mmdebstrap, podman); test/prometheus scrapes a lab with
+  # Debian's Prometheus; test/deploy-manifests renders deploy/ with kubectl and reads the YAML with
+  # Debian's python3-yaml (Debian's kubectl only when none is installed: another would clash)
+  command -v mmdebstrap >/dev/null || need_pkgs+=(mmdebstrap)
+  command -v podman >/dev/null || need_pkgs+=(podman)
+  command -v prometheus >/dev/null || need_pkgs+=(prometheus)
+  /usr/bin/python3 -c 'import yaml' 2>/dev/null || need_pkgs+=(python3-yaml)
+  command -v kubectl >/dev/null || need_pkgs+=(kubernetes-client)
   # test/hostile builds the plugin with -fsanitize=address,undefined: gcc's sanitizer runtimes
   if command -v cc >/dev/null; then
     probe=$(mktemp)
