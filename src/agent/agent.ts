@@ -1,11 +1,13 @@
 // The node agent: rebuilds its state from ledger + kernel + cloud before it serves a request
 // (durable before success; convergence), then serves CNI requests on its unix socket.
+
 import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Cloud } from '../cloud/cloud.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
+import { ConfigError } from '../config/config-error.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import type { Logger } from '../infra/log.ts';
@@ -107,6 +109,8 @@ const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
+  // Declared ahead of the IPv6 work (issue 11); refused until its pool and pod plan are built.
+  if (config.ipv6.enabled) throw new ConfigError('ENABLE_IPv6=true: IPv6 pods are not built yet');
   const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const store = observed.ledgerStore(new FileLedgerStore(join(config.stateDir, 'ledger.json')));

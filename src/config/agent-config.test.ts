@@ -305,9 +305,17 @@ test('new ENIs go by subnet discovery by default, as upstream; custom networking
   );
 });
 
-test('ENABLE_IPv6=true is refused at start: a cluster expecting IPv6 pods must not get IPv4 ones', () => {
-  assert.throws(() => parse({ ENABLE_IPv6: 'true' }), /ENABLE_IPv6/);
-  assert.doesNotThrow(() => parse({ ENABLE_IPv6: 'false' }));
+test('ENABLE_IPv6=true needs prefix delegation, as upstream; ENABLE_V4_EGRESS defaults to true', () => {
+  assert.throws(() => parse({ ENABLE_IPv6: 'true' }), /ENABLE_IPv6=true needs ENABLE_PREFIX_DELEGATION=true/);
+  assert.deepEqual(parse({ ENABLE_IPv6: 'true', ENABLE_PREFIX_DELEGATION: 'true' }).ipv6, {
+    enabled: true,
+    v4Egress: true,
+  });
+  assert.deepEqual(parse({ ENABLE_IPv6: 'false', ENABLE_V4_EGRESS: 'false' }).ipv6, {
+    enabled: false,
+    v4Egress: false,
+  });
+  assert.throws(() => parse({ ENABLE_V4_EGRESS: 'maybe' }), /ENABLE_V4_EGRESS must be true or false/);
 });
 
 test('aws-node variables vpcnet does not honour are named with their reason when set, and only then', () => {

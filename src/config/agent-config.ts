@@ -48,6 +48,8 @@ export interface AgentConfig {
     | ({ readonly mode: 'custom' } & EniConfigKeys);
   /** ENABLE_PREFIX_DELEGATION and WARM_PREFIX_TARGET (upstream names and meanings). */
   readonly prefixMode: { readonly enabled: boolean; readonly warmPrefixTarget: number };
+  /** ENABLE_IPv6 and ENABLE_V4_EGRESS (upstream names and meanings): IPv6 pods out of a /80. */
+  readonly ipv6: { readonly enabled: boolean; readonly v4Egress: boolean };
   /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS (upstream names): tags of the ENIs vpcnet creates. */
   readonly eniTags: EniTagOptions;
   /** An ENI attached less than this ago is not freed (ms). */
@@ -123,6 +125,11 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
       'ENABLE_PREFIX_DELEGATION=true with WARM_PREFIX_TARGET=0 and no WARM_IP_TARGET or MINIMUM_IP_TARGET keeps no address warm; set one of them above 0 (upstream does not support this combination either)',
     );
   }
+  if (v.enableIpv6 && !v.enablePrefixDelegation) {
+    throw new ConfigError(
+      'ENABLE_IPv6=true needs ENABLE_PREFIX_DELEGATION=true: IPv6 pods get addresses out of a /80 prefix on the primary ENI (upstream requires the same)',
+    );
+  }
   const eniTags: EniTagOptions = {
     ...(v.clusterName === undefined ? {} : { clusterName: v.clusterName }),
     ...(v.additionalEniTags === undefined ? {} : { additionalTags: additionalEniTags(v.additionalEniTags) }),
@@ -163,6 +170,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     targets,
     eniPlacement,
     prefixMode: { enabled: v.enablePrefixDelegation, warmPrefixTarget: v.warmPrefixTarget },
+    ipv6: { enabled: v.enableIpv6, v4Egress: v.enableV4Egress },
     eniTags,
     minEniLifetimeMs: v.minEniLifetimeSeconds * 1000,
     leakedEniCleanup: {

@@ -4,7 +4,6 @@
 import { DEFAULT_DEL_SPOOL_DIR } from '../cni/wire.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import {
-  falseOnly,
   httpUrl,
   intBetween,
   matching,
@@ -148,11 +147,19 @@ export const AGENT_SETTINGS = {
   }),
   enableIpv6: withDefault({
     env: 'ENABLE_IPv6',
-    kind: falseOnly('IPv6 pods are not supported yet: vpcnet gives pods IPv4 addresses only'),
+    kind: trueOrFalse,
     default: false,
     upstream: true,
     description:
-      '`true` is refused at start (IPv6 pods are not built yet); a cluster that expects them must not get IPv4 pods',
+      'true: pods get IPv6 addresses out of a /80 prefix on the primary ENI (needs ENABLE_PREFIX_DELEGATION=true, as upstream); no IPv4 pod addresses, no SNAT of IPv6',
+  }),
+  enableV4Egress: withDefault({
+    env: 'ENABLE_V4_EGRESS',
+    kind: trueOrFalse,
+    default: true,
+    upstream: true,
+    description:
+      "IPv6 mode: each pod also gets a node-local IPv4 address (169.254.172.0/22) on a second interface, and its IPv4 traffic leaves SNATed to the node's primary IPv4 address",
   }),
   warmPrefixTarget: withDefault({
     env: 'WARM_PREFIX_TARGET',
@@ -430,8 +437,7 @@ export const UNHONOURED_UPSTREAM_VARIABLES: Readonly<Record<string, string>> = {
   AWS_VPC_K8S_CNI_CONNMARK: 'NodePort support is not built: no connection is marked',
   ANNOTATE_POD_IP: 'pods are not annotated with their address',
   DISABLE_TCP_EARLY_DEMUX: 'the agent changes no sysctl',
-  ENABLE_V4_EGRESS: 'IPv6 pods are not built',
-  ENABLE_V6_EGRESS: 'IPv6 pods are not built',
+  ENABLE_V6_EGRESS: 'IPv6 egress for IPv4 pods is not built',
   AWS_VPC_K8S_CNI_VETHPREFIX: 'renamed: VPCNET_VETH_PREFIX',
   AWS_VPC_ENI_MTU: 'renamed: VPCNET_MTU',
   AWS_VPC_K8S_CNI_LOGLEVEL: 'renamed: VPCNET_LOG_LEVEL',
