@@ -26,6 +26,7 @@ import {
   unassignPrivateIpAddresses,
 } from './eni-actions.ts';
 import { Ec2Error } from './error.ts';
+import { assignIpv6Addresses, unassignIpv6Addresses } from './ipv6-actions.ts';
 import { QueryParams } from './params.ts';
 import {
   associateTrunkInterface,
@@ -49,6 +50,8 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['ModifyNetworkInterfaceAttribute', modifyNetworkInterfaceAttribute],
   ['AssignPrivateIpAddresses', assignPrivateIpAddresses],
   ['UnassignPrivateIpAddresses', unassignPrivateIpAddresses],
+  ['AssignIpv6Addresses', assignIpv6Addresses],
+  ['UnassignIpv6Addresses', unassignIpv6Addresses],
   ['CreateTags', createTags],
   ['AssociateTrunkInterface', associateTrunkInterface],
   ['DisassociateTrunkInterface', disassociateTrunkInterface],
