@@ -30,7 +30,8 @@ export interface LabDesc {
   name: string;
   vpcNetns: string;
   nodes: LabNodeDesc[];
-  vpcHosts: { netns: string; ip: string }[];
+  /** `ipv6`: set in a dual-stack lab (`lab up --ipv6`). */
+  vpcHosts: { netns: string; ip: string; ipv6?: string }[];
   emulator: { ec2Endpoint: string; imdsEndpoint: string; kubeEndpoint: string };
 }
 
