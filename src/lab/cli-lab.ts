@@ -200,7 +200,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
   }
   // Agents inherit this process's environment (see agentEnv), also through a detached supervisor.
   for (const pair of values['agent-env'] ?? []) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(pair); // ENABLE_IPv6 has a lower-case v
     if (!m) throw new UsageError(`--agent-env takes NAME=VALUE, not ${JSON.stringify(pair)}`);
     process.env[m[1]!] = m[2]!;
   }
