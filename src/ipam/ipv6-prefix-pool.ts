@@ -4,7 +4,6 @@
 // ledger's vpcAddress resources, rebuilt at start) and the ones cooling down (IP_COOLDOWN_PERIOD,
 // kept in the ledger's cooldown records) are skipped, and the /80's first address never leaves
 // (some stacks treat it as the subnet-router anycast address).
-import type { AddressSource, PooledAddress } from '../agent/address-source.ts';
 import { formatIpv6, ipv6CidrContains, isIpv6, parseIpv6, parseIpv6Cidr } from '../infra/ipv6-cidr.ts';
 import { attachmentKeyString } from '../plan/attachment.ts';
 import { MAIN_TABLE } from '../plan/views.ts';
@@ -32,7 +31,14 @@ const HOSTS_PER_PREFIX = 1n << 48n;
 /** How far one allocation looks past taken addresses before it gives up (the /80 is 2^48 long). */
 const MAX_PROBES = 65_536;
 
-export class Ipv6PrefixPool implements AddressSource {
+/** An address as the agent's AddressSource hands it out (the agent's interface, met structurally). */
+export interface Ipv6PooledAddress {
+  readonly ip: string;
+  readonly eniId: string;
+  readonly routeTable: number;
+}
+
+export class Ipv6PrefixPool {
   readonly #d: Ipv6PrefixPoolDeps;
   #claim: Ipv6PrefixClaim | undefined;
   #claiming: Promise<void> | undefined;
@@ -55,7 +61,7 @@ export class Ipv6PrefixPool implements AddressSource {
     return this.#claim?.kind === 'held' ? this.#claim.prefix : undefined;
   }
 
-  allocate(owner: string): PooledAddress | undefined {
+  allocate(owner: string): Ipv6PooledAddress | undefined {
     const claim = this.#claim;
     if (claim?.kind !== 'held') return undefined;
     for (const [ip, holder] of this.#assigned) if (holder === owner) return this.#pooled(ip, claim.eniId);
@@ -122,7 +128,7 @@ export class Ipv6PrefixPool implements AddressSource {
     return claim.kind === 'unavailable' ? `no IPv6 /80 on this node: ${claim.reason}` : undefined;
   }
 
-  #pooled(ip: string, eniId: string): PooledAddress {
+  #pooled(ip: string, eniId: string): Ipv6PooledAddress {
     return { ip, eniId, routeTable: MAIN_TABLE };
   }
 
