@@ -36,6 +36,7 @@ import { stopGracefully } from './graceful-stop.ts';
 import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
 import { startIpv6Addressing, withIpv6Pool } from './ipv6-addressing.ts';
+import { registerIpv6Metrics } from './ipv6-metrics.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -123,6 +124,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   });
   // IPv6 mode: pod addresses from the primary ENI's /80; the IPv4 pool below is never started.
   const ipv6 = await startIpv6Addressing({ config, cloud, meta, ledger, targets: deps.targets, log, now });
+  if (ipv6) registerIpv6Metrics(observed.metrics.registry, ipv6);
   // With external SNAT (upstream's AWS_VPC_K8S_CNI_EXTERNALSNAT) the node translates nothing.
   const snatSetup = (vpcCidrs: readonly string[]) =>
     dataplane.setupNode({
