@@ -7,6 +7,7 @@ import {
   AssignIpv6AddressesCommand,
   DescribeNetworkInterfacesCommand,
   DescribeSubnetsCommand,
+  DescribeVpcsCommand,
   UnassignIpv6AddressesCommand,
 } from '@aws-sdk/client-ec2';
 import { ipv6CidrContains, parseIpv6, parseIpv6Cidr } from '../../infra/ipv6-cidr.ts';
@@ -178,4 +179,30 @@ test('IMDS lists the ENI IPv6 addresses, its /80s and the subnet and VPC IPv6 CI
   assert.deepEqual((await read('ipv6-prefix')).split('\n'), out.AssignedIpv6Prefixes);
   assert.equal(await read('subnet-ipv6-cidr-blocks'), '2001:db8:5e00::/64');
   assert.equal(await read('vpc-ipv6-cidr-blocks'), '2001:db8:5e00::/56');
+});
+
+test("a subnet added to a dual-stack VPC gets the /56's next /64 by its index", async () => {
+  const res = await fetch(`${t.url}/admin/subnets`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ subnetId: 'subnet-0v6extra', cidr: '10.0.64.0/24' }),
+  });
+  assert.equal(res.status, 201);
+  assert.equal(((await res.json()) as { ipv6Cidr?: string }).ipv6Cidr, '2001:db8:5e00:3::/64');
+  const out = await t.ec2.send(new DescribeSubnetsCommand({ SubnetIds: ['subnet-0v6extra'] }));
+  assert.equal(out.Subnets?.[0]?.Ipv6CidrBlockAssociationSet?.[0]?.Ipv6CidrBlock, '2001:db8:5e00:3::/64');
+});
+
+test("DescribeVpcs lists a dual-stack VPC's /56 beside its IPv4 block", async () => {
+  const out = await t.ec2.send(new DescribeVpcsCommand({ VpcIds: [TEST_VPC_DUAL_STACK.vpcId] }));
+  const vpc = out.Vpcs?.[0];
+  assert.equal(vpc?.CidrBlock, '10.0.0.0/16');
+  assert.deepEqual(
+    vpc?.Ipv6CidrBlockAssociationSet?.map((a) => [a.Ipv6CidrBlock, a.Ipv6CidrBlockState?.State]),
+    [['2001:db8:5e00::/56', 'associated']],
+  );
+  assert.equal(
+    await codeOf(t.ec2.send(new DescribeVpcsCommand({ VpcIds: ['vpc-0000000000000dead'] }))),
+    'InvalidVpcID.NotFound',
+  );
 });

@@ -15,6 +15,7 @@ import {
   describeNetworkInterfaces,
   describeSubnets,
 } from './describe-actions.ts';
+import { describeVpcs } from './describe-vpcs.ts';
 import {
   assignPrivateIpAddresses,
   attachNetworkInterface,
@@ -42,6 +43,7 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['DescribeInstances', (p, _ops, view) => describeInstances(p, view)],
   ['DescribeInstanceTypes', (p) => describeInstanceTypes(p)],
   ['DescribeSubnets', (p, _ops, view) => describeSubnets(p, view)],
+  ['DescribeVpcs', (p, _ops, view) => describeVpcs(p, view)],
   ['DescribeNetworkInterfaces', (p, _ops, view) => describeNetworkInterfaces(p, view)],
   ['CreateNetworkInterface', createNetworkInterface],
   ['DeleteNetworkInterface', deleteNetworkInterface],
