@@ -11,10 +11,11 @@ import {
   TEST_VPC_DUAL_STACK,
   type TestEmulator,
 } from '../emulator/testing/test-emulator.ts';
-import { type AwsCloud, createAwsCloud } from './aws.ts';
+import type { AwsCloud } from './aws.ts';
 import { assignIpv6Prefixes, unassignIpv6Prefixes } from './aws-ipv6.ts';
 import { CloudError } from './cloud.ts';
 import { CannedEc2, ec2Reply } from './testing/canned-ec2.ts';
+import { awsCloudOn } from './testing/emulator-cloud.ts';
 
 let t: TestEmulator;
 let node: LaunchedInstance;
@@ -29,12 +30,7 @@ before(async () => {
   });
   node = await t.emulator.launchInstance({ instanceType: 't3.medium', subnetId: SUBNET_A });
   v4Node = await t.emulator.launchInstance({ instanceType: 't3.medium', subnetId: SUBNET_SMALL });
-  cloud = await createAwsCloud({
-    region: 'us-west-2',
-    ec2Endpoint: t.url,
-    imds: { endpoint: t.url },
-    credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' },
-  });
+  cloud = await awsCloudOn(t.url);
 });
 after(() => t.close());
 
