@@ -14,6 +14,7 @@ import {
   runChain,
 } from '../src/lab/cni-runtime.ts';
 import { labLayout } from '../src/lab/layout.ts';
+import { isRecordedProcessAlive, readRecords } from '../src/lab/processes.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
@@ -30,7 +31,8 @@ export interface LabDesc {
   name: string;
   vpcNetns: string;
   nodes: LabNodeDesc[];
-  vpcHosts: { netns: string; ip: string }[];
+  /** `ipv6`: set in a dual-stack lab (`lab up --ipv6`). */
+  vpcHosts: { netns: string; ip: string; ipv6?: string }[];
   emulator: { ec2Endpoint: string; imdsEndpoint: string; kubeEndpoint: string };
 }
 
@@ -248,4 +250,75 @@ export async function buildAgentImage(): Promise<BuiltAgentImage> {
     timeoutMs: 600_000,
   });
   return JSON.parse(r.stdout) as BuiltAgentImage;
+}
+
+/** Kills the node's agent (SIGTERM) and waits until the supervisor's new one is healthy. */
+export async function restartAgent(lab: string, node: LabNodeDesc): Promise<void> {
+  const pidsDir = labLayout(lab, 0).files.pidsDir;
+  const role = `agent-${node.name}`;
+  const before = (await readRecords(pidsDir)).find((r) => r.role === role);
+  if (before === undefined) throw new Error(`no ${role} recorded in ${pidsDir}`);
+  process.kill(before.pid, 'SIGTERM');
+  await waitFor(
+    `the supervisor to restart ${role}`,
+    async () => {
+      const now = (await readRecords(pidsDir)).find((r) => r.role === role);
+      if (now === undefined || now.pid === before.pid || !isRecordedProcessAlive(now)) return undefined;
+      return (await getJson(node.agentSocket, '/v1/healthz')).status === 200 ? true : undefined;
+    },
+    60_000,
+  );
+}
+
+/**
+ * A namespace `netns` behind the node holding IPv6 address `ipv6` (a veth from the node's
+ * namespace, a /128 route to it on the node, its default route via the node's link-local): what
+ * a pod of the node's /80 looks like to the VPC, without the agent. Returns its removal.
+ */
+export async function ipv6BehindNode(
+  node: LabNodeDesc,
+  netns: string,
+  ipv6: string,
+): Promise<() => Promise<void>> {
+  const hostSide = `${netns.slice(0, 11)}h`;
+  const remove = async () => {
+    await runProcess(['ip', 'netns', 'del', netns]);
+  };
+  await sh(['ip', 'netns', 'add', netns]);
+  try {
+    await sh([
+      'ip',
+      '-n',
+      node.netns,
+      'link',
+      'add',
+      'name',
+      hostSide,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      'eth0',
+      'netns',
+      netns,
+    ]);
+    await sh(['ip', '-n', netns, 'link', 'set', 'lo', 'up']);
+    await sh(['ip', '-n', netns, 'link', 'set', 'eth0', 'up']);
+    await sh(['ip', '-n', node.netns, 'link', 'set', hostSide, 'up']);
+    await sh(['ip', '-n', netns, 'addr', 'add', `${ipv6}/128`, 'dev', 'eth0', 'nodad']);
+    await sh(['ip', '-n', node.netns, '-6', 'route', 'add', `${ipv6}/128`, 'dev', hostSide]);
+    const linkLocal = await waitFor(`a link-local address on ${hostSide}`, async () => {
+      const out = JSON.parse(
+        await sh(['ip', '-n', node.netns, '-j', '-6', 'addr', 'show', 'dev', hostSide]),
+      ) as {
+        addr_info: { local: string; scope: string; tentative?: boolean }[];
+      }[];
+      return out[0]?.addr_info.find((a) => a.scope === 'link' && a.tentative !== true)?.local;
+    });
+    await sh(['ip', '-n', netns, '-6', 'route', 'add', 'default', 'via', linkLocal, 'dev', 'eth0']);
+    return remove;
+  } catch (err) {
+    await remove();
+    throw err;
+  }
 }

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import type { Cloud } from '../cloud/cloud.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
-import { ConfigError } from '../config/config-error.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import type { Logger } from '../infra/log.ts';
@@ -36,6 +35,8 @@ import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
 import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
+import { startIpv6Addressing, withIpv6Pool } from './ipv6-addressing.ts';
+import { registerIpv6Metrics } from './ipv6-metrics.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -109,8 +110,6 @@ const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
-  // Declared ahead of the IPv6 work (issue 11); refused until its pool and pod plan are built.
-  if (config.ipv6.enabled) throw new ConfigError('ENABLE_IPv6=true: IPv6 pods are not built yet');
   const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const store = observed.ledgerStore(new FileLedgerStore(join(config.stateDir, 'ledger.json')));
@@ -123,6 +122,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     vpcCidrs: meta.vpcCidrs,
   });
+  // IPv6 mode: pod addresses from the primary ENI's /80; the IPv4 pool below is never started.
+  const ipv6 = await startIpv6Addressing({ config, cloud, meta, ledger, targets: deps.targets, log, now });
+  if (ipv6) registerIpv6Metrics(observed.metrics.registry, ipv6);
   // With external SNAT (upstream's AWS_VPC_K8S_CNI_EXTERNALSNAT) the node translates nothing.
   const snatSetup = (vpcCidrs: readonly string[]) =>
     dataplane.setupNode({
@@ -131,15 +133,16 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       excludeCidrs: config.snat.excludeCidrs,
       randomizeSnat: config.snat.randomize,
     });
-  if (!config.externalSnat) await snatSetup(meta.vpcCidrs);
-  const vpcCidrRefresh = config.externalSnat
-    ? undefined
-    : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
-        read: async () => (await cloud.metadata()).vpcCidrs,
-        apply: snatSetup,
-        initial: meta.vpcCidrs,
-        log,
-      });
+  if (!config.externalSnat && !ipv6) await snatSetup(meta.vpcCidrs);
+  const vpcCidrRefresh =
+    config.externalSnat || ipv6
+      ? undefined
+      : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
+          read: async () => (await cloud.metadata()).vpcCidrs,
+          apply: snatSetup,
+          initial: meta.vpcCidrs,
+          log,
+        });
 
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
@@ -163,7 +166,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   });
   // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
   // enter the pool), then the ledger's assignments and cooldowns.
-  await manager.init({ configureLinks: true });
+  if (!ipv6) await manager.init({ configureLinks: true });
   // A missing or refused ledger: hold what the node shows of its pods before anything is collected.
   const protectedAddresses = manager.protectedAddresses();
   const recovery =
@@ -172,7 +175,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       { ...deps, ledger, pool, vethPrefix: config.vethPrefix, protectedAddresses },
       loss,
     ));
-  await recoverHalfDoneAdds(ledger, dataplane, manager, log);
+  await recoverHalfDoneAdds(ledger, dataplane, ipv6 ?? manager, log);
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
         manager,
@@ -196,7 +199,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     netnsIdentity,
     onPass: observed.metrics.reconciled,
     sweepRecovered: (node) =>
-      sweepRecovered({ ledger, dataplane, addresses: manager, log, pods: deps.pods }, node),
+      sweepRecovered({ ledger, dataplane, addresses: ipv6 ?? manager, log, pods: deps.pods }, node),
     ...(config.reconcileSeconds > 0
       ? {
           loop: (pass: () => Promise<unknown>) => {
@@ -221,7 +224,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const ctx: OperationContext = {
     snatRelease,
     ledger,
-    addresses: observed.addresses(manager),
+    addresses: observed.addresses(ipv6 ?? manager),
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -267,7 +270,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
   const drainSpool = spoolDrainer(config.delSpoolDir, handle, log);
   const introspect = () => ({
-    ...introspection(meta, ledger, pool, stats, counters, now, manager),
+    ...withIpv6Pool(introspection(meta, ledger, pool, stats, counters, now, manager), ipv6),
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
@@ -282,7 +285,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
 
   const state = { now, pool, manager, limits, counters, ledger, deadPodGc, targets: deps.targets };
   const endpoints = await observed.serve(config, introspect, state);
-  manager.start();
+  if (!ipv6) manager.start();
   reconciler.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
@@ -309,7 +312,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const taint = startStartupTaint(deps.nodeTaints, {
     key: config.startupTaint,
     nodeName: config.nodeName,
-    hasFreeAddress: () => pool.stats(now()).available > 0,
+    hasFreeAddress: () => (ipv6 ? ipv6.prefix !== undefined : pool.stats(now()).available > 0),
     events: deps.events,
     log,
   });

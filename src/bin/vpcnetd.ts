@@ -3,6 +3,7 @@
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type RunningAgent, startAgent } from '../agent/agent.ts';
+import { ignoredInIpv6Mode } from '../agent/ipv6-addressing.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
 import { createAwsCloud } from '../cloud/aws.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
@@ -55,6 +56,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   for (const { variable, reason } of unhonouredUpstreamVariables(process.env))
     log.warn('aws-node setting has no effect in vpcnet', { variable, reason });
+  for (const variable of config.ipv6.enabled ? ignoredInIpv6Mode(process.env) : [])
+    log.warn('setting has no effect in IPv6 mode (one /80, no warm targets, as upstream)', { variable });
   log.info('starting', {
     node: config.nodeName,
     socket: config.agentSocket,

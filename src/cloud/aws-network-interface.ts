@@ -2,6 +2,7 @@
 // XML into a typed record, then into the Cloud's types; a required field EC2 left out is an
 // InvalidResponse naming it.
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
+import { readEniIpv6 } from './aws-network-interface-ipv6.ts';
 import type { DetachedEni, EniInfo } from './cloud.ts';
 import { invalidResponse } from './ec2-errors.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
@@ -17,6 +18,8 @@ export interface Ec2NetworkInterface {
   readonly attachment?: { readonly attachmentId?: string; readonly deviceIndex?: number };
   readonly privateIpAddresses: readonly { readonly privateIpAddress?: string; readonly primary: boolean }[];
   readonly ipv4Prefixes: readonly { readonly ipv4Prefix?: string }[];
+  readonly ipv6Addresses: readonly { readonly ipv6Address?: string }[];
+  readonly ipv6Prefixes: readonly { readonly ipv6Prefix?: string }[];
   readonly tags: readonly { readonly key?: string; readonly value?: string }[];
 }
 
@@ -46,6 +49,12 @@ export function readNetworkInterface(xml: XmlElement): Ec2NetworkInterface {
     ipv4Prefixes: xml
       .items('ipv4PrefixSet')
       .map((p) => omitUndefined({ ipv4Prefix: p.string('ipv4Prefix') })),
+    ipv6Addresses: xml
+      .items('ipv6AddressesSet')
+      .map((a) => omitUndefined({ ipv6Address: a.string('ipv6Address') })),
+    ipv6Prefixes: xml
+      .items('ipv6PrefixSet')
+      .map((p) => omitUndefined({ ipv6Prefix: p.string('ipv6Prefix') })),
     tags: xml.items('tagSet').map((t) => omitUndefined({ key: t.string('key'), value: t.string('value') })),
   });
 }
@@ -86,6 +95,7 @@ export async function toEniInfo(
     }
     return p.ipv4Prefix;
   });
+  const ipv6 = readEniIpv6(doing, eniId, eni);
   return {
     eniId,
     mac: need(eni.macAddress, 'MacAddress'),
@@ -96,6 +106,7 @@ export async function toEniInfo(
     primaryIp,
     secondaryIps,
     ...(ipv4Prefixes.length === 0 ? {} : { ipv4Prefixes }),
+    ...ipv6,
     ...(eni.description === undefined ? {} : { description: eni.description }),
     interfaceType: eni.interfaceType ?? 'interface',
     tags: tagsOf(doing, eniId, eni),

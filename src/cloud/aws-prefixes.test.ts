@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { LaunchedInstance } from '../emulator/api.ts';
 import { SUBNET_A, startTestEmulator, type TestEmulator } from '../emulator/testing/test-emulator.ts';
-import { type AwsCloud, createAwsCloud } from './aws.ts';
+import type { AwsCloud } from './aws.ts';
 import { CloudError } from './cloud.ts';
+import { awsCloudOn } from './testing/emulator-cloud.ts';
 
 let t: TestEmulator;
 let node: LaunchedInstance;
@@ -14,12 +15,7 @@ let cloud: AwsCloud;
 before(async () => {
   t = await startTestEmulator({ imdsFallbackInstance: () => node?.instanceId });
   node = await t.emulator.launchInstance({ instanceType: 't3.medium', subnetId: SUBNET_A });
-  cloud = await createAwsCloud({
-    region: 'us-west-2',
-    ec2Endpoint: t.url,
-    imds: { endpoint: t.url },
-    credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' },
-  });
+  cloud = await awsCloudOn(t.url);
 });
 after(() => t.close());
 

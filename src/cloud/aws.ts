@@ -9,6 +9,7 @@ import {
   IPV4_PREFIXES,
   SECONDARY_IPS,
 } from './aws-assignment.ts';
+import { assignIpv6Prefixes, unassignIpv6Prefixes } from './aws-ipv6.ts';
 import {
   type Ec2NetworkInterface,
   readNetworkInterface,
@@ -137,6 +138,14 @@ export class AwsCloud implements Cloud {
     );
   }
 
+  assignIpv6Prefixes(eniId: string, count: number): Promise<string[]> {
+    return assignIpv6Prefixes(this.ec2, eniId, count);
+  }
+
+  unassignIpv6Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    return unassignIpv6Prefixes(this.ec2, eniId, prefixes);
+  }
+
   async createEni(
     subnetId: string,
     securityGroupIds: readonly string[],
@@ -258,10 +267,6 @@ export class AwsCloud implements Cloud {
     });
   }
 
-  /**
-   * Makes one EC2 call and reads its reply with `read` (where a field of the wrong shape throws);
-   * every failure leaves as a CloudError saying what we were doing.
-   */
   /** AssignPrivateIpAddresses for `count` of one kind: secondary IPs or /28 prefixes. */
   private async assignToEni(eniId: string, count: number, kind: AssignedKind): Promise<string[]> {
     const doing = assignmentText(eniId, count, kind);
@@ -274,6 +279,10 @@ export class AwsCloud implements Cloud {
     return checkAssigned(doing, count, kind, values);
   }
 
+  /**
+   * Makes one EC2 call and reads its reply with `read` (where a field of the wrong shape throws);
+   * every failure leaves as a CloudError saying what we were doing.
+   */
   private async call<Out>(
     doing: string,
     action: string,

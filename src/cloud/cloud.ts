@@ -14,6 +14,10 @@ export interface InstanceMetadata {
   readonly subnetCidr: string;
   readonly vpcCidrs: readonly string[];
   readonly securityGroupIds: readonly string[];
+  /** IPv6 facts of a dual-stack node (IMDS ipv6s, subnet-/vpc-ipv6-cidr-blocks); absent on IPv4-only. */
+  readonly primaryIpv6?: string;
+  readonly subnetIpv6Cidrs?: readonly string[];
+  readonly vpcIpv6Cidrs?: readonly string[];
 }
 
 export interface EniInfo {
@@ -30,6 +34,10 @@ export interface EniInfo {
   readonly secondaryIps: readonly string[];
   /** Delegated IPv4 prefixes (/28 CIDRs, EC2's Ipv4Prefixes); absent when the ENI has none. */
   readonly ipv4Prefixes?: readonly string[];
+  /** IPv6 addresses (canonical text, EC2's Ipv6Addresses); absent when the ENI has none. */
+  readonly ipv6Addresses?: readonly string[];
+  /** Delegated IPv6 prefixes (/80 CIDRs, canonical text, EC2's Ipv6Prefixes); absent when none. */
+  readonly ipv6Prefixes?: readonly string[];
   /** The ENI's description; vpcnet marks the ENIs it creates with it (eni-attach.ts). */
   readonly description?: string;
   /**
@@ -114,6 +122,13 @@ export interface Cloud {
   assignIpv4Prefixes(eniId: string, count: number): Promise<string[]>;
   /** UnassignPrivateIpAddresses with Ipv4Prefix.N. */
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void>;
+  /**
+   * AssignIpv6Addresses with Ipv6PrefixCount: `count` /80 prefixes, as canonical CIDRs. EC2 refuses
+   * it (InvalidParameterValue) when the ENI's subnet has no IPv6 CIDR block.
+   */
+  assignIpv6Prefixes(eniId: string, count: number): Promise<string[]>;
+  /** UnassignIpv6Addresses with Ipv6Prefix.N. */
+  unassignIpv6Prefixes(eniId: string, prefixes: readonly string[]): Promise<void>;
   /**
    * CreateNetworkInterface. `tags` go on the ENI at creation (TagSpecifications), so an ENI
    * whose attach never happened can still be found and collected by its owner tag.

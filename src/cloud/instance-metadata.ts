@@ -3,6 +3,7 @@
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
 import type { InstanceMetadata } from './cloud.ts';
 import { type ImdsClient, ImdsError } from './imds.ts';
+import { readIpv6Facts } from './instance-metadata-ipv6.ts';
 
 export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMetadata> {
   const [instanceId, instanceType, availabilityZone, region, mac, primaryIp] = await Promise.all([
@@ -14,11 +15,12 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
     scalar(imds, 'local-ipv4'),
   ]);
   const eniPath = `network/interfaces/macs/${mac}`;
-  const [subnetId, subnetCidr, vpcCidrs, securityGroupIds] = await Promise.all([
+  const [subnetId, subnetCidr, vpcCidrs, securityGroupIds, ipv6] = await Promise.all([
     scalar(imds, `${eniPath}/subnet-id`),
     scalar(imds, `${eniPath}/subnet-ipv4-cidr-block`),
     imds.getLines(`${eniPath}/vpc-ipv4-cidr-blocks`),
     imds.getLines(`${eniPath}/security-group-ids`),
+    readIpv6Facts(imds, eniPath),
   ]);
   checkFormat('local-ipv4', [primaryIp], isIpv4, 'an IPv4 address');
   checkFormat(`${eniPath}/subnet-ipv4-cidr-block`, [subnetCidr], isCidr, 'an IPv4 CIDR');
@@ -34,6 +36,7 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
     subnetCidr,
     vpcCidrs,
     securityGroupIds,
+    ...ipv6,
   };
 }
 

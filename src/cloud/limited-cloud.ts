@@ -133,6 +133,15 @@ export class LimitedCloud implements Cloud {
     return this.#call('UnassignPrivateIpAddresses', () => this.#inner.unassignIpv4Prefixes(eniId, prefixes));
   }
 
+  assignIpv6Prefixes(eniId: string, count: number): Promise<string[]> {
+    // Not idempotent: the IPv6 source describes the ENI before and after, and adopts what it finds.
+    return this.#call('AssignIpv6Addresses', () => this.#inner.assignIpv6Prefixes(eniId, count));
+  }
+
+  unassignIpv6Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    return this.#call('UnassignIpv6Addresses', () => this.#inner.unassignIpv6Prefixes(eniId, prefixes));
+  }
+
   createEni(
     subnetId: string,
     securityGroupIds: readonly string[],

@@ -2,6 +2,7 @@
 // VPC (with a zone and tags, as CreateSubnet + CreateTags would make them) and ENIConfig objects in
 // the Kubernetes slice (as `kubectl apply` would). The fabric routes any address of the VPC, so an
 // ENI of a new subnet is reachable like one of the node's.
+import { formatIpv6Cidr, parseIpv6Cidr } from '../infra/ipv6-cidr.ts';
 import type { SubnetSpec } from './api.ts';
 import type { ObjectStore } from './kube/object-store.ts';
 import type { JsonObject } from './kube/objects.ts';
@@ -36,10 +37,21 @@ export function parseSubnetRequest(body: unknown, defaultZone: string): SubnetSp
 export function addSubnet(
   state: VpcState,
   body: unknown,
-): { subnetId: string; cidr: string; available: number } {
+): { subnetId: string; cidr: string; ipv6Cidr?: string; available: number } {
   const zone = state.subnets()[0]?.spec.availabilityZone ?? `${state.spec.region}a`;
-  const pool = state.addSubnet(parseSubnetRequest(body, zone));
-  return { subnetId: pool.spec.subnetId, cidr: pool.spec.cidr, available: pool.availableCount };
+  const spec = parseSubnetRequest(body, zone);
+  // In a dual-stack VPC subnet N (from 0, in order of creation) gets the /56's Nth /64, as the lab's do.
+  const ipv6Cidr =
+    state.spec.ipv6Cidr === undefined
+      ? undefined
+      : nthIpv6Subnet(state.spec.ipv6Cidr, state.subnets().length);
+  const pool = state.addSubnet(ipv6Cidr === undefined ? spec : { ...spec, ipv6Cidr });
+  return {
+    subnetId: pool.spec.subnetId,
+    cidr: pool.spec.cidr,
+    ...(ipv6Cidr === undefined ? {} : { ipv6Cidr }),
+    available: pool.availableCount,
+  };
 }
 
 /** POST /admin/eniconfigs: `{ name, subnet, securityGroups? }` becomes an ENIConfig object. */
@@ -52,4 +64,8 @@ export function addEniConfig(store: ObjectStore, body: unknown): JsonObject {
     throw new Error('securityGroups must be a string array');
   }
   return store.create(undefined, { metadata: { name }, spec: { subnet, securityGroups: groups } });
+}
+
+function nthIpv6Subnet(vpcIpv6Cidr: string, n: number): string {
+  return formatIpv6Cidr({ base: parseIpv6Cidr(vpcIpv6Cidr).base + (BigInt(n) << 64n), prefixLength: 64 });
 }

@@ -115,6 +115,8 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
       primaryIp: e.primaryIp,
       secondaryIps: e.secondaryIps,
       ipv4Prefixes: e.ipv4Prefixes,
+      ipv6Addresses: e.ipv6Addresses,
+      ipv6Prefixes: e.ipv6Prefixes,
       securityGroupIds: e.securityGroupIds,
       description: e.description,
       tags: Object.fromEntries(e.tags),

@@ -8,6 +8,8 @@
 export interface VpcSpec {
   readonly vpcId: string;
   readonly cidr: string; // e.g. 10.0.0.0/16
+  /** The VPC's IPv6 CIDR block (a /56), when the VPC is dual-stack. */
+  readonly ipv6Cidr?: string;
   readonly region: string; // e.g. us-west-2
   readonly subnets: readonly SubnetSpec[];
 }
@@ -16,6 +18,8 @@ export interface SubnetSpec {
   readonly subnetId: string;
   readonly cidr: string; // e.g. 10.0.0.0/20; gateway = first address + 1 (AWS reserves .0-.3 and the last)
   readonly availabilityZone: string;
+  /** The subnet's IPv6 CIDR block (a /64 inside the VPC's /56), when the subnet is dual-stack. */
+  readonly ipv6Cidr?: string;
   /** The subnet's tags, e.g. `kubernetes.io/role/cni: "1"` for subnet discovery. */
   readonly tags?: Readonly<Record<string, string>>;
 }
@@ -69,6 +73,10 @@ export interface FabricEni {
   readonly primaryIp: string;
   readonly subnetCidr: string;
   readonly gateway: string;
+  /** The subnet's IPv6 /64, when it is dual-stack (the router is its ::1). */
+  readonly subnetIpv6Cidr?: string;
+  /** The ENI's first IPv6 address, when it has one (device 0 gets it on its link). */
+  readonly primaryIpv6?: string | undefined;
 }
 
 /**
@@ -82,6 +90,9 @@ export interface Fabric {
   eniDetached(netns: string, deviceIndex: number, eni: FabricEni): Promise<void>;
   addressesAssigned(eni: FabricEni, ips: readonly string[]): Promise<void>;
   addressesUnassigned(eni: FabricEni, ips: readonly string[]): Promise<void>;
+  /** IPv6 (optional): routes for the ENI's IPv6 addresses (/128) and delegated /80s towards its link. */
+  ipv6RoutesAdded?(eni: FabricEni, cidrs: readonly string[]): Promise<void>;
+  ipv6RoutesRemoved?(eni: FabricEni, cidrs: readonly string[]): Promise<void>;
   /**
    * Pod ENIs (optional): the branch ENI is now reached through VLAN `vlanId` on the trunk ENI's
    * link; the VPC side routes the branch's addresses to the trunk link with that tag. Called only

@@ -29,7 +29,7 @@ Commands:
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
   up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni [--trunk-driver D]]
-                          [--agent-image IMAGE] [--detach] [--json] [--agent-env NAME=VALUE ...]
+                          [--ipv6] [--agent-image IMAGE] [--detach] [--json] [--agent-env NAME=VALUE ...]
 
   --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
   --nodes N           number of nodes (default 1)
@@ -42,6 +42,11 @@ Run \`vpcnetctl lab <command> --help\` for its options.
   --trunk-driver D    with --pod-eni: vlan (802.1q, as in production) or macvlan (for kernels
                       without 8021q); default vlan when this kernel can create VLAN devices
                       (probed inside the lab's VPC namespace), else macvlan
+  --ipv6              a dual-stack VPC: IPv6 CIDR 2001:db8:5e00::/56, the node subnet
+                      2001:db8:5e00::/64 (router ::1), a primary IPv6 on each node's primary ENI
+                      with a default route via the router, IPv6 forwarding in the VPC and node
+                      namespaces, and the VPC host at 2001:db8:5e00:ff::10. The agents stay IPv4
+                      unless given --agent-env ENABLE_IPv6=true --agent-env ENABLE_PREFIX_DELEGATION=true
   --agent-image IMAGE run each node's agent in IMAGE (e.g. localhost/vpcnet:latest, made by
                       \`npm run image\`) with podman, as the DaemonSet runs it: the node's network
                       namespace, capabilities NET_ADMIN and SYS_ADMIN only, /var/run/netns mounted
@@ -146,6 +151,7 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
         nodes: req.nodes,
         instanceType: req.instanceType,
         podEni: req.podEni,
+        ...(req.ipv6 === true ? { ipv6: true } : {}),
         ...(req.trunkDriver === undefined ? {} : { trunkDriver: req.trunkDriver }),
         ...(req.agentImage === undefined ? {} : { agentImage: req.agentImage }),
         repoRoot,
@@ -157,11 +163,12 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
     case 'emulator': {
       const { values } = parseArgs({
         args,
-        options: { name: { type: 'string' }, 'trunk-driver': { type: 'string' } },
+        options: { name: { type: 'string' }, 'trunk-driver': { type: 'string' }, ipv6: { type: 'boolean' } },
       });
       return runEmulatorProcess(
         requiredName(values.name),
         parseTrunkDriver(values['trunk-driver'] ?? 'vlan'),
+        values.ipv6 === true,
       );
     }
     default:
@@ -178,6 +185,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
       'instance-type': { type: 'string' },
       'pod-eni': { type: 'boolean' },
       'trunk-driver': { type: 'string' },
+      ipv6: { type: 'boolean' },
       detach: { type: 'boolean' },
       json: { type: 'boolean' },
       'agent-env': { type: 'string', multiple: true },
@@ -192,7 +200,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
   }
   // Agents inherit this process's environment (see agentEnv), also through a detached supervisor.
   for (const pair of values['agent-env'] ?? []) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(pair); // ENABLE_IPv6 has a lower-case v
     if (!m) throw new UsageError(`--agent-env takes NAME=VALUE, not ${JSON.stringify(pair)}`);
     process.env[m[1]!] = m[2]!;
   }
@@ -211,6 +219,7 @@ async function up(args: string[], repoRoot: string): Promise<number> {
     nodes,
     instanceType: values['instance-type'] ?? 't3.medium',
     podEni: values['pod-eni'] === true,
+    ...(values.ipv6 === true ? { ipv6: true } : {}),
     ...(trunkDriver === undefined ? {} : { trunkDriver }),
     ...(agentImage === undefined ? {} : { agentImage }),
     repoRoot,
@@ -287,7 +296,9 @@ function describe(d: LabDescription, detached: boolean, podEni: string): string 
     ...d.nodes.map(
       (n) => `  ${n.name}: netns ${n.netns}, agent ${n.agentSocket}, CNI ${n.cniBinDir} ${n.cniConfDir}`,
     ),
-    ...d.vpcHosts.map((h) => `  VPC host: netns ${h.netns}, ${h.ip}`),
+    ...d.vpcHosts.map(
+      (h) => `  VPC host: netns ${h.netns}, ${h.ip}${h.ipv6 === undefined ? '' : `, ${h.ipv6}`}`,
+    ),
     `  EC2 ${d.emulator.ec2Endpoint}, IMDS ${d.emulator.imdsEndpoint}, kube API ${d.emulator.kubeEndpoint}`,
     detached ? `  remove it with: vpcnetctl lab down --name ${d.name}` : '',
   ];

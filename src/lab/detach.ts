@@ -23,6 +23,8 @@ export interface UpRequest {
   readonly trunkDriver?: TrunkDriver;
   /** Absent: the agents run as host processes. */
   readonly agentImage?: string;
+  /** Absent: an IPv4-only VPC. */
+  readonly ipv6?: boolean;
 }
 
 const READY_TIMEOUT_MS = 180_000;
@@ -32,7 +34,7 @@ export async function labUpDetached(
   opts: Omit<LabUpOptions, 'log'>,
   onLog?: LabLog,
 ): Promise<LabDescription> {
-  const layout = labLayout(opts.name, opts.nodes ?? 1);
+  const layout = labLayout(opts.name, opts.nodes ?? 1, opts.ipv6 === true);
   await assertLabAbsent(opts.name);
   await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });
   const request: UpRequest = {
@@ -41,6 +43,7 @@ export async function labUpDetached(
     podEni: opts.podEni === true,
     ...(opts.trunkDriver === undefined ? {} : { trunkDriver: opts.trunkDriver }),
     ...(opts.agentImage === undefined ? {} : { agentImage: opts.agentImage }),
+    ...(opts.ipv6 === true ? { ipv6: true } : {}),
   };
   await writeFile(layout.files.upRequest, `${JSON.stringify(request)}\n`);
   const fd = openSync(layout.files.supervisorLog, 'a', 0o600);
@@ -113,5 +116,6 @@ export async function readUpRequest(name: string): Promise<UpRequest> {
     podEni: v.podEni,
     ...(v.trunkDriver === undefined ? {} : { trunkDriver: parseTrunkDriver(v.trunkDriver) }),
     ...(v.agentImage === undefined ? {} : { agentImage: v.agentImage }),
+    ...(v.ipv6 === true ? { ipv6: true } : {}),
   };
 }

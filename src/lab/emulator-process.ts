@@ -8,8 +8,12 @@ import { labLayout } from './layout.ts';
 import type { TrunkDriver } from './trunk-driver.ts';
 
 /** Runs until SIGTERM or SIGINT, then closes the emulator; resolves with the exit code. */
-export async function runEmulatorProcess(name: string, trunkDriver: TrunkDriver): Promise<number> {
-  const layout = labLayout(name, 0);
+export async function runEmulatorProcess(
+  name: string,
+  trunkDriver: TrunkDriver,
+  ipv6 = false,
+): Promise<number> {
+  const layout = labLayout(name, 0, ipv6);
   const log = (line: Record<string, unknown>): void => {
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
   };

@@ -33,6 +33,16 @@ export const HOST_SUBNET = {
   prefixLength: parseCidr(HOST_SUBNET_CIDR).prefixLength,
 } as const;
 
+/**
+ * A dual-stack lab (`lab up --ipv6`): the VPC's /56 (documentation range, never routable), the
+ * node subnet's /64 (subnet 0 of the VPC), and the VPC hosts' /64 outside any EC2 subnet (ff).
+ */
+export const LAB_IPV6 = {
+  vpcCidr: '2001:db8:5e00::/56',
+  nodeSubnetCidr: '2001:db8:5e00::/64',
+  hostSubnet: { cidr: '2001:db8:5e00:ff::/64', gateway: '2001:db8:5e00:ff::1', prefixLength: 64 },
+} as const;
+
 export interface LabNode {
   /** Kubernetes node name. */
   readonly name: string;
@@ -49,6 +59,8 @@ export interface LabNode {
 export interface LabHost {
   readonly netns: string;
   readonly ip: string;
+  /** The host's IPv6 address in a dual-stack lab. */
+  readonly ipv6?: string;
   /** The host's link in the VPC namespace (the host's eth0 is its peer). */
   readonly vpcLink: string;
 }
@@ -95,7 +107,8 @@ export interface LabDescription {
     readonly cniBinDir: string;
     readonly cniConfDir: string;
   }[];
-  readonly vpcHosts: readonly { readonly netns: string; readonly ip: string }[];
+  /** `ipv6`: only in a dual-stack lab (`lab up --ipv6`). */
+  readonly vpcHosts: readonly { readonly netns: string; readonly ip: string; readonly ipv6?: string }[];
   readonly emulator: {
     readonly ec2Endpoint: string;
     readonly imdsEndpoint: string;
@@ -122,7 +135,8 @@ export function labNetnsPrefix(name: string): string {
   return `${name}-`;
 }
 
-export function labLayout(name: string, nodeCount: number): LabLayout {
+/** `ipv6`: the lab is dual-stack (what `lab up --ipv6` asked; the emulator process is told the same). */
+export function labLayout(name: string, nodeCount: number, ipv6 = false): LabLayout {
   checkLabName(name);
   const stateDir = labStateDir(name);
   const nodes: LabNode[] = [];
@@ -147,16 +161,25 @@ export function labLayout(name: string, nodeCount: number): LabLayout {
     vpcNetns: `${name}-vpc`,
     vpc: {
       ...LAB_VPC,
+      ...(ipv6 ? { ipv6Cidr: LAB_IPV6.vpcCidr } : {}),
       subnets: [
         {
           subnetId: NODE_SUBNET.subnetId,
           cidr: NODE_SUBNET.cidr,
           availabilityZone: NODE_SUBNET.availabilityZone,
+          ...(ipv6 ? { ipv6Cidr: LAB_IPV6.nodeSubnetCidr } : {}),
         },
       ],
     },
     nodes,
-    hosts: [{ netns: `${name}-host1`, ip: '10.0.32.10', vpcLink: 'host1' }],
+    hosts: [
+      {
+        netns: `${name}-host1`,
+        ip: '10.0.32.10',
+        ...(ipv6 ? { ipv6: '2001:db8:5e00:ff::10' } : {}),
+        vpcLink: 'host1',
+      },
+    ],
     emulator: {
       listen: [
         { host: IMDS_ADDRESS, port: 80 },
@@ -192,7 +215,11 @@ export function labDescription(layout: LabLayout): LabDescription {
       cniBinDir: n.cniBinDir,
       cniConfDir: n.cniConfDir,
     })),
-    vpcHosts: layout.hosts.map((h) => ({ netns: h.netns, ip: h.ip })),
+    vpcHosts: layout.hosts.map((h) => ({
+      netns: h.netns,
+      ip: h.ip,
+      ...(h.ipv6 === undefined ? {} : { ipv6: h.ipv6 }),
+    })),
     emulator: {
       ec2Endpoint: layout.emulator.ec2Endpoint,
       imdsEndpoint: layout.emulator.imdsEndpoint,

@@ -4,7 +4,14 @@
 import { readdir } from 'node:fs/promises';
 import { runIpBatch } from '../emulator/fabric/kernel-commands.ts';
 import { runCommand } from './command.ts';
-import { HOST_SUBNET, IMDS_ADDRESS, LAB_STATE_ROOT, type LabLayout, SERVICE_ADDRESS } from './layout.ts';
+import {
+  HOST_SUBNET,
+  IMDS_ADDRESS,
+  LAB_IPV6,
+  LAB_STATE_ROOT,
+  type LabLayout,
+  SERVICE_ADDRESS,
+} from './layout.ts';
 
 /** Names of all network namespaces (`ip netns list`). */
 export async function listNetns(): Promise<string[]> {
@@ -41,8 +48,8 @@ export async function deleteNetns(names: readonly string[]): Promise<void> {
   });
 }
 
-/** Forwarding on and reverse-path filtering off, inside `netns` only. */
-async function enableRouting(netns: string): Promise<void> {
+/** Forwarding on (IPv6 too in a dual-stack lab) and reverse-path filtering off, inside `netns` only. */
+async function enableRouting(netns: string, ipv6: boolean): Promise<void> {
   await runCommand('ip', [
     'netns',
     'exec',
@@ -53,6 +60,7 @@ async function enableRouting(netns: string): Promise<void> {
     'net.ipv4.ip_forward=1',
     'net.ipv4.conf.all.rp_filter=0',
     'net.ipv4.conf.default.rp_filter=0',
+    ...(ipv6 ? ['net.ipv6.conf.all.forwarding=1'] : []),
   ]);
 }
 
@@ -64,22 +72,26 @@ export async function createLabNetwork(layout: LabLayout): Promise<void> {
     all.map((n) => `netns add ${n}`),
   );
   for (const ns of all) await runIpBatch(ns, ['link set lo up']);
-  await enableRouting(layout.vpcNetns);
-  for (const node of layout.nodes) await enableRouting(node.netns);
+  const ipv6 = layout.vpc.ipv6Cidr !== undefined;
+  await enableRouting(layout.vpcNetns, ipv6);
+  for (const node of layout.nodes) await enableRouting(node.netns, ipv6);
   await runIpBatch(layout.vpcNetns, [
     `addr add ${IMDS_ADDRESS}/32 dev lo`,
     `addr add ${SERVICE_ADDRESS}/32 dev lo`,
     ...layout.hosts.flatMap((h) => [
       `link add ${h.vpcLink} type veth peer name eth0 netns ${h.netns}`,
       `addr add ${HOST_SUBNET.gateway}/${HOST_SUBNET.prefixLength} dev ${h.vpcLink}`,
+      ...(h.ipv6 === undefined ? [] : [`addr add ${LAB_IPV6.hostSubnet.gateway}/64 dev ${h.vpcLink} nodad`]),
       `link set ${h.vpcLink} up`,
     ]),
   ]);
   for (const h of layout.hosts) {
     await runIpBatch(h.netns, [
       `addr add ${h.ip}/${HOST_SUBNET.prefixLength} dev eth0`,
+      ...(h.ipv6 === undefined ? [] : [`addr add ${h.ipv6}/64 dev eth0 nodad`]),
       'link set eth0 up',
       `route add default via ${HOST_SUBNET.gateway}`,
+      ...(h.ipv6 === undefined ? [] : [`route add ::/0 via ${LAB_IPV6.hostSubnet.gateway}`]),
     ]);
   }
 }

@@ -22,7 +22,7 @@ const MAX_BACKOFF_MS = 30_000;
 
 /** Brings the lab up, supervises it until SIGINT/SIGTERM, then tears it down. Resolves with an exit code. */
 export async function runSupervisor(opts: SupervisorOptions): Promise<number> {
-  const layout = labLayout(opts.name, opts.nodes ?? 1);
+  const layout = labLayout(opts.name, opts.nodes ?? 1, opts.ipv6 === true);
   const log = opts.log;
   if (opts.stateDirPrepared !== true) await assertLabAbsent(opts.name);
   await mkdir(layout.files.pidsDir, { recursive: true, mode: 0o700 });

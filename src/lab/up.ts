@@ -33,6 +33,8 @@ export interface LabUpOptions {
   readonly keepStateDirOnFailure?: boolean;
   /** Run each node's agent in this image with podman (agent-container.ts) instead of as a host process. */
   readonly agentImage?: string;
+  /** A dual-stack VPC (layout.ts LAB_IPV6): IPv6 CIDRs, a primary IPv6 per node, IPv6 forwarding. */
+  readonly ipv6?: boolean;
 }
 
 /** A lab that is up; its child processes are the caller's (the supervisor's) to watch. */
@@ -71,7 +73,7 @@ export async function labUp(opts: LabUpOptions): Promise<RunningLab> {
   if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 32) {
     throw new Error(`--nodes must be an integer from 1 to 32, not ${nodeCount}`);
   }
-  const layout = labLayout(opts.name, nodeCount);
+  const layout = labLayout(opts.name, nodeCount, opts.ipv6 === true);
   await assertLabAbsent(opts.name, opts.stateDirPrepared === true);
   const children: RunningLab['children'] = new Map();
   try {
@@ -177,6 +179,7 @@ export function emulatorSpec(layout: LabLayout, repoRoot: string, trunkDriver: T
       layout.name,
       '--trunk-driver',
       trunkDriver,
+      ...(layout.vpc.ipv6Cidr === undefined ? [] : ['--ipv6']),
     ],
     env: { ...process.env },
     cwd: repoRoot,

@@ -42,7 +42,8 @@ function totalFrom<L extends string>(
   });
 }
 
-function gaugeFrom(registry: Registry, name: string, help: string, read: () => number): void {
+/** A gauge read at scrape time. */
+export function gaugeFrom(registry: Registry, name: string, help: string, read: () => number): void {
   new Gauge({
     name,
     help,

@@ -8,7 +8,7 @@ import { type AgentConfig, agentConfigFromEnv } from '../../config/agent-config.
 import { Dataplane } from '../../dataplane/dataplane.ts';
 import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../infra/log.ts';
-import { FakeCloud } from '../../ipam/testing/fake-cloud.ts';
+import { FakeCloud, type FakeCloudOptions } from '../../ipam/testing/fake-cloud.ts';
 import { noPodSource } from '../../pods/pod-source.ts';
 import { type AgentDeps, type RunningAgent, startAgent } from '../agent.ts';
 
@@ -35,8 +35,11 @@ export type WorldExtras = Partial<
 >;
 
 export interface AgentWorlds {
-  /** A one-ENI node (12 addresses, 11 free) whose agent restarts on the same state dir. */
-  world(extraEnv?: Record<string, string>): Promise<AgentWorld>;
+  /**
+   * A one-ENI node (12 addresses, 11 free) whose agent restarts on the same state dir; `cloud`
+   * replaces that node's fake cloud options (e.g. a dual-stack subnet).
+   */
+  world(extraEnv?: Record<string, string>, cloud?: FakeCloudOptions): Promise<AgentWorld>;
   /** A temp dir removed when the test file ends. */
   tempDir(): Promise<string>;
 }
@@ -66,9 +69,14 @@ export function agentWorlds(): AgentWorlds {
     dirs.push(dir);
     return dir;
   };
-  async function world(extraEnv: Record<string, string> = {}): Promise<AgentWorld> {
+  async function world(
+    extraEnv: Record<string, string> = {},
+    options?: FakeCloudOptions,
+  ): Promise<AgentWorld> {
     const dir = await tempDir();
-    const cloud = new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 });
+    const cloud = new FakeCloud(
+      options ?? { limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 },
+    );
     const kernel = new FakeKernel();
     const dataplane = new Dataplane(kernel);
     const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30', ...extraEnv }));

@@ -102,6 +102,8 @@ test('DescribeNetworkInterfaces: both clients read the same ENIs, addresses, pre
         primary: a.Primary === true,
       })),
       ipv4Prefixes: (e.Ipv4Prefixes ?? []).map((p) => ({ ipv4Prefix: p.Ipv4Prefix })),
+      ipv6Addresses: (e.Ipv6Addresses ?? []).map((a) => ({ ipv6Address: a.Ipv6Address })),
+      ipv6Prefixes: (e.Ipv6Prefixes ?? []).map((p) => ({ ipv6Prefix: p.Ipv6Prefix })),
       tags: (e.TagSet ?? []).map((t) => ({ key: t.Key, value: t.Value })),
     })),
   );

@@ -71,6 +71,13 @@ export class ScriptedCloud implements Cloud {
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     return this.#answer('unassignIpv4Prefixes', [eniId, prefixes], undefined);
   }
+  assignIpv6Prefixes(eniId: string, count: number): Promise<string[]> {
+    const prefixes = Array.from({ length: count }, (_, i) => `2001:db8:5e00:0:${i + 1}::/80`);
+    return this.#answer('assignIpv6Prefixes', [eniId, count], prefixes);
+  }
+  unassignIpv6Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    return this.#answer('unassignIpv6Prefixes', [eniId, prefixes], undefined);
+  }
   createEni(
     subnetId: string,
     securityGroupIds: readonly string[],

@@ -15,6 +15,7 @@ import {
   describeNetworkInterfaces,
   describeSubnets,
 } from './describe-actions.ts';
+import { describeVpcs } from './describe-vpcs.ts';
 import {
   assignPrivateIpAddresses,
   attachNetworkInterface,
@@ -26,6 +27,7 @@ import {
   unassignPrivateIpAddresses,
 } from './eni-actions.ts';
 import { Ec2Error } from './error.ts';
+import { assignIpv6Addresses, unassignIpv6Addresses } from './ipv6-actions.ts';
 import { QueryParams } from './params.ts';
 import {
   associateTrunkInterface,
@@ -41,6 +43,7 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['DescribeInstances', (p, _ops, view) => describeInstances(p, view)],
   ['DescribeInstanceTypes', (p) => describeInstanceTypes(p)],
   ['DescribeSubnets', (p, _ops, view) => describeSubnets(p, view)],
+  ['DescribeVpcs', (p, _ops, view) => describeVpcs(p, view)],
   ['DescribeNetworkInterfaces', (p, _ops, view) => describeNetworkInterfaces(p, view)],
   ['CreateNetworkInterface', createNetworkInterface],
   ['DeleteNetworkInterface', deleteNetworkInterface],
@@ -49,6 +52,8 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['ModifyNetworkInterfaceAttribute', modifyNetworkInterfaceAttribute],
   ['AssignPrivateIpAddresses', assignPrivateIpAddresses],
   ['UnassignPrivateIpAddresses', unassignPrivateIpAddresses],
+  ['AssignIpv6Addresses', assignIpv6Addresses],
+  ['UnassignIpv6Addresses', unassignIpv6Addresses],
   ['CreateTags', createTags],
   ['AssociateTrunkInterface', associateTrunkInterface],
   ['DisassociateTrunkInterface', disassociateTrunkInterface],

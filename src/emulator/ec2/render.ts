@@ -23,6 +23,10 @@ function groupSet(groupIds: readonly string[]): XmlValue {
   }));
 }
 
+function ipv6AddressesSet(eni: Eni): XmlValue {
+  return eni.ipv6Addresses.map((ipv6Address, i) => ({ ipv6Address, isPrimaryIpv6: i === 0 }));
+}
+
 function addressSet(eni: Eni, region: string): XmlValue {
   return [eni.primaryIp, ...eni.secondaryIps].map((ip) => ({
     privateIpAddress: ip,
@@ -64,7 +68,8 @@ export function renderEni(state: VpcView, eni: Eni): XmlObject {
     tagSet: tagSet(eni.tags),
     privateIpAddressesSet: addressSet(eni, region),
     ipv4PrefixSet: eni.ipv4Prefixes.map((ipv4Prefix) => ({ ipv4Prefix })),
-    ipv6AddressesSet: [],
+    ipv6AddressesSet: ipv6AddressesSet(eni),
+    ipv6PrefixSet: eni.ipv6Prefixes.map((ipv6Prefix) => ({ ipv6Prefix })),
     interfaceType: eni.interfaceType,
   };
 }
@@ -96,6 +101,8 @@ function renderInstanceEni(state: VpcView, eni: Eni): XmlObject {
           },
     privateIpAddressesSet: addressSet(eni, state.spec.region),
     ipv4PrefixSet: eni.ipv4Prefixes.map((ipv4Prefix) => ({ ipv4Prefix })),
+    ipv6AddressesSet: ipv6AddressesSet(eni),
+    ipv6PrefixSet: eni.ipv6Prefixes.map((ipv6Prefix) => ({ ipv6Prefix })),
     interfaceType: eni.interfaceType,
   };
 }
@@ -149,6 +156,16 @@ export function renderSubnet(state: VpcView, pool: SubnetPool): XmlObject {
     defaultForAz: false,
     mapPublicIpOnLaunch: false,
     tagSet: tagSet(new Map(Object.entries(pool.spec.tags ?? {}))),
+    ipv6CidrBlockAssociationSet:
+      pool.spec.ipv6Cidr === undefined
+        ? []
+        : [
+            {
+              associationId: `subnet-cidr-assoc-${pool.spec.subnetId.slice('subnet-'.length)}`,
+              ipv6CidrBlock: pool.spec.ipv6Cidr,
+              ipv6CidrBlockState: { state: 'associated' },
+            },
+          ],
   };
 }
 

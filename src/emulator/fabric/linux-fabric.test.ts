@@ -105,4 +105,32 @@ describe('LinuxFabric commands', () => {
     await fabric.eniDetached('L-node1', 1, ENI);
     assert.deepEqual(calls[0]?.lines, [`link del ${vpcLinkName(ENI.eniId)}`]);
   });
+
+  test('a dual-stack device 0 gets its primary IPv6 and a default route via <subnet>::1; its /80 goes via that IPv6', async () => {
+    const { fabric, calls } = recordingFabric();
+    const dual: FabricEni = {
+      ...ENI,
+      subnetIpv6Cidr: '2001:db8:5e00::/64',
+      primaryIpv6: '2001:db8:5e00::10',
+    };
+    await fabric.eniAttached('L-node1', 0, dual);
+    const v = vpcLinkName(ENI.eniId);
+    const all = calls.flatMap((c) => c.lines.map((l) => `${c.netns} ${l}`));
+    for (const line of [
+      `L-vpc addr replace 2001:db8:5e00::1/128 dev ${v} nodad`,
+      `L-vpc route replace 2001:db8:5e00::10/128 dev ${v}`,
+      `L-vpc neigh replace 2001:db8:5e00::10 lladdr ${ENI.mac} dev ${v} nud permanent`,
+      'L-node1 addr add 2001:db8:5e00::10/128 dev eth0 nodad',
+      'L-node1 route replace ::/0 via 2001:db8:5e00::1 dev eth0',
+    ]) {
+      assert.ok(all.includes(line), line);
+    }
+    calls.length = 0;
+    await fabric.ipv6RoutesAdded(dual, ['2001:db8:5e00:0:1::/80']);
+    assert.deepEqual(calls[0]?.lines, [
+      `route replace 2001:db8:5e00:0:1::/80 via 2001:db8:5e00::10 dev ${v} onlink`,
+    ]);
+    await fabric.ipv6RoutesRemoved(dual, ['2001:db8:5e00:0:1::/80']);
+    assert.deepEqual(calls[1]?.lines, [`route del 2001:db8:5e00:0:1::/80 dev ${v}`]);
+  });
 });

@@ -8,6 +8,7 @@
 import { parseCidr } from '../../infra/ipv4.ts';
 import { type ProcessRunner, runToSuccess } from '../../infra/process.ts';
 import type { BranchOnTrunk, Fabric, FabricEni } from '../api.ts';
+import { ipv6AttachLines, ipv6RouteLines, ipv6RouteRemovals } from './ipv6-links.ts';
 import {
   type IpBatchRunner,
   runIpBatch,
@@ -83,6 +84,8 @@ export class LinuxFabric implements Fabric {
       [`net.ipv4.neigh.${vpcSide}.proxy_delay`]: '0',
     });
     await this.ip(this.vpcNetns, [`link set ${vpcSide} up`, ...routeLines(vpcSide, eni, [eni.primaryIp])]);
+    const ipv6 = ipv6AttachLines(eni, vpcSide, nodeSide, deviceIndex);
+    if (ipv6.vpc.length > 0) await this.ip(this.vpcNetns, ipv6.vpc);
     const node = [`link set ${nodeSide} up`];
     if (deviceIndex === 0) {
       // What the instance's OS does by DHCP on its primary interface.
@@ -91,7 +94,7 @@ export class LinuxFabric implements Fabric {
         `route replace default via ${eni.gateway} dev ${nodeSide}`,
       );
     }
-    await this.ip(netns, node);
+    await this.ip(netns, [...node, ...ipv6.node]);
   }
 
   async eniDetached(_netns: string, _deviceIndex: number, eni: FabricEni): Promise<void> {
@@ -113,6 +116,14 @@ export class LinuxFabric implements Fabric {
       else lines.push(`route del ${ip}/32 dev ${vpcSide}`, `neigh del ${ip} dev ${vpcSide}`);
     }
     await runRemovals(this.ip, this.vpcNetns, lines);
+  }
+
+  async ipv6RoutesAdded(eni: FabricEni, cidrs: readonly string[]): Promise<void> {
+    await this.ip(this.vpcNetns, ipv6RouteLines(vpcLinkName(eni.eniId), eni, cidrs));
+  }
+
+  async ipv6RoutesRemoved(eni: FabricEni, cidrs: readonly string[]): Promise<void> {
+    await runRemovals(this.ip, this.vpcNetns, ipv6RouteRemovals(vpcLinkName(eni.eniId), cidrs));
   }
 
   branchAssociated(trunk: FabricEni, vlanId: number, branch: FabricEni): Promise<void> {

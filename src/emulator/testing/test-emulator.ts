@@ -16,6 +16,14 @@ export const TEST_VPC: VpcSpec = {
     { subnetId: 'subnet-ccccccccccccccccc', cidr: '10.0.2.0/24', availabilityZone: 'us-west-2b' },
   ],
 };
+/** TEST_VPC made dual-stack as the lab's `--ipv6` does: a /56, a /64 per subnet but the small one. */
+export const TEST_VPC_DUAL_STACK: VpcSpec = {
+  ...TEST_VPC,
+  ipv6Cidr: '2001:db8:5e00::/56',
+  subnets: TEST_VPC.subnets.map((s, i) =>
+    i === 1 ? s : { ...s, ipv6Cidr: i === 0 ? '2001:db8:5e00::/64' : `2001:db8:5e00:${i}::/64` },
+  ),
+};
 export const SUBNET_A = 'subnet-aaaaaaaaaaaaaaaaa';
 export const SUBNET_SMALL = 'subnet-bbbbbbbbbbbbbbbbb';
 export const SUBNET_OTHER_AZ = 'subnet-ccccccccccccccccc';

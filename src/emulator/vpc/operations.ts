@@ -4,6 +4,7 @@
 import { errorText } from '../../infra/error-text.ts';
 import type { BranchOnTrunk, Fabric, FabricEni, LaunchedInstance } from '../api.ts';
 import { Ec2Error } from '../ec2/error.ts';
+import type { Ipv6Assigned, Ipv6AssignRequest } from './eni-ipv6.ts';
 import type {
   AssignRequest,
   CreateEniRequest,
@@ -22,6 +23,14 @@ type Step = () => Promise<void>;
 function addressStep(fabric: Fabric, fe: FabricEni, ips: readonly string[], assign: boolean) {
   const on: Step = () => fabric.addressesAssigned(fe, ips);
   const off: Step = () => fabric.addressesUnassigned(fe, ips);
+  return assign ? { run: on, undo: off } : { run: off, undo: on };
+}
+
+/** IPv6 routes to an ENI: each single address as a /128, each delegated /80 as itself. */
+function ipv6Step(fabric: Fabric, fe: FabricEni, given: Ipv6Assigned, assign: boolean) {
+  const cidrs = [...given.addresses.map((a) => `${a}/128`), ...given.prefixes];
+  const on: Step = async () => fabric.ipv6RoutesAdded?.(fe, cidrs);
+  const off: Step = async () => fabric.ipv6RoutesRemoved?.(fe, cidrs);
   return assign ? { run: on, undo: off } : { run: off, undo: on };
 }
 
@@ -65,6 +74,9 @@ export class VpcOperations {
       primaryIp: eni.primaryIp,
       subnetCidr: pool.spec.cidr,
       gateway: pool.gateway,
+      ...(pool.spec.ipv6Cidr === undefined
+        ? {}
+        : { subnetIpv6Cidr: pool.spec.ipv6Cidr, primaryIpv6: eni.ipv6Addresses[0] }),
     };
   }
 
@@ -197,6 +209,31 @@ export class VpcOperations {
       const ips = prefixes.flatMap(prefixAddresses);
       const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, false)];
       await this.#withRollback(() => this.state.assignPrefixes(eniId, { ips: prefixes }), [steps]);
+    });
+  }
+
+  assignIpv6(eniId: string, req: Ipv6AssignRequest): Promise<Ipv6Assigned> {
+    return this.#serial(async () => {
+      const given = this.state.assignIpv6(eniId, req);
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const steps = fabric === undefined ? [] : [ipv6Step(fabric, this.fabricEni(eni), given, true)];
+      await this.#withRollback(() => this.state.unassignIpv6(eniId, given), [steps]);
+      return given;
+    });
+  }
+
+  unassignIpv6(eniId: string, gone: Ipv6Assigned): Promise<void> {
+    return this.#serial(async () => {
+      this.state.unassignIpv6(eniId, gone);
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const steps = fabric === undefined ? [] : [ipv6Step(fabric, this.fabricEni(eni), gone, false)];
+      const back = () => {
+        if (gone.addresses.length > 0) this.state.assignIpv6(eniId, { addresses: gone.addresses });
+        if (gone.prefixes.length > 0) this.state.assignIpv6(eniId, { prefixes: gone.prefixes });
+      };
+      await this.#withRollback(back, [steps]);
     });
   }
 

@@ -4,6 +4,7 @@
 import { cidrsOverlap, formatCidr, isCidr, parseCidr } from '../../infra/ipv4.ts';
 import type { SubnetSpec, VpcSpec } from '../api.ts';
 import { Ec2Error, invalidParameter } from '../ec2/error.ts';
+import { giveIpv6Back, type Ipv6Assigned, type Ipv6AssignRequest, takeIpv6 } from './eni-ipv6.ts';
 import { givePrefixesBack, slotsUsed, takePrefixes } from './eni-prefixes.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
@@ -56,7 +57,7 @@ export class VpcState extends VpcView {
 
   /** A subnet created after start (the lab's extra subnets); the checks of the VPC's own. */
   addSubnet(spec: SubnetSpec): SubnetPool {
-    const pool = addSubnetPool(this.subnetsById, this.spec.cidr, spec);
+    const pool = addSubnetPool(this.subnetsById, this.spec, spec);
     this.onChange?.();
     return pool;
   }
@@ -93,6 +94,8 @@ export class VpcState extends VpcView {
       primaryIp,
       secondaryIps: [],
       ipv4Prefixes: [],
+      ipv6Addresses: [],
+      ipv6Prefixes: [],
       securityGroupIds: groups.length > 0 ? [...groups] : [DEFAULT_SECURITY_GROUP],
       description: req.description ?? '',
       tags: new Map(req.tags ?? []),
@@ -242,6 +245,18 @@ export class VpcState extends VpcView {
     this.onChange?.();
   }
 
+  /** AssignIpv6Addresses: single addresses or /80 prefixes (eni-ipv6.ts). */
+  assignIpv6(eniId: string, req: Ipv6AssignRequest): Ipv6Assigned {
+    const assigned = takeIpv6(this, this.eni(eniId), req);
+    this.onChange?.();
+    return assigned;
+  }
+
+  unassignIpv6(eniId: string, gone: { addresses: readonly string[]; prefixes: readonly string[] }): void {
+    giveIpv6Back(this.eni(eniId), gone);
+    this.onChange?.();
+  }
+
   unassign(eniId: string, ips: readonly string[]): void {
     const eni = this.eni(eniId);
     if (ips.length === 0) throw invalidParameter('At least one private IP address must be given');
@@ -281,6 +296,9 @@ export class VpcState extends VpcView {
       securityGroupIds: instance.securityGroupIds,
       description: `Primary network interface of ${instance.instanceId}`,
     });
+    // A dual-stack subnet gives the primary ENI its primary IPv6 (AssignIpv6AddressOnCreation).
+    if (this.subnet(req.subnetId).spec.ipv6Cidr !== undefined)
+      takeIpv6(this, primaryEni, { addressCount: 1 });
     this.instancesById.set(instance.instanceId, instance);
     this.attach(primaryEni.eniId, instance.instanceId, 0, true);
     return { instance, primaryEni };

@@ -33,6 +33,10 @@ export interface Eni {
   readonly secondaryIps: string[];
   /** Delegated /28 prefixes (prefix delegation); each takes one of the ENI's address slots. */
   readonly ipv4Prefixes: string[];
+  /** IPv6 addresses (canonical text); the first one given at launch is the ENI's primary IPv6. */
+  readonly ipv6Addresses: string[];
+  /** Delegated IPv6 prefixes (/80 CIDRs, canonical text). */
+  readonly ipv6Prefixes: string[];
   securityGroupIds: readonly string[];
   description: string;
   readonly tags: Map<string, string>;
@@ -163,6 +167,8 @@ export class VpcView {
         ...e,
         secondaryIps: [...e.secondaryIps],
         ipv4Prefixes: [...e.ipv4Prefixes],
+        ipv6Addresses: [...e.ipv6Addresses],
+        ipv6Prefixes: [...e.ipv6Prefixes],
         tags: new Map(e.tags),
         attachment: e.attachment === undefined ? undefined : { ...e.attachment },
         trunkAssociation: e.trunkAssociation === undefined ? undefined : { ...e.trunkAssociation },

@@ -12,6 +12,7 @@ import {
   type SubnetInfo,
   type SubnetQuery,
 } from '../../cloud/cloud.ts';
+import { canonicalIpv6 } from '../../infra/ipv6-cidr.ts';
 
 interface FakeEni {
   readonly eniId: string;
@@ -23,6 +24,7 @@ interface FakeEni {
   readonly tags: Readonly<Record<string, string>>;
   secondaryIps: string[];
   ipv4Prefixes: string[];
+  ipv6Prefixes?: string[];
   attachment?: {
     attachmentId: string;
     instanceId: string;
@@ -39,6 +41,8 @@ export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
   'unassignPrivateIps',
   'assignIpv4Prefixes',
   'unassignIpv4Prefixes',
+  'assignIpv6Prefixes',
+  'unassignIpv6Prefixes',
   'createEni',
   'attachEni',
   'setDeleteOnTermination',
@@ -60,6 +64,11 @@ export interface FakeCloudOptions {
   readonly limits?: InstanceTypeLimits;
   /** Secondary IPs the primary ENI starts with. */
   readonly primarySecondaryIps?: number;
+  /**
+   * Makes the node dual-stack: the subnet's /64 written as its first four groups
+   * ("2001:db8:5e00:0"); the node gets <it>::10 as its primary IPv6 and /80s come from <it>:1:: up.
+   */
+  readonly ipv6Subnet?: string;
 }
 
 export class FakeCloud implements Cloud {
@@ -75,6 +84,8 @@ export class FakeCloud implements Cloud {
   #nextHost = 10;
   /** Prefixes come from 10.0.128.0 up, apart from the single addresses. */
   #nextPrefix = 0;
+  readonly #ipv6Subnet: string | undefined;
+  #nextIpv6Prefix = 1;
 
   constructor(options: FakeCloudOptions = {}) {
     this.limits = options.limits ?? { maxEnis: 3, ipsPerEni: 4 };
@@ -90,7 +101,15 @@ export class FakeCloud implements Cloud {
       subnetCidr: '10.0.0.0/16',
       vpcCidrs: ['10.0.0.0/16'],
       securityGroupIds: ['sg-1'],
+      ...(options.ipv6Subnet === undefined
+        ? {}
+        : {
+            primaryIpv6: canonicalIpv6(`${options.ipv6Subnet}::10`),
+            subnetIpv6Cidrs: [`${options.ipv6Subnet}::/64`],
+            vpcIpv6Cidrs: [`${options.ipv6Subnet}::/56`],
+          }),
     };
+    this.#ipv6Subnet = options.ipv6Subnet;
     this.subnets = [
       {
         subnetId: this.meta.subnetId,
@@ -183,6 +202,7 @@ export class FakeCloud implements Cloud {
         primaryIp: e.primaryIp,
         secondaryIps: [...e.secondaryIps],
         ...(e.ipv4Prefixes.length === 0 ? {} : { ipv4Prefixes: [...e.ipv4Prefixes] }),
+        ...(e.ipv6Prefixes?.length ? { ipv6Prefixes: [...e.ipv6Prefixes] } : {}),
         description: e.description,
         interfaceType: e.interfaceType,
         tags: { ...e.tags },
@@ -270,6 +290,33 @@ export class FakeCloud implements Cloud {
       );
     }
     eni.ipv4Prefixes = eni.ipv4Prefixes.filter((p) => !prefixes.includes(p));
+  }
+
+  async assignIpv6Prefixes(eniId: string, count: number): Promise<string[]> {
+    this.#enter('assignIpv6Prefixes', eniId, count);
+    const eni = this.#eni(eniId);
+    if (this.#ipv6Subnet === undefined) {
+      throw new CloudError(`The subnet of ${eniId} has no IPv6 CIDR block`, 'InvalidParameterValue', false);
+    }
+    const prefixes = Array.from(
+      { length: count },
+      () => `${this.#ipv6Subnet}:${(this.#nextIpv6Prefix++).toString(16)}::/80`,
+    );
+    eni.ipv6Prefixes = [...(eni.ipv6Prefixes ?? []), ...prefixes];
+    return prefixes;
+  }
+
+  async unassignIpv6Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
+    this.#enter('unassignIpv6Prefixes', eniId, prefixes);
+    const eni = this.#eni(eniId);
+    if (prefixes.some((p) => !eni.ipv6Prefixes?.includes(p))) {
+      throw new CloudError(
+        `Some of the IPv6 prefixes are not assigned to ${eniId}`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    eni.ipv6Prefixes = eni.ipv6Prefixes?.filter((p) => !prefixes.includes(p)) ?? [];
   }
 
   /** Each secondary IP and each prefix takes one of the ENI's slots beside the primary. */

@@ -1,0 +1,57 @@
+// IPv6 mode's addressing (ENABLE_IPv6=true): the agent takes its pod addresses from the /80 on
+// the primary ENI (ipam/ipv6-prefix-pool.ts) instead of the IPv4 pool and its manager, which are
+// then never started: no ENI growth, no warm targets, no EC2 sync of IPv4 pools, and no IPv4 SNAT
+// set-up for pod addresses (IPv4 egress of IPv6 pods is the pod plan's, ENABLE_V4_EGRESS).
+import type { Cloud, InstanceMetadata } from '../cloud/cloud.ts';
+import type { AgentConfig } from '../config/agent-config.ts';
+import type { Logger } from '../infra/log.ts';
+import { Ipv6PrefixPool } from '../ipam/ipv6-prefix-pool.ts';
+import type { PoolLedger } from '../ipam/pool-addresses.ts';
+import type { WarmPoolTargets } from '../ipam/targets.ts';
+
+export interface Ipv6AddressingDeps {
+  readonly config: Pick<AgentConfig, 'ipv6'>;
+  readonly cloud: Cloud;
+  readonly meta: InstanceMetadata;
+  readonly ledger: PoolLedger;
+  readonly targets: WarmPoolTargets;
+  readonly log: Logger;
+  readonly now: () => number;
+}
+
+/** The IPv6 source, its /80 claimed (or the reason it is not in its view); undefined in IPv4 mode. */
+export async function startIpv6Addressing(d: Ipv6AddressingDeps): Promise<Ipv6PrefixPool | undefined> {
+  if (!d.config.ipv6.enabled) return undefined;
+  const source = new Ipv6PrefixPool({
+    cloud: d.cloud,
+    instanceId: d.meta.instanceId,
+    subnetId: d.meta.subnetId,
+    subnetIpv6Cidrs: d.meta.subnetIpv6Cidrs,
+    ledger: d.ledger,
+    clock: { now: d.now },
+    cooldownMs: d.targets.cooldownSeconds * 1000,
+    log: d.log,
+  });
+  await source.start();
+  d.log.info('IPv6 mode: pods get addresses of the primary ENI /80', { ...source.view() });
+  return source;
+}
+
+/** Settings of the IPv4 pool that IPv6 mode ignores, as upstream's ipamd does. */
+const IGNORED_IN_IPV6_MODE = [
+  'WARM_ENI_TARGET',
+  'WARM_IP_TARGET',
+  'MINIMUM_IP_TARGET',
+  'WARM_PREFIX_TARGET',
+  'MAX_ENI',
+] as const;
+
+/** The ones set in `env`: the agent warns about each, so that none is ignored silently. */
+export function ignoredInIpv6Mode(env: Readonly<Record<string, string | undefined>>): string[] {
+  return IGNORED_IN_IPV6_MODE.filter((name) => env[name] !== undefined);
+}
+
+/** The agent's state with the IPv6 source's figures (its /80, addresses held) in the pool section. */
+export function withIpv6Pool<S extends { pool: object }>(state: S, source: Ipv6PrefixPool | undefined): S {
+  return source === undefined ? state : { ...state, pool: { ...state.pool, ipv6: source.view() } };
+}

@@ -1,0 +1,11 @@
+// The AWS driver pointed at an emulator (EC2 and IMDS on the same URL, credentials it accepts).
+import { type AwsCloud, createAwsCloud } from '../aws.ts';
+
+export function awsCloudOn(url: string, region = 'us-west-2'): Promise<AwsCloud> {
+  return createAwsCloud({
+    region,
+    ec2Endpoint: url,
+    imds: { endpoint: url },
+    credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator' },
+  });
+}
