@@ -10,6 +10,7 @@ import type { AgentConfig } from '../config/agent-config.ts';
 import { ConfigError } from '../config/config-error.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
+import { setupNodePort } from '../dataplane/node-port-setup.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import type { NodeEniConfigSource } from '../ipam/eni-placement-custom.ts';
@@ -132,6 +133,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       randomizeSnat: config.snat.randomize,
     });
   if (!config.externalSnat) await snatSetup(meta.vpcCidrs);
+  await setupNodePort(
+    { ...config.nodePort, primaryMac: meta.primaryMac, vethPrefix: config.vethPrefix },
+    { dataplane, log },
+  );
   const vpcCidrRefresh = config.externalSnat
     ? undefined
     : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
