@@ -140,8 +140,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const vpcCidrRefresh = config.externalSnat
     ? undefined
     : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
-        read: async () => (await cloud.metadata()).vpcCidrs,
+        read: () => cloud.vpcCidrs(meta.primaryMac),
         apply: snatSetup,
+        counted: observed.metrics.vpcCidrRefreshed,
         initial: meta.vpcCidrs,
         log,
       });
