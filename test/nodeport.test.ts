@@ -21,6 +21,7 @@ import {
   type TestPod,
   uniqueLabName,
 } from './lab-fixture.ts';
+import { startNetnsServer, stopNetnsServers } from './netns-server.ts';
 
 const POD_PORT = 8080;
 const NODE_PORT = 30080;
@@ -77,17 +78,6 @@ async function dnatNodePort(node: LabNodeDesc, primaryIp: string, podIp: string)
   if (code !== 0) throw new Error(`nft (test DNAT) in ${node.netns} exited with ${code}`);
 }
 
-function startServer(netns: string, servers: ChildProcess[]): Promise<void> {
-  const child = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e', SERVER], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  servers.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout?.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`server in ${netns} exited with ${code}`)));
-  });
-}
-
 interface Measured {
   received: number;
   eth0: number;
@@ -139,13 +129,12 @@ function nodePortLab(env: string[]) {
       ips.push((await addPod(node, pod)).ip);
     }
     const target = await podOnSecondaryEni(node, ips);
-    await startServer(pods[ips.indexOf(target)]!.netnsName, servers);
+    await startNetnsServer(pods[ips.indexOf(target)]!.netnsName, SERVER, servers);
     ctx.primaryIp = await eth0Ip(node);
     await dnatNodePort(node, ctx.primaryIp, target);
   });
   after(async () => {
-    // Only the children this suite started, by their PID.
-    for (const s of servers) if (s.exitCode === null && s.pid !== undefined) process.kill(s.pid);
+    stopNetnsServers(servers);
     for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => {});
     await labDown(name);
   });
