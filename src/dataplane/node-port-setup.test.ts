@@ -6,8 +6,7 @@ import { FakeKernel } from './testing/fake-kernel.ts';
 
 const MAC = '02:00:00:00:00:01';
 
-function world(rp: Record<string, string>) {
-  const kernel = new FakeKernel();
+function world(rp: Record<string, string>, kernel = new FakeKernel()) {
   kernel.namespaces.get('node')?.links.set('ens5', {
     name: 'ens5',
     mac: MAC,
@@ -17,7 +16,11 @@ function world(rp: Record<string, string>) {
     addresses: new Set(['10.0.0.10/24']),
   });
   const warnings: string[] = [];
-  const log = { info: () => {}, warn: (m: string) => warnings.push(m) };
+  const log = {
+    info: () => {},
+    warn: (m: string) => warnings.push(m),
+    error: (m: string) => warnings.push(m),
+  };
   const readSysctl = async (p: string) => {
     const v = rp[p];
     if (v === undefined) throw new Error(`ENOENT ${p}`);
@@ -65,4 +68,19 @@ test('disabled: the chain and rule are removed and rp_filter is not judged', asy
   assert.equal(await setupNodePort({ ...cfg, enabled: false }, w.deps), undefined);
   assert.equal(w.kernel.nodePortConfig?.enabled, false);
   assert.deepEqual(w.warnings, []);
+});
+
+test('a set-up the kernel refuses (no nf_tables) is logged with the fix and does not stop the agent', async () => {
+  class NoNftables extends FakeKernel {
+    override async setupNodePort(): Promise<void> {
+      throw new Error('nft: Unable to initialize Netlink socket: Protocol not supported');
+    }
+  }
+  const w = world({}, new NoNftables());
+  const problem = await setupNodePort(cfg, w.deps);
+  assert.match(
+    problem ?? '',
+    /could not be set up \(nft: .*Protocol not supported\).*AWS_VPC_CNI_NODE_PORT_SUPPORT=false/,
+  );
+  assert.deepEqual(w.warnings, [problem]);
 });

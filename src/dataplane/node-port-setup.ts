@@ -2,6 +2,7 @@
 // the conntrack mark chain and its policy rule, and checks rp_filter on that link. The agent
 // changes no sysctl: a strict reverse-path filter is reported for the operator to change.
 import { readFile } from 'node:fs/promises';
+import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
 import { BRANCH_DEVICE_PREFIX } from '../plan/kinds/trunk-device.ts';
 import type { Dataplane } from './dataplane.ts';
@@ -17,7 +18,7 @@ export interface NodePortSetup {
 
 export interface NodePortSetupDeps {
   readonly dataplane: Dataplane;
-  readonly log: Pick<Logger, 'info' | 'warn'>;
+  readonly log: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Reads a file under /proc/sys in the node's namespace; default: this process's /proc/sys. */
   readonly readSysctl?: (path: string) => Promise<string>;
 }
@@ -35,8 +36,11 @@ async function sysctlNumber(
 }
 
 /**
- * Returns the warning it logged, if any: a strict rp_filter, or no link with the primary ENI's MAC
- * (then nothing is set up: rules naming no link would mark nothing).
+ * Returns the problem it logged, if any: a strict rp_filter; no link with the primary ENI's MAC
+ * (then nothing is set up: rules naming no link would mark nothing); or a set-up that failed (no
+ * nf_tables in the kernel, where external SNAT lets the agent run otherwise). NodePort support
+ * serves some Services; it does not stop the agent from serving every pod, so it is logged as an
+ * error with the fix, not a failed start.
  */
 export async function setupNodePort(
   cfg: NodePortSetup,
@@ -50,13 +54,19 @@ export async function setupNodePort(
     log.warn(problem);
     return problem;
   }
-  await dataplane.setupNodePort({
-    enabled: cfg.enabled,
-    mark: cfg.mark,
-    // Disabled: the name is not used (the chain is removed), any valid one will do.
-    primaryLink: primary ?? 'lo',
-    podLinkPrefixes: [cfg.vethPrefix, BRANCH_DEVICE_PREFIX],
-  });
+  try {
+    await dataplane.setupNodePort({
+      enabled: cfg.enabled,
+      mark: cfg.mark,
+      // Disabled: the name is not used (the chain is removed), any valid one will do.
+      primaryLink: primary ?? 'lo',
+      podLinkPrefixes: [cfg.vethPrefix, BRANCH_DEVICE_PREFIX],
+    });
+  } catch (err) {
+    const problem = `NodePort support could not be set up (${errorText(err)}): replies to NodePort traffic for pods on secondary ENIs are not steered; load nf_tables, or set AWS_VPC_CNI_NODE_PORT_SUPPORT=false`;
+    log.error(problem);
+    return problem;
+  }
   log.info('NodePort support', {
     enabled: cfg.enabled,
     mark: `0x${cfg.mark.toString(16)}`,
