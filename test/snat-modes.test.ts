@@ -5,37 +5,21 @@
 // the refresh (without a restart), and the port flag of AWS_VPC_K8S_CNI_RANDOMIZESNAT in the rule
 // the kernel holds; and, on a second lab, AWS_VPC_K8S_CNI_EXTERNALSNAT leaving the pod's address.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../src/lab/layout.ts';
 import { addOutsideHost, type OutsideHost } from '../src/lab/outside-host.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
 import { addPod, type LabDesc, labDown, labUp, newPod, sh, uniqueLabName } from './lab-fixture.ts';
+import { startNetnsServer, stopNetnsServers } from './netns-server.ts';
 
 const PORT = 7077;
 const PEER_SERVER = `require('node:net').createServer((s) => s.end(s.remoteAddress + '\\n')).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`;
 const PEER_CLIENT = `const s = require('node:net').connect(${PORT}, process.argv[1]); let d = ''; s.on('data', (c) => { d += c; }); s.on('end', () => console.log(d.trim())); s.on('error', (e) => { console.error(e.message); process.exit(1); }); s.setTimeout(5000, () => { console.error('timeout'); process.exit(1); });`;
 
-/** Starts the peer-reporting server in `netns`; resolves once it listens. */
-function startPeerServer(netns: string, servers: ChildProcess[]): Promise<void> {
-  const child = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e', PEER_SERVER], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  servers.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout?.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`peer server in ${netns} exited with ${code}`)));
-  });
-}
-
 /** The source address `host` sees for a connection from the pod namespace `podNetns`. */
 async function seenBy(podNetns: string, host: OutsideHost): Promise<string> {
   return (await sh(['ip', 'netns', 'exec', podNetns, process.execPath, '-e', PEER_CLIENT, host.ip])).trim();
-}
-
-function stopServers(servers: ChildProcess[]): void {
-  // Only the children this suite started, by their PID.
-  for (const s of servers) if (s.exitCode === null && s.pid !== undefined) process.kill(s.pid);
 }
 
 async function primaryIp(lab: LabDesc): Promise<string> {
@@ -68,14 +52,14 @@ describe('SNAT modes seen by hosts outside the VPC', { timeout: 240_000 }, () =>
     ]);
     plain = await addOutsideHost(name, lab.vpcNetns, 'out1', '198.51.100');
     excluded = await addOutsideHost(name, lab.vpcNetns, 'out2', '203.0.113');
-    await startPeerServer(plain.netns, servers);
-    await startPeerServer(excluded.netns, servers);
+    await startNetnsServer(plain.netns, PEER_SERVER, servers);
+    await startNetnsServer(excluded.netns, PEER_SERVER, servers);
     const pod = await newPod(name, 'p1');
     podNetns = pod.netnsName;
     podIp = (await addPod(lab.nodes[0]!, pod)).ip;
   });
   after(async () => {
-    stopServers(servers);
+    stopNetnsServers(servers);
     await labDown(name);
   });
 
@@ -129,13 +113,13 @@ describe('AWS_VPC_K8S_CNI_EXTERNALSNAT=true', { timeout: 240_000 }, () => {
     lab = await labUp(name, ['--agent-env', 'AWS_VPC_K8S_CNI_EXTERNALSNAT=true']);
   });
   after(async () => {
-    stopServers(servers);
+    stopNetnsServers(servers);
     await labDown(name);
   });
 
   test("a host outside the VPC sees the pod's own address: the node translates nothing", async () => {
     const host = await addOutsideHost(name, lab.vpcNetns, 'out1', '198.51.100');
-    await startPeerServer(host.netns, servers);
+    await startNetnsServer(host.netns, PEER_SERVER, servers);
     const pod = await newPod(name, 'p1');
     const { ip } = await addPod(lab.nodes[0]!, pod);
     assert.equal(await seenBy(pod.netnsName, host), ip);

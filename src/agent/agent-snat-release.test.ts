@@ -23,6 +23,7 @@ function gatedKernel(inner: FakeKernel): { kernel: Kernel; open(): void; waiting
     readNode: () => inner.readNode(),
     readPod: (path) => inner.readPod(path),
     setupSnat: (cfg) => inner.setupSnat(cfg),
+    setupNodePort: (cfg) => inner.setupNodePort(cfg),
   };
   return {
     kernel,

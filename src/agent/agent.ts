@@ -9,6 +9,7 @@ import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
+import { setupNodePort } from '../dataplane/node-port-setup.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import type { NodeEniConfigSource } from '../ipam/eni-placement-custom.ts';
@@ -134,12 +135,20 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       randomizeSnat: config.snat.randomize,
     });
   if (!config.externalSnat && !ipv6) await snatSetup(meta.vpcCidrs);
+  // NodePort replies leave by the primary ENI; in IPv6 mode every pod is on it already.
+  if (!ipv6) {
+    await setupNodePort(
+      { ...config.nodePort, primaryMac: meta.primaryMac, vethPrefix: config.vethPrefix },
+      { dataplane, log },
+    );
+  }
   const vpcCidrRefresh =
     config.externalSnat || ipv6
       ? undefined
       : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
-          read: async () => (await cloud.metadata()).vpcCidrs,
+          read: () => cloud.vpcCidrs(meta.primaryMac),
           apply: snatSetup,
+          counted: observed.metrics.vpcCidrRefreshed,
           initial: meta.vpcCidrs,
           log,
         });

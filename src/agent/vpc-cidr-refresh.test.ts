@@ -61,3 +61,24 @@ test('a failed apply keeps the old list, so the next pass tries again', async ()
   assert.equal(await r.pass(), true);
   assert.deepEqual(applied, [['10.0.0.0/16', '100.64.0.0/16']]);
 });
+
+test('every refresh is counted by its result: unchanged, changed, failed', async () => {
+  const results: string[] = [];
+  let readFails = false;
+  const answers = [['10.0.0.0/16'], ['10.0.0.0/16', '100.64.0.0/16']];
+  const r = new VpcCidrRefresh({
+    read: async () => {
+      if (readFails) throw new Error('IMDS unreachable');
+      return answers.shift() ?? ['10.0.0.0/16', '100.64.0.0/16'];
+    },
+    apply: async () => {},
+    initial: ['10.0.0.0/16'],
+    log: recordingLog([]),
+    counted: (result) => results.push(result),
+  });
+  await r.pass();
+  await r.pass();
+  readFails = true;
+  await assert.rejects(r.pass(), /IMDS unreachable/);
+  assert.deepEqual(results, ['unchanged', 'changed', 'failed']);
+});

@@ -7,14 +7,18 @@ import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 
 export interface VpcCidrRefreshDeps {
-  /** The VPC's IPv4 CIDR blocks as instance metadata lists them now. */
+  /** The VPC's IPv4 CIDR blocks as instance metadata lists them now (one IMDS read). */
   read(): Promise<readonly string[]>;
   /** Re-applies the node's SNAT setup with these VPC CIDRs. */
   apply(vpcCidrs: readonly string[]): Promise<void>;
   /** The CIDRs the node was set up with at start. */
   readonly initial: readonly string[];
   readonly log: Logger;
+  /** Told of every refresh: the list was the same, changed (and applied), or could not be read or applied. */
+  readonly counted?: (result: VpcCidrRefreshResult) => void;
 }
+
+export type VpcCidrRefreshResult = 'unchanged' | 'changed' | 'failed';
 
 function sameCidrs(a: readonly string[], b: readonly string[]): boolean {
   const x = [...a].sort();
@@ -44,6 +48,18 @@ export class VpcCidrRefresh {
 
   /** One read; true when the list changed and was applied. A failed read or apply throws (the loop retries). */
   async pass(): Promise<boolean> {
+    const counted = this.#deps.counted ?? (() => {});
+    try {
+      const changed = await this.#pass();
+      counted(changed ? 'changed' : 'unchanged');
+      return changed;
+    } catch (err) {
+      counted('failed');
+      throw err;
+    }
+  }
+
+  async #pass(): Promise<boolean> {
     const read = await this.#deps.read();
     // An empty answer is a metadata hiccup, not a VPC without CIDRs: SNATing in-VPC traffic would break it.
     if (read.length === 0 || sameCidrs(read, this.#current)) return false;

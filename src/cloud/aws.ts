@@ -38,7 +38,7 @@ import type { QueryStruct } from './ec2-query/query-form.ts';
 import { regionalEndpoint } from './ec2-query/regional-endpoint.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
 import { ImdsClient, type ImdsClientOptions, imdsEndpointFromEnv } from './imds.ts';
-import { readInstanceMetadata } from './instance-metadata.ts';
+import { readInstanceMetadata, readVpcCidrs } from './instance-metadata.ts';
 
 export interface AwsCloudDeps {
   readonly ec2: Ec2Api;
@@ -59,6 +59,10 @@ export class AwsCloud implements Cloud {
 
   metadata(): Promise<InstanceMetadata> {
     return readInstanceMetadata(this.imds);
+  }
+
+  vpcCidrs(primaryMac: string): Promise<string[]> {
+    return readVpcCidrs(this.imds, primaryMac);
   }
 
   async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {

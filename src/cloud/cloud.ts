@@ -102,6 +102,8 @@ export class CloudError extends Error {
 export interface Cloud {
   /** Instance identity and network facts, from IMDSv2. */
   metadata(): Promise<InstanceMetadata>;
+  /** The VPC's IPv4 CIDR blocks now: one IMDS read (the primary ENI's `vpc-ipv4-cidr-blocks`). */
+  vpcCidrs(primaryMac: string): Promise<string[]>;
   /** ENIs attached to the instance, from EC2 DescribeNetworkInterfaces (attachment.instance-id filter). */
   describeInstanceEnis(instanceId: string): Promise<EniInfo[]>;
   /**

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { CloudError } from './cloud.ts';
 import { ImdsClient, type ImdsClientOptions, ImdsError, imdsEndpointFromEnv } from './imds.ts';
-import { readInstanceMetadata } from './instance-metadata.ts';
+import { readInstanceMetadata, readVpcCidrs } from './instance-metadata.ts';
 
 /** IMDSv2 token semantics only: PUT issues a token with a TTL, GET needs a live one or gets 401. */
 class FakeImds {
@@ -272,6 +272,20 @@ describe('ImdsClient', () => {
       vpcCidrs: ['10.0.0.0/16', '100.64.0.0/16'],
       securityGroupIds: ['sg-1', 'sg-2'],
     });
+  });
+
+  test("readVpcCidrs is one GET of the primary ENI's vpc-ipv4-cidr-blocks, checked as IPv4 CIDRs", async () => {
+    const eni = 'network/interfaces/macs/02:aa:bb:cc:dd:ee';
+    imds.paths.set(`${eni}/vpc-ipv4-cidr-blocks`, '10.0.0.0/16\n100.64.0.0/16\n');
+    const c = client();
+    const before = imds.gets.length;
+    assert.deepEqual(await readVpcCidrs(c, '02:aa:bb:cc:dd:ee'), ['10.0.0.0/16', '100.64.0.0/16']);
+    assert.equal(imds.gets.length - before, 1, 'one GET, not the whole metadata');
+    imds.paths.set(`${eni}/vpc-ipv4-cidr-blocks`, '10.0.0.0/16\nnot-a-cidr');
+    await assert.rejects(
+      readVpcCidrs(c, '02:aa:bb:cc:dd:ee'),
+      /vpc-ipv4-cidr-blocks is not a list of IPv4 CIDRs/,
+    );
   });
 
   test('readInstanceMetadata refuses a subnet CIDR or address that is not IPv4, naming the path, without retrying', async () => {

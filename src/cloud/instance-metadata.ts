@@ -18,13 +18,12 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
   const [subnetId, subnetCidr, vpcCidrs, securityGroupIds, ipv6] = await Promise.all([
     scalar(imds, `${eniPath}/subnet-id`),
     scalar(imds, `${eniPath}/subnet-ipv4-cidr-block`),
-    imds.getLines(`${eniPath}/vpc-ipv4-cidr-blocks`),
+    readVpcCidrs(imds, mac),
     imds.getLines(`${eniPath}/security-group-ids`),
     readIpv6Facts(imds, eniPath),
   ]);
   checkFormat('local-ipv4', [primaryIp], isIpv4, 'an IPv4 address');
   checkFormat(`${eniPath}/subnet-ipv4-cidr-block`, [subnetCidr], isCidr, 'an IPv4 CIDR');
-  checkFormat(`${eniPath}/vpc-ipv4-cidr-blocks`, vpcCidrs, isCidr, 'a list of IPv4 CIDRs');
   return {
     instanceId,
     instanceType,
@@ -38,6 +37,14 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
     securityGroupIds,
     ...ipv6,
   };
+}
+
+/** The VPC's IPv4 CIDR blocks, as the primary ENI's metadata lists them: one GET. */
+export async function readVpcCidrs(imds: ImdsClient, primaryMac: string): Promise<string[]> {
+  const path = `network/interfaces/macs/${primaryMac}/vpc-ipv4-cidr-blocks`;
+  const cidrs = await imds.getLines(path);
+  checkFormat(path, cidrs, isCidr, 'a list of IPv4 CIDRs');
+  return cidrs;
 }
 
 async function scalar(imds: ImdsClient, path: string): Promise<string> {

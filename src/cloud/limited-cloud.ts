@@ -98,6 +98,10 @@ export class LimitedCloud implements Cloud {
     return this.#inner.metadata();
   }
 
+  vpcCidrs(primaryMac: string): Promise<string[]> {
+    return this.#inner.vpcCidrs(primaryMac); // IMDS: not EC2's rate limit
+  }
+
   describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
     return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeInstanceEnis(instanceId));
   }

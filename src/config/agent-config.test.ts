@@ -318,14 +318,28 @@ test('ENABLE_IPv6=true needs prefix delegation, as upstream; ENABLE_V4_EGRESS de
   assert.throws(() => parse({ ENABLE_V4_EGRESS: 'maybe' }), /ENABLE_V4_EGRESS must be true or false/);
 });
 
+test('NodePort support is on with mark 0x80 by default, as upstream; CONNMARK reads hex or decimal', () => {
+  assert.deepEqual(parse({}).nodePort, { enabled: true, mark: 0x80 });
+  assert.deepEqual(
+    parse({ AWS_VPC_CNI_NODE_PORT_SUPPORT: 'false', AWS_VPC_K8S_CNI_CONNMARK: '0x4000' }).nodePort,
+    {
+      enabled: false,
+      mark: 0x4000,
+    },
+  );
+  assert.equal(parse({ AWS_VPC_K8S_CNI_CONNMARK: '128' }).nodePort.mark, 0x80);
+  assert.throws(() => parse({ AWS_VPC_K8S_CNI_CONNMARK: '0' }), /AWS_VPC_K8S_CNI_CONNMARK/);
+  assert.throws(() => parse({ AWS_VPC_K8S_CNI_CONNMARK: '0x1ffffffff' }), /AWS_VPC_K8S_CNI_CONNMARK/);
+});
+
 test('aws-node variables vpcnet does not honour are named with their reason when set, and only then', () => {
   assert.deepEqual(unhonouredUpstreamVariables({}), []);
-  const found = unhonouredUpstreamVariables({ AWS_VPC_CNI_NODE_PORT_SUPPORT: 'true', WARM_IP_TARGET: '5' });
+  const found = unhonouredUpstreamVariables({ ANNOTATE_POD_IP: 'true', WARM_IP_TARGET: '5' });
   assert.deepEqual(
     found.map((f) => f.variable),
-    ['AWS_VPC_CNI_NODE_PORT_SUPPORT'],
+    ['ANNOTATE_POD_IP'],
   );
-  assert.match(found[0]!.reason, /NodePort/);
+  assert.match(found[0]!.reason, /annotated/);
   // None of them is also a setting the agent parses.
   for (const name of Object.keys(UNHONOURED_UPSTREAM_VARIABLES))
     assert.ok(!DOCUMENTED_VARIABLES.some((v) => v.env === name), name);

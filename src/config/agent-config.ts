@@ -32,6 +32,8 @@ export interface AgentConfig {
   readonly podSecurityGroupEnforcingMode: 'strict' | 'standard';
   /** AWS_VPC_K8S_CNI_EXTERNALSNAT: an external NAT device, not the node, translates pod traffic. */
   readonly externalSnat: boolean;
+  /** AWS_VPC_CNI_NODE_PORT_SUPPORT and AWS_VPC_K8S_CNI_CONNMARK (upstream names and defaults). */
+  readonly nodePort: { readonly enabled: boolean; readonly mark: number };
   /** SNAT choices: excluded destinations, port randomization, VPC CIDR refresh (0 = off). */
   readonly snat: {
     readonly excludeCidrs: readonly string[];
@@ -159,6 +161,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     enablePodEni: v.enablePodEni,
     podSecurityGroupEnforcingMode: v.podSecurityGroupEnforcingMode,
     externalSnat: v.externalSnat,
+    nodePort: { enabled: v.nodePortSupport, mark: v.connmark },
     snat: {
       excludeCidrs:
         v.excludeSnatCidrs === undefined

@@ -6,6 +6,7 @@ import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.
 import {
   httpUrl,
   intBetween,
+  markBits,
   matching,
   nonNegativeInt,
   oneOf,
@@ -113,6 +114,23 @@ export const AGENT_SETTINGS = {
     default: false,
     upstream: true,
     description: 'true: the node does no SNAT for pod traffic leaving the VPC; an external NAT device does',
+  }),
+  nodePortSupport: withDefault({
+    env: 'AWS_VPC_CNI_NODE_PORT_SUPPORT',
+    kind: trueOrFalse,
+    default: true,
+    upstream: true,
+    description:
+      'true: connections arriving on the primary ENI for a node address are marked in conntrack and their replies from pods leave through the primary ENI (main table), so NodePorts reach pods on secondary ENIs; needs rp_filter 0 or 2 on the primary ENI (the agent warns)',
+  }),
+  connmark: withDefault({
+    env: 'AWS_VPC_K8S_CNI_CONNMARK',
+    kind: markBits,
+    default: 0x80,
+    defaultText: '0x80',
+    upstream: true,
+    description:
+      'the conntrack/packet mark bits NodePort support uses, and the fwmark of its policy rule (priority 1024)',
   }),
   // SNAT choices (issue 11): upstream's names and meanings, mapped onto vpcnet's nftables table.
   excludeSnatCidrs: unsetByDefault({
@@ -433,8 +451,6 @@ export const CLOUD_DRIVER_VARIABLES: readonly DocumentedVariable[] = [
  * silently (README, "Switching from aws-node").
  */
 export const UNHONOURED_UPSTREAM_VARIABLES: Readonly<Record<string, string>> = {
-  AWS_VPC_CNI_NODE_PORT_SUPPORT: 'NodePort support is not built: no connection is marked',
-  AWS_VPC_K8S_CNI_CONNMARK: 'NodePort support is not built: no connection is marked',
   ANNOTATE_POD_IP: 'pods are not annotated with their address',
   DISABLE_TCP_EARLY_DEMUX: 'the agent changes no sysctl',
   ENABLE_V6_EGRESS: 'IPv6 egress for IPv4 pods is not built',

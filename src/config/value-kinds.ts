@@ -82,3 +82,14 @@ export function text(what: string): ValueKind<string> {
 export function matching(pattern: RegExp, what: string): ValueKind<string> {
   return { what, parse: (value) => (pattern.test(value) ? value : undefined) };
 }
+
+/** A non-zero 32-bit mark, in hex (`0x80`) or decimal (`128`), as upstream reads its CONNMARK. */
+export const markBits: ValueKind<number> = {
+  what: 'a non-zero 32-bit value, hex (0x80) or decimal',
+  parse: (text) => {
+    const trimmed = text.trim();
+    if (!/^(0[xX][0-9a-fA-F]{1,8}|\d{1,10})$/.test(trimmed)) return undefined;
+    const value = Number(trimmed);
+    return value > 0 && value <= 0xffffffff ? value : undefined;
+  },
+};

@@ -17,9 +17,9 @@ import {
 import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
 import { DataplaneError } from './errors.ts';
-import { type Kernel, type Namespace, NODE, type NodeNetworkConfig } from './kernel.ts';
+import { type Kernel, type Namespace, NODE, type NodeNetworkConfig, type NodePortConfig } from './kernel.ts';
 
-export type { NodeNetworkConfig } from './kernel.ts';
+export type { NodeNetworkConfig, NodePortConfig } from './kernel.ts';
 
 /** What one inspection found; `podUnreachable` says why the pod side could not be judged. */
 export interface Inspection {
@@ -63,6 +63,11 @@ export class Dataplane {
   /** Idempotent: vpcnet's SNAT table, chain and set exist (not called when SNAT is external). */
   setupNode(cfg: NodeNetworkConfig): Promise<void> {
     return this.kernel.setupSnat(cfg);
+  }
+
+  /** Idempotent: NodePort support's chain and rule exist (or, disabled, neither does). */
+  setupNodePort(cfg: NodePortConfig): Promise<void> {
+    return this.kernel.setupNodePort(cfg);
   }
 
   /**

@@ -37,6 +37,18 @@ export interface NodeNetworkConfig {
 /** Upstream's values: `prng` = fully random ports, `hashrandom` = hash-based random, `none`. */
 export type RandomizeSnat = 'prng' | 'hashrandom' | 'none';
 
+/** NodePort support (linux/node-port.ts): the conntrack mark and the rule that reads it. */
+export interface NodePortConfig {
+  /** AWS_VPC_CNI_NODE_PORT_SUPPORT; false removes the chain and the rule. */
+  readonly enabled: boolean;
+  /** AWS_VPC_K8S_CNI_CONNMARK: the bits set in conntrack and restored on the packet (non-zero). */
+  readonly mark: number;
+  /** The primary ENI's link in the node's namespace. */
+  readonly primaryLink: string;
+  /** Prefixes of the host ends of pod links (veths; trunk devices of branch pods). */
+  readonly podLinkPrefixes: readonly string[];
+}
+
 export interface Kernel {
   /**
    * Runs `ops` in order in one namespace. 'stop': the first failure ends the run (the ops before
@@ -49,4 +61,6 @@ export interface Kernel {
   readPod(path: string): Promise<PodView>;
   /** Idempotent: vpcnet's nftables table, chain and SNAT set exist with the given VPC CIDRs. */
   setupSnat(cfg: NodeNetworkConfig): Promise<void>;
+  /** Idempotent: the NodePort chain in vpcnet's table and its policy rule, or neither when disabled. */
+  setupNodePort(cfg: NodePortConfig): Promise<void>;
 }

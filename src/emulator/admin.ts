@@ -79,6 +79,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   if (!isRecord(v)) throw new Error('body must be a JSON object');
   const throttleRate = optionalNumber(v.throttleRate, 'throttleRate');
   const errorRate = optionalNumber(v.errorRate, 'errorRate');
+  const replyLostRate = optionalNumber(v.replyLostRate, 'replyLostRate');
   const latencyMs = optionalNumber(v.latencyMs, 'latencyMs');
   const staleReadMs = optionalNumber(v.staleReadMs, 'staleReadMs');
   const imdsStaleReadMs = optionalNumber(v.imdsStaleReadMs, 'imdsStaleReadMs');
@@ -87,6 +88,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   return {
     ...(throttleRate === undefined ? {} : { throttleRate }),
     ...(errorRate === undefined ? {} : { errorRate }),
+    ...(replyLostRate === undefined ? {} : { replyLostRate }),
     ...(latencyMs === undefined ? {} : { latencyMs }),
     ...(staleReadMs === undefined ? {} : { staleReadMs }),
     ...(imdsStaleReadMs === undefined ? {} : { imdsStaleReadMs }),

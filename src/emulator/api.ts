@@ -44,6 +44,11 @@ export interface FaultSettings {
    * have IMDS show an address EC2 no longer has, or EC2 one that IMDS does not show yet.
    */
   readonly imdsStaleReadMs?: number;
+  /**
+   * Fraction [0,1] of matching calls that run but whose answer is lost: the caller gets a 500
+   * InternalError although the change happened (a reply that never arrived).
+   */
+  readonly replyLostRate?: number;
   /** Limit to these EC2 actions (e.g. ["AssignPrivateIpAddresses"]); all when absent. */
   readonly actions?: readonly string[];
   readonly imds?: boolean;

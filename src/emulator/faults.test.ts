@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
 import { FaultInjector, staleWindowMs } from './faults.ts';
-import { startTestEmulator } from './testing/test-emulator.ts';
+import { SUBNET_A, startTestEmulator } from './testing/test-emulator.ts';
 import { seededRandom } from './vpc/ids.ts';
 
 function outcomes(seed: number, n: number): string[] {
@@ -40,10 +40,26 @@ test('faults apply only to the listed actions, and to IMDS only when imds is set
   assert.equal(f.decide('DescribeSubnets').error?.status, 500);
 });
 
+test('a lost reply: the call runs, its answer is a 500 InternalError; only the matching action', async () => {
+  const t = await startTestEmulator();
+  try {
+    t.emulator.setFaults({ replyLostRate: 1, actions: ['CreateNetworkInterface'] });
+    const lost = await t.post({ Action: 'CreateNetworkInterface', SubnetId: SUBNET_A });
+    assert.equal(lost.status, 500);
+    assert.match(lost.body, /<Code>InternalError<\/Code>/);
+    const listed = await t.post({ Action: 'DescribeNetworkInterfaces' });
+    assert.equal(listed.status, 200, 'other actions answer');
+    assert.match(listed.body, /<networkInterfaceId>eni-/, 'the ENI was created although its reply was lost');
+  } finally {
+    await t.close();
+  }
+});
+
 test('rates outside [0,1] are refused', () => {
   const f = new FaultInjector(seededRandom(1));
   assert.throws(() => f.set({ throttleRate: 1.5 }));
   assert.throws(() => f.set({ latencyMs: -1 }));
+  assert.throws(() => f.set({ replyLostRate: 2 }));
 });
 
 test('over the wire: throttling is 503 RequestLimitExceeded, errors 500 InternalError, latency is added', async () => {

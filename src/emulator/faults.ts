@@ -11,6 +11,8 @@ export interface FaultDecision {
   readonly staleReadMs: number;
   /** The error to answer with instead of running the call, if any. */
   readonly error: Ec2Error | undefined;
+  /** Run the call, then answer InternalError as if its reply were lost. */
+  readonly replyLost?: boolean;
 }
 
 const NONE: FaultDecision = { latencyMs: 0, staleReadMs: 0, error: undefined };
@@ -42,6 +44,7 @@ export class FaultInjector {
   set(settings: FaultSettings): void {
     checkRate('throttleRate', settings.throttleRate);
     checkRate('errorRate', settings.errorRate);
+    checkRate('replyLostRate', settings.replyLostRate);
     if (settings.latencyMs !== undefined && !(settings.latencyMs >= 0)) {
       throw new Error(`latencyMs must be >= 0, got ${settings.latencyMs}`);
     }
@@ -81,6 +84,8 @@ export class FaultInjector {
         error: new Ec2Error('InternalError', 'An internal error has occurred', 500),
       };
     }
-    return { latencyMs, staleReadMs, error: undefined };
+    // Drawn only when set, so seeded runs without it see the same faults as before.
+    const replyLost = s.replyLostRate !== undefined && this.#random() < s.replyLostRate;
+    return { latencyMs, staleReadMs, error: undefined, ...(replyLost ? { replyLost } : {}) };
   }
 }

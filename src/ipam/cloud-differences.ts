@@ -3,7 +3,7 @@
 
 import type { EniInfo } from '../cloud/cloud.ts';
 import type { AddressPool } from './pool.ts';
-import { lendableAddresses } from './prefixes.ts';
+import { lendableAddresses, prefixAddresses } from './prefixes.ts';
 
 export type DifferenceKind =
   /** EC2 lists an address on a pool ENI that the pool lacks (assigned outside vpcnet). */
@@ -27,6 +27,8 @@ export interface Difference {
   readonly eniId: string;
   /** For the address kinds. */
   readonly ip?: string;
+  /** addressAdded: the delegated /28 EC2 lists the address in, when it is not a secondary IP. */
+  readonly prefix?: string;
 }
 
 /** One difference's identity across passes (a difference is acted on once seen in two of them). */
@@ -53,16 +55,19 @@ export function compareWithEc2(side: PoolSide, described: readonly EniInfo[]): D
       diffs.push({ kind: 'eniGone', eniId });
       continue;
     }
-    const lendable = lendableAddresses(eni);
-    const listed = new Set(lendable);
+    const listed = new Set(lendableAddresses(eni));
     for (const [ip, state] of pool.addresses(eniId)) {
       if (listed.has(ip)) continue;
       const held = state.kind === 'assigned' || side.ledgerIps.has(ip);
       diffs.push({ kind: held ? 'heldAddressMissing' : 'addressRemoved', eniId, ip });
     }
-    // An address the pool has on another ENI (moved) joins once it has left that one.
-    for (const ip of lendable)
+    // An address the pool has on another ENI (moved) joins once it has left that one. A prefix's
+    // addresses say which prefix they are in, so the pool learns it as one (a lost assign reply).
+    for (const ip of eni.secondaryIps)
       if (pool.eniIdOf(ip) === undefined) diffs.push({ kind: 'addressAdded', eniId, ip });
+    for (const prefix of eni.ipv4Prefixes ?? [])
+      for (const ip of prefixAddresses(prefix))
+        if (pool.eniIdOf(ip) === undefined) diffs.push({ kind: 'addressAdded', eniId, ip, prefix });
   }
   for (const eniId of side.ledgerEnis) {
     if (pool.eni(eniId) || byId.has(eniId) || side.tracked(eniId)) continue;

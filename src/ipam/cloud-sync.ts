@@ -25,6 +25,7 @@ import { cloudErrorText } from './cloud-error-text.ts';
 import type { PoolAddresses } from './pool-addresses.ts';
 import { PoolChangeJournal } from './pool-change-journal.ts';
 import type { PoolParts } from './pool-parts.ts';
+import type { PrefixBook } from './prefixes.ts';
 
 /** An ENI EC2 no longer lists as attached, which attachments' addresses were on. */
 export interface LostEni {
@@ -47,6 +48,8 @@ export interface CloudSyncState {
 }
 
 export interface CloudSyncOptions {
+  /** The pool's prefixes: a prefix EC2 lists that the pool lacks is learnt with its addresses. */
+  readonly prefixes?: PrefixBook;
   /** Registers ENIs the describe lists that the registry does not know (PoolManager's adoption). */
   readonly adopt: (described: readonly EniInfo[]) => Promise<EniInfo[]>;
   /** Runs the pass in line with the pool manager's passes (never two cloud conversations at once). */
@@ -230,13 +233,25 @@ export class CloudSync {
         break;
       case 'addressAdded': {
         if (d.ip === undefined || state !== undefined || !pool.eni(d.eniId)) return false;
+        // One path for a lost AssignPrivateIpAddresses reply, whether it asked for IPs or prefixes.
+        const book = this.#o.prefixes;
+        const newPrefix =
+          d.prefix !== undefined && book !== undefined && book.prefixOf(d.eniId, d.ip) === undefined;
+        if (newPrefix) book.add(d.eniId, [d.prefix]);
         pool.addAddresses(d.eniId, [d.ip]);
         this.#addresses.restoreAddresses([d.ip]);
         this.#addresses.wakeWaiters();
-        log.info('EC2 lists an address the pool did not have; it joined the pool', {
-          eni: d.eniId,
-          ip: d.ip,
-        });
+        if (d.prefix === undefined) {
+          log.info('EC2 lists an address the pool did not have; it joined the pool', {
+            eni: d.eniId,
+            ip: d.ip,
+          });
+        } else if (newPrefix) {
+          log.info('EC2 lists a prefix the pool did not have; its addresses join the pool', {
+            eni: d.eniId,
+            prefix: d.prefix,
+          });
+        }
         break;
       }
     }

@@ -7,6 +7,7 @@ import { customNetworkPlacer, type NodeEniConfigSource } from './eni-placement-c
 import {
   chooseDiscoveredSubnet,
   discoveredSubnetPlacer,
+  rankDiscoveredSubnets,
   SUBNET_DISCOVERY_TAG,
 } from './eni-placement-discovery.ts';
 import { FakeCloud } from './testing/fake-cloud.ts';
@@ -168,5 +169,26 @@ test('custom networking passes a failing DescribeSubnets on as a retryable pass 
   await assert.rejects(
     customNetworkPlacer(cloud, cloud.meta, configs({})).next(),
     (err: unknown) => !(err instanceof EniPlacementError) && /RequestLimitExceeded/.test(String(err)),
+  );
+});
+
+test('subnet discovery ranks every candidate with a free address, most first; the rest are the fallbacks of the first', async () => {
+  const cloud = new FakeCloud();
+  cloud.subnets.push(subnet('subnet-pods', 4000, { cidr: '10.2.0.0/20', tags: tagged }));
+  cloud.subnets.push(subnet('subnet-some', 300, { cidr: '10.3.0.0/20', tags: tagged }));
+  cloud.subnets.push(subnet('subnet-none', 0, { cidr: '10.4.0.0/20', tags: tagged }));
+  assert.deepEqual(
+    rankDiscoveredSubnets(cloud.subnets, cloud.meta).map((s) => s.subnetId),
+    ['subnet-pods', 'subnet-1', 'subnet-some'], // the primary subnet has 1000 free
+  );
+  const p = await discoveredSubnetPlacer(cloud, cloud.meta).next();
+  assert.equal(p.subnetId, 'subnet-pods');
+  assert.deepEqual(
+    p.fallbacks?.map((f) => f.subnetId),
+    ['subnet-1', 'subnet-some'],
+  );
+  assert.ok(
+    !p.fallbacks?.some((f) => f.subnetId === 'subnet-none'),
+    'a subnet without a free address is no candidate',
   );
 });

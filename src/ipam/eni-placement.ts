@@ -13,7 +13,18 @@ export interface EniPlacement {
   readonly securityGroupIds: readonly string[];
   /** Why here, for the log ("primary ENI's subnet", "ENIConfig az-a", "subnet discovery"). */
   readonly reason: string;
+  /**
+   * Subnet discovery: the next candidates, in order, tried in the same growth attempt when
+   * CreateNetworkInterface fails here for a reason of this subnet (SUBNET_SPECIFIC_CREATE_ERRORS).
+   */
+  readonly fallbacks?: readonly EniPlacement[];
 }
+
+/** CreateNetworkInterface errors another subnet would not have. */
+export const SUBNET_SPECIFIC_CREATE_ERRORS: ReadonlySet<string> = new Set([
+  'InsufficientFreeAddressesInSubnet',
+  'InvalidSubnetID.NotFound',
+]);
 
 export interface EniPlacer {
   /** The placement of the next ENI, asked again for every ENI (what it reads may change). */

@@ -2,9 +2,11 @@
 // DeleteOnTermination set, its link configured). An ENI enters the pool only through configure(),
 // the one way from `configuring` to `ready`.
 
-import type { EniInfo } from '../cloud/cloud.ts';
+import { CloudError, type EniInfo } from '../cloud/cloud.ts';
+import { errorText } from '../infra/error-text.ts';
 import { cloudErrorText } from './cloud-error-text.ts';
 import { createAndAttachEni } from './eni-attach.ts';
+import { SUBNET_SPECIFIC_CREATE_ERRORS } from './eni-placement.ts';
 import type { EniSpec } from './pool.ts';
 import type { PoolParts } from './pool-parts.ts';
 import { lendableAddresses } from './prefixes.ts';
@@ -47,21 +49,46 @@ export class PoolGrowth {
    */
   async attachEni(): Promise<PoolDecision> {
     const { cloud, metadata, log, registry, clock, journal } = this.#p;
-    const placement = await this.#p.placement.next();
-    const eni = await createAndAttachEni(cloud, metadata, {
-      placement,
-      deviceIndex: this.#nextDeviceIndex(),
-      createdAtMs: clock.now(),
-      tags: this.#p.eniTags,
-      journal,
-      onLeftOver: (eniId, err) => {
-        log.warn('cannot delete an ENI that failed to attach yet; will retry', {
-          eni: eniId,
-          error: cloudErrorText(err),
+    const first = await this.#p.placement.next();
+    const candidates = [first, ...(first.fallbacks ?? [])];
+    const failed: string[] = [];
+    let eni: EniInfo | undefined;
+    let placement = first;
+    for (const [i, candidate] of candidates.entries()) {
+      placement = candidate;
+      try {
+        eni = await createAndAttachEni(cloud, metadata, {
+          placement,
+          deviceIndex: this.#nextDeviceIndex(),
+          createdAtMs: clock.now(),
+          tags: this.#p.eniTags,
+          journal,
+          onLeftOver: (eniId, err) => {
+            log.warn('cannot delete an ENI that failed to attach yet; will retry', {
+              eni: eniId,
+              error: cloudErrorText(err),
+            });
+            registry.addLeftOver(eniId);
+          },
         });
-        registry.addLeftOver(eniId);
-      },
-    });
+        break;
+      } catch (err) {
+        const code = err instanceof Error && err.cause instanceof CloudError ? err.cause.code : undefined;
+        const next = candidates[i + 1];
+        if (code === undefined || !SUBNET_SPECIFIC_CREATE_ERRORS.has(code) || next === undefined) {
+          if (failed.length === 0) throw err;
+          throw new Error(`${failed.join('; ')}; ${errorText(err)}`, { cause: err });
+        }
+        // Another subnet would not have this reason: the same growth attempt tries the next one.
+        failed.push(`subnet ${candidate.subnetId} failed: ${code}`);
+        log.warn('cannot create an ENI in this subnet; trying the next candidate', {
+          subnet: candidate.subnetId,
+          error: code,
+          next: next.subnetId,
+        });
+      }
+    }
+    if (eni === undefined) throw new Error('no ENI placement to try');
     log.info('attached ENI', {
       eni: eni.eniId,
       device: eni.deviceNumber,

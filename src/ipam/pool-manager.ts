@@ -82,6 +82,7 @@ export class PoolManager {
     this.#growthHealth = new PoolGrowthHealth(deps.log, deps.clock);
     this.#sync = new CloudSync(this.#parts, this.#addresses, {
       adopt: (described) => this.#adopt(described),
+      prefixes: this.#book,
       serialized: (work) => this.#serialized(work),
       intervalMs: deps.syncIntervalMs ?? 60_000,
       staleWindowMs: deps.staleWindowMs ?? 60_000,

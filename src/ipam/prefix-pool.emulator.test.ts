@@ -10,6 +10,7 @@ import { MemoryLedgerStore } from '../ledger/testing/memory-store.ts';
 import { maxPods } from './max-pods.ts';
 import { AddressPool } from './pool.ts';
 import { PoolManager } from './pool-manager.ts';
+import { prefixAddresses as addressesOf } from './prefixes.ts';
 import type { WarmPoolTargets } from './targets.ts';
 import { type EmulatedNode, startEmulatedNode } from './testing/emulated-node.ts';
 import { attachmentFor } from './testing/manager-setup.ts';
@@ -40,7 +41,12 @@ async function node(): Promise<EmulatedNode> {
 }
 
 /** A manager on the node; `ledger` carries pods' records over from an earlier manager (a restart). */
-async function managerOn(n: EmulatedNode, prefixDelegation: boolean, earlier?: Ledger): Promise<Run> {
+async function managerOn(
+  n: EmulatedNode,
+  prefixDelegation: boolean,
+  earlier?: Ledger,
+  targets: WarmPoolTargets = TARGETS,
+): Promise<Run> {
   const ledger = earlier ?? (await Ledger.open(new MemoryLedgerStore(), clock));
   const metadata = await n.cloud.metadata();
   const pool = new AddressPool({ cooldownMs: COOLDOWN_MS });
@@ -54,7 +60,7 @@ async function managerOn(n: EmulatedNode, prefixDelegation: boolean, earlier?: L
     log: { info: record('info'), warn: record('warn'), error: record('error') },
     metadata,
     limits: await n.cloud.instanceTypeLimits(metadata.instanceType),
-    targets: TARGETS,
+    targets,
     ledger,
     prefixMode: { enabled: prefixDelegation, warmPrefixTarget: 1, retryBaseMs: 5000, maxRetryMs: 60_000 },
     minEniLifetimeMs: 0,
@@ -228,3 +234,52 @@ test('switching prefix mode to secondary-IP mode keeps running pods addresses; t
     'the unused prefix went back',
   );
 });
+
+for (const prefixDelegation of [false, true]) {
+  const what = prefixDelegation ? 'a /28 prefix' : 'secondary IPs';
+  test(`${what} assigned by a call whose reply was lost join the pool at the next cloud syncs, without a restart`, async () => {
+    const n = await node();
+    // WARM_IP_TARGET=1 with secondary IPs: the primary ENI gets addresses one call at a time.
+    const targets = prefixDelegation ? TARGETS : { warmEniTarget: 0, warmIpTarget: 1, cooldownSeconds: 30 };
+    const { manager, pool } = await managerOn(n, prefixDelegation, undefined, targets);
+    await settle(manager);
+    // Every free address taken: the next pass assigns more, and EC2 runs it but its reply is lost.
+    const taken: string[] = [];
+    for (
+      let got = manager.allocate('vpcnet/t0/eth0');
+      got;
+      got = manager.allocate(`vpcnet/t${taken.length}/eth0`)
+    ) {
+      taken.push(got.ip);
+    }
+    n.setFaults({ replyLostRate: 1, actions: ['AssignPrivateIpAddresses'] });
+    await assert.rejects(manager.runPass(), /InternalError/);
+    n.setFaults({});
+    const enis = await truth(n);
+    const lost = enis
+      .flatMap((e) => [...e.secondaryIps, ...e.ipv4Prefixes.flatMap(addressesOf)])
+      .filter((ip) => pool.state(ip) === undefined);
+    assert.ok(lost.length > 0, 'EC2 holds addresses the pool does not know');
+
+    // The ENI changed within the stale window, then two describes a stale window apart must show
+    // the difference (as for any address EC2 lists that the pool lacks).
+    for (let i = 0; i < 3; i++) {
+      await manager.syncWithCloud();
+      clock.t += 60_001;
+    }
+    for (const ip of lost) assert.equal(pool.state(ip)?.kind, 'free', `${ip} joined the pool`);
+    // Known for what it is: nothing is given back as the wrong kind, and the next pod takes one of them.
+    await settle(manager);
+    const after = await truth(n);
+    for (const ip of lost) {
+      const still = after.some((e) => e.secondaryIps.includes(ip)) || inPrefixes(ip, after);
+      assert.ok(still, `${ip} is still the ENI's in EC2`);
+    }
+    if (prefixDelegation) assert.equal(after.flatMap((e) => e.secondaryIps).length, 0, 'no secondary IPs');
+    const next = manager.allocate('vpcnet/next/eth0');
+    assert.ok(
+      next !== undefined && lost.includes(next.ip),
+      `the next pod takes an adopted address (${next?.ip})`,
+    );
+  });
+}

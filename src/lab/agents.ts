@@ -23,7 +23,8 @@ export interface PodEniSettings {
 
 /** The agent's environment: the caller's (pool targets such as WARM_IP_TARGET pass through) minus
  * anything that would point it at real AWS or a real cluster, plus the lab's endpoints. The
- * upstream's own settings (AWS_VPC_K8S_CNI_*, e.g. EXTERNALSNAT) are vpcnet settings: they pass. */
+ * upstream's own settings (AWS_VPC_K8S_CNI_*, e.g. EXTERNALSNAT, and AWS_VPC_CNI_NODE_PORT_SUPPORT)
+ * are vpcnet settings: they pass. */
 export function agentEnv(
   layout: LabLayout,
   node: LabNode,
@@ -31,7 +32,7 @@ export function agentEnv(
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    const awsAccess = k.startsWith('AWS_') && !k.startsWith('AWS_VPC_K8S_CNI_');
+    const awsAccess = k.startsWith('AWS_') && !/^AWS_VPC_(K8S_)?CNI_/.test(k);
     if (awsAccess || k.startsWith('KUBERNETES_')) continue;
     env[k] = v;
   }

@@ -33,6 +33,7 @@ export class AgentMetrics {
   readonly #passes: Histogram<'outcome'>;
   readonly #repairs: Counter<'kind'>;
   readonly #collections: Counter<'kind'>;
+  readonly #vpcCidrRefreshes: Counter<'result'>;
   #reconcileFailures = 0;
 
   constructor() {
@@ -115,6 +116,12 @@ export class AgentMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.#vpcCidrRefreshes = new Counter({
+      name: 'vpcnet_vpc_cidr_refreshes_total',
+      help: "Re-reads of the VPC's CIDR blocks from instance metadata, by result (unchanged, changed: SNAT exclusions re-applied, failed)",
+      labelNames: ['result'],
+      registers,
+    });
   }
 
   /** A CNI operation the agent answered (cni-handler.ts's observe). On the ADD path: cheap. */
@@ -153,6 +160,11 @@ export class AgentMetrics {
     for (const [kind, n] of Object.entries(report.byKind.repaired)) this.#repairs.inc({ kind }, n);
     for (const [kind, n] of Object.entries(report.byKind.collected)) this.#collections.inc({ kind }, n);
     this.#reconcileFailures += report.failures.length;
+  };
+
+  /** One re-read of the VPC's CIDR blocks (vpc-cidr-refresh.ts). */
+  readonly vpcCidrRefreshed = (result: 'unchanged' | 'changed' | 'failed'): void => {
+    this.#vpcCidrRefreshes.inc({ result });
   };
 
   /** Repairs and removals of the reconcile loop that failed so far (awscni_ipamd_error_count). */

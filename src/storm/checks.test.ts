@@ -195,6 +195,18 @@ test('ledger, kernel and EC2 disagreeing is named: an address EC2 lost, an ENI t
   );
 });
 
+test("NodePort support's fwmark rule is the node's, not an unowned one; the same priority without a mark is", () => {
+  const { agent, kernel, ec2 } = healthy();
+  const rule = { priority: 1024, from: undefined, to: undefined, table: 254 };
+  const withMark = { ...kernel, rules: [...kernel.rules, { ...rule, fwmark: '0x80' }] };
+  assert.deepEqual(checkAgreement(agent, withMark, ec2, VETH), []);
+  const withoutMark = { ...kernel, rules: [...kernel.rules, rule] };
+  assert.match(
+    checkAgreement(agent, withoutMark, ec2, VETH).join('\n'),
+    /rule 1024: .* is owned by no attachment/,
+  );
+});
+
 test('after all pods are gone, a leaked address, a left veth and an unattached ENI of the node are named', () => {
   const { agent, kernel, ec2 } = healthy();
   const emptyPool = agent.pool.map((p) => ({

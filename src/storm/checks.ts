@@ -1,5 +1,6 @@
 // The storm's invariants, as pure functions of what it observed (views.ts). Each returns the
 // violations it finds, one line each, naming the sandbox, address, ENI or kernel object at fault.
+import { NODE_PORT_RULE_PRIORITY } from '../dataplane/linux/node-port.ts';
 import type { AgentView, Ec2View, KernelRoute, KernelRule, KernelView, OwnedResource } from './views.ts';
 
 /** A sandbox the runtime believes is running, with what the storm saw inside its namespace. */
@@ -149,6 +150,9 @@ function unownedInKernel(agent: AgentView, kernel: KernelView, vethPrefix: strin
   }
   for (const rule of kernel.rules) {
     if (SYSTEM_RULE_PRIORITIES.has(rule.priority)) continue;
+    // NodePort support's one rule is the node's (set up at start), not an attachment's.
+    if (rule.priority === NODE_PORT_RULE_PRIORITY && rule.fwmark !== undefined && rule.table === 254)
+      continue;
     const eniRule = rule.from !== undefined && eniSources.has(rule.from) && eniTables.has(rule.table);
     const ownedRule = owned.some((r) => r.kind === 'rule' && r.side !== 'pod' && ruleMatches(r, rule));
     if (!eniRule && !ownedRule) out.push(`kernel: ${showRule(rule)} is owned by no attachment or ENI`);

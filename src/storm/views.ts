@@ -64,6 +64,8 @@ export interface KernelRule {
   readonly from: string | undefined;
   readonly to: string | undefined;
   readonly table: number;
+  /** The rule's fwmark selector, if any (NodePort support's rule). */
+  readonly fwmark?: string;
 }
 export interface KernelView {
   readonly links: readonly string[];
@@ -174,6 +176,7 @@ export function parseRules(json: unknown): KernelRule[] {
     from: cidrOf(r.src, r.srclen),
     to: cidrOf(r.dst, r.dstlen),
     table: tableOf(r.table),
+    ...(typeof r.fwmark === 'string' ? { fwmark: r.fwmark } : {}),
   }));
 }
 

@@ -24,6 +24,7 @@ export function heldKernel(inner: FakeKernel): HeldKernel {
       readNode: () => inner.readNode(),
       readPod: (path) => inner.readPod(path),
       setupSnat: (cfg) => inner.setupSnat(cfg),
+      setupNodePort: (cfg) => inner.setupNodePort(cfg),
     },
     hold() {
       held = true;

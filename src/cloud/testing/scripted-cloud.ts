@@ -45,6 +45,9 @@ export class ScriptedCloud implements Cloud {
       securityGroupIds: ['sg-0a'],
     });
   }
+  vpcCidrs(primaryMac: string): Promise<string[]> {
+    return this.#answer('vpcCidrs', [primaryMac], ['10.0.0.0/16']);
+  }
   describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
     return this.#answer('describeInstanceEnis', [instanceId], []);
   }

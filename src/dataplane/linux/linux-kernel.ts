@@ -3,10 +3,18 @@
 import { isAlreadyGone, isSnatOp, type KernelOp, opText } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
-import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import type {
+  Kernel,
+  Namespace,
+  NodeNetworkConfig,
+  NodePortConfig,
+  RunFailure,
+  RunResult,
+} from '../kernel.ts';
 import { type CommandResult, type CommandRunner, spawnRunner } from './command.ts';
 import { batchOutputs, parseBatchFailures } from './ip-batch.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from './ip-json.ts';
+import { nodePortRuleChanges, nodePortScript, parseNodePortRules } from './node-port.ts';
 import {
   addSnatScript,
   listSnatSetArgv,
@@ -155,6 +163,30 @@ export class LinuxKernel implements Kernel {
     const r = await this.#exec({ side: 'node' }, ['nft', '-f', '-'], setupNodeScript(cfg));
     if (r.code !== 0) {
       throw new DataplaneError('setupNode', 'nft -f (table ip vpcnet)', '', firstLines(r.stderr));
+    }
+  }
+
+  async setupNodePort(cfg: NodePortConfig): Promise<void> {
+    const node: Namespace = { side: 'node' };
+    const r = await this.#exec(node, ['nft', '-f', '-'], nodePortScript(cfg));
+    // Removing fails only where there is nothing to remove (no nf_tables, as with external SNAT).
+    if (r.code !== 0 && cfg.enabled) {
+      throw new DataplaneError(
+        'setupNodePort',
+        'nft -f (chain ip vpcnet nodeport)',
+        '',
+        firstLines(r.stderr),
+      );
+    }
+    const listed = await this.#exec(node, ['ip', '-j', 'rule', 'show']);
+    if (listed.code !== 0) {
+      throw new DataplaneError('setupNodePort', 'ip rule show', '', firstLines(listed.stderr));
+    }
+    for (const change of nodePortRuleChanges(parseNodePortRules(listed.stdout), cfg)) {
+      const c = await this.#exec(node, ['ip', ...change]);
+      if (c.code !== 0) {
+        throw new DataplaneError('setupNodePort', `ip ${change.join(' ')}`, '', firstLines(c.stderr));
+      }
     }
   }
 }

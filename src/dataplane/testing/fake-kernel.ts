@@ -5,7 +5,14 @@
 // takes its veths with it. Its views are rendered as the `ip -j` fields the kinds judge.
 import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
-import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import type {
+  Kernel,
+  Namespace,
+  NodeNetworkConfig,
+  NodePortConfig,
+  RunFailure,
+  RunResult,
+} from '../kernel.ts';
 import { applyToNamespace, deleteAddressIn, EXISTS, linkOf, OpError } from './fake-addressing.ts';
 import {
   emptyNamespace,
@@ -26,6 +33,8 @@ export class FakeKernel implements Kernel {
   /** undefined until setupSnat: the SNAT set does not exist yet. */
   snatSet: Set<string> | undefined;
   snatConfig: NodeNetworkConfig | undefined;
+  /** The last NodePort setup, undefined before the first. */
+  nodePortConfig: NodePortConfig | undefined;
   /** Every operation run, in order, with its namespace ('node' or the pod's path). */
   readonly ops: { readonly ns: string; readonly op: KernelOp }[] = [];
   /** Reads of the node and of pods. */
@@ -193,6 +202,10 @@ export class FakeKernel implements Kernel {
     this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupSnat');
     this.snatConfig = { ...cfg, vpcCidrs: [...cfg.vpcCidrs] };
     this.snatSet ??= new Set();
+  }
+
+  async setupNodePort(cfg: NodePortConfig): Promise<void> {
+    this.nodePortConfig = { ...cfg, podLinkPrefixes: [...cfg.podLinkPrefixes] };
   }
 
   // --- the model --------------------------------------------------------------------------------

@@ -110,6 +110,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) throw fault.error;
     xml = ec2Response(action, requestId, await run(p, deps.ops, deps.history.view(fault.staleReadMs)));
+    if (fault.replyLost === true) throw new Ec2Error('InternalError', 'An internal error has occurred', 500);
   } catch (err) {
     const e =
       err instanceof Ec2Error ? err : new Ec2Error('InternalError', 'An internal error has occurred', 500);

@@ -188,6 +188,11 @@ export class FakeCloud implements Cloud {
     return this.meta;
   }
 
+  async vpcCidrs(primaryMac: string): Promise<string[]> {
+    this.#enter('vpcCidrs', primaryMac);
+    return [...this.meta.vpcCidrs];
+  }
+
   async describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
     this.#enter('describeInstanceEnis', instanceId);
     return [...this.enis.values()]
