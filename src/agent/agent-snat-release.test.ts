@@ -23,6 +23,8 @@ function gatedKernel(inner: FakeKernel): { kernel: Kernel; open(): void; waiting
     readNode: () => inner.readNode(),
     readPod: (path) => inner.readPod(path),
     setupSnat: (cfg) => inner.setupSnat(cfg),
+    setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
+    readNodeSysctl: (name) => inner.readNodeSysctl(name),
   };
   return {
     kernel,

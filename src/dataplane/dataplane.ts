@@ -17,6 +17,7 @@ import {
 import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
 import { DataplaneError } from './errors.ts';
+import { type Ipv6NodeConfig, setupIpv6Node } from './ipv6-node.ts';
 import { type Kernel, type Namespace, NODE, type NodeNetworkConfig } from './kernel.ts';
 
 export type { NodeNetworkConfig } from './kernel.ts';
@@ -63,6 +64,11 @@ export class Dataplane {
   /** Idempotent: vpcnet's SNAT table, chain and set exist (not called when SNAT is external). */
   setupNode(cfg: NodeNetworkConfig): Promise<void> {
     return this.kernel.setupSnat(cfg);
+  }
+
+  /** IPv6 mode at start: forwarding checked (refused when off), the IPv4 egress SNAT as configured. */
+  setupIpv6Node(cfg: Ipv6NodeConfig): Promise<void> {
+    return setupIpv6Node(this.kernel, cfg);
   }
 
   /**

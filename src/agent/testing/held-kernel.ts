@@ -24,6 +24,8 @@ export function heldKernel(inner: FakeKernel): HeldKernel {
       readNode: () => inner.readNode(),
       readPod: (path) => inner.readPod(path),
       setupSnat: (cfg) => inner.setupSnat(cfg),
+      setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
+      readNodeSysctl: (name) => inner.readNodeSysctl(name),
     },
     hold() {
       held = true;

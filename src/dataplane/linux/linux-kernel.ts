@@ -3,8 +3,16 @@
 import { isAlreadyGone, isSnatOp, type KernelOp, opText } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
-import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import type {
+  Kernel,
+  Namespace,
+  NodeNetworkConfig,
+  RunFailure,
+  RunResult,
+  V4EgressConfig,
+} from '../kernel.ts';
 import { type CommandResult, type CommandRunner, spawnRunner } from './command.ts';
+import { removeV4EgressScript, setupV4EgressScript, V4_EGRESS_TABLE } from './egress-snat.ts';
 import { batchOutputs, parseBatchFailures } from './ip-batch.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from './ip-json.ts';
 import {
@@ -149,6 +157,23 @@ export class LinuxKernel implements Kernel {
       rules: parseRules(out.get(4)),
       neighbours: parseNeighbours(out.get(3)),
     };
+  }
+
+  async setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    const script = cfg === undefined ? removeV4EgressScript() : setupV4EgressScript(cfg);
+    const r = await this.#exec({ side: 'node' }, ['nft', '-f', '-'], script);
+    if (r.code !== 0) {
+      const step = `nft -f (table ip ${V4_EGRESS_TABLE}${cfg === undefined ? ', removal' : ''})`;
+      throw new DataplaneError('setupNode', step, '', firstLines(r.stderr));
+    }
+  }
+
+  async readNodeSysctl(name: string): Promise<string> {
+    if (!/^[a-z0-9_]+(\.[a-z0-9_]+)+$/.test(name))
+      throw new Error(`invalid sysctl name ${JSON.stringify(name)}`);
+    const r = await this.#exec({ side: 'node' }, ['sysctl', '-n', name]);
+    if (r.code !== 0) throw new DataplaneError('setupNode', `sysctl -n ${name}`, '', firstLines(r.stderr));
+    return r.stdout.trim();
   }
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {

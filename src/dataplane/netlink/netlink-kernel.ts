@@ -7,7 +7,14 @@
 import { isSnatOp, type KernelOp, validateOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
-import { type Kernel, type Namespace, NODE, type NodeNetworkConfig, type RunResult } from '../kernel.ts';
+import {
+  type Kernel,
+  type Namespace,
+  NODE,
+  type NodeNetworkConfig,
+  type RunResult,
+  type V4EgressConfig,
+} from '../kernel.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../linux/ip-json.ts';
 import { LinuxKernel } from '../linux/linux-kernel.ts';
 import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
@@ -146,5 +153,13 @@ export class NetlinkKernel implements Kernel {
 
   setupSnat(cfg: NodeNetworkConfig): Promise<void> {
     return this.#nft.setupSnat(cfg);
+  }
+
+  setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    return this.#nft.setupV4Egress(cfg);
+  }
+
+  readNodeSysctl(name: string): Promise<string> {
+    return this.#nft.readNodeSysctl(name);
   }
 }

@@ -57,7 +57,7 @@ test('every operation is one line of space-separated fields, "-" for what is abs
       'linkUp vpc1 -',
       'linkUp vpc1 9001',
       'linkDel vpc1',
-      'addrAdd eth0 10.0.0.5/32 1',
+      'addrAdd eth0 10.0.0.5/32 1 0',
       'addrDel eth0 10.0.0.5/32',
       'routeAdd default eth0 169.254.1.1 254 0 - 0',
       'routeAdd 10.0.0.5/32 vpc1 - 2 1 10 1',

@@ -5,7 +5,14 @@
 // takes its veths with it. Its views are rendered as the `ip -j` fields the kinds judge.
 import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
-import type { Kernel, Namespace, NodeNetworkConfig, RunFailure, RunResult } from '../kernel.ts';
+import type {
+  Kernel,
+  Namespace,
+  NodeNetworkConfig,
+  RunFailure,
+  RunResult,
+  V4EgressConfig,
+} from '../kernel.ts';
 import { applyToNamespace, deleteAddressIn, EXISTS, linkOf, OpError } from './fake-addressing.ts';
 import {
   emptyNamespace,
@@ -26,6 +33,10 @@ export class FakeKernel implements Kernel {
   /** undefined until setupSnat: the SNAT set does not exist yet. */
   snatSet: Set<string> | undefined;
   snatConfig: NodeNetworkConfig | undefined;
+  /** The IPv4 egress SNAT of IPv6 pods, as last set up (undefined: none). */
+  v4EgressConfig: V4EgressConfig | undefined;
+  /** The node's sysctls as readNodeSysctl reads them (IPv6 forwarding on, as a dual-stack node has it). */
+  readonly sysctls = new Map<string, string>([['net.ipv6.conf.all.forwarding', '1']]);
   /** Every operation run, in order, with its namespace ('node' or the pod's path). */
   readonly ops: { readonly ns: string; readonly op: KernelOp }[] = [];
   /** Reads of the node and of pods. */
@@ -193,6 +204,17 @@ export class FakeKernel implements Kernel {
     this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupSnat');
     this.snatConfig = { ...cfg, vpcCidrs: [...cfg.vpcCidrs] };
     this.snatSet ??= new Set();
+  }
+
+  async setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupV4Egress');
+    this.v4EgressConfig = cfg;
+  }
+
+  async readNodeSysctl(name: string): Promise<string> {
+    const value = this.sysctls.get(name);
+    if (value === undefined) throw new Error(`sysctl: cannot stat /proc/sys/${name.replaceAll('.', '/')}`);
+    return value;
   }
 
   // --- the model --------------------------------------------------------------------------------
