@@ -203,7 +203,10 @@ export function cidrFamily(cidr: string): 4 | 6 {
 
 /** An IPv4 CIDR (/0-/32) or an IPv6 one (/0-/128); the address alone is not enough. */
 export function assertCidr(cidr: string): void {
-  if (cidrFamily(cidr) === 4) return assertIpv4Cidr(cidr);
+  if (cidrFamily(cidr) === 4) {
+    assertIpv4Cidr(cidr);
+    return;
+  }
   const [addr, len, extra] = cidr.split('/');
   if (
     addr === undefined ||
