@@ -36,6 +36,7 @@ import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
 import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
+import { startIpv6 } from './ipv6-start.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -141,6 +142,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
         log,
       });
 
+  // IPv6 mode: forwarding checked (start refused when off), IPv4 egress set up (ipv6-start.ts).
+  const ipv6 = config.ipv6.enabled ? await startIpv6(config, dataplane, meta.primaryIp) : {};
+
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
     cloud,
@@ -236,6 +240,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
+    ...ipv6,
     ...(deps.events === undefined ? {} : { events: deps.events }),
     netnsExists: pathExists,
     notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
