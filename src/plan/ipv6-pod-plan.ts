@@ -51,7 +51,7 @@ export function planIpv6Pod(spec: Ipv6PodSpec): Resource[] {
   const ifName = key.ifName;
   // A pod's other interface yields to its primary's default route (no table or rule: IPv6 has no
   // policy rules here, see docs/design.md).
-  const metric = ifName === PRIMARY_POD_IF ? IPV6_ROUTE_METRIC : podInterfaceTable(ifName);
+  const metric = IPV6_ROUTE_METRIC + (ifName === PRIMARY_POD_IF ? 0 : podInterfaceTable(ifName));
   const out: Resource[] = [
     { kind: 'vpcAddress', ip, eniId: spec.eniId },
     { kind: 'veth', hostName, hostMac, podIfName: ifName, podMac: podVethMac(key), mtu: spec.mtu },
