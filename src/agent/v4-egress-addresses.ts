@@ -26,10 +26,15 @@ export function heldEgressAddresses(attachments: Iterable<Attachment>): Set<stri
   return held;
 }
 
-export class V4EgressAddresses {
+/** What ADD needs of the egress addresses (a test hands in a full range without filling one). */
+export interface EgressAddressAllocator {
+  /** The next address no attachment holds, or undefined when every one is held. */
+  allocate(held: ReadonlySet<string>): string | undefined;
+}
+
+export class V4EgressAddresses implements EgressAddressAllocator {
   #cursor = FIRST;
 
-  /** The next address no attachment holds, or undefined when every one is held. */
   allocate(held: ReadonlySet<string>): string | undefined {
     const count = LAST - FIRST + 1;
     for (let i = 0; i < count; i++) {
