@@ -99,7 +99,8 @@ function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[
   });
   for (const ip of req.prevResultIps) {
     // An IPv6 pod has no rules or SNAT element: its routes went with its veths.
-    if (!isIPv4(ip) || ctx.ledger.addressInUse(ip)) continue;
+    if (!isIPv4(ip)) continue;
+    if (ctx.ledger.addressInUse(ip)) continue;
     out.push(
       { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${ip}/32`, table: MAIN_TABLE },
       { kind: 'snat', ip },
