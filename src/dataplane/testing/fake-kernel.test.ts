@@ -2,9 +2,7 @@
 // and the real kernel agree is checked by the scenario table, run against both.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planIpv6Pod } from '../../plan/ipv6-pod-plan.ts';
 import { isAlreadyGone } from '../../plan/kernel-op.ts';
-import { Dataplane } from '../dataplane.ts';
 import { FakeKernel } from './fake-kernel.ts';
 
 const POD = { side: 'pod', path: '/var/run/netns/p1' } as const;
@@ -96,34 +94,4 @@ test('an injected failure hits the next matching operation once and applies noth
   assert.ok(r.entered);
   assert.deepEqual(r.failures, [{ index: 1, message: 'boom' }]);
   assert.equal(k.ns().rules.length, 2);
-});
-
-test('an IPv6 pod plan is created, judged whole, its drift found and repaired, and removed, on the fake as on the kernel', async () => {
-  const k = new FakeKernel();
-  const dp = new Dataplane(k);
-  const key = { network: 'vpcnet', containerId: 'c6', ifName: 'eth0' };
-  const plan = planIpv6Pod({
-    key,
-    vethPrefix: 'vpc',
-    ip: '2001:db8::5',
-    eniId: 'eni-1',
-    mtu: 9001,
-    v4EgressIp: '169.254.172.2',
-  });
-  await dp.create(POD.path, plan);
-  assert.deepEqual(await dp.inspect(POD.path, plan), { findings: [] });
-  const view = await k.readPod(POD.path);
-  assert.ok(view.reachable);
-  assert.deepEqual(view.links.find((l) => l.ifname === 'eth0')?.addresses, [
-    { family: 'inet6', local: '2001:db8::5', prefixlen: 128 },
-  ]);
-  k.deleteRoute('node', '2001:db8::5');
-  k.deleteNeighbour(POD.path, 'eth0', 'fe80::1');
-  const drift = await dp.inspect(POD.path, plan);
-  assert.equal(drift.findings.length, 2, JSON.stringify(drift.findings.map((f) => f.problem)));
-  await dp.repair(POD.path, drift.findings);
-  assert.deepEqual(await dp.inspect(POD.path, plan), { findings: [] });
-  await dp.remove(plan);
-  assert.deepEqual(k.veths(), []);
-  assert.deepEqual(k.ns().routes, []);
 });
