@@ -171,8 +171,11 @@ export class LinuxKernel implements Kernel {
   async readNodeSysctl(name: string): Promise<string> {
     if (!/^[a-z0-9_]+(\.[a-z0-9_]+)+$/.test(name))
       throw new Error(`invalid sysctl name ${JSON.stringify(name)}`);
-    const r = await this.#exec({ side: 'node' }, ['sysctl', '-n', name]);
-    if (r.code !== 0) throw new DataplaneError('setupNode', `sysctl -n ${name}`, '', firstLines(r.stderr));
+    // The file, read in the node's namespace (/proc/sys/net shows the reader's): `cat` is in the
+    // agent's image (busybox), `sysctl` (procps) is not.
+    const file = `/proc/sys/${name.replaceAll('.', '/')}`;
+    const r = await this.#exec({ side: 'node' }, ['cat', file]);
+    if (r.code !== 0) throw new DataplaneError('setupNode', `cat ${file}`, '', firstLines(r.stderr));
     return r.stdout.trim();
   }
 
