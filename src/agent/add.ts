@@ -1,6 +1,7 @@
 // ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
 // record the attachment's pod plan durably before touching the kernel, build exactly that plan,
 // record the result durably, answer.
+import { isIPv6 } from 'node:net';
 import {
   CNI_ERR_CONTAINER_UNKNOWN,
   CNI_ERR_INVALID_ENV,
@@ -16,6 +17,7 @@ import type { PooledAddress } from './address-source.ts';
 import { addBranchAttachment } from './branch/add-branch.ts';
 import { branchTarget } from './branch/assignment.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
+import { ipv6Plan } from './ipv6-add.ts';
 import { refuseRepeatedAdd } from './repeated-add.ts';
 import { resultFor } from './result.ts';
 
@@ -30,6 +32,11 @@ export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: Poo
     mtu: req.mtu ?? ctx.defaultMtu,
     snat: !ctx.externalSnat,
   });
+}
+
+/** An IPv6 address (ENABLE_IPv6) gets the IPv6 pod plan, an IPv4 one the regular plan. */
+function podPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
+  return isIPv6(addr.ip) ? ipv6Plan(ctx, req, addr) : regularPlan(ctx, req, addr);
 }
 
 /**
@@ -95,7 +102,7 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   const resources =
     existing && address
       ? existing.resources
-      : regularPlan(ctx, req, await obtainAddress(ctx, attachmentKeyString(req.key)));
+      : podPlan(ctx, req, await obtainAddress(ctx, attachmentKeyString(req.key)));
   const vpcAddress = vpcAddressOf(resources);
   const base = {
     key: req.key,

@@ -24,6 +24,8 @@ function gatedKernel(inner: FakeKernel): { kernel: Kernel; open(): void; waiting
     readPod: (path) => inner.readPod(path),
     setupSnat: (cfg) => inner.setupSnat(cfg),
     setupNodePort: (cfg) => inner.setupNodePort(cfg),
+    setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
+    readNodeSysctl: (name) => inner.readNodeSysctl(name),
   };
   return {
     kernel,

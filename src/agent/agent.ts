@@ -9,7 +9,6 @@ import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
-import { setupNodePort } from '../dataplane/node-port-setup.ts';
 import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import type { NodeEniConfigSource } from '../ipam/eni-placement-custom.ts';
@@ -36,8 +35,8 @@ import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
 import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
-import { startIpv6Addressing, withIpv6Pool } from './ipv6-addressing.ts';
-import { registerIpv6Metrics } from './ipv6-metrics.ts';
+import { setupIpv4Node } from './ipv4-node-setup.ts';
+import { startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -49,7 +48,6 @@ import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
 import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
-import { vpcCidrRefreshLoop } from './vpc-cidr-refresh.ts';
 
 export interface AgentDeps {
   /** The node's labels in the Kubernetes API (absent without an API). */
@@ -123,35 +121,30 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     vpcCidrs: meta.vpcCidrs,
   });
-  // IPv6 mode: pod addresses from the primary ENI's /80; the IPv4 pool below is never started.
-  const ipv6 = await startIpv6Addressing({ config, cloud, meta, ledger, targets: deps.targets, log, now });
-  if (ipv6) registerIpv6Metrics(observed.metrics.registry, ipv6);
-  // With external SNAT (upstream's AWS_VPC_K8S_CNI_EXTERNALSNAT) the node translates nothing.
-  const snatSetup = (vpcCidrs: readonly string[]) =>
-    dataplane.setupNode({
-      vpcCidrs,
-      snatSource: meta.primaryIp,
-      excludeCidrs: config.snat.excludeCidrs,
-      randomizeSnat: config.snat.randomize,
-    });
-  if (!config.externalSnat && !ipv6) await snatSetup(meta.vpcCidrs);
-  // NodePort replies leave by the primary ENI; in IPv6 mode every pod is on it already.
-  if (!ipv6) {
-    await setupNodePort(
-      { ...config.nodePort, primaryMac: meta.primaryMac, vethPrefix: config.vethPrefix },
-      { dataplane, log },
-    );
-  }
-  const vpcCidrRefresh =
-    config.externalSnat || ipv6
-      ? undefined
-      : vpcCidrRefreshLoop(config.snat.vpcCidrRefreshSeconds, {
-          read: () => cloud.vpcCidrs(meta.primaryMac),
-          apply: snatSetup,
-          counted: observed.metrics.vpcCidrRefreshed,
-          initial: meta.vpcCidrs,
-          log,
-        });
+  // IPv6 mode: forwarding checked, pod addresses from the primary ENI's /80, IPv4 egress; the IPv4
+  // pool below is never started then (ipv6-addressing.ts).
+  const ipv6 = await startIpv6Mode({
+    config,
+    cloud,
+    meta,
+    ledger,
+    targets: deps.targets,
+    log,
+    now,
+    dataplane,
+    registry: observed.metrics.registry,
+  });
+  // IPv4 mode: SNAT, NodePort support, the VPC CIDR refresh (ipv4-node-setup.ts).
+  const vpcCidrRefresh = ipv6
+    ? undefined
+    : await setupIpv4Node({
+        config,
+        cloud,
+        meta,
+        dataplane,
+        log,
+        vpcCidrRefreshed: observed.metrics.vpcCidrRefreshed,
+      });
 
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
@@ -184,7 +177,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       { ...deps, ledger, pool, vethPrefix: config.vethPrefix, protectedAddresses },
       loss,
     ));
-  await recoverHalfDoneAdds(ledger, dataplane, ipv6 ?? manager, log);
+  await recoverHalfDoneAdds(ledger, dataplane, ipv6?.addresses ?? manager, log);
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
         manager,
@@ -208,7 +201,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     netnsIdentity,
     onPass: observed.metrics.reconciled,
     sweepRecovered: (node) =>
-      sweepRecovered({ ledger, dataplane, addresses: ipv6 ?? manager, log, pods: deps.pods }, node),
+      sweepRecovered(
+        { ledger, dataplane, addresses: ipv6?.addresses ?? manager, log, pods: deps.pods },
+        node,
+      ),
     ...(config.reconcileSeconds > 0
       ? {
           loop: (pass: () => Promise<unknown>) => {
@@ -233,7 +229,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const ctx: OperationContext = {
     snatRelease,
     ledger,
-    addresses: observed.addresses(ipv6 ?? manager),
+    addresses: observed.addresses(ipv6?.addresses ?? manager),
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -248,6 +244,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
+    ...ipv6?.context,
     ...(deps.events === undefined ? {} : { events: deps.events }),
     netnsExists: pathExists,
     notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
@@ -279,7 +276,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
   const drainSpool = spoolDrainer(config.delSpoolDir, handle, log);
   const introspect = () => ({
-    ...withIpv6Pool(introspection(meta, ledger, pool, stats, counters, now, manager), ipv6),
+    ...withIpv6Pool(introspection(meta, ledger, pool, stats, counters, now, manager), ipv6?.addresses),
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
@@ -321,7 +318,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const taint = startStartupTaint(deps.nodeTaints, {
     key: config.startupTaint,
     nodeName: config.nodeName,
-    hasFreeAddress: () => (ipv6 ? ipv6.prefix !== undefined : pool.stats(now()).available > 0),
+    hasFreeAddress: () => (ipv6 ? ipv6.addresses.prefix !== undefined : pool.stats(now()).available > 0),
     events: deps.events,
     log,
   });

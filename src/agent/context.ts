@@ -11,6 +11,7 @@ import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { SnatRelease } from './snat-release.ts';
 import type { AgentCounters } from './stats.ts';
+import type { EgressAddressAllocator } from './v4-egress-addresses.ts';
 
 /** The trunk ENI's link on the node, once the agent has configured it. */
 export interface TrunkLink {
@@ -49,6 +50,8 @@ export interface OperationContext {
   readonly events?: EventRecorder;
   /** Removes deleted pods' SNAT elements after their DEL answered; absent: DEL removes them itself. */
   readonly snatRelease?: SnatRelease;
+  /** IPv6 mode with ENABLE_V4_EGRESS: the node-local IPv4 addresses of IPv6 pods' v4if0. */
+  readonly v4Egress?: EgressAddressAllocator;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
   readonly netnsExists: (path: string) => Promise<boolean>;
   /**

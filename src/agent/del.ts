@@ -3,8 +3,10 @@
 // different container ID, so it can never touch the new sandbox's veth, address, routes or rules.
 // DEL of something unknown, or already gone, succeeds.
 
+import { isIPv4 } from 'node:net';
 import { errorText } from '../infra/error-text.ts';
 import { type Attachment, attachmentHostVeth, attachmentKeyString } from '../plan/attachment.ts';
+import { egressVethMac, egressVethName, V4_EGRESS_IF } from '../plan/ipv6-pod-plan.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../plan/resource.ts';
@@ -86,7 +88,18 @@ function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[
       mtu: req.mtu ?? ctx.defaultMtu,
     },
   ];
+  // An IPv6 pod's IPv4 egress veth is named after the key too (absent on other pods: already gone).
+  const prefix = req.vethPrefix ?? ctx.vethPrefix;
+  out.push({
+    kind: 'veth',
+    hostName: egressVethName(req.key, prefix),
+    hostMac: egressVethMac(req.key),
+    podIfName: V4_EGRESS_IF,
+    mtu: req.mtu ?? ctx.defaultMtu,
+  });
   for (const ip of req.prevResultIps) {
+    // An IPv6 pod has no rules or SNAT element: its routes went with its veths.
+    if (!isIPv4(ip)) continue;
     if (ctx.ledger.addressInUse(ip)) continue;
     out.push(
       { kind: 'rule', priority: RULE_PRIORITY_TO_POD, to: `${ip}/32`, table: MAIN_TABLE },

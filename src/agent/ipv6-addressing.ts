@@ -2,12 +2,17 @@
 // the primary ENI (ipam/ipv6-prefix-pool.ts) instead of the IPv4 pool and its manager, which are
 // then never started: no ENI growth, no warm targets, no EC2 sync of IPv4 pools, and no IPv4 SNAT
 // set-up for pod addresses (IPv4 egress of IPv6 pods is the pod plan's, ENABLE_V4_EGRESS).
+import type { Registry } from 'prom-client';
 import type { Cloud, InstanceMetadata } from '../cloud/cloud.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
+import type { Dataplane } from '../dataplane/dataplane.ts';
 import type { Logger } from '../infra/log.ts';
 import { Ipv6PrefixPool } from '../ipam/ipv6-prefix-pool.ts';
 import type { PoolLedger } from '../ipam/pool-addresses.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
+import type { OperationContext } from './context.ts';
+import { registerIpv6Metrics } from './ipv6-metrics.ts';
+import { startIpv6 } from './ipv6-start.ts';
 
 export interface Ipv6AddressingDeps {
   readonly config: Pick<AgentConfig, 'ipv6'>;
@@ -35,6 +40,31 @@ export async function startIpv6Addressing(d: Ipv6AddressingDeps): Promise<Ipv6Pr
   await source.start();
   d.log.info('IPv6 mode: pods get addresses of the primary ENI /80', { ...source.view() });
   return source;
+}
+
+/** IPv6 mode as the agent runs it: the /80's addresses, and what the operations' context gains. */
+export interface Ipv6Mode {
+  readonly addresses: Ipv6PrefixPool;
+  readonly context: Pick<OperationContext, 'v4Egress'>;
+}
+
+/**
+ * IPv6 mode's start, undefined in IPv4 mode: the node first (forwarding checked, the start refused
+ * when it is off, before anything is asked of EC2; the IPv4 egress SNAT), then the /80 and its gauges.
+ */
+export async function startIpv6Mode(
+  d: Ipv6AddressingDeps & {
+    readonly config: Pick<AgentConfig, 'ipv6' | 'snat'>;
+    readonly dataplane: Dataplane;
+    readonly registry: Registry;
+  },
+): Promise<Ipv6Mode | undefined> {
+  if (!d.config.ipv6.enabled) return undefined;
+  const context = await startIpv6(d.config, d.dataplane, d.meta.primaryIp);
+  const addresses = await startIpv6Addressing(d);
+  if (addresses === undefined) return undefined;
+  registerIpv6Metrics(d.registry, addresses);
+  return { addresses, context };
 }
 
 /** Settings of the IPv4 pool that IPv6 mode ignores, as upstream's ipamd does. */

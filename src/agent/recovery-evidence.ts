@@ -5,7 +5,7 @@
 // (src/plan/kinds), so what recovery holds is what the collection would otherwise have removed.
 import { branchRuleOf, podRuleOf, ruleAddress } from '../plan/kinds/rule.ts';
 import type { Resource, RouteResource, RuleResource } from '../plan/resource.ts';
-import { MAIN_TABLE, type NodeView } from '../plan/views.ts';
+import { bareDestination, MAIN_TABLE, type NodeView, prefixDestination } from '../plan/views.ts';
 
 /** The kernel objects found for one pod. */
 export interface KernelEvidence {
@@ -21,14 +21,15 @@ interface Group {
   resources: Resource[];
 }
 
+/** The address a host route (IPv4 /32 or IPv6 /128, as ip shows it: no length) leads to. */
 const hostAddress = (dst: string): string | undefined => {
   if (dst === 'default') return undefined;
-  if (!dst.includes('/')) return dst;
-  return dst.endsWith('/32') ? dst.slice(0, -3) : undefined;
+  const bare = bareDestination(dst);
+  return bare.includes('/') ? undefined : bare;
 };
 
 function routeOf(r: NodeView['routes'][number], dev: string): RouteResource {
-  const dst = r.dst === 'default' || r.dst.includes('/') ? r.dst : `${r.dst}/32`;
+  const dst = prefixDestination(r.dst);
   return {
     kind: 'route',
     side: 'node',

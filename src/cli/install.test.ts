@@ -154,7 +154,7 @@ test('--help names every option install accepts, and no other', async () => {
   const out: string[] = [];
   assert.equal(await runInstallCommand(['--help'], '/nonexistent', (s) => out.push(s), {}), 0);
   assert.equal(out.join(''), INSTALL_HELP);
-  const named = new Set([...INSTALL_HELP.matchAll(/(?<![\w-])--([a-z][a-z-]*)/g)].map((m) => m[1]));
+  const named = new Set([...INSTALL_HELP.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]));
   assert.deepEqual([...named].sort(), Object.keys(INSTALL_OPTIONS).sort());
   assert.match(INSTALL_HELP, /ENABLE_BANDWIDTH_PLUGIN=true/);
 });
@@ -173,4 +173,34 @@ test('install refuses missing dirs and a bad MTU with the reason', async () => {
     ),
     /--mtu must be/,
   );
+});
+
+test('--ipv6-forwarding and ENABLE_IPv6=true set net.ipv6.conf.all.forwarding=1 before the conflist; without them it is left alone', async () => {
+  await withScratch(async (s) => {
+    // A stand-in for /proc/sys: never the real one in a test.
+    const procSys = join(s.dir, 'proc-sys');
+    const file = join(procSys, 'net/ipv6/conf/all/forwarding');
+    await mkdir(join(procSys, 'net/ipv6/conf/all'), { recursive: true });
+    const run = (extra: string[], env: Record<string, string>) =>
+      runInstallCommand(
+        ['--cni-bin-dir', s.bin, '--cni-conf-dir', s.conf, '--partner-plugins-dir', s.partners, ...extra],
+        s.source,
+        () => {},
+        env,
+        procSys,
+      );
+    await writeFile(file, '0\n');
+    await run([], {});
+    assert.equal(await readFile(file, 'utf8'), '0\n', 'left alone without the flag');
+    await run(['--ipv6-forwarding'], {});
+    assert.equal(await readFile(file, 'utf8'), '1\n');
+    await writeFile(file, '0\n');
+    await run([], { ENABLE_IPv6: 'true' });
+    assert.equal(await readFile(file, 'utf8'), '1\n', 'ENABLE_IPv6=true, as upstream init reads it');
+    // Where it cannot be set, install fails before it writes the conflist, naming the sysctl.
+    await rm(s.conf, { recursive: true, force: true });
+    await rm(procSys, { recursive: true, force: true });
+    await assert.rejects(run(['--ipv6-forwarding'], {}), /net\.ipv6\.conf\.all\.forwarding=1 .*privileged/);
+    await assert.rejects(readdir(s.conf), 'the conflist was written although forwarding could not be set');
+  });
 });

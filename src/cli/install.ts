@@ -14,6 +14,7 @@ import {
   DEFAULT_PARTNER_PLUGINS_DIR,
   planChainedBinaries,
 } from './chained-plugins.ts';
+import { enableIpv6Forwarding } from './ipv6-forwarding.ts';
 
 export const CONFLIST_NAME = '10-vpcnet.conflist';
 export const NETWORK_NAME = 'vpcnet';
@@ -32,6 +33,8 @@ export interface InstallOptions extends VpcnetPluginOptions {
   readonly chain: ChainChoice;
   /** Where the chained reference plugins' binaries are copied from when the bin dir lacks them. */
   readonly partnerPluginsDir: string;
+  /** Set net.ipv6.conf.all.forwarding=1 under this /proc/sys first (IPv6 mode); absent: leave it. */
+  readonly ipv6ForwardingProcSys?: string;
 }
 
 export function conflist(opts: VpcnetPluginOptions & { readonly chain: ChainChoice }): object {
@@ -57,6 +60,8 @@ export interface Installed {
 }
 
 export async function install(opts: InstallOptions): Promise<Installed> {
+  // Before the conflist: no IPv6 pod is set up on a node that cannot forward to it.
+  if (opts.ipv6ForwardingProcSys !== undefined) await enableIpv6Forwarding(opts.ipv6ForwardingProcSys);
   // Every missing partner binary is found before anything is written.
   const binaries = await planChainedBinaries(
     chainedPlugins(opts.chain),
@@ -81,7 +86,7 @@ export async function install(opts: InstallOptions): Promise<Installed> {
 
 export const INSTALL_HELP = `Usage: vpcnetctl install --cni-bin-dir DIR --cni-conf-dir DIR [--agent-socket PATH]
                          [--del-spool-dir DIR] [--mtu N] [--no-portmap] [--bandwidth]
-                         [--partner-plugins-dir DIR]
+                         [--partner-plugins-dir DIR] [--ipv6-forwarding]
 
 Installs the vpcnet CNI plugin as DIR/vpcnet (one self-contained file) and writes
 ${CONFLIST_NAME} into the conf dir. Both are replaced atomically. The conflist chains
@@ -100,6 +105,9 @@ is in neither place, install fails and writes nothing.
   --partner-plugins-dir DIR
                         where portmap and bandwidth are copied from
                         (default ${DEFAULT_PARTNER_PLUGINS_DIR}, Debian's containernetworking-plugins)
+  --ipv6-forwarding     set net.ipv6.conf.all.forwarding=1 (IPv6 mode needs it; the
+                        agent refuses to start without it); the same as ENABLE_IPv6=true
+                        in the environment. Needs a privileged, host-network container
   -h, --help            this text
 `;
 
@@ -113,16 +121,17 @@ export const INSTALL_OPTIONS = {
   'no-portmap': { type: 'boolean' },
   bandwidth: { type: 'boolean' },
   'partner-plugins-dir': { type: 'string' },
+  'ipv6-forwarding': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** ENABLE_BANDWIDTH_PLUGIN (the upstream's name): true or false; blank counts as unset. */
-function bandwidthFromEnv(env: Readonly<Record<string, string | undefined>>): boolean {
-  const text = env.ENABLE_BANDWIDTH_PLUGIN?.trim() ?? '';
+/** A true-or-false variable (ENABLE_BANDWIDTH_PLUGIN, ENABLE_IPv6: the upstream's names); blank is unset. */
+function flagFromEnv(env: Readonly<Record<string, string | undefined>>, name: string): boolean {
+  const text = env[name]?.trim() ?? '';
   if (text === '') return false;
   const value = trueOrFalse.parse(text);
   if (value === undefined) {
-    throw new Error(`ENABLE_BANDWIDTH_PLUGIN must be ${trueOrFalse.what}, got ${JSON.stringify(text)}`);
+    throw new Error(`${name} must be ${trueOrFalse.what}, got ${JSON.stringify(text)}`);
   }
   return value;
 }
@@ -132,6 +141,7 @@ export async function runInstallCommand(
   pluginSource: string,
   out: (s: string) => void,
   env: Readonly<Record<string, string | undefined>>,
+  procSys = '/proc/sys',
 ): Promise<number> {
   const { values } = parseArgs({ args: argv, options: INSTALL_OPTIONS, strict: true });
   if (values.help) {
@@ -152,11 +162,17 @@ export async function runInstallCommand(
     cniBinDir: binDir,
     cniConfDir: confDir,
     pluginSource,
-    chain: { portmap: !values['no-portmap'], bandwidth: values.bandwidth === true || bandwidthFromEnv(env) },
+    chain: {
+      portmap: !values['no-portmap'],
+      bandwidth: values.bandwidth === true || flagFromEnv(env, 'ENABLE_BANDWIDTH_PLUGIN'),
+    },
     partnerPluginsDir: values['partner-plugins-dir'] ?? DEFAULT_PARTNER_PLUGINS_DIR,
     ...(values['agent-socket'] !== undefined ? { agentSocket: values['agent-socket'] } : {}),
     ...(values['del-spool-dir'] !== undefined ? { delSpoolDir: values['del-spool-dir'] } : {}),
     ...(mtu !== undefined ? { mtu } : {}),
+    ...(values['ipv6-forwarding'] === true || flagFromEnv(env, 'ENABLE_IPv6')
+      ? { ipv6ForwardingProcSys: procSys }
+      : {}),
   });
   const copied = done.copied.length > 0 ? ` (copied ${done.copied.join(', ')})` : '';
   out(`installed ${done.plugin} and ${done.conflist}${copied}\n`);

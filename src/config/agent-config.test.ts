@@ -316,6 +316,15 @@ test('ENABLE_IPv6=true needs prefix delegation, as upstream; ENABLE_V4_EGRESS de
     v4Egress: false,
   });
   assert.throws(() => parse({ ENABLE_V4_EGRESS: 'maybe' }), /ENABLE_V4_EGRESS must be true or false/);
+  const v6 = { ENABLE_IPv6: 'true', ENABLE_PREFIX_DELEGATION: 'true' };
+  assert.throws(
+    () => parse({ ...v6, ENABLE_POD_ENI: 'true' }),
+    /branch ENIs for IPv6 pods are not built yet/,
+  );
+  assert.throws(
+    () => parse({ ...v6, AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG: 'true', VPCNET_KUBE_API: 'http://127.0.0.1:1' }),
+    /an ENIConfig's subnet would never be used/,
+  );
 });
 
 test('NodePort support is on with mark 0x80 by default, as upstream; CONNMARK reads hex or decimal', () => {

@@ -132,6 +132,16 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
       'ENABLE_IPv6=true needs ENABLE_PREFIX_DELEGATION=true: IPv6 pods get addresses out of a /80 prefix on the primary ENI (upstream requires the same)',
     );
   }
+  if (v.enableIpv6 && v.enablePodEni) {
+    throw new ConfigError(
+      'ENABLE_IPv6=true with ENABLE_POD_ENI=true: branch ENIs for IPv6 pods are not built yet (upstream has them); turn one off',
+    );
+  }
+  if (v.enableIpv6 && v.customNetworkCfg) {
+    throw new ConfigError(
+      "ENABLE_IPv6=true with AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true: IPv6 pods get addresses of the primary ENI's /80 and no secondary ENI is made, so an ENIConfig's subnet would never be used; turn custom networking off",
+    );
+  }
   const eniTags: EniTagOptions = {
     ...(v.clusterName === undefined ? {} : { clusterName: v.clusterName }),
     ...(v.additionalEniTags === undefined ? {} : { additionalTags: additionalEniTags(v.additionalEniTags) }),

@@ -17,6 +17,7 @@ import {
 import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
 import { DataplaneError } from './errors.ts';
+import { type Ipv6NodeConfig, setupIpv6Node } from './ipv6-node.ts';
 import { type Kernel, type Namespace, NODE, type NodeNetworkConfig, type NodePortConfig } from './kernel.ts';
 
 export type { NodeNetworkConfig, NodePortConfig } from './kernel.ts';
@@ -68,6 +69,11 @@ export class Dataplane {
   /** Idempotent: NodePort support's chain and rule exist (or, disabled, neither does). */
   setupNodePort(cfg: NodePortConfig): Promise<void> {
     return this.kernel.setupNodePort(cfg);
+  }
+
+  /** IPv6 mode at start: forwarding checked (refused when off), the IPv4 egress SNAT as configured. */
+  setupIpv6Node(cfg: Ipv6NodeConfig): Promise<void> {
+    return setupIpv6Node(this.kernel, cfg);
   }
 
   /**

@@ -6,6 +6,9 @@
 // it applies one operation.
 import type { KernelOp } from '../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../plan/views.ts';
+import type { V4EgressConfig } from './linux/egress-snat.ts';
+
+export type { V4EgressConfig } from './linux/egress-snat.ts';
 
 export type Namespace = { readonly side: 'node' } | { readonly side: 'pod'; readonly path: string };
 
@@ -63,4 +66,11 @@ export interface Kernel {
   setupSnat(cfg: NodeNetworkConfig): Promise<void>;
   /** Idempotent: the NodePort chain in vpcnet's table and its policy rule, or neither when disabled. */
   setupNodePort(cfg: NodePortConfig): Promise<void>;
+  /**
+   * Idempotent: the SNAT of IPv6 pods' IPv4 egress range exists with `cfg` (linux/egress-snat.ts),
+   * or (undefined) does not exist.
+   */
+  setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void>;
+  /** A sysctl of the node's namespace ("net.ipv6.conf.all.forwarding"), as its /proc/sys file reads. */
+  readNodeSysctl(name: string): Promise<string>;
 }

@@ -42,3 +42,33 @@ test('nothing that could read as a second command reaches a batch line', () => {
   assert.throws(() => validateOp({ op: 'ruleAdd', rule: { priority: -1, table: 2 } }), /priority/);
   validateOp({ op: 'routeAdd', dst: 'default', dev: 'eth0', via: '10.0.0.1', table: 2 });
 });
+
+test('IPv6 is accepted for addresses, routes and neighbours, and refused for rules, SNAT and mixed families', () => {
+  validateOp({ op: 'addrAdd', dev: 'eth0', cidr: '2001:db8::5/128', nodad: true });
+  validateOp({ op: 'routeAdd', dst: 'default', dev: 'eth0', via: 'fe80::1', table: 254, metric: 1024 });
+  validateOp({ op: 'routeAdd', dst: '2001:db8::5/128', dev: 'vpc1', table: 254 });
+  validateOp({ op: 'routeDel', dst: '2001:db8::5/128', dev: 'vpc1', table: 254 });
+  validateOp({ op: 'neighAdd', dev: 'eth0', ip: 'fe80::1', lladdr: '02:00:00:00:00:01' });
+  assert.throws(
+    () => validateOp({ op: 'addrAdd', dev: 'eth0', cidr: '2001:db8::5/129' }),
+    /not an IPv6 CIDR/,
+  );
+  assert.throws(() => validateOp({ op: 'addrAdd', dev: 'eth0', cidr: '2001:db8::5' }), /not an IPv6 CIDR/);
+  assert.throws(
+    () => validateOp({ op: 'addrAdd', dev: 'eth0', cidr: '10.0.0.5/32', nodad: true }),
+    /nodad is for IPv6 addresses only/,
+  );
+  assert.throws(
+    () => validateOp({ op: 'routeAdd', dst: '2001:db8::/64', dev: 'eth0', via: '10.0.0.1', table: 254 }),
+    /another address family/,
+  );
+  assert.throws(
+    () => validateOp({ op: 'ruleAdd', rule: { priority: 512, to: '2001:db8::5/128', table: 254 } }),
+    /not an IPv4 CIDR/,
+  );
+  assert.throws(() => validateOp({ op: 'snatAdd', ip: '2001:db8::5' }), /not an IPv4 address/);
+  assert.equal(
+    opText({ op: 'addrAdd', dev: 'eth0', cidr: '2001:db8::5/128', nodad: true }),
+    'addr add 2001:db8::5/128 dev eth0 nodad',
+  );
+});

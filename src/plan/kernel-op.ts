@@ -2,7 +2,7 @@
 // -batch` reads, or the nft statement). A pod plan's resources turn into these; the Linux driver
 // runs them through ip and nft, the fake kernel applies them to its model, and errors quote this
 // text whichever driver ran, so both report a failing step in the same words.
-import { isIPv4 } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 
 /** How branch ENIs are reached on the trunk link. */
 export type TrunkDriver = 'vlan' | 'macvlan';
@@ -48,11 +48,18 @@ export type KernelOp =
   /** Sets a link up (and its MTU when given). */
   | { readonly op: 'linkUp'; readonly dev: string; readonly mtu?: number }
   | { readonly op: 'linkDel'; readonly dev: string }
-  | { readonly op: 'addrAdd'; readonly dev: string; readonly cidr: string; readonly replace?: boolean }
+  | {
+      readonly op: 'addrAdd';
+      readonly dev: string;
+      readonly cidr: string;
+      readonly replace?: boolean;
+      /** IPv6 only: usable at once, without duplicate address detection (`nodad`). */
+      readonly nodad?: boolean;
+    }
   | { readonly op: 'addrDel'; readonly dev: string; readonly cidr: string }
   | {
       readonly op: 'routeAdd';
-      /** "default" or a.b.c.d/n */
+      /** "default" or a prefix (IPv4, or IPv6 with an IPv6 `via` for a default route) */
       readonly dst: string;
       readonly dev: string;
       readonly via?: string;
@@ -102,6 +109,10 @@ export function validateOp(op: KernelOp): void {
   const ip = (v: string) => {
     if (!isIPv4(v)) throw new Error(`not an IPv4 address: ${JSON.stringify(v)}`);
   };
+  // Addresses, routes and neighbours come in both families (IPv6 pods); rules and SNAT are IPv4 only.
+  const anyIp = (v: string) => {
+    if (isIP(v) === 0) throw new Error(`not an IP address: ${JSON.stringify(v)}`);
+  };
   const uint = (what: string, n: number) => {
     if (!Number.isSafeInteger(n) || n < 0) throw new Error(`invalid ${what} ${n}`);
   };
@@ -137,19 +148,27 @@ export function validateOp(op: KernelOp): void {
     case 'addrAdd':
     case 'addrDel':
       link(op.dev);
-      assertIpv4Cidr(op.cidr);
+      assertCidr(op.cidr);
+      if (op.op === 'addrAdd' && op.nodad === true && cidrFamily(op.cidr) !== 6) {
+        throw new Error(`nodad is for IPv6 addresses only: ${JSON.stringify(op.cidr)}`);
+      }
       return;
     case 'routeAdd':
     case 'routeDel':
       link(op.dev);
-      if (op.dst !== 'default') assertIpv4Cidr(op.dst);
-      if (op.op === 'routeAdd' && op.via !== undefined) ip(op.via);
+      if (op.dst !== 'default') assertCidr(op.dst);
+      if (op.op === 'routeAdd' && op.via !== undefined) {
+        anyIp(op.via);
+        if (op.dst !== 'default' && isIP(op.via) !== cidrFamily(op.dst)) {
+          throw new Error(`route to ${op.dst} via ${op.via}: the gateway is of another address family`);
+        }
+      }
       if (op.op === 'routeAdd' && op.metric !== undefined) uint('route metric', op.metric);
       uint('route table', op.table);
       return;
     case 'neighAdd':
       link(op.dev);
-      ip(op.ip);
+      anyIp(op.ip);
       mac(op.lladdr);
       return;
     case 'ruleAdd':
@@ -174,6 +193,29 @@ export function assertIpv4Cidr(cidr: string): void {
   const n = Number(len);
   if (addr === undefined || extra !== undefined || !isIPv4(addr) || !/^\d{1,2}$/.test(len ?? '') || n > 32) {
     throw new Error(`not an IPv4 CIDR: ${JSON.stringify(cidr)}`);
+  }
+}
+
+/** 4 or 6: the family of a CIDR (or a bare address). */
+export function cidrFamily(cidr: string): 4 | 6 {
+  return cidr.includes(':') ? 6 : 4;
+}
+
+/** An IPv4 CIDR (/0-/32) or an IPv6 one (/0-/128); the address alone is not enough. */
+export function assertCidr(cidr: string): void {
+  if (cidrFamily(cidr) === 4) {
+    assertIpv4Cidr(cidr);
+    return;
+  }
+  const [addr, len, extra] = cidr.split('/');
+  if (
+    addr === undefined ||
+    extra !== undefined ||
+    isIP(addr) !== 6 ||
+    !/^\d{1,3}$/.test(len ?? '') ||
+    Number(len) > 128
+  ) {
+    throw new Error(`not an IPv6 CIDR: ${JSON.stringify(cidr)}`);
   }
 }
 
@@ -208,7 +250,7 @@ export function opText(op: KernelOp, nodeNetns = '<node>'): string {
     case 'linkDel':
       return `link del ${op.dev}`;
     case 'addrAdd':
-      return `addr ${op.replace === true ? 'replace' : 'add'} ${op.cidr} dev ${op.dev}`;
+      return `addr ${op.replace === true ? 'replace' : 'add'} ${op.cidr} dev ${op.dev}${op.nodad === true ? ' nodad' : ''}`;
     case 'addrDel':
       return `addr del ${op.cidr} dev ${op.dev}`;
     case 'routeAdd': {

@@ -1,6 +1,6 @@
 // The table of resource kinds: the one place that maps a resource to its rules (./kinds/*.ts).
 import type { Step } from './kernel-op.ts';
-import { ifAddressKind } from './kinds/if-address.ts';
+import { ifAddressKind, ipv6AddressKind } from './kinds/if-address.ts';
 import type { CollectContext, FieldReader, Finding, KindRules, Orphan, Views } from './kinds/kind.ts';
 import { linkConfigKind } from './kinds/link-config.ts';
 import { neighbourKind } from './kinds/neighbour.ts';
@@ -19,6 +19,7 @@ const KINDS: { readonly [K in ResourceKind]: KindRules<ResourceOf<K>> } = {
   vpcAddress: vpcAddressKind,
   veth: vethKind,
   ifAddress: ifAddressKind,
+  ipv6Address: ipv6AddressKind,
   route: routeKind,
   neighbour: neighbourKind,
   rule: ruleKind,

@@ -24,11 +24,16 @@ export function hostVethName(key: AttachmentKey, prefix = 'vpc'): string {
   return head + keyDigest('veth', key).toString('hex').slice(0, digits);
 }
 
-/** Deterministic MAC of the host veth: locally administered (bit 1 set), unicast (bit 0 clear). */
-export function hostVethMac(key: AttachmentKey): string {
-  const bytes = [...keyDigest('mac', key).subarray(0, 6)];
+/** A MAC derived from the key for `purpose`: locally administered (bit 1 set), unicast (bit 0 clear). */
+export function keyedMac(purpose: string, key: AttachmentKey): string {
+  const bytes = [...keyDigest(purpose, key).subarray(0, 6)];
   bytes[0] = ((bytes[0] ?? 0) & 0xfc) | 0x02;
   return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+/** Deterministic MAC of the host veth. */
+export function hostVethMac(key: AttachmentKey): string {
+  return keyedMac('mac', key);
 }
 
 /**
@@ -36,9 +41,7 @@ export function hostVethMac(key: AttachmentKey): string {
  * back, and a veth rebuilt by the reconcile loop keeps the MAC the pod's peers have cached.
  */
 export function podVethMac(key: AttachmentKey): string {
-  const bytes = [...keyDigest('pod-mac', key).subarray(0, 6)];
-  bytes[0] = ((bytes[0] ?? 0) & 0xfc) | 0x02;
-  return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+  return keyedMac('pod-mac', key);
 }
 
 /**

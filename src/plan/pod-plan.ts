@@ -46,7 +46,13 @@ export function podInterfaceTable(ifName: string): number {
  * routes with a metric, so they yield to the primary interface's and never collide with them, plus
  * a table of its own and a rule that sends what leaves from its address out through it.
  */
-export function podSideRouting(ifName: string, ip: string, hostMac: string): Resource[] {
+export function podSideRouting(
+  ifName: string,
+  ip: string,
+  hostMac: string,
+  // An IPv6 pod's IPv4 egress interface (v4if0) carries the pod's only IPv4 routes: primary too.
+  primary = ifName === PRIMARY_POD_IF,
+): Resource[] {
   const cidr = `${ip}/32`;
   const gateway = {
     kind: 'route',
@@ -57,7 +63,7 @@ export function podSideRouting(ifName: string, ip: string, hostMac: string): Res
   } as const;
   const viaGateway = { kind: 'route', side: 'pod', dst: 'default', dev: ifName, via: POD_GATEWAY } as const;
   const out: Resource[] = [{ kind: 'ifAddress', side: 'pod', dev: ifName, cidr }];
-  if (ifName === PRIMARY_POD_IF) {
+  if (primary) {
     out.push({ ...gateway, table: MAIN_TABLE }, { ...viaGateway, table: MAIN_TABLE });
   } else {
     const table = podInterfaceTable(ifName);

@@ -30,10 +30,23 @@ export interface IfAddressResource {
   readonly cidr: string;
 }
 
+/**
+ * An IPv6 address on an interface (an IPv6 pod's /128), added without duplicate address detection:
+ * the VPC assigned it to this pod alone, and DAD would hold it unusable for a second. A kind of its
+ * own (not an ifAddress) also so that an agent without IPv6 refuses a ledger holding one instead of
+ * misreading it (docs/design.md, IPv6 pods).
+ */
+export interface Ipv6AddressResource {
+  readonly kind: 'ipv6Address';
+  readonly side: Side;
+  readonly dev: string;
+  readonly cidr: string;
+}
+
 export interface RouteResource {
   readonly kind: 'route';
   readonly side: Side;
-  /** "default" or a.b.c.d/n */
+  /** "default" or a prefix; an IPv6 default route names an IPv6 `via`. */
   readonly dst: string;
   readonly dev: string;
   readonly via?: string;
@@ -80,6 +93,7 @@ export type Resource =
   | VpcAddressResource
   | VethResource
   | IfAddressResource
+  | Ipv6AddressResource
   | RouteResource
   | NeighbourResource
   | RuleResource

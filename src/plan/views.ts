@@ -87,8 +87,19 @@ export function ruleSelects(rule: IpRule, side: 'src' | 'dst', ip: string): bool
   return rule[side] === ip && (len === undefined || len === 32);
 }
 
-/** "10.0.0.5/32" and "10.0.0.5" name the same host route. */
+/** A host route's destination as ip shows it: "10.0.0.5/32" as "10.0.0.5", "2001:db8::5/128" as "2001:db8::5". */
+export function bareDestination(dst: string): string {
+  if (dst.includes(':')) return dst.endsWith('/128') ? dst.slice(0, -4) : dst;
+  return dst.endsWith('/32') ? dst.slice(0, -3) : dst;
+}
+
+/** A destination as a prefix: "10.0.0.5" as "10.0.0.5/32", "2001:db8::5" as "2001:db8::5/128". */
+export function prefixDestination(dst: string): string {
+  if (dst === 'default' || dst.includes('/')) return dst;
+  return dst.includes(':') ? `${dst}/128` : `${dst}/32`;
+}
+
+/** "10.0.0.5/32" and "10.0.0.5" name the same host route (as do "2001:db8::5/128" and "2001:db8::5"). */
 export function sameDestination(a: string, b: string): boolean {
-  const norm = (d: string) => (d.endsWith('/32') ? d.slice(0, -3) : d);
-  return norm(a) === norm(b);
+  return bareDestination(a) === bareDestination(b);
 }

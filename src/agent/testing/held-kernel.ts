@@ -25,6 +25,8 @@ export function heldKernel(inner: FakeKernel): HeldKernel {
       readPod: (path) => inner.readPod(path),
       setupSnat: (cfg) => inner.setupSnat(cfg),
       setupNodePort: (cfg) => inner.setupNodePort(cfg),
+      setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
+      readNodeSysctl: (name) => inner.readNodeSysctl(name),
     },
     hold() {
       held = true;

@@ -81,11 +81,14 @@ export function parseLinks(value: unknown): IpLink[] {
   });
 }
 
-/** `ip -j route show table all`: IPv4 routes of every table but `local`. */
+/**
+ * `ip -j route show table all`: IPv4 and IPv6 routes of every table but `local`, without the
+ * link-local fe80::/64 route the kernel makes on every IPv6 link (never vpcnet's).
+ */
 export function parseRoutes(value: unknown): IpRoute[] {
   return objects(value).flatMap((o): IpRoute[] => {
     const dst = str(o, 'dst');
-    if (dst === undefined || dst.includes(':')) return [];
+    if (dst === undefined || dst.startsWith('fe80:')) return [];
     const table = tableNumber(str(o, 'table'));
     if (table === 255) return [];
     const gateway = str(o, 'gateway');

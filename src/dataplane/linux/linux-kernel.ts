@@ -10,8 +10,10 @@ import type {
   NodePortConfig,
   RunFailure,
   RunResult,
+  V4EgressConfig,
 } from '../kernel.ts';
 import { type CommandResult, type CommandRunner, spawnRunner } from './command.ts';
+import { removeV4EgressScript, setupV4EgressScript, V4_EGRESS_TABLE } from './egress-snat.ts';
 import { batchOutputs, parseBatchFailures } from './ip-batch.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from './ip-json.ts';
 import { nodePortRuleChanges, nodePortScript, parseNodePortRules } from './node-port.ts';
@@ -157,6 +159,26 @@ export class LinuxKernel implements Kernel {
       rules: parseRules(out.get(4)),
       neighbours: parseNeighbours(out.get(3)),
     };
+  }
+
+  async setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    const script = cfg === undefined ? removeV4EgressScript() : setupV4EgressScript(cfg);
+    const r = await this.#exec({ side: 'node' }, ['nft', '-f', '-'], script);
+    if (r.code !== 0) {
+      const step = `nft -f (table ip ${V4_EGRESS_TABLE}${cfg === undefined ? ', removal' : ''})`;
+      throw new DataplaneError('setupNode', step, '', firstLines(r.stderr));
+    }
+  }
+
+  async readNodeSysctl(name: string): Promise<string> {
+    if (!/^[a-z0-9_]+(\.[a-z0-9_]+)+$/.test(name))
+      throw new Error(`invalid sysctl name ${JSON.stringify(name)}`);
+    // The file, read in the node's namespace (/proc/sys/net shows the reader's): `cat` is in the
+    // agent's image (busybox), `sysctl` (procps) is not.
+    const file = `/proc/sys/${name.replaceAll('.', '/')}`;
+    const r = await this.#exec({ side: 'node' }, ['cat', file]);
+    if (r.code !== 0) throw new DataplaneError('setupNode', `cat ${file}`, '', firstLines(r.stderr));
+    return r.stdout.trim();
   }
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {

@@ -14,6 +14,7 @@ import {
   type NodeNetworkConfig,
   type NodePortConfig,
   type RunResult,
+  type V4EgressConfig,
 } from '../kernel.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../linux/ip-json.ts';
 import { LinuxKernel } from '../linux/linux-kernel.ts';
@@ -157,5 +158,13 @@ export class NetlinkKernel implements Kernel {
 
   setupNodePort(cfg: NodePortConfig): Promise<void> {
     return this.#nft.setupNodePort(cfg);
+  }
+
+  setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    return this.#nft.setupV4Egress(cfg);
+  }
+
+  readNodeSysctl(name: string): Promise<string> {
+    return this.#nft.readNodeSysctl(name);
   }
 }

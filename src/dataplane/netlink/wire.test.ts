@@ -30,6 +30,7 @@ test('every operation is one line of space-separated fields, "-" for what is abs
       { op: 'linkDel', dev: 'vpc1' },
       { op: 'addrAdd', dev: 'eth0', cidr: '10.0.0.5/32', replace: true },
       { op: 'addrDel', dev: 'eth0', cidr: '10.0.0.5/32' },
+      { op: 'addrAdd', dev: 'eth0', cidr: '2001:db8::5/128', nodad: true },
       { op: 'routeAdd', dst: 'default', dev: 'eth0', via: '169.254.1.1', table: 254 },
       {
         op: 'routeAdd',
@@ -50,15 +51,16 @@ test('every operation is one line of space-separated fields, "-" for what is abs
   assert.equal(
     text,
     [
-      'run 7 all 14 node',
+      'run 7 all 15 node',
       'vethAdd eth0 - 9001 vpc1 02:00:00:00:00:01',
       'vethAdd eth0 02:00:00:00:00:02 1500 vpc1 02:00:00:00:00:01',
       'trunkDeviceAdd vlb1 eth1 02:00:00:00:00:03 9001 12 vlan',
       'linkUp vpc1 -',
       'linkUp vpc1 9001',
       'linkDel vpc1',
-      'addrAdd eth0 10.0.0.5/32 1',
+      'addrAdd eth0 10.0.0.5/32 1 0',
       'addrDel eth0 10.0.0.5/32',
+      'addrAdd eth0 2001:db8::5/128 0 1',
       'routeAdd default eth0 169.254.1.1 254 0 - 0',
       'routeAdd 10.0.0.5/32 vpc1 - 2 1 10 1',
       'routeDel 10.0.0.5/32 vpc1 2',

@@ -31,7 +31,7 @@ export function opLine(op: KernelOp): string {
     case 'linkDel':
       return `linkDel ${op.dev}`;
     case 'addrAdd':
-      return `addrAdd ${op.dev} ${op.cidr} ${flag(op.replace)}`;
+      return `addrAdd ${op.dev} ${op.cidr} ${flag(op.replace)} ${flag(op.nodad)}`;
     case 'addrDel':
       return `addrDel ${op.dev} ${op.cidr}`;
     case 'routeAdd':

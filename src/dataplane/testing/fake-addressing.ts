@@ -23,6 +23,10 @@ export function deleteAddressIn(space: FakeNamespace, dev: string, cidr: string)
   space.neighbours = space.neighbours.filter((n) => n.dev !== dev);
 }
 
+/** A default route's family is its gateway's. */
+const isIPv6Route = (dst: string, via: string | undefined) =>
+  dst.includes(':') || via?.includes(':') === true;
+
 type AddressingOp = Extract<
   KernelOp,
   { op: 'addrAdd' | 'addrDel' | 'routeAdd' | 'routeDel' | 'neighAdd' | 'ruleAdd' | 'ruleDel' }
@@ -45,9 +49,15 @@ export function applyToNamespace(space: FakeNamespace, op: AddressingOp): void {
     case 'routeAdd': {
       linkOf(space, op.dev);
       const dst = norm(op.dst);
-      // One route per table, destination and metric, whatever the device (as the kernel's FIB).
+      const v6 = isIPv6Route(dst, op.via);
+      // An IPv6 route added without a metric gets the kernel's 1024.
+      const metric = op.metric ?? (v6 ? 1024 : 0);
+      // One route per family, table, destination and metric, whatever the device (as the kernel's FIB).
       const same = (r: FakeRoute) =>
-        r.table === op.table && r.dst === dst && (r.metric ?? 0) === (op.metric ?? 0);
+        r.table === op.table &&
+        r.dst === dst &&
+        isIPv6Route(r.dst, r.via) === v6 &&
+        (r.metric ?? 0) === metric;
       if (space.routes.some(same) && op.replace !== true) throw new OpError(EXISTS);
       space.routes = space.routes.filter((r) => !same(r));
       space.routes.push({
@@ -56,7 +66,7 @@ export function applyToNamespace(space: FakeNamespace, op: AddressingOp): void {
         dev: op.dev,
         ...(op.via === undefined ? {} : { via: op.via }),
         ...(op.scopeLink === true ? { scopeLink: true } : {}),
-        ...(op.metric === undefined || op.metric === 0 ? {} : { metric: op.metric }),
+        ...(metric === 0 ? {} : { metric }),
       });
       return;
     }

@@ -12,6 +12,7 @@ import type {
   NodePortConfig,
   RunFailure,
   RunResult,
+  V4EgressConfig,
 } from '../kernel.ts';
 import { applyToNamespace, deleteAddressIn, EXISTS, linkOf, OpError } from './fake-addressing.ts';
 import {
@@ -35,6 +36,10 @@ export class FakeKernel implements Kernel {
   snatConfig: NodeNetworkConfig | undefined;
   /** The last NodePort setup, undefined before the first. */
   nodePortConfig: NodePortConfig | undefined;
+  /** The IPv4 egress SNAT of IPv6 pods, as last set up (undefined: none). */
+  v4EgressConfig: V4EgressConfig | undefined;
+  /** The node's sysctls as readNodeSysctl reads them (IPv6 forwarding on, as a dual-stack node has it). */
+  readonly sysctls = new Map<string, string>([['net.ipv6.conf.all.forwarding', '1']]);
   /** Every operation run, in order, with its namespace ('node' or the pod's path). */
   readonly ops: { readonly ns: string; readonly op: KernelOp }[] = [];
   /** Reads of the node and of pods. */
@@ -206,6 +211,17 @@ export class FakeKernel implements Kernel {
 
   async setupNodePort(cfg: NodePortConfig): Promise<void> {
     this.nodePortConfig = { ...cfg, podLinkPrefixes: [...cfg.podLinkPrefixes] };
+  }
+
+  async setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupV4Egress');
+    this.v4EgressConfig = cfg;
+  }
+
+  async readNodeSysctl(name: string): Promise<string> {
+    const value = this.sysctls.get(name);
+    if (value === undefined) throw new Error(`sysctl: cannot stat /proc/sys/${name.replaceAll('.', '/')}`);
+    return value;
   }
 
   // --- the model --------------------------------------------------------------------------------

@@ -1,7 +1,14 @@
 // The fake kernel's model of one network namespace, and how it is rendered as the `ip -j` views
 // the resource kinds judge.
 import type { RuleSpec } from '../../plan/kernel-op.ts';
-import type { IpLink, IpRoute, IpRule, NamespaceView } from '../../plan/views.ts';
+import {
+  bareDestination,
+  type IpLink,
+  type IpRoute,
+  type IpRule,
+  type NamespaceView,
+  prefixDestination,
+} from '../../plan/views.ts';
 
 export interface FakeLink {
   readonly name: string;
@@ -46,8 +53,8 @@ export interface FakeNamespace {
   neighbours: FakeNeighbour[];
 }
 
-/** "10.0.0.5" and "10.0.0.5/32" are one host route. */
-export const norm = (dst: string) => (dst === 'default' || dst.includes('/') ? dst : `${dst}/32`);
+/** "10.0.0.5" and "10.0.0.5/32" are one host route ("2001:db8::5" and "2001:db8::5/128" too). */
+export const norm = prefixDestination;
 export const sameRule = (a: FakeRule, b: FakeRule) =>
   a.priority === b.priority &&
   a.table === b.table &&
@@ -68,14 +75,14 @@ export function renderView(space: FakeNamespace): NamespaceView {
     mtu: l.mtu,
     addresses: [...l.addresses].map((c) => {
       const [local = '', len = '32'] = c.split('/');
-      return { family: 'inet', local, prefixlen: Number(len) };
+      return { family: local.includes(':') ? 'inet6' : 'inet', local, prefixlen: Number(len) };
     }),
     kind: l.kind,
     ...(l.parent === undefined ? {} : { parent: l.parent }),
     ...(l.vlanId === undefined ? {} : { vlanId: l.vlanId }),
   }));
   const routes: IpRoute[] = space.routes.map((r) => ({
-    dst: r.dst.endsWith('/32') ? r.dst.slice(0, -3) : r.dst,
+    dst: bareDestination(r.dst),
     dev: r.dev,
     table: r.table,
     ...(r.via === undefined ? {} : { gateway: r.via }),

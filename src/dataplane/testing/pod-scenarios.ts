@@ -1,5 +1,7 @@
 // Scenarios of pod plans: create, remove, drift, repair (see scenarios.ts).
 import assert from 'node:assert/strict';
+import { planIpv6Pod } from '../../plan/ipv6-pod-plan.ts';
+import { hostVethMac } from '../../plan/names.ts';
 import { DataplaneError } from '../errors.ts';
 import { hostVeth, NODE, nodeRulesFor, plan, problems, until } from './scenario-helpers.ts';
 import type { Scenario } from './scenarios.ts';
@@ -195,6 +197,50 @@ export const podScenarios: readonly Scenario[] = [
       await h.dataplane.remove(a);
       await h.dataplane.create(netns, a);
       assert.deepEqual(await problems(h, netns, a), []);
+    },
+  },
+  {
+    name: 'an IPv6 pod plan with IPv4 egress is created, read back in both families, repaired after drift, removed whole',
+    async run(h) {
+      const netns = await h.pod();
+      const key = { network: 'vpcnet', containerId: 'c-v6', ifName: 'eth0' };
+      const v6 = planIpv6Pod({
+        key,
+        vethPrefix: 'vpc',
+        ip: '2001:db8::5',
+        eniId: 'eni-1',
+        mtu: 9001,
+        v4EgressIp: '169.254.172.2',
+      });
+      await h.dataplane.create(netns, v6);
+      assert.deepEqual(await problems(h, netns, v6), []);
+      const pod = await h.dataplane.observePod(netns);
+      assert.ok(pod.reachable);
+      const eth0 = pod.links.find((l) => l.ifname === 'eth0');
+      assert.deepEqual(
+        eth0?.addresses.filter((x) => x.family === 'inet6' && !x.local.startsWith('fe80:')),
+        [{ family: 'inet6', local: '2001:db8::5', prefixlen: 128 }],
+      );
+      assert.ok(pod.routes.some((r) => r.dst === 'default' && r.gateway === 'fe80::1' && r.metric === 1024));
+      const veth = hostVeth(v6);
+      await h.byHand(NODE, [{ op: 'routeDel', dst: '2001:db8::5/128', dev: veth, table: 254 }]);
+      await h.byHand({ side: 'pod', path: netns }, [
+        { op: 'neighAdd', dev: 'eth0', ip: 'fe80::1', lladdr: '02:00:00:00:00:99', replace: true },
+      ]);
+      assert.deepEqual(await problems(h, netns, v6), [
+        `neighbour fe80::1 points to 02:00:00:00:00:99, not ${hostVethMac(key)}`,
+        `host route 2001:db8::5 dev ${veth} metric 1024 missing`,
+      ]);
+      await h.dataplane.repair(netns, (await h.dataplane.inspect(netns, v6)).findings);
+      assert.deepEqual(await problems(h, netns, v6), []);
+      await h.dataplane.remove(v6);
+      const node = await h.dataplane.observeNode();
+      assert.deepEqual(
+        node.links.filter((l) => l.ifname.startsWith('vpc')).map((l) => l.ifname),
+        [],
+        'both veths gone, and their routes with them',
+      );
+      assert.ok(!node.routes.some((r) => r.dst === '2001:db8::5' || r.dst === '169.254.172.2'));
     },
   },
 ];

@@ -1,7 +1,13 @@
 // A route: the pod's link route to its gateway and its default route (pod side), the host route
 // to a pod and an ENI table's routes (node side).
 import type { RouteResource } from '../resource.ts';
-import { MAIN_TABLE, type NamespaceView, sameDestination } from '../views.ts';
+import {
+  bareDestination,
+  MAIN_TABLE,
+  type NamespaceView,
+  prefixDestination,
+  sameDestination,
+} from '../views.ts';
 import type { KindRules } from './kind.ts';
 import { BRANCH_TABLE_BASE, BRANCH_TABLE_LIMIT } from './trunk-device.ts';
 
@@ -17,7 +23,7 @@ function present(r: RouteResource, view: NamespaceView): boolean {
 }
 
 function describe(r: RouteResource): string {
-  const dst = r.dst === 'default' ? 'default' : r.dst.replace(/\/32$/, '');
+  const dst = bareDestination(r.dst);
   const via = r.via === undefined ? '' : ` via ${r.via}`;
   const table = r.table === MAIN_TABLE ? '' : ` table ${r.table}`;
   const host = r.side === 'node' && r.table === MAIN_TABLE && r.via === undefined ? 'host ' : '';
@@ -74,7 +80,7 @@ export const routeKind: KindRules<RouteResource> = {
       },
     ];
   },
-  identity: (r) => `route ${r.side} ${r.table} ${r.dst.replace(/\/32$/, '')} ${r.dev}`,
+  identity: (r) => `route ${r.side} ${r.table} ${bareDestination(r.dst)} ${r.dev}`,
   describe,
   removalRank: 1,
   // Routes in the tables vpcnet allocates to branch bindings (ENI tables are left to their ENIs).
@@ -82,8 +88,8 @@ export const routeKind: KindRules<RouteResource> = {
     node.routes
       .filter((r) => r.table >= BRANCH_TABLE_BASE && r.table <= BRANCH_TABLE_LIMIT && r.dev !== undefined)
       .flatMap((r) => {
-        const dst = r.dst === 'default' || r.dst.includes('/') ? r.dst : `${r.dst}/32`;
-        const identity = `route node ${r.table} ${r.dst.replace(/\/32$/, '')} ${r.dev}`;
+        const dst = prefixDestination(r.dst);
+        const identity = `route node ${r.table} ${bareDestination(r.dst)} ${r.dev}`;
         if (ctx.owns(identity)) return [];
         return [
           {

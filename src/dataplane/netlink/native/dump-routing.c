@@ -16,7 +16,7 @@
 
 #include "dump-view.h"
 
-/* --- routes, IPv4, every table but local --- */
+/* --- routes, IPv4 and IPv6, every table but local --- */
 
 static const char *scope_name(unsigned char s, char buf[16]) {
   switch (s) {
@@ -34,21 +34,23 @@ int emit_route(const struct nlmsghdr *h, void *ctx) {
   struct jbuf *b = d->out;
   if (h->nlmsg_type != RTM_NEWROUTE) return 0;
   const struct rtmsg *rt = NLMSG_DATA(h);
-  if (rt->rtm_family != AF_INET || (rt->rtm_flags & RTM_F_CLONED)) return 0;
+  int family = rt->rtm_family;
+  if ((family != AF_INET && family != AF_INET6) || (rt->rtm_flags & RTM_F_CLONED)) return 0;
   const struct rtattr *tb[RTA_MAX + 1];
   attrs(RTM_RTA(rt), RTM_PAYLOAD(h), tb, RTA_MAX);
   uint32_t table = tb[RTA_TABLE] != NULL ? u32_of(tb[RTA_TABLE]) : rt->rtm_table;
   if (table == RT_TABLE_LOCAL) return 0;
   comma(d);
-  char text[INET_ADDRSTRLEN] = "";
-  if (tb[RTA_DST] != NULL) inet_ntop(AF_INET, RTA_DATA(tb[RTA_DST]), text, sizeof text);
+  char text[INET6_ADDRSTRLEN] = "";
+  if (tb[RTA_DST] != NULL) inet_ntop(family, RTA_DATA(tb[RTA_DST]), text, sizeof text);
+  /* As ip: a host route's destination without its length. */
   if (rt->rtm_dst_len == 0)
     jbuf_raw(b, "{\"dst\":\"default\"");
-  else if (rt->rtm_dst_len == 32)
+  else if (rt->rtm_dst_len == (family == AF_INET6 ? 128 : 32))
     jbuf_printf(b, "{\"dst\":\"%s\"", text);
   else
     jbuf_printf(b, "{\"dst\":\"%s/%u\"", text, rt->rtm_dst_len);
-  if (tb[RTA_GATEWAY] != NULL) key_addr(b, "gateway", AF_INET, tb[RTA_GATEWAY]);
+  if (tb[RTA_GATEWAY] != NULL) key_addr(b, "gateway", family, tb[RTA_GATEWAY]);
   if (tb[RTA_OIF] != NULL) {
     char fallback[IFNAMSIZ + 8];
     jbuf_raw(b, ",");

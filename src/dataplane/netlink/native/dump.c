@@ -115,7 +115,7 @@ static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char
     step = "route show table all";
     jbuf_raw(out, "],\"routes\":[");
     d.first = 1;
-    rc = request_dump(r, RTM_GETROUTE, AF_INET, emit_route, &d);
+    rc = request_dump(r, RTM_GETROUTE, AF_UNSPEC, emit_route, &d);
   }
   if (rc == 0) {
     step = "rule show";

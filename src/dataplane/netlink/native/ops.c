@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/fib_rules.h>
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
@@ -67,24 +68,38 @@ static int parse_mac(const char *t, unsigned char mac[6]) {
   return 0;
 }
 
-/* "a.b.c.d/n" or "default" (len 0). */
-static int parse_prefix(const char *t, struct in_addr *addr, unsigned char *len) {
+/* An address of either family: `len` bytes of `bytes` (4 or 16); AF_UNSPEC for "default". */
+struct ip_addr {
+  int family;
+  size_t len;
+  unsigned char bytes[16];
+  unsigned char plen;
+};
+
+/* "a.b.c.d[/n]", "x:y::z[/n]" or "default" (AF_UNSPEC, length 0). */
+static int parse_prefix(const char *t, struct ip_addr *a) {
+  memset(a, 0, sizeof *a);
   if (strcmp(t, "default") == 0) {
-    addr->s_addr = 0;
-    *len = 0;
+    a->family = AF_UNSPEC;
     return 0;
   }
-  char buf[INET_ADDRSTRLEN + 4];
+  char buf[INET6_ADDRSTRLEN + 5];
   if (strlen(t) >= sizeof buf) return -1;
   strcpy(buf, t);
   char *slash = strchr(buf, '/');
-  uint32_t n = 32;
-  if (slash != NULL) {
-    *slash = '\0';
-    if (parse_u32(slash + 1, &n) < 0 || n > 32) return -1;
-  }
-  if (inet_pton(AF_INET, buf, addr) != 1) return -1;
-  *len = (unsigned char)n;
+  if (slash != NULL) *slash = '\0';
+  a->family = strchr(buf, ':') != NULL ? AF_INET6 : AF_INET;
+  a->len = a->family == AF_INET6 ? 16 : 4;
+  uint32_t max = a->family == AF_INET6 ? 128 : 32, n = max;
+  if (slash != NULL && (parse_u32(slash + 1, &n) < 0 || n > max)) return -1;
+  if (inet_pton(a->family, buf, a->bytes) != 1) return -1;
+  a->plen = (unsigned char)n;
+  return 0;
+}
+
+/* A bare address (no prefix length, not "default"). */
+static int parse_ip(const char *t, struct ip_addr *a) {
+  if (strchr(t, '/') != NULL || parse_prefix(t, a) < 0 || a->family == AF_UNSPEC) return -1;
   return 0;
 }
 
@@ -181,22 +196,25 @@ static int link_del(struct rtnl *r, struct args *a, char *msg, size_t len) {
 }
 
 static int addr(struct rtnl *r, struct args *a, bool add, char *msg, size_t len) {
-  /* addrAdd dev cidr 0|1  /  addrDel dev cidr */
-  struct in_addr ip;
-  unsigned char plen;
-  if (a->n != (add ? 4 : 3) || parse_prefix(a->tok[2], &ip, &plen) < 0 || strcmp(a->tok[2], "default") == 0)
-    return BAD(a->tok[0]);
+  /* addrAdd dev cidr replace(0|1) nodad(0|1)  /  addrDel dev cidr */
+  struct ip_addr ip;
+  if (a->n != (add ? 5 : 3) || parse_prefix(a->tok[2], &ip) < 0 || ip.family == AF_UNSPEC) return BAD(a->tok[0]);
   bool replace = add && strcmp(a->tok[3], "1") == 0;
+  bool nodad = add && strcmp(a->tok[4], "1") == 0;
+  if (nodad && ip.family != AF_INET6) return BAD("nodad on an IPv4 address");
   int index;
   if (device(a->tok[1], &index, msg, len) < 0) return -1;
   struct rtnl_msg m;
-  struct ifaddrmsg ifa = {.ifa_family = AF_INET, .ifa_prefixlen = plen, .ifa_index = (uint32_t)index};
+  struct ifaddrmsg ifa = {.ifa_family = (unsigned char)ip.family, .ifa_prefixlen = ip.plen, .ifa_index = (uint32_t)index};
   /* ip gives loopback addresses host scope, every other one global (0). */
-  if (add && (ntohl(ip.s_addr) >> 24) == 127) ifa.ifa_scope = RT_SCOPE_HOST;
+  if (add && ip.family == AF_INET && ip.bytes[0] == 127) ifa.ifa_scope = RT_SCOPE_HOST;
+  if (nodad) ifa.ifa_flags = IFA_F_NODAD;
   uint16_t flags = add ? (uint16_t)(NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL)) : 0;
   rtnl_start(&m, add ? RTM_NEWADDR : RTM_DELADDR, flags, &ifa, sizeof ifa);
-  rtnl_attr(&m, IFA_LOCAL, &ip, 4);
-  rtnl_attr(&m, IFA_ADDRESS, &ip, 4);
+  rtnl_attr(&m, IFA_LOCAL, ip.bytes, ip.len);
+  /* ip sends IFA_ADDRESS for IPv4 only (for IPv6 it would name a peer). */
+  if (ip.family == AF_INET) rtnl_attr(&m, IFA_ADDRESS, ip.bytes, ip.len);
+  if (nodad) rtnl_attr_u32(&m, IFA_FLAGS, IFA_F_NODAD);
   return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
@@ -207,13 +225,15 @@ static void route_table(struct rtnl_msg *m, struct rtmsg *rt, uint32_t table) {
 
 static int route(struct rtnl *r, struct args *a, bool add, char *msg, size_t len) {
   /* routeAdd dst dev via|- table scopeLink(0|1) metric|- replace(0|1)  /  routeDel dst dev table */
-  struct in_addr dst, via;
-  unsigned char plen;
+  struct ip_addr dst, via;
   uint32_t table, metric = 0;
-  if (a->n != (add ? 8 : 4) || parse_prefix(a->tok[1], &dst, &plen) < 0) return BAD(a->tok[0]);
+  if (a->n != (add ? 8 : 4) || parse_prefix(a->tok[1], &dst) < 0) return BAD(a->tok[0]);
   if (parse_u32(a->tok[add ? 4 : 3], &table) < 0) return BAD("route table");
   bool has_via = add && !absent(a->tok[3]);
-  if (has_via && inet_pton(AF_INET, a->tok[3], &via) != 1) return BAD("route via");
+  if (has_via && parse_ip(a->tok[3], &via) < 0) return BAD("route via");
+  /* "default" takes its family from the gateway (as ip does), IPv4 without one. */
+  int family = dst.family != AF_UNSPEC ? dst.family : has_via ? via.family : AF_INET;
+  if (has_via && via.family != family) return BAD("route via of another address family");
   bool has_metric = add && !absent(a->tok[6]);
   if (has_metric && parse_u32(a->tok[6], &metric) < 0) return BAD("route metric");
   bool scope_link = add && strcmp(a->tok[5], "1") == 0;
@@ -221,21 +241,22 @@ static int route(struct rtnl *r, struct args *a, bool add, char *msg, size_t len
   int index;
   if (device(a->tok[2], &index, msg, len) < 0) return -1;
   struct rtnl_msg m;
-  struct rtmsg rt = {.rtm_family = AF_INET, .rtm_dst_len = plen};
+  struct rtmsg rt = {.rtm_family = (unsigned char)family, .rtm_dst_len = dst.plen};
   uint16_t flags = 0;
   if (add) {
-    /* As ip: boot protocol, unicast; link scope when there is no gateway (or asked for). */
+    /* As ip: boot protocol, unicast; an IPv4 route without gateway (or asked for) has link scope,
+       IPv6 routes universe scope (the kernel ignores theirs). */
     rt.rtm_protocol = RTPROT_BOOT;
     rt.rtm_type = RTN_UNICAST;
-    rt.rtm_scope = (scope_link || !has_via) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+    rt.rtm_scope = family == AF_INET && (scope_link || !has_via) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
     flags = (uint16_t)(NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL));
   } else {
     rt.rtm_scope = RT_SCOPE_NOWHERE;
   }
   struct rtmsg *hdr = rtnl_start(&m, add ? RTM_NEWROUTE : RTM_DELROUTE, flags, &rt, sizeof rt);
   route_table(&m, hdr, table);
-  if (plen > 0) rtnl_attr(&m, RTA_DST, &dst, 4);
-  if (has_via) rtnl_attr(&m, RTA_GATEWAY, &via, 4);
+  if (dst.plen > 0) rtnl_attr(&m, RTA_DST, dst.bytes, dst.len);
+  if (has_via) rtnl_attr(&m, RTA_GATEWAY, via.bytes, via.len);
   rtnl_attr_u32(&m, RTA_OIF, (uint32_t)index);
   if (has_metric) rtnl_attr_u32(&m, RTA_PRIORITY, metric);
   return kernel_said(r, rtnl_talk(r, &m), msg, len);
@@ -243,41 +264,38 @@ static int route(struct rtnl *r, struct args *a, bool add, char *msg, size_t len
 
 static int neigh_add(struct rtnl *r, struct args *a, char *msg, size_t len) {
   /* neighAdd dev ip lladdr replace(0|1) */
-  struct in_addr ip;
+  struct ip_addr ip;
   unsigned char mac[6];
-  if (a->n != 5 || inet_pton(AF_INET, a->tok[2], &ip) != 1 || parse_mac(a->tok[3], mac) < 0) return BAD(a->tok[0]);
+  if (a->n != 5 || parse_ip(a->tok[2], &ip) < 0 || parse_mac(a->tok[3], mac) < 0) return BAD(a->tok[0]);
   bool replace = strcmp(a->tok[4], "1") == 0;
   int index;
   if (device(a->tok[1], &index, msg, len) < 0) return -1;
   struct rtnl_msg m;
-  struct ndmsg nd = {.ndm_family = AF_INET, .ndm_ifindex = index, .ndm_state = NUD_PERMANENT};
+  struct ndmsg nd = {.ndm_family = (unsigned char)ip.family, .ndm_ifindex = index, .ndm_state = NUD_PERMANENT};
   rtnl_start(&m, RTM_NEWNEIGH, (uint16_t)(NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL)), &nd, sizeof nd);
-  rtnl_attr(&m, NDA_DST, &ip, 4);
+  rtnl_attr(&m, NDA_DST, ip.bytes, ip.len);
   rtnl_attr(&m, NDA_LLADDR, mac, 6);
   return kernel_said(r, rtnl_talk(r, &m), msg, len);
 }
 
 static int rule(struct rtnl *r, struct args *a, bool add, char *msg, size_t len) {
-  /* ruleAdd|ruleDel priority from|- to|- iif|- table */
+  /* ruleAdd|ruleDel priority from|- to|- iif|- table (IPv4 only: vpcnet makes no IPv6 rules) */
   uint32_t prio, table;
-  struct in_addr from, to;
-  unsigned char from_len = 0, to_len = 0;
+  struct ip_addr from = {0}, to = {0};
   if (a->n != 6 || parse_u32(a->tok[1], &prio) < 0 || parse_u32(a->tok[5], &table) < 0) return BAD(a->tok[0]);
   bool has_from = !absent(a->tok[2]), has_to = !absent(a->tok[3]), has_iif = !absent(a->tok[4]);
-  if (has_from && (parse_prefix(a->tok[2], &from, &from_len) < 0 || strcmp(a->tok[2], "default") == 0))
-    return BAD("rule from");
-  if (has_to && (parse_prefix(a->tok[3], &to, &to_len) < 0 || strcmp(a->tok[3], "default") == 0))
-    return BAD("rule to");
+  if (has_from && (parse_prefix(a->tok[2], &from) < 0 || from.family != AF_INET)) return BAD("rule from");
+  if (has_to && (parse_prefix(a->tok[3], &to) < 0 || to.family != AF_INET)) return BAD("rule to");
   if (has_iif && strlen(a->tok[4]) >= IFNAMSIZ) return BAD("rule iif");
   struct rtnl_msg m;
-  struct fib_rule_hdr frh = {.family = AF_INET, .src_len = from_len, .dst_len = to_len};
+  struct fib_rule_hdr frh = {.family = AF_INET, .src_len = from.plen, .dst_len = to.plen};
   frh.table = table < 256 ? (unsigned char)table : RT_TABLE_UNSPEC;
   if (add) frh.action = FR_ACT_TO_TBL;
   uint16_t flags = add ? (uint16_t)(NLM_F_CREATE | NLM_F_EXCL) : 0;
   rtnl_start(&m, add ? RTM_NEWRULE : RTM_DELRULE, flags, &frh, sizeof frh);
   rtnl_attr_u32(&m, FRA_PRIORITY, prio);
-  if (has_from) rtnl_attr(&m, FRA_SRC, &from, 4);
-  if (has_to) rtnl_attr(&m, FRA_DST, &to, 4);
+  if (has_from) rtnl_attr(&m, FRA_SRC, from.bytes, 4);
+  if (has_to) rtnl_attr(&m, FRA_DST, to.bytes, 4);
   if (has_iif) rtnl_attr_str(&m, FRA_IFNAME, a->tok[4]);
   rtnl_attr_u32(&m, FRA_TABLE, table);
   return kernel_said(r, rtnl_talk(r, &m), msg, len);

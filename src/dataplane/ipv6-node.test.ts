@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Dataplane } from './dataplane.ts';
+import { IPV6_FORWARDING_SYSCTL, Ipv6NodeError } from './ipv6-node.ts';
+import { removeV4EgressScript, setupV4EgressScript } from './linux/egress-snat.ts';
+import { FakeKernel } from './testing/fake-kernel.ts';
+
+test('IPv6 mode refuses to start where IPv6 forwarding is off, naming the sysctl, and changes nothing', async () => {
+  const kernel = new FakeKernel();
+  kernel.sysctls.set(IPV6_FORWARDING_SYSCTL, '0');
+  await assert.rejects(
+    new Dataplane(kernel).setupIpv6Node({ v4Egress: { snatSource: '10.0.0.10' } }),
+    (err: unknown) =>
+      err instanceof Ipv6NodeError &&
+      /net\.ipv6\.conf\.all\.forwarding=1 .* it is 0/.test(err.message) &&
+      /vpcnetctl install --ipv6-forwarding/.test(err.message),
+  );
+  assert.equal(kernel.v4EgressConfig, undefined);
+  assert.equal(kernel.sysctls.get(IPV6_FORWARDING_SYSCTL), '0', 'the agent sets no sysctl');
+});
+
+test('with forwarding on, the IPv4 egress SNAT is set up as configured, and removed when egress is off', async () => {
+  const kernel = new FakeKernel();
+  const dp = new Dataplane(kernel);
+  await dp.setupIpv6Node({ v4Egress: { snatSource: '10.0.0.10', randomizeSnat: 'hashrandom' } });
+  assert.deepEqual(kernel.v4EgressConfig, { snatSource: '10.0.0.10', randomizeSnat: 'hashrandom' });
+  await dp.setupIpv6Node({ v4Egress: undefined });
+  assert.equal(kernel.v4EgressConfig, undefined);
+});
+
+test('the egress SNAT is one rule for the whole range in a table of its own, replaced whole, removable when absent', () => {
+  assert.equal(
+    setupV4EgressScript({ snatSource: '10.0.0.10' }),
+    [
+      'add table ip vpcnet_v4egress',
+      'add chain ip vpcnet_v4egress postrouting { type nat hook postrouting priority srcnat; policy accept; }',
+      'flush chain ip vpcnet_v4egress postrouting',
+      'add rule ip vpcnet_v4egress postrouting ip saddr 169.254.172.0/22 ip daddr != 169.254.172.0/22 snat to 10.0.0.10 fully-random',
+      '',
+    ].join('\n'),
+  );
+  assert.match(
+    setupV4EgressScript({ snatSource: '10.0.0.10', randomizeSnat: 'none' }),
+    /snat to 10\.0\.0\.10\n/,
+  );
+  assert.throws(() => setupV4EgressScript({ snatSource: '10.0.0.10; flush ruleset' }), /not an IPv4 address/);
+  assert.equal(removeV4EgressScript(), 'add table ip vpcnet_v4egress\ndelete table ip vpcnet_v4egress\n');
+});
