@@ -15,6 +15,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runToSuccess } from '../src/infra/process.ts';
+import { labLayout } from '../src/lab/layout.ts';
 import {
   agentState,
   type LabNodeDesc,
@@ -24,6 +25,7 @@ import {
   uniqueLabName,
 } from '../test/lab-fixture.ts';
 import { measureServiceTime } from './agent-figures.ts';
+import { loggedOperations, phaseSplit } from './agent-log.ts';
 import { measureOps, typescriptForwarderDir, versionExecP50 } from './cni-ops.ts';
 import {
   assertContainerdPresent,
@@ -179,6 +181,8 @@ async function opsSection(b: Bench, reference: Target): Promise<Measured> {
   };
   const add = state.operations.ADD;
   const del = state.operations.DEL;
+  const sequential = (msg: 'attached' | 'detached') =>
+    loggedOperations(agentLogOf(b), msg, (id) => /^seq\d+$/.test(id));
   const ops: OpsResult = {
     pods: o.pods,
     burst: o.burst,
@@ -191,14 +195,23 @@ async function opsSection(b: Bench, reference: Target): Promise<Measured> {
     },
     agentLine:
       `agent service time: ADD p50 ${add?.p50Ms} ms p95 ${add?.p95Ms} ms; DEL p50 ${del?.p50Ms} ms p95 ${del?.p95Ms} ms;` +
-      ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
+      ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB\n` +
+      `  agent phases of the sequential pods, p50/p95 (ms): ADD ${phaseSplit(await sequential('attached'))};` +
+      ` DEL ${phaseSplit(await sequential('detached'))}`,
   };
   return { lines: opsLines(ops), figures: opsFigures(ops) };
 }
 
 async function serviceSection(b: Bench): Promise<Measured> {
-  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight);
+  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight, agentLogOf(b));
   return { lines: serviceLines(s), figures: serviceFigures(s) };
+}
+
+/** The lab node's agent log (the lab's layout, src/lab/layout.ts). */
+function agentLogOf(b: Bench): string {
+  const node = labLayout(b.id, 1).nodes[0];
+  if (node === undefined) throw new Error(`lab ${b.id} has no node in its layout`);
+  return node.agentLog;
 }
 
 async function criSection(b: Bench, reference: Target, containerdDir: string): Promise<Measured> {
