@@ -8,7 +8,7 @@
 // Prints each section's figures, then one table of the issue's goals (figure, reference, ratio,
 // goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
-//   npm run bench -- [--only ops,service,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
+//   npm run bench -- [--only ops,service,kernel,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
 //                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20] [--name-prefix vpcb]
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -46,10 +46,11 @@ import {
 } from './figures.ts';
 import { measureFillUp } from './fill-up.ts';
 import { type Figure, formatGoalsTable } from './goals-table.ts';
+import { kernelStepLines, measureKernelStep } from './kernel-step.ts';
 import { sleep } from './stats.ts';
 import { buildExecDriver, referenceTarget, type Target, vpcnetTarget } from './targets.ts';
 
-const SECTIONS = ['ops', 'service', 'cri', 'fill'] as const;
+const SECTIONS = ['ops', 'service', 'kernel', 'cri', 'fill'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function positiveInt(name: string, text: string): number {
@@ -97,6 +98,7 @@ function poolTarget(o: Options): number {
   const pods: Record<Section, number> = {
     ops: Math.max(o.pods, o.burst),
     service: o.inFlight,
+    kernel: 0,
     cri: o.sandboxes,
     fill: Math.max(...o.fillLevels) + 1,
   };
@@ -254,6 +256,12 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
     await waitForFullPool(node, poolTarget(o));
     if (wants('ops') && reference !== undefined) await section(r, 'ops', () => opsSection(b, reference));
     if (wants('service')) await section(r, 'service', () => serviceSection(b));
+    if (wants('kernel')) {
+      await section(r, 'kernel', async () => ({
+        lines: kernelStepLines(await measureKernelStep(repoRoot, `${id}k`, o.inFlight)),
+        figures: [],
+      }));
+    }
     if (containerdDir !== undefined && reference !== undefined) {
       const handedOver = containerdDir;
       containerdDir = undefined; // measureCri removes it
