@@ -4,8 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRegularPod } from '../plan/pod-plan.ts';
+import { Dataplane } from './dataplane.ts';
 import { DataplaneError } from './errors.ts';
+import type { Kernel } from './kernel.ts';
 import { fakeHarness } from './testing/fake-harness.ts';
+import { plan as scenarioPlan } from './testing/scenario-helpers.ts';
 import { scenarios } from './testing/scenarios.ts';
 
 for (const s of scenarios) {
@@ -80,4 +83,31 @@ test('a rollback that cannot undo something says so in the error', async () => {
     h.dataplane.create(netns, plan()),
     /boom \(rollback incomplete: link del vpc\w+: Operation not permitted\)/,
   );
+});
+
+test('a driver that runs sides in turn gets a create as one exchange, pod side first; the fake without it gets two runs', async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  const exchanges: string[][] = [];
+  const inTurn: Kernel = {
+    run: (ns, ops, mode) => {
+      exchanges.push([ns.side]);
+      return h.kernel.run(ns, ops, mode);
+    },
+    async runInTurn(runs) {
+      exchanges.push(runs.map((r) => r.ns.side));
+      const results = [];
+      for (const r of runs) results.push(await h.kernel.run(r.ns, r.ops, 'stop'));
+      return results;
+    },
+    readNode: () => h.kernel.readNode(),
+    readPod: (path) => h.kernel.readPod(path),
+    setupSnat: (cfg) => h.kernel.setupSnat(cfg),
+  };
+  await new Dataplane(inTurn).create(netns, plan());
+  assert.deepEqual(exchanges, [['pod', 'node']]);
+  exchanges.length = 0;
+  const { runInTurn: _, ...inTurnless } = inTurn;
+  await new Dataplane(inTurnless).create(await h.pod(), scenarioPlan('c-b', '10.0.0.6'));
+  assert.deepEqual(exchanges, [['pod'], ['node']]);
 });
