@@ -70,7 +70,8 @@ test('a create runs one batch in the pod, one on the node; a remove one on the n
   await h.dataplane.remove(plan());
   assert.deepEqual(
     h.kernel.ops.map((o) => `${o.ns} ${o.op.op}`),
-    ['node ruleDel', 'node ruleDel', 'node snatDel', 'node routeDel', 'node linkDel'],
+    // The host route goes with the veth: no routeDel of its own.
+    ['node ruleDel', 'node ruleDel', 'node snatDel', 'node linkDel'],
   );
 });
 
@@ -110,4 +111,20 @@ test('a driver that runs sides in turn gets a create as one exchange, pod side f
   const { runInTurn: _, ...inTurnless } = inTurn;
   await new Dataplane(inTurnless).create(await h.pod(), scenarioPlan('c-b', '10.0.0.6'));
   assert.deepEqual(exchanges, [['pod'], ['node']]);
+});
+
+test("a removal deleting the pod's veth leaves the veth's own routes to that deletion, and nothing of the plan stays", async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  const resources = scenarioPlan('c-a', '10.0.0.5');
+  await h.dataplane.create(netns, resources);
+  h.kernel.ops.length = 0;
+  await h.dataplane.remove(resources);
+  const sent = h.kernel.ops.map((o) => o.op.op);
+  assert.ok(sent.includes('linkDel') && sent.includes('ruleDel'), sent.join(' '));
+  assert.ok(!sent.includes('routeDel'), `no routeDel for a route on the deleted veth: ${sent.join(' ')}`);
+  const node = await h.dataplane.observeNode();
+  assert.deepEqual(node.links, []);
+  assert.deepEqual(node.routes, []);
+  assert.deepEqual(node.rules, []);
 });

@@ -18,6 +18,7 @@ import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
 import { DataplaneError } from './errors.ts';
 import { type Kernel, type KernelRun, NODE, type NodeNetworkConfig, type RunResult } from './kernel.ts';
+import { withoutWhatGoesWithItsLink } from './removal-ops.ts';
 
 export type { NodeNetworkConfig } from './kernel.ts';
 
@@ -177,7 +178,7 @@ export class Dataplane {
 
   async #runRemovals(steps: readonly Step[], operation: string, subject: string): Promise<Failed[]> {
     // Node side only: a pod's own side goes with its veth (see #runPodRemovals for the exception).
-    const ops = steps.filter((s) => s.side === 'node').map((s) => s.op);
+    const ops = withoutWhatGoesWithItsLink(steps.filter((s) => s.side === 'node').map((s) => s.op));
     if (ops.length === 0) return [];
     for (const op of ops) validateOp(op);
     const result = await this.kernel.run(NODE, ops, 'all');
