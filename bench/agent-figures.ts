@@ -3,7 +3,8 @@
 // The agent keeps one window of samples per command since it started, so the section restarts it
 // first: the window then holds exactly this burst's ADDs.
 import { agentState, type LabNodeDesc } from '../test/lab-fixture.ts';
-import { restartAgent } from './agent-process.ts';
+import { arrivalSpread, loggedOperations, phaseSplit } from './agent-log.ts';
+import { cpuTime, restartAgent } from './agent-process.ts';
 import { percentile } from './stats.ts';
 import { createSandboxes, runPodCommand, type Target, timedBurst } from './targets.ts';
 
@@ -32,6 +33,12 @@ export interface ServiceTime {
   readonly burstAddWallMs: number;
   /** Service time of the burst's ADDs as the bench saw them from outside (plugin exec included). */
   readonly runtimeP50Ms: number;
+  /** When the ADDs reached the agent, from the first: p50 and the whole spread (agent log). */
+  readonly arrival: { readonly p50Ms: number; readonly spreadMs: number };
+  /** Each phase's p50/p95 in ms, as the agent logged them. */
+  readonly phases: string;
+  /** CPU the agent used during the burst (10 ms ticks): all its threads, and its main thread. */
+  readonly agentCpu: { readonly processMs: number; readonly mainThreadMs: number };
 }
 
 export async function measureServiceTime(
@@ -39,17 +46,21 @@ export async function measureServiceTime(
   node: LabNodeDesc,
   netnsPrefix: string,
   inFlight: number,
+  agentLog: string,
 ): Promise<ServiceTime> {
-  await restartAgent(node);
+  const { newPid } = await restartAgent(node);
   const sandboxes = await createSandboxes(netnsPrefix, inFlight);
   try {
     const ids = Array.from({ length: inFlight }, (_, i) => i);
+    const cpuBefore = await cpuTime(newPid);
     const { wallMs: burstAddWallMs, perPod } = await timedBurst(
       t,
       'ADD',
       ids.map((i) => ({ containerId: `svc${i}`, netnsPath: sandboxes.path(i) })),
     );
+    const cpuAfter = await cpuTime(newPid);
     const add = await commandFigures(node, 'ADD');
+    const logged = await loggedOperations(agentLog, 'attached', (id) => /^svc\d+$/.test(id));
     await Promise.all(ids.map((i) => runPodCommand(t, 'DEL', `svc${i}`, sandboxes.path(i))));
     if (add === undefined) throw new Error('the agent reports no ADD figures in /v1/state operations');
     const samples = add.ok + add.failed;
@@ -67,6 +78,13 @@ export async function measureServiceTime(
       p99Ms,
       burstAddWallMs,
       runtimeP50Ms: percentile(perPod, 50),
+      // The log holds every restart's lines: the last burst's are the last ones.
+      arrival: arrivalSpread(logged.slice(-inFlight)),
+      phases: phaseSplit(logged.slice(-inFlight)),
+      agentCpu: {
+        processMs: cpuAfter.processMs - cpuBefore.processMs,
+        mainThreadMs: cpuAfter.mainThreadMs - cpuBefore.mainThreadMs,
+      },
     };
   } finally {
     await sandboxes.remove();

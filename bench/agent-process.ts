@@ -86,3 +86,27 @@ export async function restartAgent(node: LabNodeDesc, timeoutMs = 90_000): Promi
   }
   throw new Error(`agent of ${node.name} (PID ${oldPid} stopped) did not serve again within ${timeoutMs} ms`);
 }
+
+/** CPU time (user + system) a process's threads used, and its main thread's alone, in ms (10 ms ticks). */
+export interface CpuTime {
+  readonly processMs: number;
+  readonly mainThreadMs: number;
+}
+
+async function statCpuTicks(file: string): Promise<number> {
+  const stat = await readFile(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime: fields 14 and 15 of stat(5), 12 and 13 after the command name.
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  if (!Number.isFinite(ticks)) throw new Error(`cannot read CPU times from ${file}`);
+  return ticks;
+}
+
+export async function cpuTime(pid: number): Promise<CpuTime> {
+  clockTicks ??= Number((await runToSuccess(['getconf', 'CLK_TCK'])).stdout.trim());
+  const ms = (ticks: number) => (ticks / (clockTicks ?? 100)) * 1000;
+  return {
+    processMs: ms(await statCpuTicks(`/proc/${pid}/stat`)),
+    mainThreadMs: ms(await statCpuTicks(`/proc/${pid}/task/${pid}/stat`)),
+  };
+}

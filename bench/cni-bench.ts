@@ -8,13 +8,14 @@
 // Prints each section's figures, then one table of the issue's goals (figure, reference, ratio,
 // goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
-//   npm run bench -- [--only ops,service,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
+//   npm run bench -- [--only ops,service,kernel,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
 //                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20] [--name-prefix vpcb]
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runToSuccess } from '../src/infra/process.ts';
+import { labLayout } from '../src/lab/layout.ts';
 import {
   agentState,
   type LabNodeDesc,
@@ -24,6 +25,7 @@ import {
   uniqueLabName,
 } from '../test/lab-fixture.ts';
 import { measureServiceTime } from './agent-figures.ts';
+import { loggedOperations, phaseSplit } from './agent-log.ts';
 import { measureOps, typescriptForwarderDir, versionExecP50 } from './cni-ops.ts';
 import {
   assertContainerdPresent,
@@ -44,10 +46,11 @@ import {
 } from './figures.ts';
 import { measureFillUp } from './fill-up.ts';
 import { type Figure, formatGoalsTable } from './goals-table.ts';
+import { kernelStepLines, measureKernelStep } from './kernel-step.ts';
 import { sleep } from './stats.ts';
 import { buildExecDriver, referenceTarget, type Target, vpcnetTarget } from './targets.ts';
 
-const SECTIONS = ['ops', 'service', 'cri', 'fill'] as const;
+const SECTIONS = ['ops', 'service', 'kernel', 'cri', 'fill'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function positiveInt(name: string, text: string): number {
@@ -95,6 +98,7 @@ function poolTarget(o: Options): number {
   const pods: Record<Section, number> = {
     ops: Math.max(o.pods, o.burst),
     service: o.inFlight,
+    kernel: 0,
     cri: o.sandboxes,
     fill: Math.max(...o.fillLevels) + 1,
   };
@@ -179,6 +183,8 @@ async function opsSection(b: Bench, reference: Target): Promise<Measured> {
   };
   const add = state.operations.ADD;
   const del = state.operations.DEL;
+  const sequential = (msg: 'attached' | 'detached') =>
+    loggedOperations(agentLogOf(b), msg, (id) => /^seq\d+$/.test(id));
   const ops: OpsResult = {
     pods: o.pods,
     burst: o.burst,
@@ -191,14 +197,23 @@ async function opsSection(b: Bench, reference: Target): Promise<Measured> {
     },
     agentLine:
       `agent service time: ADD p50 ${add?.p50Ms} ms p95 ${add?.p95Ms} ms; DEL p50 ${del?.p50Ms} ms p95 ${del?.p95Ms} ms;` +
-      ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB`,
+      ` agent RSS ${(state.memory.rssBytes / 1048576).toFixed(1)} MiB\n` +
+      `  agent phases of the sequential pods, p50/p95 (ms): ADD ${phaseSplit(await sequential('attached'))};` +
+      ` DEL ${phaseSplit(await sequential('detached'))}`,
   };
   return { lines: opsLines(ops), figures: opsFigures(ops) };
 }
 
 async function serviceSection(b: Bench): Promise<Measured> {
-  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight);
+  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight, agentLogOf(b));
   return { lines: serviceLines(s), figures: serviceFigures(s) };
+}
+
+/** The lab node's agent log (the lab's layout, src/lab/layout.ts). */
+function agentLogOf(b: Bench): string {
+  const node = labLayout(b.id, 1).nodes[0];
+  if (node === undefined) throw new Error(`lab ${b.id} has no node in its layout`);
+  return node.agentLog;
 }
 
 async function criSection(b: Bench, reference: Target, containerdDir: string): Promise<Measured> {
@@ -241,6 +256,12 @@ async function runSections(o: Options, id: string, dir: string, refNetns: string
     await waitForFullPool(node, poolTarget(o));
     if (wants('ops') && reference !== undefined) await section(r, 'ops', () => opsSection(b, reference));
     if (wants('service')) await section(r, 'service', () => serviceSection(b));
+    if (wants('kernel')) {
+      await section(r, 'kernel', async () => ({
+        lines: kernelStepLines(await measureKernelStep(repoRoot, `${id}k`, o.inFlight)),
+        figures: [],
+      }));
+    }
     if (containerdDir !== undefined && reference !== undefined) {
       const handedOver = containerdDir;
       containerdDir = undefined; // measureCri removes it

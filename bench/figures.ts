@@ -72,6 +72,10 @@ export function serviceLines(s: ServiceTime): string[] {
     `service: agent-side ADD service time, ${s.inFlight} ADDs in flight on a freshly restarted agent (${s.samples} samples)`,
     `  p50 ${s.p50Ms.toFixed(2)} ms  p95 ${s.p95Ms.toFixed(2)} ms  p99 ${p99} ms;` +
       ` seen by the runtime: p50 ${s.runtimeP50Ms.toFixed(1)} ms, burst wall ${s.burstAddWallMs.toFixed(0)} ms`,
+    `  arrivals at the agent: p50 ${s.arrival.p50Ms.toFixed(1)} ms after the first, all within ${s.arrival.spreadMs.toFixed(1)} ms`,
+    `  phases p50/p95 (ms): ${s.phases}`,
+    `  agent CPU during the burst (10 ms ticks): ${s.agentCpu.processMs.toFixed(0)} ms,` +
+      ` of it its main thread ${s.agentCpu.mainThreadMs.toFixed(0)} ms`,
   ];
 }
 

@@ -86,7 +86,7 @@ export const MUTATIONS = [
     rule: 'durable before success',
     what: 'a commit appends its record to the ledger journal without fdatasync',
     file: 'src/ledger/journal-file.ts',
-    from: 'await this.#fs.syncData(this.#path);',
+    from: 'await this.#handle.syncData();',
     to: '',
     tests: ['src/ledger'],
   },

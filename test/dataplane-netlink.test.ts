@@ -301,6 +301,51 @@ test('a path that is not a network namespace is refused before anything runs', a
   });
 });
 
+test('a plan runs its parts in turn in one request and stops at the first that is not entered or fails', async () => {
+  await withNetnsCleanup(async (create) => {
+    const node = await create('nl9-node-');
+    const pod = await create('nl9-pod-');
+    await withKernel(netnsPath(node), async (kernel) => {
+      const nodeLink = {
+        op: 'vethAdd',
+        name: 'nl9a',
+        mtu: 1500,
+        peer: 'nl9b',
+        peerMac: '02:00:00:00:09:01',
+      } as const;
+      const up = { op: 'linkUp', dev: 'nl9a' } as const;
+      // Pod part not entered: the node part does not run (its veth is not made).
+      const absent = await kernel.runInTurn([
+        { ns: { side: 'pod', path: '/var/run/netns/nl9-absent' }, ops: [up] },
+        { ns: NODE, ops: [nodeLink] },
+      ]);
+      assert.equal(absent.length, 1);
+      assert.equal(absent[0]?.entered, false);
+      // Pod part fails at its second operation: the first ran, the node part did not.
+      const failed = await kernel.runInTurn([
+        { ns: { side: 'pod', path: netnsPath(pod) }, ops: [{ op: 'linkUp', dev: 'lo' }, up] },
+        { ns: NODE, ops: [nodeLink] },
+      ]);
+      assert.equal(failed.length, 1);
+      assert.deepEqual(failed[0]?.entered ? failed[0].failures.map((f) => f.index) : 'not entered', [1]);
+      assert.ok(!(await kernel.readNode()).links.some((l) => l.ifname === 'nl9a'));
+      // Both parts succeed: both ran, each in its own namespace.
+      const ok = await kernel.runInTurn([
+        { ns: { side: 'pod', path: netnsPath(pod) }, ops: [{ op: 'linkUp', dev: 'lo' }] },
+        { ns: NODE, ops: [nodeLink] },
+      ]);
+      assert.deepEqual(ok, [
+        { entered: true, failures: [] },
+        { entered: true, failures: [] },
+      ]);
+      assert.ok((await kernel.readNode()).links.some((l) => l.ifname === 'nl9a'));
+      const podView = await kernel.readPod(netnsPath(pod));
+      const lo = podView.reachable ? podView.links.find((l) => l.ifname === 'lo') : undefined;
+      assert.ok(lo?.flags.includes('UP'), 'the pod part ran in the pod');
+    });
+  });
+});
+
 test('a helper that dies mid-flight fails what was in flight with the reason, and the next run restarts it', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import type { Kernel } from '../dataplane/kernel.ts';
 import type { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import { kernelWithRun } from '../dataplane/testing/wrapped-kernel.ts';
 import type { RunningAgent } from './agent.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
@@ -15,18 +16,10 @@ const worlds = agentWorlds();
 function gatedKernel(inner: FakeKernel): { kernel: Kernel; open(): void; waiting(): number } {
   let opened = false;
   let waiters: (() => void)[] = [];
-  const kernel: Kernel = {
-    async run(ns, ops, mode) {
-      if (!opened && ops.some((o) => o.op === 'snatDel')) await new Promise<void>((r) => waiters.push(r));
-      return inner.run(ns, ops, mode);
-    },
-    readNode: () => inner.readNode(),
-    readPod: (path) => inner.readPod(path),
-    setupSnat: (cfg) => inner.setupSnat(cfg),
-    setupNodePort: (cfg) => inner.setupNodePort(cfg),
-    setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
-    readNodeSysctl: (name) => inner.readNodeSysctl(name),
-  };
+  const kernel = kernelWithRun(inner, async (ns, ops, mode) => {
+    if (!opened && ops.some((o) => o.op === 'snatDel')) await new Promise<void>((r) => waiters.push(r));
+    return inner.run(ns, ops, mode);
+  });
   return {
     kernel,
     open() {

@@ -341,6 +341,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       const loops = [spoolLoop, vpcCidrRefresh, deadPodGc, reconciler, trunk, manager, taint, deps.events];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
       await stopGracefully({ gate, server, stopLoops, snatRelease, ledger, log });
+      await ledger.close();
     },
   };
 }

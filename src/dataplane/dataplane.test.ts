@@ -4,9 +4,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRegularPod } from '../plan/pod-plan.ts';
+import { Dataplane } from './dataplane.ts';
 import { DataplaneError } from './errors.ts';
+import type { Kernel } from './kernel.ts';
 import { fakeHarness } from './testing/fake-harness.ts';
+import { plan as scenarioPlan } from './testing/scenario-helpers.ts';
 import { scenarios } from './testing/scenarios.ts';
+import { kernelWithRun } from './testing/wrapped-kernel.ts';
 
 for (const s of scenarios) {
   test(`fake kernel: ${s.name}`, async () => s.run(await fakeHarness(s.nodeSetUp ?? true)));
@@ -67,7 +71,8 @@ test('a create runs one batch in the pod, one on the node; a remove one on the n
   await h.dataplane.remove(plan());
   assert.deepEqual(
     h.kernel.ops.map((o) => `${o.ns} ${o.op.op}`),
-    ['node ruleDel', 'node ruleDel', 'node snatDel', 'node routeDel', 'node linkDel'],
+    // The host route goes with the veth: no routeDel of its own.
+    ['node ruleDel', 'node ruleDel', 'node snatDel', 'node linkDel'],
   );
 });
 
@@ -80,4 +85,44 @@ test('a rollback that cannot undo something says so in the error', async () => {
     h.dataplane.create(netns, plan()),
     /boom \(rollback incomplete: link del vpc\w+: Operation not permitted\)/,
   );
+});
+
+test('a driver that runs sides in turn gets a create as one exchange, pod side first; the fake without it gets two runs', async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  const exchanges: string[][] = [];
+  const inTurn: Kernel = {
+    ...kernelWithRun(h.kernel, (ns, ops, mode) => {
+      exchanges.push([ns.side]);
+      return h.kernel.run(ns, ops, mode);
+    }),
+    async runInTurn(runs) {
+      exchanges.push(runs.map((r) => r.ns.side));
+      const results = [];
+      for (const r of runs) results.push(await h.kernel.run(r.ns, r.ops, 'stop'));
+      return results;
+    },
+  };
+  await new Dataplane(inTurn).create(netns, plan());
+  assert.deepEqual(exchanges, [['pod', 'node']]);
+  exchanges.length = 0;
+  const { runInTurn: _, ...inTurnless } = inTurn;
+  await new Dataplane(inTurnless).create(await h.pod(), scenarioPlan('c-b', '10.0.0.6'));
+  assert.deepEqual(exchanges, [['pod'], ['node']]);
+});
+
+test("a removal deleting the pod's veth leaves the veth's own routes to that deletion, and nothing of the plan stays", async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  const resources = scenarioPlan('c-a', '10.0.0.5');
+  await h.dataplane.create(netns, resources);
+  h.kernel.ops.length = 0;
+  await h.dataplane.remove(resources);
+  const sent = h.kernel.ops.map((o) => o.op.op);
+  assert.ok(sent.includes('linkDel') && sent.includes('ruleDel'), sent.join(' '));
+  assert.ok(!sent.includes('routeDel'), `no routeDel for a route on the deleted veth: ${sent.join(' ')}`);
+  const node = await h.dataplane.observeNode();
+  assert.deepEqual(node.links, []);
+  assert.deepEqual(node.routes, []);
+  assert.deepEqual(node.rules, []);
 });

@@ -18,7 +18,15 @@ import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
 import { DataplaneError } from './errors.ts';
 import { type Ipv6NodeConfig, setupIpv6Node } from './ipv6-node.ts';
-import { type Kernel, type Namespace, NODE, type NodeNetworkConfig, type NodePortConfig } from './kernel.ts';
+import {
+  type Kernel,
+  type KernelRun,
+  NODE,
+  type NodeNetworkConfig,
+  type NodePortConfig,
+  type RunResult,
+} from './kernel.ts';
+import { withoutWhatGoesWithItsLink } from './removal-ops.ts';
 
 export type { NodeNetworkConfig, NodePortConfig } from './kernel.ts';
 
@@ -86,15 +94,20 @@ export class Dataplane {
     for (const s of steps) validateOp(s.op);
     const touched = new Set<number>();
     const subject = subjectOf(resources);
-    for (const side of ['pod', 'node'] as const) {
-      const batch = steps.filter((s) => s.side === side);
-      if (batch.length === 0) continue;
-      const ns: Namespace = side === 'pod' ? { side, path: netns } : NODE;
-      const result = await this.kernel.run(
-        ns,
-        batch.map((s) => s.op),
-        'stop',
-      );
+    const batches = (['pod', 'node'] as const)
+      .map((side) => ({ side, batch: steps.filter((s) => s.side === side) }))
+      .filter((b) => b.batch.length > 0);
+    const results = await this.#runInTurn(
+      batches.map(({ side, batch }) => ({
+        ns: side === 'pod' ? { side, path: netns } : NODE,
+        ops: batch.map((s) => s.op),
+      })),
+    );
+    for (const [i, { batch }] of batches.entries()) {
+      const result = results[i];
+      // Only a run that stopped short ends the answers early: the driver broke its word otherwise.
+      if (result === undefined)
+        throw new DataplaneError('addPod', 'run', subject, 'the kernel driver did not answer every run');
       if (!result.entered) {
         return this.#failCreate(netns, resources, touched, subject, `nsenter --net=${netns}`, result.reason);
       }
@@ -113,6 +126,18 @@ export class Dataplane {
         );
       }
     }
+  }
+
+  /** Runs in turn ('stop' mode), in one exchange where the kernel driver offers it. */
+  async #runInTurn(runs: readonly KernelRun[]): Promise<RunResult[]> {
+    if (this.kernel.runInTurn !== undefined) return this.kernel.runInTurn(runs);
+    const results: RunResult[] = [];
+    for (const r of runs) {
+      const result = await this.kernel.run(r.ns, r.ops, 'stop');
+      results.push(result);
+      if (!result.entered || result.failures.length > 0) break;
+    }
+    return results;
   }
 
   async #failCreate(
@@ -171,7 +196,7 @@ export class Dataplane {
 
   async #runRemovals(steps: readonly Step[], operation: string, subject: string): Promise<Failed[]> {
     // Node side only: a pod's own side goes with its veth (see #runPodRemovals for the exception).
-    const ops = steps.filter((s) => s.side === 'node').map((s) => s.op);
+    const ops = withoutWhatGoesWithItsLink(steps.filter((s) => s.side === 'node').map((s) => s.op));
     if (ops.length === 0) return [];
     for (const op of ops) validateOp(op);
     const result = await this.kernel.run(NODE, ops, 'all');

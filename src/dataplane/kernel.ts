@@ -14,6 +14,12 @@ export type Namespace = { readonly side: 'node' } | { readonly side: 'pod'; read
 
 export const NODE: Namespace = { side: 'node' };
 
+/** Operations for one namespace. */
+export interface KernelRun {
+  readonly ns: Namespace;
+  readonly ops: readonly KernelOp[];
+}
+
 export interface RunFailure {
   /** Index of the failed operation in the list given to run(). */
   readonly index: number;
@@ -58,6 +64,12 @@ export interface Kernel {
    * it are done, none after it). 'all': every op runs and each failure is reported (removals).
    */
   run(ns: Namespace, ops: readonly KernelOp[], mode: 'stop' | 'all'): Promise<RunResult>;
+  /**
+   * Optional: `runs` in 'stop' mode one after another, as run() would carry them out in turn (the
+   * first that is not entered or has a failure ends it), in one exchange with the driver. The
+   * outcomes of the runs that ran, in order.
+   */
+  runInTurn?(runs: readonly KernelRun[]): Promise<RunResult[]>;
   /** The node's namespace at once (links with addresses, routes, rules, the SNAT set). */
   readNode(): Promise<NodeView>;
   /** A pod's namespace at once (links with addresses, routes, neighbours), or why it cannot be entered. */

@@ -67,7 +67,13 @@ describe('ledger journal', () => {
     fs.calls.length = 0;
     ledger.put(attachment(2));
     await ledger.commit();
+    // The journal is opened once and stays open: later commits neither open nor close it.
+    assert.deepEqual(fs.calls, [`open ${JOURNAL}`, `append ${JOURNAL}`, `datasync ${JOURNAL}`]);
+    fs.calls.length = 0;
+    ledger.put(attachment(3));
+    await ledger.commit();
     assert.deepEqual(fs.calls, [`append ${JOURNAL}`, `datasync ${JOURNAL}`]);
+    assert.equal(fs.openHandles, 1);
   });
 
   test('the bytes one commit writes do not grow with the number of attachments', async () => {
@@ -253,6 +259,7 @@ describe('ledger journal', () => {
       assert.ok((fs.files.get(JOURNAL)?.length ?? 0) < 2_000 + 1_000, 'the journal stays near its bound');
     }
     assert.ok(compactions >= 3, `${compactions} compactions`);
+    assert.ok(fs.openHandles <= 1, 'a compaction closes the replaced journal');
     fs.crash();
     assert.equal((await open(fs)).list().length, 20);
   });

@@ -29,7 +29,15 @@ type Op =
   /** The machine stops after `calls` file operations of the next commit (of a change to `id`). */
   | { readonly op: 'crashDuring'; readonly id: number; readonly calls: number; readonly torn: number };
 
-const FAILING_STEPS: readonly LedgerFsStep[] = ['write', 'append', 'fsync', 'datasync', 'rename', 'syncDir'];
+const FAILING_STEPS: readonly LedgerFsStep[] = [
+  'open',
+  'write',
+  'append',
+  'fsync',
+  'datasync',
+  'rename',
+  'syncDir',
+];
 /** How much of the unsynced data a crash keeps, as a fraction (a torn write at any byte). */
 const tornArb = fc.double({ min: 0, max: 1, noNaN: true });
 

@@ -250,6 +250,11 @@ export class Ledger {
     return this.#commits.commit();
   }
 
+  /** Releases what the store keeps open between writes (the journal); a later commit reopens it. */
+  close(): Promise<void> {
+    return this.#store.close?.() ?? Promise.resolve();
+  }
+
   /** One write (group-commit.ts): the records changed since the last one that succeeded. */
   async #write(): Promise<void> {
     const changed = this.#changed.take();

@@ -18,12 +18,10 @@ export interface LedgerFsDeps {
   /** fsyncs a file's contents (never through a symlink). */
   syncFile(path: string): Promise<void>;
   /**
-   * Appends `data` to an existing file (never through a symlink, never creating one); nothing is
-   * durable yet. A crash before syncData may keep any prefix of it.
+   * Opens an existing file for appending (never through a symlink, never creating one). The handle
+   * stays with the file it opened, also once another file is renamed over its name.
    */
-  appendFile(path: string, data: string): Promise<void>;
-  /** fdatasyncs a file: its contents and size, not its times (never through a symlink). */
-  syncData(path: string): Promise<void>;
+  openAppend(path: string): Promise<AppendHandle>;
   rename(from: string, to: string): Promise<void>;
   /** fsyncs a directory so that a rename inside it is durable. */
   syncDir(dir: string): Promise<void>;
@@ -31,6 +29,18 @@ export interface LedgerFsDeps {
   removeFile(path: string): Promise<void>;
   /** The names in a directory; a missing directory has none. */
   listDir(dir: string): Promise<string[]>;
+}
+
+/**
+ * An open file that records are appended to: a commit costs one write and one fdatasync on it
+ * (two thread-pool round trips), not an open and a close around each of them.
+ */
+export interface AppendHandle {
+  /** Appends `data` at the file's end; nothing is durable yet. A crash before syncData may keep any prefix of it. */
+  append(data: string): Promise<void>;
+  /** fdatasyncs the file: its contents and size, not its times. */
+  syncData(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** The part of node:fs/promises the ledger uses. */
@@ -87,8 +97,14 @@ export function ledgerFsOn(fs: FsPromises): LedgerFsDeps {
     writeFile: (path, data) =>
       withHandle(fs, path, CREATE_EXCLUSIVE, (h) => h.writeFile(data, 'utf8'), 0o600),
     syncFile: (path) => withHandle(fs, path, READ_NO_FOLLOW, (h) => h.sync()),
-    appendFile: (path, data) => withHandle(fs, path, APPEND_NO_FOLLOW, (h) => h.writeFile(data, 'utf8')),
-    syncData: (path) => withHandle(fs, path, READ_NO_FOLLOW, (h) => h.datasync()),
+    async openAppend(path) {
+      const h = await fs.open(path, APPEND_NO_FOLLOW);
+      return {
+        append: (data) => h.writeFile(data, 'utf8'),
+        syncData: () => h.datasync(),
+        close: () => h.close(),
+      };
+    },
     rename: (from, to) => fs.rename(from, to),
     syncDir: (dir) => withHandle(fs, dir, 'r', (h) => h.sync()),
     async removeFile(path) {

@@ -41,6 +41,8 @@ export interface LedgerStore {
    * with the time `at`), so the agent can start; returns where the snapshot went.
    */
   setAside?(at: number): Promise<string>;
+  /** Releases what the store keeps open between writes (a later write opens it again). */
+  close?(): Promise<void>;
 }
 
 /** When the journal is compacted into a fresh snapshot: past the larger of the two. */
@@ -112,6 +114,7 @@ export class FileLedgerStore implements LedgerStore {
   }
 
   async load(): Promise<LedgerSnapshot | undefined> {
+    await this.#journal.close();
     await this.#removeLeftoverTemps();
     this.#open = undefined;
     const text = await this.#fs.readFile(this.#path);
@@ -226,6 +229,11 @@ export class FileLedgerStore implements LedgerStore {
         if ((code !== 'EEXIST' && code !== 'ELOOP') || attempt >= TEMP_ATTEMPTS) throw err;
       }
     }
+  }
+
+  /** Closes the journal kept open between commits (a later commit opens it again). */
+  close(): Promise<void> {
+    return this.#journal.close();
   }
 
   async setAside(at: number): Promise<string> {

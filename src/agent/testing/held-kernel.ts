@@ -2,6 +2,7 @@
 // for as long as it needs (graceful stop), then lets it go.
 import type { Kernel } from '../../dataplane/kernel.ts';
 import type { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
+import { kernelWithRun } from '../../dataplane/testing/wrapped-kernel.ts';
 
 export interface HeldKernel {
   readonly kernel: Kernel;
@@ -16,18 +17,10 @@ export function heldKernel(inner: FakeKernel): HeldKernel {
   let held = false;
   let waiters: (() => void)[] = [];
   return {
-    kernel: {
-      async run(ns, ops, mode) {
-        if (held) await new Promise<void>((r) => waiters.push(r));
-        return inner.run(ns, ops, mode);
-      },
-      readNode: () => inner.readNode(),
-      readPod: (path) => inner.readPod(path),
-      setupSnat: (cfg) => inner.setupSnat(cfg),
-      setupNodePort: (cfg) => inner.setupNodePort(cfg),
-      setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
-      readNodeSysctl: (name) => inner.readNodeSysctl(name),
-    },
+    kernel: kernelWithRun(inner, async (ns, ops, mode) => {
+      if (held) await new Promise<void>((r) => waiters.push(r));
+      return inner.run(ns, ops, mode);
+    }),
     hold() {
       held = true;
     },

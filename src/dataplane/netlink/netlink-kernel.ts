@@ -9,6 +9,7 @@ import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
 import {
   type Kernel,
+  type KernelRun,
   type Namespace,
   NODE,
   type NodeNetworkConfig,
@@ -20,7 +21,7 @@ import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../linux/i
 import { LinuxKernel } from '../linux/linux-kernel.ts';
 import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 import { NetlinkHelper } from './helper-process.ts';
-import { readRequest, runRequest, snatSetRequest } from './wire.ts';
+import { type Answer, planRequest, readRequest, runRequest, snatSetRequest } from './wire.ts';
 
 export interface NetlinkKernelDeps {
   /** Path of bin/vpcnet-netlink. */
@@ -91,15 +92,25 @@ export class NetlinkKernel implements Kernel {
     return { entered: true, failures: [...a.failures, ...b.failures] };
   }
 
+  /** A pod's side and the node's side of an ADD in one request: one round trip, one worker. */
+  async runInTurn(runs: readonly KernelRun[]): Promise<RunResult[]> {
+    for (const r of runs) for (const op of r.ops) validateOp(op);
+    const answer = await this.#helper.request((id) => planRequest(id, runs));
+    if (!('parts' in answer)) throw new Error(`netlink helper: answer ${answer.id} is not a plan's`);
+    return answer.parts.map((p) => (p.entered ? { entered: true, failures: p.failures } : p));
+  }
+
   /** Runs `part` (operations with their indexes in the caller's list) in one request. */
   async #runPart(ns: Namespace, part: readonly Indexed[], mode: 'stop' | 'all'): Promise<RunResult> {
     if (part.length === 0) return { entered: true, failures: [] };
-    const answer = await this.#helper.request((id) =>
-      runRequest(
-        id,
-        ns,
-        part.map((x) => x.op),
-        mode,
+    const answer = notPlan(
+      await this.#helper.request((id) =>
+        runRequest(
+          id,
+          ns,
+          part.map((x) => x.op),
+          mode,
+        ),
       ),
     );
     if (!answer.entered) return { entered: false, reason: answer.reason };
@@ -112,7 +123,7 @@ export class NetlinkKernel implements Kernel {
 
   async readNode(): Promise<NodeView> {
     const [answer, snatElements] = await Promise.all([
-      this.#helper.request((id) => readRequest(id, NODE)),
+      this.#helper.request((id) => readRequest(id, NODE)).then(notPlan),
       this.#snat ? this.#readSnatSet() : Promise.resolve(undefined),
     ]);
     if (!answer.entered) throw new DataplaneError('observeNode', 'enter node namespace', '', answer.reason);
@@ -129,7 +140,7 @@ export class NetlinkKernel implements Kernel {
 
   /** vpcnet's SNAT set on the node; undefined when it does not exist (setupSnat not run). */
   async #readSnatSet(): Promise<readonly string[] | undefined> {
-    const answer = await this.#helper.request((id) => snatSetRequest(id, NODE));
+    const answer = notPlan(await this.#helper.request((id) => snatSetRequest(id, NODE)));
     const step = `list set ip ${SNAT_TABLE} ${SNAT_SET}`;
     if (!answer.entered) throw new DataplaneError('observeNode', step, '', answer.reason);
     if ('error' in answer) throw new DataplaneError('observeNode', step, '', answer.error);
@@ -138,7 +149,7 @@ export class NetlinkKernel implements Kernel {
   }
 
   async readPod(path: string): Promise<PodView> {
-    const answer = await this.#helper.request((id) => readRequest(id, { side: 'pod', path }));
+    const answer = notPlan(await this.#helper.request((id) => readRequest(id, { side: 'pod', path })));
     if (!answer.entered) return { reachable: false, reason: answer.reason };
     if ('error' in answer)
       throw new DataplaneError('observePod', 'rtnetlink dump', '', `${path}: ${answer.error}`);
@@ -167,4 +178,11 @@ export class NetlinkKernel implements Kernel {
   readNodeSysctl(name: string): Promise<string> {
     return this.#nft.readNodeSysctl(name);
   }
+}
+
+/** An answer to a single request: a plan's answer there means the two sides disagree on the wire. */
+function notPlan(answer: Answer): Exclude<Answer, { parts: unknown }> {
+  if ('parts' in answer)
+    throw new Error(`netlink helper: answer ${answer.id} is a plan's, not a single request's`);
+  return answer;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseAnswer, readRequest, runRequest, targetText } from './wire.ts';
+import { parseAnswer, planRequest, readRequest, runRequest, targetText } from './wire.ts';
 
 test('every operation is one line of space-separated fields, "-" for what is absent', () => {
   const text = runRequest(
@@ -112,4 +112,35 @@ test('answers parse into refusals, run results and reads; anything else is an er
   assert.throws(() => parseAnswer('{"entered":true}'), /answer without id/);
   assert.throws(() => parseAnswer('{"id":5,"entered":true,"failures":[{"index":"0"}]}'), /malformed failure/);
   assert.throws(() => parseAnswer('{"id":6,"entered":false}'), /answer 6 without reason/);
+});
+
+test('a plan is one request of parts, each with its namespace and operations; its answer has the parts that ran', () => {
+  const text = planRequest(9, [
+    { ns: { side: 'pod', path: '/p' }, ops: [{ op: 'linkUp', dev: 'eth0' }] },
+    {
+      ns: { side: 'node' },
+      ops: [
+        { op: 'linkUp', dev: 'vpc1' },
+        { op: 'linkDel', dev: 'vpc2' },
+      ],
+    },
+  ]);
+  assert.equal(text, 'plan 9 2\npart 1 pod:2f70\nlinkUp eth0 -\npart 2 node\nlinkUp vpc1 -\nlinkDel vpc2\n');
+  assert.deepEqual(
+    parseAnswer(
+      '{"id":9,"parts":[{"entered":true,"failures":[]},{"entered":true,"failures":[{"index":1,"message":"m"}]}]}',
+    ),
+    {
+      id: 9,
+      parts: [
+        { entered: true, failures: [] },
+        { entered: true, failures: [{ index: 1, message: 'm' }] },
+      ],
+    },
+  );
+  assert.deepEqual(parseAnswer('{"id":10,"parts":[{"entered":false,"reason":"gone"}]}'), {
+    id: 10,
+    parts: [{ entered: false, reason: 'gone' }],
+  });
+  assert.throws(() => parseAnswer('{"id":11,"parts":[{"failures":[]}]}'), /answer 11: malformed run/);
 });

@@ -3,6 +3,9 @@
 // requests can be in flight and answers arrive in any order.
 //
 //   run <id> <stop|all> <n> <target>     then n operation lines (opLine)
+//   plan <id> <parts>                     then each part: `part <n> <target>` and n operation
+//                                         lines, run in turn in 'stop' mode; the first part that
+//                                         stops short ends the plan
 //   read <id> <target>
 //   nftset <id> <target> <table> <set>    the elements of an nftables IPv4 set (vpcnet's SNAT set)
 //   target: "node", or "pod:" + the namespace path as lower-case hex (any byte but NUL may be in a
@@ -11,6 +14,7 @@
 // Answers: {"id","entered":false,"reason"} when the namespace was refused or could not be
 // entered; a run: {"id","entered":true,"failures":[{"index","message"}]}; a read:
 // {"id","entered":true,"links","routes","rules"[,"neighbours"]} in `ip -d -j` shape, or "error";
+// a plan: {"id","parts":[...]}, each part as a run's answer without its id, only the parts that ran;
 // an nftset: {"id","entered":true,"elements":[...] | null (no such table or set)}, or "error".
 import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { Namespace } from '../kernel.ts';
@@ -73,6 +77,16 @@ export function runRequest(
   return `${lines.join('\n')}\n`;
 }
 
+/** Runs in turn ('stop' mode) in one request: one round trip for a pod's side and the node's. */
+export function planRequest(
+  id: number,
+  parts: readonly { ns: Namespace; ops: readonly KernelOp[] }[],
+): string {
+  const lines = [`plan ${id} ${parts.length}`];
+  for (const p of parts) lines.push(`part ${p.ops.length} ${targetText(p.ns)}`, ...p.ops.map(opLine));
+  return `${lines.join('\n')}\n`;
+}
+
 export function readRequest(id: number, ns: Namespace): string {
   return `read ${id} ${targetText(ns)}\n`;
 }
@@ -87,10 +101,16 @@ export interface RunFailureWire {
   readonly message: string;
 }
 
+/** A run's outcome: its namespace could not be entered, or its operations' failures. */
+export type RunAnswer =
+  | { readonly entered: false; readonly reason: string }
+  | { readonly entered: true; readonly failures: readonly RunFailureWire[] };
+
 /** An answer as parsed at the edge: the fields each kind of request gets, checked for type. */
 export type Answer =
   | { readonly id: number; readonly entered: false; readonly reason: string }
   | { readonly id: number; readonly entered: true; readonly failures: readonly RunFailureWire[] }
+  | { readonly id: number; readonly parts: readonly RunAnswer[] }
   | {
       readonly id: number;
       readonly entered: true;
@@ -112,10 +132,10 @@ export function parseAnswer(line: string): Answer {
   const o = v as Record<string, unknown>;
   const id = o.id;
   if (typeof id !== 'number') throw new Error(`answer without id: ${line.slice(0, 200)}`);
-  if (o.entered === false) {
-    if (typeof o.reason !== 'string') throw new Error(`answer ${id} without reason`);
-    return { id, entered: false, reason: o.reason };
+  if (Array.isArray(o.parts)) {
+    return { id, parts: o.parts.map((p: unknown) => runAnswer(id, p)) };
   }
+  if (o.entered === false) return { id, ...runAnswer(id, o) };
   if (o.entered !== true) throw new Error(`answer ${id} without "entered"`);
   if (typeof o.error === 'string') return { id, entered: true, error: o.error };
   if ('elements' in o) {
@@ -126,19 +146,29 @@ export function parseAnswer(line: string): Answer {
     }
     return { id, entered: true, elements: e };
   }
-  if (Array.isArray(o.failures)) {
-    const failures = o.failures.map((f: unknown): RunFailureWire => {
-      const x = f as Record<string, unknown> | null;
-      if (typeof x?.index !== 'number' || typeof x.message !== 'string') {
-        throw new Error(`answer ${id}: malformed failure ${JSON.stringify(f)}`);
-      }
-      return { index: x.index, message: x.message };
-    });
-    return { id, entered: true, failures };
-  }
+  if (Array.isArray(o.failures)) return { id, ...runAnswer(id, o) };
   return {
     id,
     entered: true,
     dump: { links: o.links, routes: o.routes, rules: o.rules, neighbours: o.neighbours },
   };
+}
+
+/** A run's outcome in answer `id` (a run's answer, or a part of a plan's). */
+function runAnswer(id: number, v: unknown): RunAnswer {
+  const o = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+  if (o.entered === false) {
+    if (typeof o.reason !== 'string') throw new Error(`answer ${id} without reason`);
+    return { entered: false, reason: o.reason };
+  }
+  if (o.entered !== true || !Array.isArray(o.failures))
+    throw new Error(`answer ${id}: malformed run ${JSON.stringify(v)}`);
+  const failures = o.failures.map((f: unknown): RunFailureWire => {
+    const x = f as Record<string, unknown> | null;
+    if (typeof x?.index !== 'number' || typeof x.message !== 'string') {
+      throw new Error(`answer ${id}: malformed failure ${JSON.stringify(f)}`);
+    }
+    return { index: x.index, message: x.message };
+  });
+  return { entered: true, failures };
 }

@@ -3,9 +3,9 @@
 // fsynced. crash() throws away everything that had not reached the disk, as a power cut would, and
 // may keep any prefix of what was written but not synced (a torn write). Failure injection at each
 // step, and a halt after any number of steps (the machine stops in the middle of a commit).
-import type { LedgerFsDeps } from '../node-fs.ts';
+import type { AppendHandle, LedgerFsDeps } from '../node-fs.ts';
 
-export type LedgerFsStep = 'write' | 'append' | 'fsync' | 'datasync' | 'rename' | 'syncDir';
+export type LedgerFsStep = 'open' | 'write' | 'append' | 'fsync' | 'datasync' | 'rename' | 'syncDir';
 
 interface Inode {
   data: string;
@@ -93,24 +93,44 @@ export class MemoryLedgerFs implements LedgerFsDeps {
     this.bytesWritten += Buffer.byteLength(data);
   }
 
-  async appendFile(path: string, data: string): Promise<void> {
-    this.#step(`append ${path}`, 'append', path);
+  /** Handles that are open (opened and not closed), for assertions. */
+  openHandles = 0;
+
+  /** A handle on the inode `path` names now: like a descriptor, it stays with that inode. */
+  async openAppend(path: string): Promise<AppendHandle> {
+    this.#step(`open ${path}`, 'open', path);
     const inode = this.#names.get(path);
     if (!inode) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-    inode.data += data;
-    this.bytesWritten += Buffer.byteLength(data);
+    this.openHandles++;
+    let open = true;
+    const usable = (call: string) => {
+      if (!open)
+        throw Object.assign(new Error(`EBADF: ${call} on a closed handle of ${path}`), { code: 'EBADF' });
+    };
+    return {
+      append: async (data) => {
+        usable('append');
+        this.#step(`append ${path}`, 'append', path);
+        inode.data += data;
+        this.bytesWritten += Buffer.byteLength(data);
+      },
+      syncData: async () => {
+        usable('datasync');
+        this.#syncInode(path, inode, `datasync ${path}`, 'datasync');
+      },
+      close: async () => {
+        usable('close');
+        open = false;
+        this.openHandles--;
+      },
+    };
   }
 
   async syncFile(path: string): Promise<void> {
-    this.#sync(path, `fsync ${path}`, 'fsync');
+    this.#syncInode(path, this.#names.get(path), `fsync ${path}`, 'fsync');
   }
 
-  async syncData(path: string): Promise<void> {
-    this.#sync(path, `datasync ${path}`, 'datasync');
-  }
-
-  #sync(path: string, call: string, step: LedgerFsStep): void {
-    const inode = this.#names.get(path);
+  #syncInode(path: string, inode: Inode | undefined, call: string, step: LedgerFsStep): void {
     try {
       this.#step(call, step, path);
     } catch (err) {

@@ -12,7 +12,7 @@
 /* Longest nftables table or set name (NFT_NAME_MAXLEN is 256 with its NUL). */
 #define NFT_NAME 256
 
-enum request_kind { RUN, READ, NFT_SET };
+enum request_kind { RUN, READ, NFT_SET, PLAN };
 
 struct request {
   struct request *next;
@@ -25,6 +25,9 @@ struct request {
   char **ops;
   /* NFT_SET: which set to list. */
   char table[NFT_NAME], set[NFT_NAME];
+  /* PLAN: runs ('stop' mode) carried out in turn. */
+  int nparts;
+  struct request **parts;
 };
 
 /* answer.c */
@@ -42,6 +45,7 @@ const char *target_of(const struct request *q);
 
 /* requests.c: what a worker does with one request (it answers it). */
 void run_request(struct request *q);
+void plan_request(struct request *q);
 void read_request(struct request *q);
 void nft_set_request(struct request *q);
 

@@ -43,6 +43,8 @@
 #define WORKER_STACK (256 * 1024)
 /* A sanity bound only (GC may remove a whole node's orphans in one run). */
 #define MAX_OPS 1000000
+/* A plan is a pod's side and the node's side; a few more leave room, never thousands. */
+#define MAX_PARTS 16
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
@@ -51,7 +53,9 @@ static bool input_done;
 
 static void free_request(struct request *q) {
   for (int i = 0; i < q->nops; i++) free(q->ops[i]);
+  for (int i = 0; i < q->nparts; i++) free_request(q->parts[i]);
   free(q->ops);
+  free(q->parts);
   free(q->path);
   free(q);
 }
@@ -72,6 +76,8 @@ static void *worker(void *arg) {
       read_request(q);
     else if (q->kind == NFT_SET)
       nft_set_request(q);
+    else if (q->kind == PLAN)
+      plan_request(q);
     else
       run_request(q);
     free_request(q);
@@ -124,8 +130,51 @@ static void chomp(char *line) {
   if (n > 0 && line[n - 1] == '\n') line[n - 1] = '\0';
 }
 
+/* Reads a run's `nops` operation lines. */
+static void read_ops(struct request *q, int nops) {
+  q->ops = calloc((size_t)nops + 1, sizeof *q->ops);
+  if (q->ops == NULL) die("out of memory");
+  for (int i = 0; i < nops; i++) {
+    char *op = NULL;
+    size_t opcap = 0;
+    if (getline(&op, &opcap, stdin) < 0) die("input ended inside a request");
+    chomp(op);
+    q->ops[q->nops++] = op;
+  }
+}
+
+static _Noreturn void refuse_line(const char *what, const char *line) {
+  fprintf(stderr, "vpcnet-netlink: %s: %.200s\n", what, line);
+  _exit(65);
+}
+
+/* A plan's `nparts` runs, each a line `part <nops> <target>` and its operation lines ('stop' mode). */
+static void read_parts(struct request *q, int nparts) {
+  q->parts = calloc((size_t)nparts + 1, sizeof *q->parts);
+  if (q->parts == NULL) die("out of memory");
+  char *line = NULL;
+  size_t cap = 0;
+  for (int i = 0; i < nparts; i++) {
+    if (getline(&line, &cap, stdin) < 0) die("input ended inside a request");
+    chomp(line);
+    struct request *part = calloc(1, sizeof *part);
+    if (part == NULL) die("out of memory");
+    char target[8200];
+    int nops;
+    if (sscanf(line, "part %d %8199s", &nops, target) != 2 || nops < 0 || nops > MAX_OPS)
+      refuse_line("cannot parse plan part", line);
+    part->kind = RUN;
+    part->id = q->id;
+    q->parts[q->nparts++] = part;
+    if (parse_target(target, &part->path) < 0) refuse_line("invalid namespace", target);
+    read_ops(part, nops);
+  }
+  free(line);
+}
+
 /*
  * Header lines: `run <id> <stop|all> <nops> <target>` followed by nops operation lines,
+ * `plan <id> <nparts>` followed by nparts runs (read_parts),
  * `read <id> <target>`, or `nftset <id> <target> <table> <set>`. A line that does not parse means the two sides disagree on the wire:
  * the helper stops rather than guess (the agent fails what is in flight and restarts it).
  */
@@ -136,9 +185,12 @@ static void read_requests(void) {
     chomp(line);
     struct request *q = calloc(1, sizeof *q);
     if (q == NULL) die("out of memory");
-    char mode[8], target[8200];
-    int nops;
-    if (sscanf(line, "read %llu %8199s", &q->id, target) == 2) {
+    char mode[8], target[8200] = "node";
+    int nops, nparts;
+    if (sscanf(line, "plan %llu %d", &q->id, &nparts) == 2 && nparts >= 0 && nparts <= MAX_PARTS) {
+      q->kind = PLAN;
+      read_parts(q, nparts);
+    } else if (sscanf(line, "read %llu %8199s", &q->id, target) == 2) {
       q->kind = READ;
     } else if (sscanf(line, "nftset %llu %8199s %255s %255s", &q->id, target, q->table, q->set) == 4) {
       q->kind = NFT_SET;
@@ -146,23 +198,11 @@ static void read_requests(void) {
                nops <= MAX_OPS && (strcmp(mode, "stop") == 0 || strcmp(mode, "all") == 0)) {
       q->kind = RUN;
       q->all = strcmp(mode, "all") == 0;
-      q->ops = calloc((size_t)nops + 1, sizeof *q->ops);
-      if (q->ops == NULL) die("out of memory");
-      for (int i = 0; i < nops; i++) {
-        char *op = NULL;
-        size_t opcap = 0;
-        if (getline(&op, &opcap, stdin) < 0) die("input ended inside a request");
-        chomp(op);
-        q->ops[q->nops++] = op;
-      }
+      read_ops(q, nops);
     } else {
-      fprintf(stderr, "vpcnet-netlink: cannot parse request line: %.200s\n", line);
-      _exit(65);
+      refuse_line("cannot parse request line", line);
     }
-    if (parse_target(target, &q->path) < 0) {
-      fprintf(stderr, "vpcnet-netlink: invalid namespace %.200s\n", target);
-      _exit(65);
-    }
+    if (parse_target(target, &q->path) < 0) refuse_line("invalid namespace", target);
     enqueue(q);
   }
   free(line);

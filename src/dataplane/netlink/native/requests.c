@@ -43,46 +43,50 @@ static int snat_removals(char **ops, int from, int nops) {
   return rc == 0 ? n : 0;
 }
 
-/* Enters the request's namespace and opens rtnetlink there; when it cannot, answers the request as
-   not entered (back home first) and returns -1. */
-static int enter_rtnl(const struct request *q, struct rtnl *r) {
-  char reason[MSG_MAX];
+/* Enters the request's namespace and opens rtnetlink there; when it cannot, says why in `reason`
+   (back home first) and returns -1. */
+static int enter_rtnl_or_say(const struct request *q, struct rtnl *r, char *reason, size_t len) {
   const char *target = target_of(q);
-  if (enter(target, reason, sizeof reason) < 0) {
-    answer_unentered(q->id, reason);
-    return -1;
-  }
+  if (enter(target, reason, len) < 0) return -1;
   int rc = rtnl_open(r);
   if (rc < 0) {
-    snprintf(reason, sizeof reason, "cannot open rtnetlink in %s: %s", target ? target : "the node namespace",
-             strerror(-rc));
+    snprintf(reason, len, "cannot open rtnetlink in %s: %s", target ? target : "the node namespace", strerror(-rc));
     leave(target);
+    return -1;
+  }
+  return 0;
+}
+
+/* Enters the request's namespace and opens rtnetlink there; when it cannot, answers the request as
+   not entered and returns -1. */
+static int enter_rtnl(const struct request *q, struct rtnl *r) {
+  char reason[MSG_MAX];
+  if (enter_rtnl_or_say(q, r, reason, sizeof reason) < 0) {
     answer_unentered(q->id, reason);
     return -1;
   }
   return 0;
 }
 
-void run_request(struct request *q) {
+/*
+ * Runs one run's operations in its namespace and writes its outcome into `b` as the fields
+ * `"entered":true,"failures":[...]` or `"entered":false,"reason":"..."`. Returns 1 when the run
+ * stopped short (not entered, or a failure in 'stop' mode), else 0.
+ */
+static int run_ops(const struct request *q, struct jbuf *b) {
   char reason[MSG_MAX];
   const char *target = target_of(q);
   /* A veth's peer goes to the node's namespace: the helper's own, or --node-netns. */
   int node_fd = own_ns_fd;
-  if (node_netns_path != NULL) {
-    node_fd = open_netns(node_netns_path, reason, sizeof reason);
-    if (node_fd < 0) {
-      answer_unentered(q->id, reason);
-      return;
-    }
-  }
   struct rtnl r;
-  if (enter_rtnl(q, &r) < 0) {
-    if (node_fd != own_ns_fd) close(node_fd);
-    return;
+  if (node_netns_path != NULL) node_fd = open_netns(node_netns_path, reason, sizeof reason);
+  if (node_fd < 0 || enter_rtnl_or_say(q, &r, reason, sizeof reason) < 0) {
+    if (node_fd >= 0 && node_fd != own_ns_fd) close(node_fd);
+    jbuf_raw(b, "\"entered\":false,\"reason\":");
+    jbuf_str(b, reason);
+    return 1;
   }
-  struct jbuf b;
-  jbuf_init(&b);
-  jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,\"failures\":[", q->id);
+  jbuf_raw(b, "\"entered\":true,\"failures\":[");
   int failures = 0;
   for (int i = 0; i < q->nops; i++) {
     char msg[MSG_MAX];
@@ -94,15 +98,41 @@ void run_request(struct request *q) {
       }
     }
     if (run_op(&r, q->ops[i], node_fd, msg, sizeof msg) == 0) continue;
-    jbuf_printf(&b, "%s{\"index\":%d,\"message\":", failures++ > 0 ? "," : "", i);
-    jbuf_str(&b, msg);
-    jbuf_raw(&b, "}");
+    jbuf_printf(b, "%s{\"index\":%d,\"message\":", failures++ > 0 ? "," : "", i);
+    jbuf_str(b, msg);
+    jbuf_raw(b, "}");
     if (!q->all) break;
   }
-  jbuf_raw(&b, "]}");
+  jbuf_raw(b, "]");
   rtnl_close(&r);
   leave(target);
   if (node_fd != own_ns_fd) close(node_fd);
+  return failures > 0 && !q->all;
+}
+
+void run_request(struct request *q) {
+  struct jbuf b;
+  jbuf_init(&b);
+  jbuf_printf(&b, "{\"id\":%llu,", q->id);
+  run_ops(q, &b);
+  jbuf_raw(&b, "}");
+  answer(&b);
+  jbuf_free(&b);
+}
+
+/* Runs the parts in turn (each in its own namespace), as one request: a pod's side and then the
+   node's side of an ADD cost one round trip. The first part that stops short ends the plan. */
+void plan_request(struct request *q) {
+  struct jbuf b;
+  jbuf_init(&b);
+  jbuf_printf(&b, "{\"id\":%llu,\"parts\":[", q->id);
+  for (int i = 0; i < q->nparts; i++) {
+    jbuf_raw(&b, i > 0 ? ",{" : "{");
+    int stopped = run_ops(q->parts[i], &b);
+    jbuf_raw(&b, "}");
+    if (stopped) break;
+  }
+  jbuf_raw(&b, "]}");
   answer(&b);
   jbuf_free(&b);
 }
