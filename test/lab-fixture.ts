@@ -112,6 +112,16 @@ export async function sh(argv: string[]): Promise<string> {
   return (await runToSuccess(argv)).stdout;
 }
 
+/** The node's primary IPv4 address: the one on the link of its default route. */
+export async function nodePrimaryIpv4(node: LabNodeDesc): Promise<string> {
+  const out = await sh(['ip', '-n', node.netns, '-j', '-4', 'route', 'show', 'default']);
+  const dev = (JSON.parse(out) as { dev: string }[])[0]!.dev;
+  const addrs = JSON.parse(await sh(['ip', '-n', node.netns, '-j', '-4', 'addr', 'show', 'dev', dev])) as {
+    addr_info: { local: string }[];
+  }[];
+  return addrs[0]!.addr_info[0]!.local;
+}
+
 export async function reaches(fromNetns: string, ip: string): Promise<boolean> {
   return (await runProcess(['ip', 'netns', 'exec', fromNetns, 'ping', '-c', '1', '-W', '2', ip])).code === 0;
 }

@@ -10,7 +10,16 @@ import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../src/lab/layout.ts';
 import { addOutsideHost, type OutsideHost } from '../src/lab/outside-host.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
-import { addPod, type LabDesc, labDown, labUp, newPod, sh, uniqueLabName } from './lab-fixture.ts';
+import {
+  addPod,
+  type LabDesc,
+  labDown,
+  labUp,
+  newPod,
+  nodePrimaryIpv4,
+  sh,
+  uniqueLabName,
+} from './lab-fixture.ts';
 import { startNetnsServer, stopNetnsServers } from './netns-server.ts';
 
 const PORT = 7077;
@@ -20,16 +29,6 @@ const PEER_CLIENT = `const s = require('node:net').connect(${PORT}, process.argv
 /** The source address `host` sees for a connection from the pod namespace `podNetns`. */
 async function seenBy(podNetns: string, host: OutsideHost): Promise<string> {
   return (await sh(['ip', 'netns', 'exec', podNetns, process.execPath, '-e', PEER_CLIENT, host.ip])).trim();
-}
-
-async function primaryIp(lab: LabDesc): Promise<string> {
-  const node = lab.nodes[0]!;
-  const out = await sh(['ip', '-n', node.netns, '-j', '-4', 'route', 'show', 'default']);
-  const dev = (JSON.parse(out) as { dev: string }[])[0]!.dev;
-  const addrs = JSON.parse(await sh(['ip', '-n', node.netns, '-j', '-4', 'addr', 'show', 'dev', dev])) as {
-    addr_info: { local: string }[];
-  }[];
-  return addrs[0]!.addr_info[0]!.local;
 }
 
 describe('SNAT modes seen by hosts outside the VPC', { timeout: 240_000 }, () => {
@@ -65,7 +64,7 @@ describe('SNAT modes seen by hosts outside the VPC', { timeout: 240_000 }, () =>
 
   test("by default a host outside the VPC sees the node's primary IP, not the pod's", async () => {
     const seen = await seenBy(podNetns, plain);
-    assert.equal(seen, await primaryIp(lab));
+    assert.equal(seen, await nodePrimaryIpv4(lab.nodes[0]!));
     assert.notEqual(seen, podIp);
   });
 
