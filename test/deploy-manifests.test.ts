@@ -275,6 +275,24 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.notEqual(overlay.configMap.metadata?.name, base.configMap.metadata?.name, 'agents roll');
   });
 
+  test('overlays/ipv6 turns IPv6 mode on with prefix delegation and has the privileged install step set forwarding, and changes nothing else', async () => {
+    const overlay = await render('overlays/ipv6');
+    assertOverlayIs(base, overlay, (m) => {
+      m.configMap.data = { ...m.configMap.data, ENABLE_IPv6: 'true', ENABLE_PREFIX_DELEGATION: 'true' };
+      const install = podSpec(m.daemonSet).initContainers?.find((c) => c.name === 'install-cni');
+      assert.ok(install);
+      install.command = [...(install.command ?? []), '--ipv6-forwarding'];
+      install.securityContext = {
+        ...install.securityContext,
+        privileged: true,
+        allowPrivilegeEscalation: true,
+      };
+    });
+    const config = agentConfigFromEnv(agentEnv(overlay));
+    assert.deepEqual(config.ipv6, { enabled: true, v4Egress: true });
+    assert.notEqual(overlay.configMap.metadata?.name, base.configMap.metadata?.name, 'agents roll');
+  });
+
   test('overlays/custom-image points both containers at the edited image, and changes nothing else', async () => {
     const overlay = await render('overlays/custom-image');
     assertOverlayIs(base, overlay, (m) => {
