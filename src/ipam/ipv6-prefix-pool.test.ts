@@ -152,3 +152,19 @@ test('a failed claim is tried again when a pod waits, and the pod then gets an a
   assert.ok(pool.allocate('pod-a'));
   assert.equal(primaryPrefixes(cloud).length, 1);
 });
+
+test('cooldowns that ended leave memory and the ledger when the next address is freed, though the walk never comes back to them', async () => {
+  const { clock, ledger, poolOn } = node();
+  const pool = poolOn();
+  await pool.start();
+  const old = [pool.allocate('pod-a')!, pool.allocate('pod-b')!];
+  for (const a of old) pool.release(a.ip, a.eniId);
+  assert.equal(ledger.coolingAddresses().length, 2);
+  clock.t += COOLDOWN_MS;
+  const c = pool.allocate('pod-c')!;
+  pool.release(c.ip, c.eniId);
+  assert.deepEqual(
+    ledger.coolingAddresses().map((r) => r.ip),
+    [c.ip],
+  );
+});

@@ -99,6 +99,9 @@ export class Ipv6PrefixPool {
 
   release(ip: string, eniId?: string): void {
     const now = this.#d.clock.now();
+    // The cursor comes back to an address only after 2^48 others: without this sweep, cooldown
+    // records that ended would stay in memory and in the ledger.
+    this.#sweepCooling(now);
     this.#assigned.delete(ip);
     this.#cooling.set(ip, now);
     const onEni = eniId ?? (this.#claim?.kind === 'held' ? this.#claim.eniId : undefined);
@@ -130,6 +133,10 @@ export class Ipv6PrefixPool {
 
   #pooled(ip: string, eniId: string): Ipv6PooledAddress {
     return { ip, eniId, routeTable: MAIN_TABLE };
+  }
+
+  #sweepCooling(now: number): void {
+    for (const ip of [...this.#cooling.keys()]) this.#stillCooling(ip, now);
   }
 
   /** Cooling ends lazily: an expired entry goes, with its durable record, when it is next looked at. */
