@@ -36,11 +36,11 @@ import { stopGracefully } from './graceful-stop.ts';
 import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
 import { setupIpv4Node } from './ipv4-node-setup.ts';
-import { startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
+import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
-import { openLedger, recoverFromNode, recoveryView } from './recovery.ts';
+import { openLedger, poolRecoveryAddresses, recoverFromNode, recoveryView } from './recovery.ts';
 import { RequestGate, refusedWhileStopping } from './request-gate.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { SnatRelease } from './snat-release.ts';
@@ -174,7 +174,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const recovery =
     loss &&
     (await recoverFromNode(
-      { ...deps, ledger, pool, vethPrefix: config.vethPrefix, protectedAddresses },
+      {
+        ...deps,
+        ledger,
+        addresses: ipv6 ? ipv6RecoveryAddresses(ipv6.addresses) : poolRecoveryAddresses(pool),
+        vethPrefix: config.vethPrefix,
+        protectedAddresses,
+      },
       loss,
     ));
   await recoverHalfDoneAdds(ledger, dataplane, ipv6?.addresses ?? manager, log);

@@ -12,7 +12,7 @@ import { heldEgressAddresses, V4EgressAddresses } from './v4-egress-addresses.ts
 export function ipv6Plan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
   // IPv4 egress is the pod's, not each interface's: it goes with the pod's primary interface.
   const egress = req.key.ifName === PRIMARY_POD_IF ? ctx.v4Egress : undefined;
-  const v4EgressIp = egress?.allocate(heldEgressAddresses(ctx.ledger.list()));
+  const v4EgressIp = egress?.allocate(heldEgressAddresses(ctx.ledger.list(), ctx.ledger.recovered()));
   if (egress !== undefined && v4EgressIp === undefined) {
     ctx.addresses.unreserve(addr.ip);
     throw new CniError(

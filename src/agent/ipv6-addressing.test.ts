@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { ignoredInIpv6Mode } from './ipv6-addressing.ts';
 import { agentWorlds } from './testing/agent-world.ts';
+import { cniRequest, ipOf } from './testing/cni-request.ts';
+import { heldEgressAddresses } from './v4-egress-addresses.ts';
 
 const worlds = agentWorlds();
 const IPV6_MODE = { ENABLE_IPv6: 'true', ENABLE_PREFIX_DELEGATION: 'true' };
@@ -55,4 +59,47 @@ test('IPv6 mode names each IPv4 pool setting it ignores', () => {
     'WARM_IP_TARGET',
     'MINIMUM_IP_TARGET',
   ]);
+});
+
+test('with the ledger lost and IPv6 pods running, recovery holds their addresses: a new pod never gets one', async () => {
+  const w = await worlds.world(IPV6_MODE, { ipv6Subnet: '2001:db8:5e00:0' });
+  const first = await w.start();
+  const old: string[] = [];
+  const oldEgress: string[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const out = await first.cni(
+        cniRequest('ADD', `old${i}`, await w.netns(`old${i}`), `old${i}`, `uo${i}`),
+      );
+      assert.equal(out.exitCode, 0, out.stdout);
+      old.push(ipOf(out.stdout));
+    }
+    oldEgress.push(...heldEgressAddresses(first.ledger.list()));
+  } finally {
+    await first.stop();
+  }
+  assert.equal(oldEgress.length, 3);
+  await rm(join(w.dir, 'state', 'ledger.json'));
+  const agent = await w.start();
+  try {
+    // Each pod's two host routes are evidence: its IPv6 address and its egress veth's IPv4 one.
+    assert.deepEqual(
+      agent.ledger
+        .recovered()
+        .map((r) => r.ip)
+        .sort(),
+      [...oldEgress, ...old].sort(),
+    );
+    assert.equal((agent.introspect().pool as { ipv6?: { assigned: number } }).ipv6?.assigned, 3);
+    const out = await agent.cni(cniRequest('ADD', 'new0', await w.netns('new0'), 'new0', 'un0'));
+    assert.equal(out.exitCode, 0, out.stdout);
+    assert.ok(!old.includes(ipOf(out.stdout)), "a live pod's address was handed out again");
+    const [newEgress] = heldEgressAddresses(agent.ledger.list());
+    assert.ok(
+      newEgress !== undefined && !oldEgress.includes(newEgress),
+      `egress ${newEgress} is a live pod's`,
+    );
+  } finally {
+    await agent.stop();
+  }
 });

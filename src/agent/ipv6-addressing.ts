@@ -13,6 +13,7 @@ import type { WarmPoolTargets } from '../ipam/targets.ts';
 import type { OperationContext } from './context.ts';
 import { registerIpv6Metrics } from './ipv6-metrics.ts';
 import { startIpv6 } from './ipv6-start.ts';
+import type { RecoveryAddresses } from './recovery.ts';
 
 export interface Ipv6AddressingDeps {
   readonly config: Pick<AgentConfig, 'ipv6'>;
@@ -65,6 +66,22 @@ export async function startIpv6Mode(
   if (addresses === undefined) return undefined;
   registerIpv6Metrics(d.registry, addresses);
   return { addresses, context };
+}
+
+/**
+ * IPv6 mode's /80 as recovery of a lost ledger reads and holds it: a pod's address is known by the
+ * kernel's host route or the API's podIP inside the /80; EC2 lists no single addresses to
+ * quarantine (a /80 has 2^48).
+ */
+export function ipv6RecoveryAddresses(source: Ipv6PrefixPool): RecoveryAddresses {
+  return {
+    listed: () => new Map(),
+    eniOf: (ip) => source.eniOf(ip),
+    hold: (ip, owner) => source.hold(ip, owner),
+    isFree: () => false,
+    quarantine: () => {},
+    cooldownMs: 0,
+  };
 }
 
 /** Settings of the IPv4 pool that IPv6 mode ignores, as upstream's ipamd does. */

@@ -10,7 +10,7 @@ import { hostVethName } from '../plan/names.ts';
 import { planRegularPod } from '../plan/pod-plan.ts';
 import type { PodMetadata, PodSource } from '../pods/pod-source.ts';
 import { sweepRecovered } from './recovered-release.ts';
-import { QUARANTINE_MIN_MS, recoverFromNode, recoveryView } from './recovery.ts';
+import { poolRecoveryAddresses, QUARANTINE_MIN_MS, recoverFromNode, recoveryView } from './recovery.ts';
 
 const NOW = 1_000_000;
 const ENI = 'eni-2';
@@ -63,7 +63,7 @@ async function node(pods: PodMetadata[]) {
   };
   const deps = {
     ledger,
-    pool,
+    addresses: poolRecoveryAddresses(pool),
     dataplane,
     pods: source,
     log: silentLogger,
@@ -136,7 +136,7 @@ test('with nothing in the kernel, the API or on vpcnet ENIs, there is no recover
   const start = await recoverFromNode(
     {
       ledger,
-      pool,
+      addresses: poolRecoveryAddresses(pool),
       dataplane: new Dataplane(kernel),
       pods: { lookup: async () => undefined },
       log: silentLogger,

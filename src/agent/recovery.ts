@@ -55,10 +55,47 @@ export async function openLedger(
   return { ledger: Ledger.fromSnapshot(store, clock, snapshot), ...(loss === undefined ? {} : { loss }) };
 }
 
+/**
+ * The addresses recovery reads and holds: the IPv4 pool as rebuilt from EC2 (manager.init) from
+ * an empty ledger, or IPv6 mode's /80 (ipv6-addressing.ts).
+ */
+export interface RecoveryAddresses {
+  /** Every address EC2 lists on this node's pool ENIs, with its ENI (a /80 lists none: too many). */
+  listed(): ReadonlyMap<string, { readonly eniId: string; readonly secondaryEni: boolean }>;
+  /** The ENI EC2 has `ip` on, for this node; undefined when EC2 does not list it. */
+  eniOf(ip: string): string | undefined;
+  /** Holds `ip` for `owner`; false when something else holds it already. */
+  hold(ip: string, owner: string): boolean;
+  /** Whether a listed address is free (neither held nor cooling). */
+  isFree(ip: string): boolean;
+  /** A listed address cools down as if freed at `freedAt`. */
+  quarantine(ip: string, freedAt: number): void;
+  readonly cooldownMs: number;
+}
+
+/** The IPv4 pool as recovery reads and holds it. */
+export function poolRecoveryAddresses(pool: AddressPool): RecoveryAddresses {
+  const listed = () => {
+    const out = new Map<string, { eniId: string; secondaryEni: boolean }>();
+    for (const eni of pool.enis()) {
+      for (const ip of pool.addresses(eni.eniId).keys())
+        out.set(ip, { eniId: eni.eniId, secondaryEni: eni.deviceNumber !== 0 });
+    }
+    return out;
+  };
+  return {
+    listed,
+    eniOf: (ip) => pool.eniIdOf(ip),
+    hold: (ip, owner) => pool.restoreAssigned(ip, owner),
+    isFree: (ip) => pool.state(ip)?.kind === 'free',
+    quarantine: (ip, freedAt) => pool.restoreCooling(ip, freedAt),
+    cooldownMs: pool.cooldownMs,
+  };
+}
+
 export interface RecoveryDeps {
   readonly ledger: Ledger;
-  /** The pool as rebuilt from EC2 (manager.init) from an empty ledger. */
-  readonly pool: AddressPool;
+  readonly addresses: RecoveryAddresses;
   readonly dataplane: Pick<Dataplane, 'observeNode'>;
   readonly pods: PodSource;
   readonly log: Logger;
@@ -95,16 +132,6 @@ async function podsOnNode(pods: PodSource, log: Logger): Promise<readonly PodMet
   }
 }
 
-/** Every address EC2 lists on this node's pool ENIs, with its ENI. */
-function poolAddresses(pool: AddressPool): Map<string, { eniId: string; secondaryEni: boolean }> {
-  const out = new Map<string, { eniId: string; secondaryEni: boolean }>();
-  for (const eni of pool.enis()) {
-    for (const ip of pool.addresses(eni.eniId).keys())
-      out.set(ip, { eniId: eni.eniId, secondaryEni: eni.deviceNumber !== 0 });
-  }
-  return out;
-}
-
 /**
  * Runs after the pool was rebuilt from EC2 and before anything is collected or lent. Returns
  * undefined for a fresh start (no evidence anywhere).
@@ -113,15 +140,15 @@ export async function recoverFromNode(
   deps: RecoveryDeps,
   loss: LedgerLoss,
 ): Promise<RecoveryStart | undefined> {
-  const { ledger, pool, log, now } = deps;
+  const { ledger, addresses, log, now } = deps;
   const t = now();
   const kernel = kernelEvidence(await deps.dataplane.observeNode(), deps.vethPrefix, deps.protectedAddresses);
-  const ec2 = poolAddresses(pool);
+  const ec2 = addresses.listed();
   const kernelIps = new Set(kernel.flatMap((k) => (k.ip === undefined ? [] : [k.ip])));
   // A live pod's podIP that EC2 lists on this node but no veth carries (its address and ENI).
   const apiHeld = (await podsOnNode(deps.pods, log)).flatMap((p) => {
-    const onEni = p.podIp === undefined || kernelIps.has(p.podIp) ? undefined : ec2.get(p.podIp);
-    return p.podIp === undefined || onEni === undefined ? [] : [{ pod: p, ip: p.podIp, eniId: onEni.eniId }];
+    const eniId = p.podIp === undefined || kernelIps.has(p.podIp) ? undefined : addresses.eniOf(p.podIp);
+    return p.podIp === undefined || eniId === undefined ? [] : [{ pod: p, ip: p.podIp, eniId }];
   });
   // Addresses on ENIs vpcnet attached are its own; the primary ENI's may have been assigned by
   // anyone before the first start, so alone they are no evidence.
@@ -134,7 +161,7 @@ export async function recoverFromNode(
   const base = { reason: loss.reason, recoveredAt: t } as const;
   const records: RecoveredRecord[] = [
     ...kernel.map((k) => {
-      const eniId = k.ip === undefined ? undefined : ec2.get(k.ip)?.eniId;
+      const eniId = k.ip === undefined ? undefined : addresses.eniOf(k.ip);
       return {
         ...(k.ip === undefined ? {} : { ip: k.ip }),
         ...(eniId === undefined ? {} : { eniId }),
@@ -155,16 +182,16 @@ export async function recoverFromNode(
     if (r.ip === undefined) continue;
     if (r.eniId === undefined)
       log.warn('recovery: the kernel routes an address EC2 does not list', { ip: r.ip });
-    else if (!pool.restoreAssigned(r.ip, attachmentKeyString(recoveredHolderKey(r))))
+    else if (!addresses.hold(r.ip, attachmentKeyString(recoveredHolderKey(r))))
       log.error('recovery: an address is found twice on the node', { ip: r.ip });
   }
   // Quarantine: what only EC2 lists may have been a pod's a moment ago (peers' ARP and conntrack).
-  const until = t + Math.max(pool.cooldownMs, QUARANTINE_MIN_MS);
+  const until = t + Math.max(addresses.cooldownMs, QUARANTINE_MIN_MS);
   const quarantined: Quarantined[] = [];
   for (const [ip, { eniId }] of ec2) {
-    if (pool.state(ip)?.kind !== 'free') continue;
-    const freedAt = until - pool.cooldownMs;
-    pool.restoreCooling(ip, freedAt);
+    if (!addresses.isFree(ip)) continue;
+    const freedAt = until - addresses.cooldownMs;
+    addresses.quarantine(ip, freedAt);
     ledger.addCooling(ip, eniId, freedAt);
     quarantined.push({ ip, eniId, until });
   }

@@ -97,6 +97,21 @@ export class Ipv6PrefixPool {
     if (problem !== undefined) throw new Error(problem);
   }
 
+  /** The primary ENI, for an address of the held /80 (recovery of a lost ledger). */
+  eniOf(ip: string): string | undefined {
+    const claim = this.#claim;
+    if (claim?.kind !== 'held' || !isIpv6(ip)) return undefined;
+    return ipv6CidrContains(parseIpv6Cidr(claim.prefix), parseIpv6(ip)) ? claim.eniId : undefined;
+  }
+
+  /** Holds `ip` for `owner` (a pod recovered from the node); false when another owner holds it. */
+  hold(ip: string, owner: string): boolean {
+    const holder = this.#assigned.get(ip);
+    if (holder !== undefined && holder !== owner) return false;
+    this.#assigned.set(ip, owner);
+    return true;
+  }
+
   release(ip: string, eniId?: string): void {
     const now = this.#d.clock.now();
     // The cursor comes back to an address only after 2^48 others: without this sweep, cooldown
