@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { formatIpv6, parseIpv6Cidr } from '../src/infra/ipv6-cidr.ts';
-import { labLayout } from '../src/lab/layout.ts';
-import { unixJson } from '../src/lab/unix-http.ts';
 import {
   agentState,
+  emulatorState,
   ipv6BehindNode,
   type LabDesc,
   type LabNodeDesc,
@@ -23,12 +22,6 @@ import {
   waitFor,
 } from './lab-fixture.ts';
 
-interface EmulatedEni {
-  readonly eniId: string;
-  readonly ipv6Addresses: string[];
-  readonly ipv6Prefixes: string[];
-  readonly attachment: { readonly instanceId: string; readonly deviceIndex: number } | null;
-}
 interface Ipv6PoolState {
   readonly prefix: string | null;
   readonly eniId: string | null;
@@ -41,10 +34,7 @@ describe('IPv6 addresses, cloud side, in a dual-stack lab', () => {
   let node: LabNodeDesc;
 
   const primaryEni = async () => {
-    const state = (await unixJson(labLayout(name, 0).emulator.adminSocket, 'GET', '/admin/state')) as {
-      enis: EmulatedEni[];
-    };
-    const eni = state.enis.find((e) => e.attachment?.deviceIndex === 0);
+    const eni = (await emulatorState(name)).enis.find((e) => e.attachment?.deviceIndex === 0);
     assert.ok(eni, 'the node has a primary ENI');
     return eni;
   };

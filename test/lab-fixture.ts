@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { getJson } from '../src/cli/state.ts';
+import { cidrContains, parseCidr, parseIpv4 } from '../src/infra/ipv4.ts';
 import { runProcess, runToSuccess } from '../src/infra/process.ts';
 import {
   type CniCall,
@@ -90,6 +91,37 @@ export async function registerSgPod(
   }[];
   if (!eni) throw new Error(`the resource controller did not annotate pod ${namespace}/${pod}`);
   return { eniId: eni.eniId, ip: eni.privateIp, vlanId: eni.vlanId };
+}
+
+/** An ENI as the lab emulator's admin state shows it. */
+export interface EmulatedEni {
+  readonly eniId: string;
+  readonly secondaryIps: string[];
+  readonly ipv4Prefixes: string[];
+  readonly ipv6Addresses: string[];
+  readonly ipv6Prefixes: string[];
+  readonly attachment: { readonly instanceId: string; readonly deviceIndex: number } | null;
+}
+
+/** The lab emulator's admin state: its instances and ENIs. */
+export async function emulatorState(lab: string): Promise<{
+  readonly instances: { readonly instanceId: string; readonly subnetId: string }[];
+  readonly enis: EmulatedEni[];
+}> {
+  return (await unixJson(labLayout(lab, 0).emulator.adminSocket, 'GET', '/admin/state')) as {
+    instances: { instanceId: string; subnetId: string }[];
+    enis: EmulatedEni[];
+  };
+}
+
+/** The ENIs attached to an instance (the lab's nodes'). */
+export async function attachedEnis(lab: string): Promise<EmulatedEni[]> {
+  return (await emulatorState(lab)).enis.filter((e) => e.attachment !== null);
+}
+
+/** Whether `ip` lies in one of the ENIs' delegated IPv4 /28 prefixes. */
+export function inIpv4Prefixes(ip: string, enis: readonly EmulatedEni[]): boolean {
+  return enis.some((e) => e.ipv4Prefixes.some((p) => cidrContains(parseCidr(p), parseIpv4(ip))));
 }
 
 /** Waits until the resource controller has attached the node's trunk ENI (its label turns true). */

@@ -10,13 +10,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { cidrContains, parseCidr, parseIpv4 } from '../src/infra/ipv4.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { isRecordedProcessAlive, type ProcessRecord, readRecords } from '../src/lab/processes.ts';
-import { unixHttp, unixJson } from '../src/lab/unix-http.ts';
+import { unixHttp } from '../src/lab/unix-http.ts';
 import {
   addPod,
+  attachedEnis,
   cni,
+  inIpv4Prefixes,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -28,12 +29,6 @@ import {
   uniqueLabName,
   waitFor,
 } from './lab-fixture.ts';
-
-interface EmulatedEni {
-  readonly secondaryIps: string[];
-  readonly ipv4Prefixes: string[];
-  readonly attachment: { readonly instanceId: string } | null;
-}
 
 interface RunningPod {
   readonly pod: TestPod;
@@ -63,12 +58,7 @@ describe('switching address modes with pods running', { timeout: 300_000 }, () =
   let launch: { argv: string[]; env: Record<string, string> };
 
   const layout = () => labLayout(name, 1);
-  const enis = async () =>
-    (
-      (await unixJson(layout().emulator.adminSocket, 'GET', '/admin/state')) as { enis: EmulatedEni[] }
-    ).enis.filter((e) => e.attachment !== null);
-  const inPrefix = (ip: string, list: readonly EmulatedEni[]) =>
-    list.some((e) => e.ipv4Prefixes.some((p) => cidrContains(parseCidr(p), parseIpv4(ip))));
+  const enis = () => attachedEnis(name);
 
   async function startPods(count: number): Promise<RunningPod[]> {
     const out: RunningPod[] = [];
@@ -96,7 +86,7 @@ describe('switching address modes with pods running', { timeout: 300_000 }, () =
     }
     const cloud = await enis();
     for (const r of running) {
-      const owned = cloud.some((e) => e.secondaryIps.includes(r.ip)) || inPrefix(r.ip, cloud);
+      const owned = cloud.some((e) => e.secondaryIps.includes(r.ip)) || inIpv4Prefixes(r.ip, cloud);
       assert.ok(owned, `${when}: ${r.ip} is no longer assigned to the node's ENIs in EC2`);
     }
   }
@@ -185,7 +175,8 @@ describe('switching address modes with pods running', { timeout: 300_000 }, () =
     await everyPodKeepsItsAddress('after the switch to prefixes');
     const added = await startPods(2);
     const now = await enis();
-    for (const r of added) assert.ok(inPrefix(r.ip, now), `${r.ip} (a pod after the switch) is in a /28`);
+    for (const r of added)
+      assert.ok(inIpv4Prefixes(r.ip, now), `${r.ip} (a pod after the switch) is in a /28`);
     await everyPodKeepsItsAddress('with new pods in prefixes');
   });
 

@@ -4,13 +4,15 @@
 // a free /28 again, giving back the secondary IPs it took.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { cidrContains, parseCidr, parseIpv4 } from '../src/infra/ipv4.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
 import {
   addPod,
   agentState,
+  attachedEnis,
   cni,
+  emulatorState,
+  inIpv4Prefixes,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -23,15 +25,6 @@ import {
   waitFor,
 } from './lab-fixture.ts';
 
-interface EmulatedEni {
-  readonly secondaryIps: string[];
-  readonly ipv4Prefixes: string[];
-  readonly attachment: { readonly instanceId: string } | null;
-}
-interface EmulatorState {
-  readonly instances: { readonly instanceId: string; readonly subnetId: string }[];
-  readonly enis: EmulatedEni[];
-}
 interface PrefixState {
   readonly enabled: boolean;
   readonly mode: 'prefixes' | 'secondaryIpFallback';
@@ -46,11 +39,9 @@ describe('prefix delegation in a one-node lab', () => {
   const ips: string[] = [];
 
   const admin = () => labLayout(name, 1).emulator.adminSocket;
-  const emulator = async () => (await unixJson(admin(), 'GET', '/admin/state')) as EmulatorState;
+  const emulator = () => emulatorState(name);
   const prefixState = async () => (await agentState(node)).pool as unknown as { prefixes: PrefixState };
-  const nodeEnis = async () => (await emulator()).enis.filter((e) => e.attachment !== null);
-  const inPrefixes = (ip: string, enis: readonly EmulatedEni[]) =>
-    enis.some((e) => e.ipv4Prefixes.some((p) => cidrContains(parseCidr(p), parseIpv4(ip))));
+  const nodeEnis = () => attachedEnis(name);
 
   async function startPods(count: number): Promise<void> {
     for (let i = 0; i < count; i++) {
@@ -84,7 +75,7 @@ describe('prefix delegation in a one-node lab', () => {
     await startPods(20);
     const enis = await nodeEnis();
     assert.equal(enis.length, 1, 'no second ENI: the primary ENI holds the prefixes');
-    for (const ip of ips) assert.ok(inPrefixes(ip, enis), `${ip} is in a delegated prefix`);
+    for (const ip of ips) assert.ok(inIpv4Prefixes(ip, enis), `${ip} is in a delegated prefix`);
     assert.deepEqual(enis[0]!.secondaryIps, [], 'no secondary IPs in prefix mode');
     assert.equal(new Set(ips).size, ips.length);
     const host = lab.vpcHosts[0]!.ip;
@@ -130,7 +121,7 @@ describe('prefix delegation in a one-node lab', () => {
     pods.push(pod);
     const { ip } = await addPod(node, pod);
     ips.push(ip);
-    assert.ok(inPrefixes(ip, await nodeEnis()), `${ip} (a pod after the recovery) is in a prefix`);
+    assert.ok(inIpv4Prefixes(ip, await nodeEnis()), `${ip} (a pod after the recovery) is in a prefix`);
   });
 
   test("the node holds upstream's prefix-mode maximum for a t3.medium: 108 pods beside the 2 host-network ones (110)", async () => {
@@ -139,7 +130,7 @@ describe('prefix delegation in a one-node lab', () => {
     assert.equal(ips.length, 108);
     assert.equal(new Set(ips).size, 108, 'no address handed out twice');
     const enis = await nodeEnis();
-    for (const ip of ips) assert.ok(inPrefixes(ip, enis), `${ip} is in a delegated prefix`);
+    for (const ip of ips) assert.ok(inIpv4Prefixes(ip, enis), `${ip} is in a delegated prefix`);
     assert.ok(enis.length <= 3, `${enis.length} ENIs`);
     const host = lab.vpcHosts[0]!.ip;
     assert.ok(await reaches(pods.at(-1)!.netnsName, host), 'the 108th pod reaches the VPC host');
