@@ -103,3 +103,35 @@ test('with the ledger lost and IPv6 pods running, recovery holds their addresses
     await agent.stop();
   }
 });
+
+test('with the ledger lost and EC2 failing at that start, the pods found in the kernel are still held once the /80 is read', async () => {
+  const w = await worlds.world(IPV6_MODE, { ipv6Subnet: '2001:db8:5e00:0' });
+  const first = await w.start();
+  const old: string[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const out = await first.cni(
+        cniRequest('ADD', `old${i}`, await w.netns(`old${i}`), `old${i}`, `uo${i}`),
+      );
+      assert.equal(out.exitCode, 0, out.stdout);
+      old.push(ipOf(out.stdout));
+    }
+  } finally {
+    await first.stop();
+  }
+  await rm(join(w.dir, 'state', 'ledger.json'));
+  w.cloud.failNext('describeInstanceEnis');
+  const agent = await w.start();
+  try {
+    const pool = () =>
+      (agent.introspect().pool as { ipv6?: { prefix: string | null; assigned: number } }).ipv6;
+    assert.equal(pool()?.prefix, null, 'the /80 could not be read at this start');
+    const out = await agent.cni(cniRequest('ADD', 'new0', await w.netns('new0'), 'new0', 'un0'));
+    assert.equal(out.exitCode, 0, out.stdout);
+    assert.ok(pool()?.prefix, 'the waiting ADD read the /80');
+    assert.ok(!old.includes(ipOf(out.stdout)), "a live pod's address was handed out again");
+    assert.equal(pool()?.assigned, 4);
+  } finally {
+    await agent.stop();
+  }
+});

@@ -10,6 +10,8 @@ import type { Logger } from '../infra/log.ts';
 import { Ipv6PrefixPool } from '../ipam/ipv6-prefix-pool.ts';
 import type { PoolLedger } from '../ipam/pool-addresses.ts';
 import type { WarmPoolTargets } from '../ipam/targets.ts';
+import { attachmentKeyString } from '../plan/attachment.ts';
+import { type RecoveredRecord, recoveredHolderKey } from '../plan/recovered.ts';
 import type { OperationContext } from './context.ts';
 import { registerIpv6Metrics } from './ipv6-metrics.ts';
 import { startIpv6 } from './ipv6-start.ts';
@@ -19,7 +21,7 @@ export interface Ipv6AddressingDeps {
   readonly config: Pick<AgentConfig, 'ipv6'>;
   readonly cloud: Cloud;
   readonly meta: InstanceMetadata;
-  readonly ledger: PoolLedger;
+  readonly ledger: PoolLedger & { recovered(): readonly RecoveredRecord[] };
   readonly targets: WarmPoolTargets;
   readonly log: Logger;
   readonly now: () => number;
@@ -34,6 +36,12 @@ export async function startIpv6Addressing(d: Ipv6AddressingDeps): Promise<Ipv6Pr
     subnetId: d.meta.subnetId,
     subnetIpv6Cidrs: d.meta.subnetIpv6Cidrs,
     ledger: d.ledger,
+    recoveredAddresses: () =>
+      d.ledger
+        .recovered()
+        .flatMap((r) =>
+          r.ip === undefined ? [] : [{ ip: r.ip, owner: attachmentKeyString(recoveredHolderKey(r)) }],
+        ),
     clock: { now: d.now },
     cooldownMs: d.targets.cooldownSeconds * 1000,
     log: d.log,

@@ -12,6 +12,11 @@ import type { PoolLedger } from './pool-addresses.ts';
 
 export interface Ipv6PrefixPoolDeps extends Omit<Ipv6PrefixClaimDeps, 'heldAddresses'> {
   readonly ledger: PoolLedger | undefined;
+  /**
+   * Addresses of pods recovered from the node after a lost ledger (recovered records); held too,
+   * also those recorded while the /80 was unknown, which the ledger's assignments leave out.
+   */
+  readonly recoveredAddresses?: () => readonly { readonly ip: string; readonly owner: string }[];
   readonly clock: { now(): number };
   readonly cooldownMs: number;
 }
@@ -207,5 +212,8 @@ export class Ipv6PrefixPool {
         });
     }
     for (const c of ledger.coolingAddresses()) if (inPrefix(c.ip)) this.#cooling.set(c.ip, c.freedAt);
+    for (const r of this.#d.recoveredAddresses?.() ?? []) {
+      if (inPrefix(r.ip) && !this.#assigned.has(r.ip)) this.#assigned.set(r.ip, r.owner);
+    }
   }
 }
