@@ -51,10 +51,16 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
     });
     return;
   }
-  // A pod found by recovery of a lost ledger: its host veth is named after this key.
-  const recovered = recoveredByVeth(ctx.ledger, hostVethName(req.key, req.vethPrefix ?? ctx.vethPrefix));
-  if (recovered) {
-    await releaseRecovered(ctx, recovered, `DEL of ${req.key.containerId}/${req.key.ifName}`);
+  // A pod found by recovery of a lost ledger: its host veth is named after this key, and so is an
+  // IPv6 pod's egress veth, recovered as a record of its own.
+  const prefix = req.vethPrefix ?? ctx.vethPrefix;
+  const recovered = [hostVethName(req.key, prefix), egressVethName(req.key, prefix)].flatMap((veth) => {
+    const r = recoveredByVeth(ctx.ledger, veth);
+    return r === undefined ? [] : [r];
+  });
+  if (recovered.length > 0) {
+    for (const r of recovered)
+      await releaseRecovered(ctx, r, `DEL of ${req.key.containerId}/${req.key.ifName}`);
     await ctx.ledger.commit();
     return;
   }

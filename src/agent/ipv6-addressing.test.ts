@@ -99,6 +99,11 @@ test('with the ledger lost and IPv6 pods running, recovery holds their addresses
       newEgress !== undefined && !oldEgress.includes(newEgress),
       `egress ${newEgress} is a live pod's`,
     );
+    // The DEL of a recovered pod lets go of both its records: its IPv6 veth's and its egress veth's.
+    const del = await agent.cni(cniRequest('DEL', 'old0', await w.netns('old0'), 'old0', 'uo0'));
+    assert.equal(del.exitCode, 0, del.stdout);
+    assert.equal(agent.ledger.recovered().length, 4);
+    assert.ok(!agent.ledger.recovered().some((r) => r.ip === old[0] || r.ip === oldEgress[0]));
   } finally {
     await agent.stop();
   }
