@@ -1,8 +1,8 @@
 // explain against an in-process agent (fake kernel, fake cloud): each recorded resource judged
 // against the kernel, the ENI as EC2 describes it, and a pod's recent failures; and its route.
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { test } from 'node:test';
+import { getJson } from '../cli/state.ts';
 import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
 import { explainPod, type PodExplanation } from './explain.ts';
 import { RecentErrors } from './recent-errors.ts';
@@ -10,21 +10,6 @@ import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest } from './testing/cni-request.ts';
 
 const { world } = agentWorlds();
-
-/** GET over the agent's socket (the CLI's client is not the agent's to import). */
-function getJson(socketPath: string, path: string): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path, method: 'GET' }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => {
-        text += c.toString('utf8');
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function explainOver(socket: string, ns: string, pod: string): Promise<PodExplanation> {
   const { status, body } = await getJson(socket, `/v1/explain?namespace=${ns}&pod=${pod}`);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
+import { getJson } from '../cli/state.ts';
 import { CLOUD_MUTATIONS } from '../ipam/testing/fake-cloud.ts';
 import { parseExposition, sample } from '../metrics/testing/exposition.ts';
-import { httpGet, observedNode, socketGetJson } from '../metrics/testing/observed-agent.ts';
+import { httpGet, observedNode } from '../metrics/testing/observed-agent.ts';
 import { agentWorlds, until } from './testing/agent-world.ts';
 import { cniRequest } from './testing/cni-request.ts';
 
@@ -29,7 +30,7 @@ test('introspection over HTTP serves the socket’s state and its narrower views
       assert.equal(out.exitCode, 0, out.stdout);
     }
     const overHttp = (await json(port, '/v1/state')) as State;
-    const overSocket = (await socketGetJson(node.config.agentSocket, '/v1/state')) as State;
+    const overSocket = (await getJson(node.config.agentSocket, '/v1/state')).body as State;
     for (const field of [
       'instanceId',
       'attachments',

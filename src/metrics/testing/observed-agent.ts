@@ -73,25 +73,3 @@ export async function httpGet(
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { method });
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text() };
 }
-
-/** GET on the agent's unix socket, parsed (what `vpcnetctl state` reads). */
-export function socketGetJson(socketPath: string, path: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method: 'GET', path }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(text) as unknown);
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
