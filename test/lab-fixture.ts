@@ -3,9 +3,9 @@
 // agent's socket. Every suite gets its own lab name and removes the lab in `after`, also on failure.
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { getJson } from '../src/cli/state.ts';
 import { cidrContains, parseCidr, parseIpv4 } from '../src/infra/ipv4.ts';
 import { runProcess, runToSuccess } from '../src/infra/process.ts';
+import { getJson } from '../src/infra/unix-socket-json.ts';
 import {
   type CniCall,
   type CniCommand,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { getJson } from '../src/cli/state.ts';
+import { getJson } from '../src/infra/unix-socket-json.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { isRecordedProcessAlive, readRecords } from '../src/lab/processes.ts';
 import { unixHttp } from '../src/lab/unix-http.ts';

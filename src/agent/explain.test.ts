@@ -2,7 +2,7 @@
 // against the kernel, the ENI as EC2 describes it, and a pod's recent failures; and its route.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { getJson } from '../cli/state.ts';
+import { getJson } from '../infra/unix-socket-json.ts';
 import { attachmentHostVeth, attachmentIp } from '../plan/attachment.ts';
 import { explainPod, type PodExplanation } from './explain.ts';
 import { RecentErrors } from './recent-errors.ts';

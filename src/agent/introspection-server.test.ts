@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
-import { getJson } from '../cli/state.ts';
+import { getJson } from '../infra/unix-socket-json.ts';
 import { CLOUD_MUTATIONS } from '../ipam/testing/fake-cloud.ts';
 import { parseExposition, sample } from '../metrics/testing/exposition.ts';
 import { httpGet, observedNode } from '../metrics/testing/observed-agent.ts';

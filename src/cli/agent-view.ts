@@ -1,7 +1,7 @@
 // What the CLI learns from the agent's socket: whether it answers, whether it serves, its state.
 import { errorText } from '../infra/error-text.ts';
+import { getJson } from '../infra/unix-socket-json.ts';
 import { spoolDepth as spoolDepthIn } from '../metrics/spool-depth.ts';
-import { getJson } from './state.ts';
 
 export type AgentView =
   | { readonly reachable: false; readonly reason: string }

@@ -7,11 +7,11 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { release } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
+import { getJson } from '../infra/unix-socket-json.ts';
 import { parseNodeState } from './node-state.ts';
 import { printer } from './output.ts';
 import { expandGlob } from './path-glob.ts';
 import { podsTable } from './pods.ts';
-import { getJson } from './state.ts';
 import { renderStatus, statusReport } from './status.ts';
 import { VPCNET_VERSION } from './version.ts';
 

@@ -5,6 +5,7 @@ import type { AttachmentExplanation, PodExplanation, ResourceState } from '../ag
 import type { RecentCniError } from '../agent/recent-errors.ts';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
+import { getJson } from '../infra/unix-socket-json.ts';
 import type { CliEnv } from './main.ts';
 import {
   colourWanted,
@@ -16,7 +17,6 @@ import {
   type Tone,
   table,
 } from './output.ts';
-import { getJson } from './state.ts';
 
 export const EXPLAIN_HELP = `Usage: vpcnetctl explain NAMESPACE/POD [--agent-socket PATH] [--json]
        vpcnetctl explain POD -n NAMESPACE

@@ -3,8 +3,8 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
+import { getJson } from '../infra/unix-socket-json.ts';
 import { EXIT_DOWN, EXIT_HEALTHY, EXIT_USAGE } from './output.ts';
-import { getJson } from './state.ts';
 
 export const HEALTH_HELP = `Usage: vpcnetctl health [--live] [--agent-socket PATH] [--timeout-ms N]
 

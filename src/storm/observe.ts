@@ -1,7 +1,8 @@
 // Reads a lab the way an operator would: the agent's socket, `ip -j` in the node's and the
 // sandboxes' namespaces, the emulator's admin state, and ping from a sandbox to the VPC host.
-import { getJson } from '../cli/state.ts';
+
 import { runProcess, runToSuccess } from '../infra/process.ts';
+import { getJson } from '../infra/unix-socket-json.ts';
 import { unixJson } from '../lab/unix-http.ts';
 import {
   type AgentView,

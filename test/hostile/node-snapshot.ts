@@ -1,8 +1,9 @@
 // What a rejected request must leave as it was on a lab node: the agent's ledger and pool (its
 // state over the socket, less the operation counters and memory figures that change with every
 // request, or with time) and the node's kernel (links, addresses, routes of every table, rules, vpcnet's nft table).
-import { getJson } from '../../src/cli/state.ts';
+
 import { runToSuccess } from '../../src/infra/process.ts';
+import { getJson } from '../../src/infra/unix-socket-json.ts';
 import type { LabNodeDesc } from '../lab-fixture.ts';
 
 export interface NodeSnapshot {

@@ -1,7 +1,6 @@
 // An in-process agent (src/agent/testing's world: fake cloud and kernel, real ledger and pool)
 // with its EC2 calls through LimitedCloud and both endpoints on ports the kernel picks.
 import { writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { type AgentDeps, type RunningAgent, startAgent } from '../../agent/agent.ts';
 import { type AgentWorlds, agentEnv } from '../../agent/testing/agent-world.ts';
