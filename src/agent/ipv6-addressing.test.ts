@@ -61,7 +61,8 @@ test('IPv6 mode names each IPv4 pool setting it ignores', () => {
   ]);
 });
 
-test('with the ledger lost and IPv6 pods running, recovery holds their addresses: a new pod never gets one', async () => {
+/** An IPv6 agent's world with three pods started (old0..old2), the agent stopped and its ledger gone. */
+async function ipv6PodsThenLedgerLost() {
   const w = await worlds.world(IPV6_MODE, { ipv6Subnet: '2001:db8:5e00:0' });
   const first = await w.start();
   const old: string[] = [];
@@ -80,6 +81,11 @@ test('with the ledger lost and IPv6 pods running, recovery holds their addresses
   }
   assert.equal(oldEgress.length, 3);
   await rm(join(w.dir, 'state', 'ledger.json'));
+  return { w, old, oldEgress };
+}
+
+test('with the ledger lost and IPv6 pods running, recovery holds their addresses: a new pod never gets one', async () => {
+  const { w, old, oldEgress } = await ipv6PodsThenLedgerLost();
   const agent = await w.start();
   try {
     // Each pod's two host routes are evidence: its IPv6 address and its egress veth's IPv4 one.
@@ -110,21 +116,7 @@ test('with the ledger lost and IPv6 pods running, recovery holds their addresses
 });
 
 test('with the ledger lost and EC2 failing at that start, the pods found in the kernel are still held once the /80 is read', async () => {
-  const w = await worlds.world(IPV6_MODE, { ipv6Subnet: '2001:db8:5e00:0' });
-  const first = await w.start();
-  const old: string[] = [];
-  try {
-    for (let i = 0; i < 3; i++) {
-      const out = await first.cni(
-        cniRequest('ADD', `old${i}`, await w.netns(`old${i}`), `old${i}`, `uo${i}`),
-      );
-      assert.equal(out.exitCode, 0, out.stdout);
-      old.push(ipOf(out.stdout));
-    }
-  } finally {
-    await first.stop();
-  }
-  await rm(join(w.dir, 'state', 'ledger.json'));
+  const { w, old } = await ipv6PodsThenLedgerLost();
   w.cloud.failNext('describeInstanceEnis');
   const agent = await w.start();
   try {
