@@ -4,6 +4,7 @@
 import { DEFAULT_DEL_SPOOL_DIR } from '../cni/wire.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import { ADDRESS_MODE_SETTINGS } from './settings-address-modes.ts';
+import { CLOUD_DRIVER_VARIABLES, EC2_SETTINGS } from './settings-ec2.ts';
 import {
   httpUrl,
   intBetween,
@@ -11,7 +12,6 @@ import {
   nonNegativeInt,
   oneOf,
   positiveInt,
-  positiveNumber,
   text,
   trueOrFalse,
 } from './value-kinds.ts';
@@ -216,53 +216,8 @@ export const AGENT_SETTINGS = {
     description:
       'seconds a pod must be seen absent from the API, continuously, before the background GC collects its attachment',
   }),
-  // EC2 throttles per account and region with token buckets (EC2 API reference, "Request
-  // throttling"): non-mutating actions (DescribeNetworkInterfaces, DescribeSubnets,
-  // DescribeInstanceTypes) 100 tokens refilled at 20/s each; mutating actions 50 at 5/s
-  // (AssignPrivateIpAddresses, CreateNetworkInterface, DeleteNetworkInterface and
-  // ModifyNetworkInterfaceAttribute 100 at 5/s). The ten actions vpcnet uses refill at about
-  // 95 calls/s together. 1,000 agents each held to 0.08/s ask at most 80/s when all are busy at
-  // once, under that total. The bucket is large (60) because pods start in bursts: growing a node
-  // from its start to a full m5.4xlarge (8 ENIs: create, attach, modify, assign each, plus
-  // describes) takes about 40 calls, and the bench's burst of 50 pods after 100 pod churns needs
-  // ~15; with a bucket of 20 spent at start and 0.05/s, that burst waited minutes for one call
-  // every 20 s (measured). Nodes bursting at the same moment are absorbed by EC2's own
-  // per-action buckets and the jittered retries.
-  ec2Qps: withDefault({
-    env: 'VPCNET_EC2_QPS',
-    kind: positiveNumber,
-    default: 0.08,
-    description:
-      "sustained EC2 calls per second of this agent (fractions allowed; retries count). EC2's limit is per account and region, shared by all nodes: the default keeps 1,000 busy nodes within EC2's documented refill rates (~95/s for the actions vpcnet uses); a smaller cluster may raise it, about 80 / number of nodes",
-  }),
-  ec2Burst: withDefault({
-    env: 'VPCNET_EC2_BURST',
-    kind: positiveInt,
-    default: 60,
-    description:
-      "EC2 calls this agent may make at once after a quiet time (its token bucket's size): enough to grow a node's pool to its largest without waiting, so that pods can start in bursts",
-  }),
-  ec2MaxAttempts: withDefault({
-    env: 'VPCNET_EC2_MAX_ATTEMPTS',
-    kind: intBetween(1, 20),
-    default: 5,
-    description:
-      'attempts per EC2 call, the first included: throttling (RequestLimitExceeded), 5xx and network errors are retried with exponential backoff and full jitter, each retry taking a token; no retry starts a minute after the call began',
-  }),
-  ec2SyncSeconds: withDefault({
-    env: 'VPCNET_EC2_SYNC_SECONDS',
-    kind: positiveInt,
-    default: 60,
-    description:
-      "seconds between comparisons of the pool with EC2's DescribeNetworkInterfaces (also soon after a failed pool change): outside changes are adopted, gone ENIs dropped",
-  }),
-  ec2StaleSeconds: withDefault({
-    env: 'VPCNET_EC2_STALE_SECONDS',
-    kind: positiveInt,
-    default: 60,
-    description:
-      'how stale an EC2 describe may be: a difference counts once two describes this far apart show it, and never about what vpcnet changed this recently',
-  }),
+  // The EC2 client's rate limit, retries and sync (settings-ec2.ts).
+  ...EC2_SETTINGS,
   logLevel: withDefault({
     env: 'VPCNET_LOG_LEVEL',
     kind: oneOf(['debug', 'info', 'warn', 'error']),
@@ -313,28 +268,6 @@ export const AGENT_SETTINGS = {
       'taint key the agent removes from its node once it serves and its pool has addresses (register nodes with it so that no pod lands before the CNI can serve it); absent taint: nothing to do',
   }),
 } as const;
-
-/** Variables the cloud driver (its EC2 client, credential sources and IMDS client) reads itself: documented here, parsed there. */
-export const CLOUD_DRIVER_VARIABLES: readonly DocumentedVariable[] = [
-  {
-    env: 'AWS_ENDPOINT_URL_EC2',
-    defaultText: 'regional endpoint',
-    description: 'read by the cloud driver: the EC2 API endpoint (the lab points it at the emulator)',
-    upstream: false,
-  },
-  {
-    env: 'AWS_EC2_METADATA_SERVICE_ENDPOINT',
-    defaultText: 'http://169.254.169.254',
-    description: 'read by the cloud driver: the IMDSv2 endpoint (the lab points it at the emulator)',
-    upstream: false,
-  },
-  {
-    env: 'AWS_REGION',
-    defaultText: "the instance's, from IMDS",
-    description: 'read by the cloud driver: the region of the EC2 API',
-    upstream: false,
-  },
-];
 
 /**
  * aws-node variables vpcnet does not honour and does not refuse (their upstream defaults are what
