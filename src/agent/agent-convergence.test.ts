@@ -12,7 +12,8 @@ import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
 import { attachmentHostVeth } from '../plan/attachment.ts';
 import { planRegularPod } from '../plan/pod-plan.ts';
 import { noPodSource } from '../pods/pod-source.ts';
-import { type RunningAgent, startAgent } from './agent.ts';
+import { startAgent } from './agent.ts';
+import type { RunningAgent } from './agent-deps.ts';
 import { agentEnv, agentWorlds, until } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 

@@ -6,7 +6,7 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import type { Kernel } from '../dataplane/kernel.ts';
 import type { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
 import { kernelWithRun } from '../dataplane/testing/wrapped-kernel.ts';
-import type { RunningAgent } from './agent.ts';
+import type { RunningAgent } from './agent-deps.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 

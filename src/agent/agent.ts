@@ -4,32 +4,20 @@
 import { access, mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import type { Cloud } from '../cloud/cloud.ts';
-import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
-import type { AgentConfig } from '../config/agent-config.ts';
-import type { Dataplane } from '../dataplane/dataplane.ts';
+import type { ForwardedRequest } from '../cni/wire.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
-import type { Logger } from '../infra/log.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
-import type { NodeEniConfigSource } from '../ipam/eni-placement-custom.ts';
 import { eniPlacerFor } from '../ipam/eni-placer-for.ts';
 import { AddressPool } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
-import type { WarmPoolTargets } from '../ipam/targets.ts';
-import type { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
 import { AgentObservability } from '../metrics/agent-observability.ts';
-import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
-import type { EventRecorder } from '../pods/kube-events.ts';
-import type { NodeLabels } from '../pods/node-labels.ts';
-import type { NodeTaints } from '../pods/node-taints.ts';
-import type { PodPresenceSource } from '../pods/pod-presence.ts';
-import type { PodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
+import type { AgentDeps, RunningAgent } from './agent-deps.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
-import { agentDeadPodGc, type DeadPodGc } from './dead-pod-gc.ts';
+import { agentDeadPodGc } from './dead-pod-gc.ts';
 import { eniLinks } from './eni-links.ts';
 import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
@@ -48,53 +36,6 @@ import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
 import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
-
-export interface AgentDeps {
-  /** The node's labels in the Kubernetes API (absent without an API). */
-  readonly nodeLabels?: NodeLabels;
-  /** How often the trunk ENI is looked for and checked (ms, default 5 s). */
-  readonly trunkIntervalMs?: number;
-  readonly config: AgentConfig;
-  readonly targets: WarmPoolTargets;
-  readonly cloud: Cloud;
-  readonly dataplane: Dataplane;
-  readonly pods: PodSource;
-  readonly log: Logger;
-  readonly now: () => number;
-  /** Replaces the check that CNI_NETNS is a network namespace (tests whose namespaces are files). */
-  readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
-  /** The EC2 client's figures (calls, throttling, retries, waits) for the state view. */
-  readonly cloudFigures?: () => unknown;
-  /** Pool manager loop period (ms). */
-  readonly poolIntervalMs?: number;
-  /** Whether pods exist in the Kubernetes API (the dead-pod GC; absent = no API, GC off). */
-  readonly podPresence?: PodPresenceSource;
-  /** A clock that never steps back (ms; default performance.now): the dead-pod GC's grace. */
-  readonly monotonicNow?: () => number;
-  /** Every EC2 request the cloud makes (LimitedCloud's observe): metrics and the state's cloudErrors. */
-  readonly ec2Attempts?: Ec2AttemptFeed;
-  /** The node's taints (startup-taint.ts) and Kubernetes Events; absent without an API. */
-  readonly nodeTaints?: NodeTaints;
-  readonly events?: EventRecorder;
-  /** The node's ENIConfig, read from the API (custom networking only). */
-  readonly eniConfigs?: NodeEniConfigSource;
-}
-
-export interface RunningAgent {
-  readonly ledger: Ledger;
-  readonly pool: AddressPool;
-  /** The CNI handler the RPC server serves (also for in-process tests). */
-  cni(req: ForwardedRequest): Promise<ForwardedResponse>;
-  /** The background GC of dead pods, when it runs. */
-  readonly deadPodGc: DeadPodGc | undefined;
-  /** The agent's state as the introspection endpoint serves it. */
-  introspect(): ReturnType<typeof introspection> & Record<string, unknown>;
-  /** Resolves when work a DEL left behind its answer (SNAT elements) is done. */
-  settled(): Promise<void>;
-  /** Where the metrics and introspection endpoints listen, when they do. */
-  readonly endpoints: Awaited<ReturnType<AgentObservability['serve']>>;
-  stop(): Promise<void>;
-}
 
 async function pathExists(p: string): Promise<boolean> {
   try {

@@ -2,7 +2,8 @@
 // (src/config/settings.ts declares every variable; README, Configuration, lists them).
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type RunningAgent, startAgent } from '../agent/agent.ts';
+import { startAgent } from '../agent/agent.ts';
+import type { RunningAgent } from '../agent/agent-deps.ts';
 import { ignoredInIpv6Mode } from '../agent/ipv6-addressing.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
 import { createAwsCloud } from '../cloud/aws.ts';

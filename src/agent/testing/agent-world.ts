@@ -10,7 +10,8 @@ import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../infra/log.ts';
 import { FakeCloud, type FakeCloudOptions } from '../../ipam/testing/fake-cloud.ts';
 import { noPodSource } from '../../pods/pod-source.ts';
-import { type AgentDeps, type RunningAgent, startAgent } from '../agent.ts';
+import { startAgent } from '../agent.ts';
+import type { AgentDeps, RunningAgent } from '../agent-deps.ts';
 
 export interface AgentWorld {
   dir: string;

@@ -7,7 +7,7 @@ import {
   attachmentIp,
   attachmentKeyString,
 } from '../../plan/attachment.ts';
-import type { RunningAgent } from '../agent.ts';
+import type { RunningAgent } from '../agent-deps.ts';
 import type { Sandbox } from './churn-runtime.ts';
 import type { ChurnWorld } from './churn-world.ts';
 

@@ -12,7 +12,8 @@ import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../infra/log.ts';
 import type { FakeCloud } from '../../ipam/testing/fake-cloud.ts';
 import { noPodSource } from '../../pods/pod-source.ts';
-import { type RunningAgent, startAgent } from '../agent.ts';
+import { startAgent } from '../agent.ts';
+import type { RunningAgent } from '../agent-deps.ts';
 import { agentEnv } from './agent-world.ts';
 
 /** Where the order of concurrent work is decided: in call order, or by fast-check's scheduler. */

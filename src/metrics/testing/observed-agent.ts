@@ -2,7 +2,8 @@
 // with its EC2 calls through LimitedCloud and both endpoints on ports the kernel picks.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type AgentDeps, type RunningAgent, startAgent } from '../../agent/agent.ts';
+import { startAgent } from '../../agent/agent.ts';
+import type { AgentDeps, RunningAgent } from '../../agent/agent-deps.ts';
 import { type AgentWorlds, agentEnv } from '../../agent/testing/agent-world.ts';
 import { LimitedCloud } from '../../cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../../config/agent-config.ts';
