@@ -12,64 +12,18 @@ import {
   type SubnetInfo,
   type SubnetQuery,
 } from '../../cloud/cloud.ts';
-import { canonicalIpv6 } from '../../infra/ipv6-cidr.ts';
+import {
+  detachedEniOf,
+  eniInfoOf,
+  type FakeCloudMethod,
+  type FakeCloudOptions,
+  type FakeEni,
+  fakeInstanceMetadata,
+  instanceSubnet,
+  withoutAssigned,
+} from './fake-enis.ts';
 
-interface FakeEni {
-  readonly eniId: string;
-  readonly mac: string;
-  readonly subnetId: string;
-  readonly primaryIp: string;
-  readonly description: string;
-  readonly interfaceType: string;
-  readonly tags: Readonly<Record<string, string>>;
-  secondaryIps: string[];
-  ipv4Prefixes: string[];
-  ipv6Prefixes?: string[];
-  attachment?: {
-    attachmentId: string;
-    instanceId: string;
-    deviceIndex: number;
-    deleteOnTermination: boolean;
-  };
-}
-
-export type FakeCloudMethod = keyof Cloud;
-
-/** The calls that change the pool in EC2 (what a failing API refuses a growing or shrinking pool). */
-export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
-  'assignPrivateIps',
-  'unassignPrivateIps',
-  'assignIpv4Prefixes',
-  'unassignIpv4Prefixes',
-  'assignIpv6Prefixes',
-  'unassignIpv6Prefixes',
-  'createEni',
-  'attachEni',
-  'setDeleteOnTermination',
-  'detachEni',
-  'deleteEni',
-];
-
-/** Every call of the Cloud interface: the reads, then the mutations. */
-export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
-  'metadata',
-  'describeInstanceEnis',
-  'describeDetachedEnis',
-  'describeSubnets',
-  'instanceTypeLimits',
-  ...CLOUD_MUTATIONS,
-];
-
-export interface FakeCloudOptions {
-  readonly limits?: InstanceTypeLimits;
-  /** Secondary IPs the primary ENI starts with. */
-  readonly primarySecondaryIps?: number;
-  /**
-   * Makes the node dual-stack: the subnet's /64 written as its first four groups
-   * ("2001:db8:5e00:0"); the node gets <it>::10 as its primary IPv6 and /80s come from <it>:1:: up.
-   */
-  readonly ipv6Subnet?: string;
-}
+export { CLOUD_METHODS, CLOUD_MUTATIONS, type FakeCloudMethod, type FakeCloudOptions } from './fake-enis.ts';
 
 export class FakeCloud implements Cloud {
   readonly limits: InstanceTypeLimits;
@@ -90,36 +44,9 @@ export class FakeCloud implements Cloud {
   constructor(options: FakeCloudOptions = {}) {
     this.limits = options.limits ?? { maxEnis: 3, ipsPerEni: 4 };
     const primaryIp = this.#allocateIp();
-    this.meta = {
-      instanceId: 'i-0fake',
-      instanceType: 't3.small',
-      region: 'us-east-1',
-      availabilityZone: 'us-east-1a',
-      primaryMac: '02:00:00:00:00:01',
-      primaryIp,
-      subnetId: 'subnet-1',
-      subnetCidr: '10.0.0.0/16',
-      vpcCidrs: ['10.0.0.0/16'],
-      securityGroupIds: ['sg-1'],
-      ...(options.ipv6Subnet === undefined
-        ? {}
-        : {
-            primaryIpv6: canonicalIpv6(`${options.ipv6Subnet}::10`),
-            subnetIpv6Cidrs: [`${options.ipv6Subnet}::/64`],
-            vpcIpv6Cidrs: [`${options.ipv6Subnet}::/56`],
-          }),
-    };
+    this.meta = fakeInstanceMetadata(primaryIp, options.ipv6Subnet);
     this.#ipv6Subnet = options.ipv6Subnet;
-    this.subnets = [
-      {
-        subnetId: this.meta.subnetId,
-        vpcId: 'vpc-1',
-        availabilityZone: this.meta.availabilityZone,
-        cidr: this.meta.subnetCidr,
-        availableIpCount: 1000,
-        tags: {},
-      },
-    ];
+    this.subnets = [instanceSubnet(this.meta)];
     const primary: FakeEni = {
       eniId: 'eni-primary',
       mac: this.meta.primaryMac,
@@ -197,34 +124,14 @@ export class FakeCloud implements Cloud {
     this.#enter('describeInstanceEnis', instanceId);
     return [...this.enis.values()]
       .filter((e) => e.attachment?.instanceId === instanceId)
-      .map((e) => ({
-        eniId: e.eniId,
-        mac: e.mac,
-        deviceNumber: e.attachment?.deviceIndex ?? 0,
-        attachmentId: e.attachment?.attachmentId ?? '',
-        subnetId: e.subnetId,
-        subnetCidr: this.meta.subnetCidr,
-        primaryIp: e.primaryIp,
-        secondaryIps: [...e.secondaryIps],
-        ...(e.ipv4Prefixes.length === 0 ? {} : { ipv4Prefixes: [...e.ipv4Prefixes] }),
-        ...(e.ipv6Prefixes?.length ? { ipv6Prefixes: [...e.ipv6Prefixes] } : {}),
-        description: e.description,
-        interfaceType: e.interfaceType,
-        tags: { ...e.tags },
-      }));
+      .map((e) => eniInfoOf(e, this.meta.subnetCidr));
   }
 
   async describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
     this.#enter('describeDetachedEnis', tagKey, tagValue);
     return [...this.enis.values()]
       .filter((e) => e.attachment === undefined && e.tags[tagKey] === tagValue)
-      .map((e) => ({
-        eniId: e.eniId,
-        subnetId: e.subnetId,
-        description: e.description,
-        interfaceType: e.interfaceType,
-        tags: { ...e.tags },
-      }));
+      .map(detachedEniOf);
   }
 
   async instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
@@ -244,15 +151,7 @@ export class FakeCloud implements Cloud {
   async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
     this.#enter('unassignPrivateIps', eniId, ips);
     const eni = this.#eni(eniId);
-    const missing = ips.filter((ip) => !eni.secondaryIps.includes(ip));
-    if (missing.length > 0) {
-      throw new CloudError(
-        `Some of the IPs are not assigned to ${eniId}: ${missing.join(', ')}`,
-        'InvalidParameterValue',
-        false,
-      );
-    }
-    eni.secondaryIps = eni.secondaryIps.filter((ip) => !ips.includes(ip));
+    eni.secondaryIps = withoutAssigned(eni.secondaryIps, ips, 'IPs', eniId);
   }
 
   async describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
@@ -287,14 +186,7 @@ export class FakeCloud implements Cloud {
   async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     this.#enter('unassignIpv4Prefixes', eniId, prefixes);
     const eni = this.#eni(eniId);
-    if (prefixes.some((p) => !eni.ipv4Prefixes.includes(p))) {
-      throw new CloudError(
-        `Some of the prefixes are not assigned to ${eniId}`,
-        'InvalidParameterValue',
-        false,
-      );
-    }
-    eni.ipv4Prefixes = eni.ipv4Prefixes.filter((p) => !prefixes.includes(p));
+    eni.ipv4Prefixes = withoutAssigned(eni.ipv4Prefixes, prefixes, 'prefixes', eniId);
   }
 
   async assignIpv6Prefixes(eniId: string, count: number): Promise<string[]> {
@@ -314,14 +206,7 @@ export class FakeCloud implements Cloud {
   async unassignIpv6Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     this.#enter('unassignIpv6Prefixes', eniId, prefixes);
     const eni = this.#eni(eniId);
-    if (prefixes.some((p) => !eni.ipv6Prefixes?.includes(p))) {
-      throw new CloudError(
-        `Some of the IPv6 prefixes are not assigned to ${eniId}`,
-        'InvalidParameterValue',
-        false,
-      );
-    }
-    eni.ipv6Prefixes = eni.ipv6Prefixes?.filter((p) => !prefixes.includes(p)) ?? [];
+    eni.ipv6Prefixes = withoutAssigned(eni.ipv6Prefixes ?? [], prefixes, 'IPv6 prefixes', eniId);
   }
 
   /** Each secondary IP and each prefix takes one of the ENI's slots beside the primary. */
