@@ -50,6 +50,7 @@ export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
 /** Every call of the Cloud interface: the reads, then the mutations. */
 export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
   'metadata',
+  'vpcCidrs',
   'describeInstanceEnis',
   'describeDetachedEnis',
   'describeSubnets',
