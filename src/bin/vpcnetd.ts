@@ -6,7 +6,7 @@ import { startAgent } from '../agent/agent.ts';
 import type { RunningAgent } from '../agent/agent-deps.ts';
 import { ignoredInIpv6Mode } from '../agent/ipv6-addressing.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
-import { createAwsCloud } from '../cloud/aws.ts';
+import { createAwsCloud } from '../cloud/create-aws-cloud.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';

@@ -5,8 +5,9 @@ import { after, before, test } from 'node:test';
 import type { RunningEmulator, VpcSpec } from '../emulator/api.ts';
 import { startEmulator } from '../emulator/server.ts';
 import { seededRandom } from '../emulator/vpc/ids.ts';
-import { type AwsCloud, createAwsCloud } from './aws.ts';
+import type { AwsCloud } from './aws.ts';
 import { CloudError } from './cloud.ts';
+import { createAwsCloud } from './create-aws-cloud.ts';
 
 const VPC: VpcSpec = {
   vpcId: 'vpc-0subnets',

@@ -11,8 +11,9 @@ import {
 import type { LaunchedInstance, RunningEmulator, VpcSpec } from '../emulator/api.ts';
 import { startEmulator } from '../emulator/server.ts';
 import { seededRandom } from '../emulator/vpc/ids.ts';
-import { type AwsCloud, createAwsCloud } from './aws.ts';
+import type { AwsCloud } from './aws.ts';
 import { CloudError } from './cloud.ts';
+import { createAwsCloud } from './create-aws-cloud.ts';
 import { ImdsClient, ImdsError } from './imds.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true'; // the SDK used for cross-checks

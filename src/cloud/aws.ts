@@ -28,16 +28,11 @@ import type {
   SubnetQuery,
 } from './cloud.ts';
 import { CloudError } from './cloud.ts';
-import type { AwsCredentials } from './credentials/aws-credentials.ts';
-import { credentialSourceFromEnv } from './credentials/credential-chain.ts';
-import { RefreshingCredentials } from './credentials/refreshing-credentials.ts';
 import { invalidResponse, toCloudError } from './ec2-errors.ts';
-import { type Ec2Api, Ec2QueryClient } from './ec2-query/ec2-query-client.ts';
-import { HttpTransport } from './ec2-query/http-transport.ts';
+import type { Ec2Api } from './ec2-query/ec2-query-client.ts';
 import type { QueryStruct } from './ec2-query/query-form.ts';
-import { regionalEndpoint } from './ec2-query/regional-endpoint.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
-import { ImdsClient, type ImdsClientOptions, imdsEndpointFromEnv } from './imds.ts';
+import type { ImdsClient } from './imds.ts';
 import { readInstanceMetadata, readVpcCidrs } from './instance-metadata.ts';
 
 export interface AwsCloudDeps {
@@ -308,56 +303,4 @@ function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Prom
   cache.set(key, loading);
   loading.catch(() => cache.delete(key));
   return loading;
-}
-
-export interface AwsCloudOptions {
-  /** Default: AWS_REGION, else the instance's region from IMDS. */
-  readonly region?: string;
-  /** EC2 endpoint; default AWS_ENDPOINT_URL_EC2 of `env`, else the regional endpoint. */
-  readonly ec2Endpoint?: string;
-  /** Timeout of one EC2 HTTP request, ms (one attempt: LimitedCloud retries). */
-  readonly requestTimeoutMs?: number;
-  /** Timeout of connecting to EC2, ms. */
-  readonly connectTimeoutMs?: number;
-  /** Default: the chain of credentialSourceFromEnv (env, web identity, container, instance profile). */
-  readonly credentials?: AwsCredentials;
-  readonly imds?: ImdsClient | ImdsClientOptions;
-  /**
-   * Where AWS_REGION, AWS_ENDPOINT_URL_EC2, AWS_EC2_METADATA_SERVICE_ENDPOINT and the credential
-   * variables are read; default process.env.
-   */
-  readonly env?: NodeJS.ProcessEnv;
-}
-
-/** Builds the EC2 client (one attempt per call) and the IMDS client. */
-export async function createAwsCloud(options: AwsCloudOptions = {}): Promise<AwsCloud> {
-  const env = options.env ?? process.env;
-  const imds =
-    options.imds instanceof ImdsClient
-      ? options.imds
-      : new ImdsClient({ endpoint: imdsEndpointFromEnv(env), ...options.imds });
-  const region = options.region ?? nonEmpty(env.AWS_REGION) ?? (await imds.get('placement/region')).trim();
-  const configured = options.ec2Endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL_EC2);
-  const endpoint = configured !== undefined ? new URL(configured) : regionalEndpoint('ec2', region);
-  const transport = new HttpTransport({
-    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
-    connectTimeoutMs: options.connectTimeoutMs ?? 3_000,
-  });
-  const fixed = options.credentials;
-  const source =
-    fixed !== undefined
-      ? { name: 'given credentials', fetch: () => Promise.resolve(fixed) }
-      : credentialSourceFromEnv(env, { transport, imds, region });
-  const ec2 = new Ec2QueryClient({
-    endpoint,
-    region,
-    credentials: new RefreshingCredentials(source),
-    transport,
-  });
-  return new AwsCloud({ ec2, imds });
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
 }

@@ -1,5 +1,6 @@
 // The AWS driver pointed at an emulator (EC2 and IMDS on the same URL, credentials it accepts).
-import { type AwsCloud, createAwsCloud } from '../aws.ts';
+import type { AwsCloud } from '../aws.ts';
+import { createAwsCloud } from '../create-aws-cloud.ts';
 
 export function awsCloudOn(url: string, region = 'us-west-2'): Promise<AwsCloud> {
   return createAwsCloud({
