@@ -5,7 +5,8 @@ import { cidrsOverlap, formatCidr, isCidr, parseCidr } from '../../infra/ipv4.ts
 import type { SubnetSpec, VpcSpec } from '../api.ts';
 import { Ec2Error, invalidParameter } from '../ec2/error.ts';
 import { giveIpv6Back, type Ipv6Assigned, type Ipv6AssignRequest, takeIpv6 } from './eni-ipv6.ts';
-import { givePrefixesBack, slotsUsed, takePrefixes } from './eni-prefixes.ts';
+import { givePrefixesBack, takePrefixes } from './eni-prefixes.ts';
+import { giveSecondaryIpsBack, takeSecondaryIps } from './eni-secondary-ips.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
 import { addSubnetPool, subnetPools } from './spec.ts';
@@ -207,34 +208,23 @@ export class VpcState extends VpcView {
     this.onChange?.();
   }
 
+  /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount (or PrivateIpAddress.N). */
   assign(eniId: string, req: AssignRequest): string[] {
     const eni = this.eni(eniId);
-    const wanted = 'count' in req ? req.count : req.ips.length;
-    if (!Number.isInteger(wanted) || wanted < 1) {
-      throw invalidParameter(`Invalid value '${wanted}' for secondaryPrivateIpAddressCount`);
-    }
-    const limit = eni.attachment ? this.instance(eni.attachment.instanceId).limits.ipsPerEni : undefined;
-    if (limit !== undefined && slotsUsed(eni) + wanted > limit) {
-      throw new Ec2Error('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
-    }
-    const pool = this.subnet(eni.subnetId);
-    let ips: string[];
-    if ('count' in req) {
-      ips = pool.allocate(req.count);
-    } else {
-      pool.claim(req.ips);
-      ips = [...req.ips];
-    }
-    eni.secondaryIps.push(...ips);
+    const ips = takeSecondaryIps(eni, this.subnet(eni.subnetId), req, this.#slotLimit(eni));
     this.onChange?.();
     return ips;
+  }
+
+  /** The ENI's address slots while it is attached (its instance type's); none while detached. */
+  #slotLimit(eni: Eni): number | undefined {
+    return eni.attachment ? this.instance(eni.attachment.instanceId).limits.ipsPerEni : undefined;
   }
 
   /** AssignPrivateIpAddresses with Ipv4PrefixCount (or Ipv4Prefix.N on rollback). */
   assignPrefixes(eniId: string, req: AssignRequest): string[] {
     const eni = this.eni(eniId);
-    const limit = eni.attachment ? this.instance(eni.attachment.instanceId).limits.ipsPerEni : undefined;
-    const prefixes = takePrefixes(eni, this.subnet(eni.subnetId), req, limit);
+    const prefixes = takePrefixes(eni, this.subnet(eni.subnetId), req, this.#slotLimit(eni));
     this.onChange?.();
     return prefixes;
   }
@@ -259,19 +249,7 @@ export class VpcState extends VpcView {
 
   unassign(eniId: string, ips: readonly string[]): void {
     const eni = this.eni(eniId);
-    if (ips.length === 0) throw invalidParameter('At least one private IP address must be given');
-    for (const ip of ips) {
-      if (ip === eni.primaryIp) {
-        throw invalidParameter(`The primary private IP address ${ip} of ${eniId} cannot be unassigned`);
-      }
-      if (!eni.secondaryIps.includes(ip)) {
-        throw invalidParameter(`Some of the specified addresses are not assigned to interface ${eniId}`);
-      }
-    }
-    const gone = new Set(ips);
-    const kept = eni.secondaryIps.filter((ip) => !gone.has(ip));
-    eni.secondaryIps.splice(0, eni.secondaryIps.length, ...kept);
-    this.subnet(eni.subnetId).release(ips);
+    giveSecondaryIpsBack(eni, this.subnet(eni.subnetId), ips);
     this.onChange?.();
   }
 
