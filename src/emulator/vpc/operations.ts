@@ -2,9 +2,10 @@
 // the caller is answered, so when EC2 replies the link/route exists. A fabric failure undoes the
 // state change (and any fabric step already done) and surfaces as 500 InternalError.
 import { errorText } from '../../infra/error-text.ts';
-import type { BranchOnTrunk, Fabric, FabricEni, LaunchedInstance } from '../api.ts';
+import type { Fabric, FabricEni, LaunchedInstance } from '../api.ts';
 import { Ec2Error } from '../ec2/error.ts';
 import type { Ipv6Assigned, Ipv6AssignRequest } from './eni-ipv6.ts';
+import { type EniTraffic, eniTraffic } from './eni-traffic.ts';
 import type {
   AssignRequest,
   CreateEniRequest,
@@ -32,15 +33,6 @@ function ipv6Step(fabric: Fabric, fe: FabricEni, given: Ipv6Assigned, assign: bo
   const on: Step = async () => fabric.ipv6RoutesAdded?.(fe, cidrs);
   const off: Step = async () => fabric.ipv6RoutesRemoved?.(fe, cidrs);
   return assign ? { run: on, undo: off } : { run: off, undo: on };
-}
-
-export interface EniTraffic {
-  readonly eniId: string;
-  readonly interfaceType: string;
-  readonly instanceId: string | null;
-  readonly trunkEniId: string | null;
-  readonly vlanId: number | null;
-  readonly receivedPackets: number;
 }
 
 /** An instance came or went (the Kubernetes slice keeps a Node object per named instance by it). */
@@ -168,72 +160,80 @@ export class VpcOperations {
   }
 
   assign(eniId: string, req: AssignRequest): Promise<string[]> {
-    return this.#serial(async () => {
-      const ips = this.state.assign(eniId, req);
-      const eni = this.state.eni(eniId);
-      const fabric = this.#fabricFor(eni);
-      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, true)];
-      await this.#withRollback(() => this.state.unassign(eniId, ips), [steps]);
-      return ips;
-    });
+    return this.#addressChange(
+      eniId,
+      () => this.state.assign(eniId, req),
+      (fabric, fe, ips) => addressStep(fabric, fe, ips, true),
+      (ips) => this.state.unassign(eniId, ips),
+    );
   }
 
   unassign(eniId: string, ips: readonly string[]): Promise<void> {
-    return this.#serial(async () => {
-      this.state.unassign(eniId, ips);
-      const eni = this.state.eni(eniId);
-      const fabric = this.#fabricFor(eni);
-      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, false)];
-      await this.#withRollback(() => this.state.assign(eniId, { ips }), [steps]);
-    });
+    return this.#addressChange(
+      eniId,
+      () => this.state.unassign(eniId, ips),
+      (fabric, fe) => addressStep(fabric, fe, ips, false),
+      () => this.state.assign(eniId, { ips }),
+    );
   }
 
   /** Prefixes as assign() does addresses: the fabric routes each prefix's 16 addresses to the ENI. */
   assignPrefixes(eniId: string, req: AssignRequest): Promise<string[]> {
-    return this.#serial(async () => {
-      const prefixes = this.state.assignPrefixes(eniId, req);
-      const eni = this.state.eni(eniId);
-      const fabric = this.#fabricFor(eni);
-      const ips = prefixes.flatMap(prefixAddresses);
-      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, true)];
-      await this.#withRollback(() => this.state.unassignPrefixes(eniId, prefixes), [steps]);
-      return prefixes;
-    });
+    return this.#addressChange(
+      eniId,
+      () => this.state.assignPrefixes(eniId, req),
+      (fabric, fe, prefixes) => addressStep(fabric, fe, prefixes.flatMap(prefixAddresses), true),
+      (prefixes) => this.state.unassignPrefixes(eniId, prefixes),
+    );
   }
 
   unassignPrefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
-    return this.#serial(async () => {
-      this.state.unassignPrefixes(eniId, prefixes);
-      const eni = this.state.eni(eniId);
-      const fabric = this.#fabricFor(eni);
-      const ips = prefixes.flatMap(prefixAddresses);
-      const steps = fabric === undefined ? [] : [addressStep(fabric, this.fabricEni(eni), ips, false)];
-      await this.#withRollback(() => this.state.assignPrefixes(eniId, { ips: prefixes }), [steps]);
-    });
+    return this.#addressChange(
+      eniId,
+      () => this.state.unassignPrefixes(eniId, prefixes),
+      (fabric, fe) => addressStep(fabric, fe, prefixes.flatMap(prefixAddresses), false),
+      () => this.state.assignPrefixes(eniId, { ips: prefixes }),
+    );
   }
 
   assignIpv6(eniId: string, req: Ipv6AssignRequest): Promise<Ipv6Assigned> {
-    return this.#serial(async () => {
-      const given = this.state.assignIpv6(eniId, req);
-      const eni = this.state.eni(eniId);
-      const fabric = this.#fabricFor(eni);
-      const steps = fabric === undefined ? [] : [ipv6Step(fabric, this.fabricEni(eni), given, true)];
-      await this.#withRollback(() => this.state.unassignIpv6(eniId, given), [steps]);
-      return given;
-    });
+    return this.#addressChange(
+      eniId,
+      () => this.state.assignIpv6(eniId, req),
+      (fabric, fe, given) => ipv6Step(fabric, fe, given, true),
+      (given) => this.state.unassignIpv6(eniId, given),
+    );
   }
 
   unassignIpv6(eniId: string, gone: Ipv6Assigned): Promise<void> {
-    return this.#serial(async () => {
-      this.state.unassignIpv6(eniId, gone);
-      const eni = this.state.eni(eniId);
-      const fabric = this.#fabricFor(eni);
-      const steps = fabric === undefined ? [] : [ipv6Step(fabric, this.fabricEni(eni), gone, false)];
-      const back = () => {
+    return this.#addressChange(
+      eniId,
+      () => this.state.unassignIpv6(eniId, gone),
+      (fabric, fe) => ipv6Step(fabric, fe, gone, false),
+      () => {
         if (gone.addresses.length > 0) this.state.assignIpv6(eniId, { addresses: gone.addresses });
         if (gone.prefixes.length > 0) this.state.assignIpv6(eniId, { prefixes: gone.prefixes });
-      };
-      await this.#withRollback(back, [steps]);
+      },
+    );
+  }
+
+  /**
+   * One change of an ENI's addresses: the state first, then the fabric's routes for what changed;
+   * when the fabric fails, both are undone (`undoState`, then the steps that ran).
+   */
+  #addressChange<T>(
+    eniId: string,
+    change: () => T,
+    routes: (fabric: Fabric, fe: FabricEni, done: T) => { run: Step; undo: Step },
+    undoState: (done: T) => unknown,
+  ): Promise<T> {
+    return this.#serial(async () => {
+      const done = change();
+      const eni = this.state.eni(eniId);
+      const fabric = this.#fabricFor(eni);
+      const steps = fabric === undefined ? [] : [routes(fabric, this.fabricEni(eni), done)];
+      await this.#withRollback(() => undoState(done), [steps]);
+      return done;
     });
   }
 
@@ -262,37 +262,14 @@ export class VpcOperations {
   /** Per ENI with a fabric link (branches included): packets the VPC received from it. */
   traffic(): Promise<EniTraffic[]> {
     // In line with the other fabric work, so that counts follow completed changes only.
-    return this.#serial(() => this.#traffic());
-  }
-
-  async #traffic(): Promise<EniTraffic[]> {
-    const fabric = this.#fabric;
-    if (fabric?.receivedPackets === undefined) {
-      throw new Ec2Error('IncorrectState', 'this emulator has no fabric, so no traffic to count', 409);
-    }
-    const linked = this.state.enis().filter((e) => this.#fabricFor(e) !== undefined);
-    const branches: { eni: Eni; on: BranchOnTrunk }[] = [];
-    for (const trunk of linked.filter((e) => e.interfaceType === 'trunk')) {
-      for (const branch of this.state.branchesOf(trunk.eniId)) {
-        const vlanId = branch.trunkAssociation?.vlanId ?? 0;
-        branches.push({
-          eni: branch,
-          on: { trunk: this.fabricEni(trunk), vlanId, branch: this.fabricEni(branch) },
-        });
-      }
-    }
-    const counts = await fabric.receivedPackets(
-      linked.map((e) => this.fabricEni(e)),
-      branches.map((b) => b.on),
+    return this.#serial(() =>
+      eniTraffic(
+        this.state,
+        this.#fabric,
+        (e) => this.#fabricFor(e) !== undefined,
+        (e) => this.fabricEni(e),
+      ),
     );
-    return [...linked, ...branches.map((b) => b.eni)].map((e) => ({
-      eniId: e.eniId,
-      interfaceType: e.interfaceType,
-      instanceId: e.attachment?.instanceId ?? null,
-      trunkEniId: e.trunkAssociation?.trunkEniId ?? null,
-      vlanId: e.trunkAssociation?.vlanId ?? null,
-      receivedPackets: counts.get(e.eniId) ?? 0,
-    }));
   }
 
   #branchSteps(
