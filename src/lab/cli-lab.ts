@@ -21,10 +21,10 @@ A VPC on this machine: an emulated EC2/IMDS/Kubernetes API, node namespaces each
 a real vpcnet agent, and VPC test hosts. Needs root.
 
 Commands:
-  up        bring a lab up
-  down      remove a lab (every namespace, process and file of it)
-  pod       register a pod in the lab's Kubernetes API (or --delete it)
-  subnet    add a subnet (zone, tags) to the lab's VPC
+  up          bring a lab up
+  down        remove a lab (every namespace, process and file of it)
+  pod         register a pod in the lab's Kubernetes API (or --delete it)
+  subnet      add a subnet (zone, tags) to the lab's VPC
   eni-config  add an ENIConfig (custom networking) to the lab's Kubernetes API
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
