@@ -10,6 +10,25 @@ export function slotsUsed(eni: Eni): number {
   return 1 + eni.secondaryIps.length + eni.ipv4Prefixes.length;
 }
 
+/**
+ * Refuses, as EC2 does, a request for no or a non-integer number of addresses (`parameter` names
+ * it) or for more than the ENI's free slots (`slotLimit`, while attached).
+ */
+export function checkSlotsWanted(
+  eni: Eni,
+  req: AssignRequest,
+  slotLimit: number | undefined,
+  parameter: string,
+): void {
+  const wanted = 'count' in req ? req.count : req.ips.length;
+  if (!Number.isInteger(wanted) || wanted < 1) {
+    throw invalidParameter(`Invalid value '${wanted}' for ${parameter}`);
+  }
+  if (slotLimit !== undefined && slotsUsed(eni) + wanted > slotLimit) {
+    throw new Ec2Error('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
+  }
+}
+
 /** Allocates (count) or claims (ips: prefixes as CIDRs) prefixes for the ENI; all or nothing. */
 export function takePrefixes(
   eni: Eni,
@@ -17,13 +36,7 @@ export function takePrefixes(
   req: AssignRequest,
   slotLimit: number | undefined,
 ): string[] {
-  const wanted = 'count' in req ? req.count : req.ips.length;
-  if (!Number.isInteger(wanted) || wanted < 1) {
-    throw invalidParameter(`Invalid value '${wanted}' for ipv4PrefixCount`);
-  }
-  if (slotLimit !== undefined && slotsUsed(eni) + wanted > slotLimit) {
-    throw new Ec2Error('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
-  }
+  checkSlotsWanted(eni, req, slotLimit, 'ipv4PrefixCount');
   const prefixes: string[] = [];
   try {
     if ('count' in req) {

@@ -1,7 +1,7 @@
 // Secondary private IPs on an ENI (AssignPrivateIpAddresses / UnassignPrivateIpAddresses without
 // prefixes): each takes one of the ENI's address slots (eni-prefixes.ts counts them).
-import { Ec2Error, invalidParameter } from '../ec2/error.ts';
-import { slotsUsed } from './eni-prefixes.ts';
+import { invalidParameter } from '../ec2/error.ts';
+import { checkSlotsWanted } from './eni-prefixes.ts';
 import type { AssignRequest } from './state.ts';
 import type { SubnetPool } from './subnet-pool.ts';
 import type { Eni } from './view.ts';
@@ -13,13 +13,7 @@ export function takeSecondaryIps(
   req: AssignRequest,
   slotLimit: number | undefined,
 ): string[] {
-  const wanted = 'count' in req ? req.count : req.ips.length;
-  if (!Number.isInteger(wanted) || wanted < 1) {
-    throw invalidParameter(`Invalid value '${wanted}' for secondaryPrivateIpAddressCount`);
-  }
-  if (slotLimit !== undefined && slotsUsed(eni) + wanted > slotLimit) {
-    throw new Ec2Error('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
-  }
+  checkSlotsWanted(eni, req, slotLimit, 'secondaryPrivateIpAddressCount');
   let ips: string[];
   if ('count' in req) {
     ips = pool.allocate(req.count);
