@@ -6,6 +6,10 @@ import { after, test } from 'node:test';
 import { CniError } from '../cni/errors.ts';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import type { FakeKernel } from '../dataplane/testing/fake-kernel.ts';
+import { Ledger } from '../ledger/ledger.ts';
+import { FileLedgerStore } from '../ledger/store.ts';
+import { attachment, clock, JOURNAL, NEVER_COMPACT, PATH } from '../ledger/testing/journal-fixtures.ts';
+import { MemoryLedgerFs } from '../ledger/testing/memory-fs.ts';
 import type { Resource } from '../plan/resource.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import { addAttachment } from './add.ts';
@@ -151,4 +155,41 @@ test('with ENABLE_POD_ENI, a pod with a malformed branch ENI annotation is refus
   // Without the flag the annotation is not looked at, as upstream does.
   const plain = { ...(await context(onePool())), pods, enablePodEni: false };
   assert.equal((await addAttachment(plain, await request())).ips?.[0]?.address, '10.0.0.30/32');
+});
+
+/** A dataplane that notes what the ledger's file system had seen when the kernel work began. */
+class WatchedDataplane extends Dataplane {
+  callsAtCreate: string[] | undefined;
+  constructor(
+    kernel: FakeKernel,
+    private readonly fs: MemoryLedgerFs,
+  ) {
+    super(kernel);
+  }
+
+  override async create(netns: string, resources: readonly Resource[]): Promise<void> {
+    this.callsAtCreate = [...this.fs.calls];
+    return super.create(netns, resources);
+  }
+}
+
+test('the adding record is written, not synced, before the kernel; the answer waits for an fdatasync after the final record', async () => {
+  const fs = new MemoryLedgerFs();
+  const opened = () => Ledger.open(new FileLedgerStore(PATH, fs, undefined, NEVER_COMPACT), clock);
+  const ledger = await opened();
+  // Two writes first: a compaction, then one that opens the journal.
+  ledger.put(attachment(9));
+  await ledger.commit();
+  ledger.put({ ...attachment(9), createdAt: 1 });
+  await ledger.commit();
+  const ctx = await context(onePool());
+  const dataplane = new WatchedDataplane(ctx.kernel, fs);
+  fs.calls.length = 0;
+  await addAttachment({ ...ctx, ledger, dataplane }, await request());
+  assert.deepEqual(dataplane.callsAtCreate, [`append ${JOURNAL}`]);
+  assert.deepEqual(fs.calls, [`append ${JOURNAL}`, `append ${JOURNAL}`, `datasync ${JOURNAL}`]);
+  // A power cut after the answer: the attachment is there, done.
+  fs.crash();
+  const after = (await opened()).get({ network: 'vpcnet', containerId: 'c1', ifName: 'eth0' });
+  assert.ok(after !== undefined && after.phase === undefined, 'the answered ADD is on disk, done');
 });

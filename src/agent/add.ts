@@ -1,6 +1,6 @@
 // ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
-// record the attachment's pod plan durably before touching the kernel, build exactly that plan,
-// record the result durably, answer.
+// write the attachment's pod plan to the ledger before touching the kernel, build exactly that
+// plan, record the result durably, answer.
 import { isIPv6 } from 'node:net';
 import {
   CNI_ERR_CONTAINER_UNKNOWN,
@@ -118,11 +118,14 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
     createdAt: ctx.now(),
     resources,
   };
-  // Durable before success, and before the kernel: a crash from here on leaves a record of what
-  // this ADD may create, so recovery removes exactly that (ownership).
+  // Written before the kernel is touched: if the agent dies from here on, the record of what this
+  // ADD may create is there when it starts again, so recovery removes exactly that (ownership).
+  // Written, not yet synced (Ledger.stage): what it guards against is the agent's process dying;
+  // a power cut loses the pod's veth, routes and rules with the page cache, and the address is
+  // the pool's either way. The answer still waits for the durable commit below, which syncs both.
   const t0 = performance.now();
   ctx.ledger.put({ ...base, phase: 'adding' });
-  await ctx.ledger.commit();
+  await ctx.ledger.stage();
   const t1 = performance.now();
   try {
     await ctx.dataplane.create(netns, resources);

@@ -69,7 +69,8 @@ test('introspection over HTTP serves the socket’s state and its narrower views
       sample(metrics, 'vpcnet_cni_operation_duration_seconds_count', { command: 'ADD', outcome: 'ok' }),
       2,
     );
-    assert.ok((sample(metrics, 'vpcnet_ledger_commit_duration_seconds_count', { outcome: 'ok' }) ?? 0) >= 4);
+    // At least one durable write per answered ADD (its record of intent is only appended).
+    assert.ok((sample(metrics, 'vpcnet_ledger_commit_duration_seconds_count', { outcome: 'ok' }) ?? 0) >= 2);
     assert.ok(
       (sample(metrics, 'awscni_ec2api_req_count', { fn: 'DescribeNetworkInterfaces' }) ?? 0) >= 1,
       'EC2 requests of the start-up are counted',

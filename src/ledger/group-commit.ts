@@ -1,72 +1,135 @@
 // Group commit: while one write is in flight, later commits wait for the next write, so a burst of
-// N pod operations costs about two writes instead of N. Durable before success: a commit resolves
-// only once a write that began after its changes has succeeded.
+// N pod operations costs about two writes instead of N. Durable before success: a durable commit
+// resolves only once its changes were written and then synced.
+//
+// Two levels. `durable`: on the disk (fdatasync), what an answer to the runtime waits for.
+// `written`: handed to the kernel (in the page cache, not yet synced): it outlives the agent's
+// process, not a power cut. An ADD's record of intent needs no more: it guards against the agent
+// dying between kernel steps, and the kernel state it describes does not outlive a power cut
+// either.
+//
+// Writes (appends, quick) and syncs (fdatasync, milliseconds) are two lines of work. Writes run
+// one at a time, and so do syncs; a sync starts only between writes and covers every write before
+// it; a write may run while a sync does, so a written commit never waits for the disk.
+
+/** How far a commit must get before it resolves. */
+export type CommitLevel = 'durable' | 'written';
 
 interface Waiter {
-  /** The change sequence number this commit must see on disk. */
+  /** The change sequence number this commit must see written (or on disk). */
   readonly seq: number;
+  readonly durable: boolean;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
+}
+
+export interface GroupStore {
+  /** Writes every change not yet written; says whether that write was also synced (a compaction). */
+  write(): Promise<{ readonly synced: boolean }>;
+  /** Syncs everything written so far. */
+  sync(): Promise<void>;
 }
 
 export class GroupCommit {
   /** The sequence number of the latest change (the owner increments it per mutation). */
   readonly #latest: () => number;
-  /** Makes every change up to the latest durable; rejects when it could not. */
-  readonly #write: () => Promise<void>;
-  /** The highest sequence number known to be on disk. */
+  readonly #store: GroupStore;
+  /** The highest sequence number known to be written, and known to be on disk. */
+  #writtenSeq = 0;
   #durableSeq = 0;
   #writing = false;
-  #flushScheduled = false;
+  #syncing = false;
+  #pumpScheduled = false;
   #waiters: Waiter[] = [];
 
-  constructor(latest: () => number, write: () => Promise<void>) {
+  constructor(latest: () => number, store: GroupStore) {
     this.#latest = latest;
-    this.#write = write;
+    this.#store = store;
   }
 
   /**
-   * Resolves once every change made before this call is on disk; rejects if the write that
-   * carried them failed (the changes stay in memory and ride on the next write).
+   * Resolves once every change made before this call has reached `level`; rejects if the write
+   * (or sync) that carried them failed (the changes stay in memory and ride on the next write).
    */
-  commit(): Promise<void> {
+  commit(level: CommitLevel = 'durable'): Promise<void> {
     const seq = this.#latest();
-    if (seq <= this.#durableSeq) return Promise.resolve();
+    const durable = level === 'durable';
+    if (seq <= (durable ? this.#durableSeq : this.#writtenSeq)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      this.#waiters.push({ seq, resolve, reject });
-      this.#scheduleFlush();
+      this.#waiters.push({ seq, durable, resolve, reject });
+      this.#schedulePump();
     });
   }
 
-  #scheduleFlush(): void {
-    if (this.#writing || this.#flushScheduled) return;
-    this.#flushScheduled = true;
+  #schedulePump(): void {
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
     // Defer to a microtask so that commits issued in the same tick share one write.
     queueMicrotask(() => {
-      this.#flushScheduled = false;
-      void this.#flush();
+      this.#pumpScheduled = false;
+      this.#pump();
     });
   }
 
-  async #flush(): Promise<void> {
-    if (this.#writing || this.#waiters.length === 0) return;
+  /** Starts whichever of the two lines has work and is free. */
+  #pump(): void {
+    // A sync first: it starts only between writes and covers all of them, and a write may then
+    // run beside it (were writes first, a burst of them would keep every durable commit waiting).
+    if (
+      !this.#writing &&
+      !this.#syncing &&
+      this.#waiters.some((w) => w.durable && w.seq <= this.#writtenSeq && w.seq > this.#durableSeq)
+    )
+      void this.#sync();
+    if (!this.#writing && this.#waiters.some((w) => w.seq > this.#writtenSeq)) void this.#write();
+  }
+
+  async #write(): Promise<void> {
     this.#writing = true;
     const seq = this.#latest();
-    let failure: { err: unknown } | undefined;
     try {
-      await this.#write();
-      this.#durableSeq = Math.max(this.#durableSeq, seq);
+      const { synced } = await this.#store.write();
+      this.#writtenSeq = Math.max(this.#writtenSeq, seq);
+      if (synced) this.#durableSeq = Math.max(this.#durableSeq, seq);
+      this.#settle();
     } catch (err) {
-      failure = { err };
+      this.#fail(seq, err);
+    } finally {
+      this.#writing = false;
+      this.#schedulePump();
     }
-    this.#writing = false;
-    // Settle exactly the commits whose changes this write carried; later ones wait for the next.
+  }
+
+  async #sync(): Promise<void> {
+    this.#syncing = true;
+    const seq = this.#writtenSeq;
+    try {
+      await this.#store.sync();
+      this.#durableSeq = Math.max(this.#durableSeq, seq);
+      this.#settle();
+    } catch (err) {
+      this.#fail(seq, err);
+    } finally {
+      this.#syncing = false;
+      this.#schedulePump();
+    }
+  }
+
+  /** Resolves every commit whose level is reached. */
+  #settle(): void {
+    const done = (w: Waiter) => w.seq <= (w.durable ? this.#durableSeq : this.#writtenSeq);
+    const settled = this.#waiters.filter(done);
+    this.#waiters = this.#waiters.filter((w) => !done(w));
+    for (const w of settled) w.resolve();
+  }
+
+  /** Rejects the commits the failed step carried; later ones wait for the next write. */
+  #fail(seq: number, err: unknown): void {
+    // What was written but not synced may be gone with the failure (the kernel drops dirty pages
+    // a failed sync could not write): only what is on disk still counts as written.
+    this.#writtenSeq = this.#durableSeq;
     const carried = this.#waiters.filter((w) => w.seq <= seq);
     this.#waiters = this.#waiters.filter((w) => w.seq > seq);
-    for (const w of carried) {
-      if (failure === undefined) w.resolve();
-      else w.reject(failure.err);
-    }
-    if (this.#waiters.length > 0) this.#scheduleFlush();
+    for (const w of carried) w.reject(err);
   }
 }

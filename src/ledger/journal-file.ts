@@ -40,6 +40,13 @@ export class LedgerJournal {
   readonly #createTemp: (data: string) => Promise<string>;
   /** The journal as last opened for appending; undefined until the next append opens it. */
   #handle: AppendHandle | undefined;
+  /** Records were appended without an fdatasync since the last one that succeeded. */
+  #unsynced = false;
+  /**
+   * An fdatasync failed: records appended before it may be gone (the kernel drops the pages it
+   * could not write, and a later fdatasync reports success), until a new journal replaces this one.
+   */
+  #syncFailed = false;
 
   constructor(path: string, fs: LedgerFsDeps, createTemp: (data: string) => Promise<string>) {
     this.#path = path;
@@ -69,20 +76,25 @@ export class LedgerJournal {
       if (journalTmp !== '') await this.#fs.removeFile(journalTmp).catch(() => {});
       throw new Error(`cannot start ledger journal ${this.#path}: ${String(err)}`, { cause: err });
     }
+    // The snapshot before it holds everything the old journal's records did.
+    this.#unsynced = false;
+    this.#syncFailed = false;
     return Buffer.byteLength(header);
   }
 
   /**
-   * Appends record `seq` and fdatasyncs it; returns the bytes it took. Resolves only once the
-   * fdatasync has: durable before success. After a failure the handle is closed (what reached the
-   * file is unknown, and a failed fdatasync is never retried on the same file).
+   * Appends record `seq` and, when `sync`, fdatasyncs it (with whatever was appended unsynced
+   * before it); returns the bytes it took. A synced append resolves only once the fdatasync has:
+   * durable before success. After a failure the handle is closed (what reached the file is
+   * unknown, and a failed fdatasync is never retried on the same file).
    */
-  async append(seq: number, changes: LedgerChanges): Promise<number> {
+  async append(seq: number, changes: LedgerChanges, sync = true): Promise<number> {
     const line = journalLine(JSON.stringify({ seq, ...changesJson(changes) }));
     try {
       this.#handle ??= await this.#fs.openAppend(this.#path);
       await this.#handle.append(line);
-      await this.#handle.syncData();
+      this.#unsynced = true;
+      if (sync) await this.#syncHandle(this.#handle);
     } catch (err) {
       await this.close();
       throw new Error(`cannot append to ledger journal ${this.#path}: ${String(err)}`, { cause: err });
@@ -90,13 +102,39 @@ export class LedgerJournal {
     return Buffer.byteLength(line);
   }
 
+  /** fdatasyncs what earlier appends left unsynced (nothing to do when none did). */
+  async sync(): Promise<void> {
+    try {
+      if (this.#syncFailed) throw new Error('an earlier fdatasync failed: records before it may be lost');
+      const handle = this.#handle;
+      // close() syncs what it leaves, or marks the journal failed.
+      if (handle === undefined || !this.#unsynced) return;
+      await this.#syncHandle(handle);
+    } catch (err) {
+      await this.close();
+      throw new Error(`cannot sync ledger journal ${this.#path}: ${String(err)}`, { cause: err });
+    }
+  }
+
+  async #syncHandle(handle: AppendHandle): Promise<void> {
+    // Cleared first: an append made while this sync runs may not be covered by it.
+    this.#unsynced = false;
+    try {
+      await handle.syncData();
+    } catch (err) {
+      this.#syncFailed = true;
+      throw err;
+    }
+  }
+
   /**
-   * Closes the open journal, if any; the next append opens it again. Never fails: every record
-   * written through the handle was fdatasynced, or its commit was told it failed.
+   * Closes the open journal, if any; the next append opens it again. Never fails: records
+   * appended unsynced are synced first, and if that fails the next sync() says so.
    */
   async close(): Promise<void> {
     const handle = this.#handle;
     this.#handle = undefined;
+    if (handle !== undefined && this.#unsynced) await this.#syncHandle(handle).catch(() => {});
     await handle?.close().catch(() => {});
   }
 

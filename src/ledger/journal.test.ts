@@ -12,42 +12,19 @@ import { journalLine } from './journal-format.ts';
 import { Ledger } from './ledger.ts';
 import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
 import { FileLedgerStore, type JournalBound, LedgerLoadError } from './store.ts';
+import {
+  attachment,
+  clock,
+  DIR,
+  ids,
+  JOURNAL,
+  NEVER_COMPACT,
+  open,
+  PATH,
+  snapshotOf,
+  wroteSnapshot,
+} from './testing/journal-fixtures.ts';
 import { MemoryLedgerFs } from './testing/memory-fs.ts';
-
-const DIR = '/var/lib/vpcnet';
-const PATH = `${DIR}/ledger.json`;
-const JOURNAL = `${PATH}.journal`;
-const clock = { now: () => 42_000 };
-const NEVER_COMPACT: JournalBound = { minBytes: 1e12, snapshotFactor: 0 };
-
-function attachment(n: number, ip = `10.0.${n >> 8}.${n & 255}`): Attachment {
-  return {
-    key: { network: 'vpcnet', containerId: `c${n}`, ifName: 'eth0' },
-    pod: { namespace: 'default', name: `pod-${n}`, uid: `uid-${n}` },
-    netns: `/var/run/netns/p${n}`,
-    createdAt: 1000 + n,
-    resources: [
-      { kind: 'vpcAddress', ip, eniId: 'eni-1' },
-      { kind: 'veth', hostName: `vpc${n}`, hostMac: '02:00:00:00:00:01', podIfName: 'eth0', mtu: 9001 },
-      { kind: 'rule', priority: 512, to: `${ip}/32`, table: 254 },
-      { kind: 'snat', ip },
-    ],
-  };
-}
-
-function snapshotOf(...attachments: Attachment[]): LedgerSnapshot {
-  return { schemaVersion: LEDGER_SCHEMA_VERSION, attachments, cooling: [], bindings: [], pendingEnis: [] };
-}
-
-async function open(fs: MemoryLedgerFs, bound: JournalBound = NEVER_COMPACT): Promise<Ledger> {
-  return Ledger.open(new FileLedgerStore(PATH, fs, undefined, bound), clock);
-}
-
-/** Whether the calls since the test cleared them renamed a new snapshot into place. */
-const wroteSnapshot = (fs: MemoryLedgerFs) =>
-  fs.calls.some((c) => c.startsWith('rename ') && c.endsWith(` ${PATH}`));
-
-const ids = (l: Ledger) => l.list().map((a) => a.key.containerId);
 
 async function loadError(fs: MemoryLedgerFs): Promise<LedgerLoadError> {
   const err = await open(fs).then(
@@ -264,14 +241,14 @@ describe('ledger journal', () => {
     assert.equal((await open(fs)).list().length, 20);
   });
 
-  test('a failed append rejects the commit; the next write is a compaction and nothing follows a torn record', async () => {
+  test('a failed fdatasync rejects the commit; the next write is a compaction and nothing follows a torn record', async () => {
     const fs = new MemoryLedgerFs();
     const ledger = await open(fs);
     ledger.put(attachment(1));
     await ledger.commit();
     ledger.put(attachment(2));
     fs.failNext.push('datasync');
-    await assert.rejects(ledger.commit(), /cannot append to ledger journal .*injected datasync failure/);
+    await assert.rejects(ledger.commit(), /cannot sync ledger journal .*injected datasync failure/);
     fs.calls.length = 0;
     ledger.put(attachment(3));
     await ledger.commit();

@@ -40,10 +40,10 @@ export class Ledger {
   readonly #pendingEnis = new Map<string, PendingEni>();
   /** Incremented by every mutation. */
   #seq = 0;
-  readonly #commits = new GroupCommit(
-    () => this.#seq,
-    () => this.#write(),
-  );
+  readonly #commits = new GroupCommit(() => this.#seq, {
+    write: () => this.#write(),
+    sync: () => this.#sync(),
+  });
   /** Records changed since the last write that carried them. */
   readonly #changed = new ChangedRecords();
   /** VPC address -> attachments holding it. */
@@ -247,7 +247,16 @@ export class Ledger {
    * carried them failed (the changes stay in memory and ride on the next write).
    */
   commit(): Promise<void> {
-    return this.#commits.commit();
+    return this.#commits.commit('durable');
+  }
+
+  /**
+   * Resolves once every change made before this call is written (in the kernel's page cache, not
+   * yet synced): it outlives the agent's process, not a power cut (group-commit.ts). Never enough
+   * for an answer to the runtime; enough for a record of what the kernel is about to hold.
+   */
+  stage(): Promise<void> {
+    return this.#commits.commit('written');
   }
 
   /** Releases what the store keeps open between writes (the journal); a later commit reopens it. */
@@ -256,15 +265,24 @@ export class Ledger {
   }
 
   /** One write (group-commit.ts): the records changed since the last one that succeeded. */
-  async #write(): Promise<void> {
+  async #write(): Promise<{ synced: boolean }> {
     const changed = this.#changed.take();
+    const snapshot = () => this.snapshot();
+    const store = this.#store;
     try {
-      if (this.#store.saveChanges === undefined) await this.#store.save(this.snapshot());
-      else await this.#store.saveChanges(this.#changesOf(changed), () => this.snapshot());
+      if (store.saveChanges === undefined) await store.save(snapshot());
+      else if (store.writeChanges === undefined) await store.saveChanges(this.#changesOf(changed), snapshot);
+      else return { synced: await store.writeChanges(this.#changesOf(changed), snapshot) };
+      return { synced: true };
     } catch (err) {
       this.#changed.restore(changed);
       throw err;
     }
+  }
+
+  /** Makes what #write wrote durable (a store without staged writes wrote it durably). */
+  async #sync(): Promise<void> {
+    await this.#store.sync?.();
   }
 
   // Index upkeep: every insert, replace and removal of a record goes through one of these.

@@ -37,6 +37,14 @@ export interface LedgerStore {
    */
   saveChanges?(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<void>;
   /**
+   * As saveChanges, but resolves once the changes are written, before they are synced
+   * (group-commit.ts, level `written`); true when the write was durable anyway (a compaction).
+   * A store without it saves every change durably.
+   */
+  writeChanges?(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<boolean>;
+  /** Makes everything writeChanges wrote durable. */
+  sync?(): Promise<void>;
+  /**
    * Moves a stored ledger that load() refused out of the way (kept for an operator, under a name
    * with the time `at`), so the agent can start; returns where the snapshot went.
    */
@@ -166,13 +174,36 @@ export class FileLedgerStore implements LedgerStore {
   }
 
   async saveChanges(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<void> {
+    await this.#append(changes, snapshot, true);
+  }
+
+  writeChanges(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<boolean> {
+    return this.#append(changes, snapshot, false);
+  }
+
+  async sync(): Promise<void> {
+    // After a failure nothing written since the last compaction counts: the next write compacts.
+    if (this.#open === undefined) throw new Error(`ledger journal ${this.journalPath}: nothing to sync`);
+    try {
+      await this.#journal.sync();
+    } catch (err) {
+      this.#open = undefined;
+      throw err;
+    }
+  }
+
+  /** One journal record, fdatasynced when `sync`, or a compaction when due; true when it synced. */
+  async #append(changes: LedgerChanges, snapshot: () => LedgerSnapshot, sync: boolean): Promise<boolean> {
     const open = this.#open;
     const limit = Math.max(this.#bound.minBytes, this.#bound.snapshotFactor * this.#snapshotBytes);
-    if (open === undefined || open.bytes > limit) return this.#compact(snapshot());
+    if (open === undefined || open.bytes > limit) {
+      await this.#compact(snapshot());
+      return true;
+    }
     const seq = open.seq + 1;
     let bytes: number;
     try {
-      bytes = await this.#journal.append(seq, changes);
+      bytes = await this.#journal.append(seq, changes, sync);
     } catch (err) {
       // What reached the file is unknown (perhaps a torn record): never append after it.
       this.#open = undefined;
@@ -180,6 +211,7 @@ export class FileLedgerStore implements LedgerStore {
     }
     this.#open = { id: open.id, seq, bytes: open.bytes + bytes };
     this.#seq = seq;
+    return sync;
   }
 
   /** A fresh snapshot of the whole state, then a new empty journal after it. */

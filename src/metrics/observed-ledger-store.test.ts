@@ -16,6 +16,16 @@ test('the timed ledger store passes every call through and reports each write wi
     saveChanges: async () => {
       calls.push('saveChanges');
     },
+    writeChanges: async () => {
+      calls.push('writeChanges');
+      return false;
+    },
+    sync: async () => {
+      calls.push('sync');
+    },
+    close: async () => {
+      calls.push('close');
+    },
     setAside: async (at) => `ledger.json.corrupt-${at}`,
   };
   const store = observedLedgerStore(inner, (ms, ok) => {
@@ -25,10 +35,14 @@ test('the timed ledger store passes every call through and reports each write wi
   const snapshot = { version: 3 } as unknown as Parameters<LedgerStore['save']>[0];
   await store.save(snapshot);
   await store.saveChanges?.({} as never, () => snapshot);
+  // An append without an fdatasync is passed on but not timed: it is no durable write.
+  await store.writeChanges?.({} as never, () => snapshot);
+  await store.sync?.();
+  await store.close?.();
   fail = true;
   await assert.rejects(store.save(snapshot), /disk full/);
-  assert.deepEqual(calls, ['save', 'saveChanges', 'save']);
-  assert.deepEqual(seen, [true, true, false]);
+  assert.deepEqual(calls, ['save', 'saveChanges', 'writeChanges', 'sync', 'close', 'save']);
+  assert.deepEqual(seen, [true, true, true, false]);
   assert.equal(
     await store.setAside?.(7),
     'ledger.json.corrupt-7',
@@ -37,4 +51,10 @@ test('the timed ledger store passes every call through and reports each write wi
   const bare = observedLedgerStore({ load: inner.load, save: inner.save }, () => {});
   assert.equal(bare.saveChanges, undefined, 'a store without incremental saves stays without');
   assert.equal(bare.setAside, undefined);
+  assert.equal(
+    bare.writeChanges,
+    undefined,
+    'nor does it gain staged writes (the ledger then saves durably)',
+  );
+  assert.equal(bare.sync, undefined);
 });

@@ -1,5 +1,6 @@
-// The ledger's store, timed: each save is one durable write (fsync) carrying a group commit, the
-// cost every ADD and DEL pays twice. A decorator, so the ledger itself knows nothing of metrics.
+// The ledger's store, timed: each durable write (fsync) carrying a group commit is observed. A
+// decorator, so the ledger itself knows nothing of metrics; it passes on every method the inner
+// store has (one it left out would silently fall back to a slower or a missing path).
 import type { LedgerStore } from '../ledger/store.ts';
 
 export function observedLedgerStore(
@@ -16,13 +17,19 @@ export function observedLedgerStore(
       throw err;
     }
   };
-  const { saveChanges, setAside } = inner;
+  const { saveChanges, writeChanges, sync, setAside, close } = inner;
   return {
     load: () => inner.load(),
     save: (snapshot) => timed(() => inner.save(snapshot)),
     ...(saveChanges === undefined
       ? {}
       : { saveChanges: (changes, snapshot) => timed(() => saveChanges.call(inner, changes, snapshot)) }),
+    // Not timed: an append without an fdatasync is no durable write.
+    ...(writeChanges === undefined
+      ? {}
+      : { writeChanges: (changes, snapshot) => writeChanges.call(inner, changes, snapshot) }),
+    ...(sync === undefined ? {} : { sync: () => timed(() => sync.call(inner)) }),
     ...(setAside === undefined ? {} : { setAside: (at: number) => setAside.call(inner, at) }),
+    ...(close === undefined ? {} : { close: () => close.call(inner) }),
   };
 }
