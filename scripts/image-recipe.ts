@@ -2,6 +2,7 @@
 // build on top of it. Pure: scripts/image.ts runs the commands. The base is tagged by a hash of its
 // recipe and of the apt sources it is made from, so a second build reuses it.
 import { createHash } from 'node:crypto';
+import { AGENT_NODE_FLAGS } from '../src/config/agent-node-flags.ts';
 import { PODMAN_ULIMITS } from '../src/lab/podman.ts';
 
 export interface BaseRecipe {
@@ -115,6 +116,8 @@ export function podmanBuildArgv(opts: {
     `BASE=${opts.base}`,
     '--build-arg',
     `VERSION=${opts.version}`,
+    '--build-arg',
+    `AGENT_NODE_OPTIONS=${AGENT_NODE_FLAGS.join(' ')}`,
     '--file',
     opts.containerfile,
     '--tag',

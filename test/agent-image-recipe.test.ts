@@ -58,6 +58,8 @@ test('podman build tags the version and latest, on the cached base, with limits 
   assert.deepEqual(argv.slice(0, 2), ['podman', 'build']);
   assert.ok(argv.join(' ').includes('--ulimit nofile=4096:4096 --ulimit nproc=4096:4096'));
   assert.ok(argv.join(' ').includes('--build-arg BASE=localhost/vpcnet-base:abc'));
+  // The agent's Node flags reach the image's NODE_OPTIONS (image/Containerfile).
+  assert.ok(argv.join(' ').includes('--build-arg AGENT_NODE_OPTIONS=--max-semi-space-size=2'));
   assert.ok(argv.join(' ').includes('--tag localhost/vpcnet:0.1.0 --tag localhost/vpcnet:latest'));
   assert.ok(argv.includes('--pull=never'));
   assert.equal(argv.at(-1), '/tmp/ctx');

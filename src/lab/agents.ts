@@ -1,8 +1,10 @@
 // One vpcnet agent per lab node, started inside the node's namespace and configured by its
 // environment (src/config/settings.ts) to use the emulator as its cloud and kube API.
+
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AGENT_NODE_FLAGS } from '../config/agent-node-flags.ts';
 import { errorText } from '../infra/error-text.ts';
 import { containerAgentSpec, installArgs } from './agent-container.ts';
 import type { ChildSpec } from './children.ts';
@@ -74,7 +76,7 @@ export function agentSpec(
     // would give it a private mount namespace in which netns files that a runtime mounts later
     // (containerd under its state dir) are empty files. A DaemonSet's agent likewise shares the
     // host's mounts (HostToContainer propagation) while it has the host's network.
-    argv: ['nsenter', `--net=/var/run/netns/${node.netns}`, process.execPath, agent],
+    argv: ['nsenter', `--net=/var/run/netns/${node.netns}`, process.execPath, ...AGENT_NODE_FLAGS, agent],
     env: agentEnv(layout, node, podEni),
     cwd: repoRoot,
     logFile: node.agentLog,
