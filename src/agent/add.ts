@@ -18,6 +18,7 @@ import { addBranchAttachment } from './branch/add-branch.ts';
 import { branchTarget } from './branch/assignment.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { ipv6Plan } from './ipv6-add.ts';
+import type { NetnsInspection } from './netns-inspection.ts';
 import { refuseRepeatedAdd } from './repeated-add.ts';
 import { resultFor } from './result.ts';
 
@@ -59,19 +60,25 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
   }
 }
 
+/** The three questions of NetnsInspection asked at once, each on its own. */
+async function askOneByOne(ctx: OperationContext, path: string): Promise<NetnsInspection> {
+  const [exists, notNetns, identity] = await Promise.all([
+    ctx.netnsExists(path),
+    ctx.notANetworkNamespace?.(path),
+    ctx.netnsIdentity(path),
+  ]);
+  return { exists, notNetns, identity };
+}
+
 export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {
   const started = performance.now();
   const netns = req.netns;
   if (netns === undefined || netns === '')
     throw new CniError(CNI_ERR_INVALID_ENV, 'CNI_NETNS is required for ADD');
-  // The three looks at the path at once: each is a round trip to the thread pool, which a burst of
-  // ADDs (and the ledger's writes) share, so in turn they cost a burst three queues' worth.
-  const [exists, notNetns, netnsId] = await Promise.all([
-    ctx.netnsExists(netns),
-    ctx.notANetworkNamespace?.(netns),
-    // Read once: the record keeps it, so a reused path is never mistaken for this namespace.
-    ctx.netnsIdentity(netns),
-  ]);
+  // One look at the path (netns-inspection.ts). The identity is read once: the record keeps it,
+  // so a reused path is never mistaken for this namespace.
+  const look = ctx.inspectNetns ?? ((path: string) => askOneByOne(ctx, path));
+  const { exists, notNetns, identity: netnsId } = await look(netns);
   if (!exists) {
     throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `network namespace ${netns} does not exist`);
   }

@@ -25,6 +25,7 @@ import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
 import { setupIpv4Node } from './ipv4-node-setup.ts';
 import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
+import { inspectNetns } from './netns-inspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -173,6 +174,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     remove: (resources) => dataplane.remove(resources, { operation: 'releaseSnat' }),
     log,
   });
+  const describeNetns = deps.notANetworkNamespace ?? notANetworkNamespace;
   const ctx: OperationContext = {
     snatRelease,
     ledger,
@@ -194,8 +196,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     ...ipv6?.context,
     ...(deps.events === undefined ? {} : { events: deps.events }),
     netnsExists: pathExists,
-    notANetworkNamespace: deps.notANetworkNamespace ?? notANetworkNamespace,
+    notANetworkNamespace: describeNetns,
     netnsIdentity,
+    inspectNetns: (path: string) => inspectNetns(path, describeNetns),
     notPodNetns: new Set(
       (await Promise.all(['/proc/self/ns/net', '/proc/1/ns/net'].map(netnsIdentity))).filter(
         (id): id is string => id !== undefined,

@@ -9,6 +9,7 @@ import type { TrunkDriver } from '../plan/kernel-op.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
+import type { NetnsInspection } from './netns-inspection.ts';
 import type { SnatRelease } from './snat-release.ts';
 import type { AgentCounters } from './stats.ts';
 import type { EgressAddressAllocator } from './v4-egress-addresses.ts';
@@ -61,6 +62,10 @@ export interface OperationContext {
   readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
   /** device:inode of the namespace at that path, undefined if it cannot be read. */
   readonly netnsIdentity: (path: string) => Promise<string | undefined>;
+  /**
+   * The three above in one look (netns-inspection.ts); absent: ADD asks them one by one.
+   */
+  readonly inspectNetns?: (path: string) => Promise<NetnsInspection>;
   /**
    * netnsIdentity of namespaces that are never a pod's: the node's own (the agent's), and the one
    * of PID 1 (the same on a node; in the lab, the machine's own).
