@@ -25,7 +25,7 @@ import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
 import { setupIpv4Node } from './ipv4-node-setup.ts';
 import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
-import { inspectNetns } from './netns-inspection.ts';
+import { inspectNetns, pathExists } from './netns-inspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -37,15 +37,6 @@ import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
 import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 import { TrunkWatcher } from './trunk.ts';
-
-async function pathExists(p: string): Promise<boolean> {
-  try {
-    await access(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
 

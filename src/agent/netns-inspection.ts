@@ -33,7 +33,8 @@ function nsfsDevice(): Promise<number> {
   return nsfsDev;
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether the path exists (for ADD: a namespace that is gone answers code 3). */
+export async function pathExists(path: string): Promise<boolean> {
   try {
     await access(path);
     return true;
@@ -47,7 +48,11 @@ async function carefully(
   path: string,
   describe: (path: string) => Promise<string | undefined>,
 ): Promise<NetnsInspection> {
-  const [found, notNetns, identity] = await Promise.all([exists(path), describe(path), netnsIdentity(path)]);
+  const [found, notNetns, identity] = await Promise.all([
+    pathExists(path),
+    describe(path),
+    netnsIdentity(path),
+  ]);
   return { exists: found, notNetns, identity };
 }
 
