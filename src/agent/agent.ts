@@ -1,7 +1,7 @@
 // The node agent: rebuilds its state from ledger + kernel + cloud before it serves a request
 // (durable before success; convergence), then serves CNI requests on its unix socket.
 
-import { access, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { ForwardedRequest } from '../cni/wire.ts';

@@ -6,19 +6,13 @@ import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
 import { describe, test } from 'node:test';
-import type { Attachment } from '../plan/attachment.ts';
 import { NO_CHANGES } from './changes.ts';
 import { journalLine } from './journal-format.ts';
-import { Ledger } from './ledger.ts';
-import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from './snapshot.ts';
-import { FileLedgerStore, type JournalBound, LedgerLoadError } from './store.ts';
+import { FileLedgerStore, LedgerLoadError } from './store.ts';
 import {
   attachment,
-  clock,
-  DIR,
   ids,
   JOURNAL,
-  NEVER_COMPACT,
   open,
   PATH,
   snapshotOf,
