@@ -7,6 +7,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -122,24 +123,29 @@ static int transact(const int *steps, int changes, const char *table, const char
                     size_t n) {
   if (n == 0) return 0;
   if (n > NFT_MAX_ELEMENTS) return -E2BIG;
-  static __thread struct nl_buf buf;
-  buf.len = 0;
+  /* On the heap, not in thread-local storage: static TLS is copied into every thread's stack,
+     the link-deletion finishers' (link-del.c) included, which are meant to be small. */
+  struct nl_buf *buf = malloc(sizeof *buf);
+  if (buf == NULL) return -ENOMEM;
+  buf->len = 0;
   const unsigned seq = 1;
-  int rc = build(&buf, steps, changes, table, set, ips, n, seq);
-  if (rc != 0) return rc;
-  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-  if (fd < 0) return -errno;
-  /* A kernel that never answers must not hold a worker forever. */
-  struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-  unsigned last = seq + (unsigned)changes;
-  if (sendto(fd, buf.data, buf.len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
-    rc = -errno;
-  } else {
-    rc = await_ack(fd, seq, last + 1, last);
+  int rc = build(buf, steps, changes, table, set, ips, n, seq);
+  int fd = rc == 0 ? socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER) : -1;
+  if (rc == 0 && fd < 0) rc = -errno;
+  if (rc == 0) {
+    /* A kernel that never answers must not hold a worker forever. */
+    struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    unsigned last = seq + (unsigned)changes;
+    if (sendto(fd, buf->data, buf->len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+      rc = -errno;
+    } else {
+      rc = await_ack(fd, seq, last + 1, last);
+    }
   }
-  close(fd);
+  if (fd >= 0) close(fd);
+  free(buf);
   return rc;
 }
 
@@ -179,26 +185,35 @@ static void collect_elements(const struct nlmsghdr *h, struct in_addr *out, size
 
 int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n) {
   *n = 0;
-  static __thread struct nl_buf buf;
-  buf.len = 0;
+  /* A request and a reply buffer, on the heap for the reason transact() gives. */
+  struct nl_buf *buf = malloc(sizeof *buf);
+  if (buf == NULL) return -ENOMEM;
+  buf->len = 0;
   const unsigned seq = 1;
-  struct nlmsghdr *h = begin_msg(&buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM,
+  struct nlmsghdr *h = begin_msg(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM,
                                  NLM_F_REQUEST | NLM_F_DUMP, seq, NFPROTO_IPV4, 0);
-  if (h == NULL || put_attr(&buf, NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1) == NULL ||
-      put_attr(&buf, NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1) == NULL)
+  if (h == NULL || put_attr(buf, NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1) == NULL ||
+      put_attr(buf, NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1) == NULL) {
+    free(buf);
     return -EMSGSIZE;
-  end_msg(&buf, h);
+  }
+  end_msg(buf, h);
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-  if (fd < 0) return -errno;
+  if (fd < 0) {
+    int e = errno;
+    free(buf);
+    return -e;
+  }
   struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
   int rc = 0;
-  if (sendto(fd, buf.data, buf.len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) rc = -errno;
-  /* A large set arrives over several datagrams; NLMSG_DONE ends the dump. */
-  static __thread char reply[65536];
+  if (sendto(fd, buf->data, buf->len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) rc = -errno;
+  /* A large set arrives over several datagrams; NLMSG_DONE ends the dump. The request is sent: its
+     buffer takes the reply. */
+  char *reply = buf->data;
   for (int done = 0; rc == 0 && !done;) {
-    ssize_t got = recv(fd, reply, sizeof reply, 0);
+    ssize_t got = recv(fd, reply, NFT_BUF_SIZE, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
       rc = -errno;
@@ -219,5 +234,6 @@ int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t
     }
   }
   close(fd);
+  free(buf);
   return rc;
 }
