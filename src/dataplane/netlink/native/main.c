@@ -20,9 +20,10 @@
  *
  * Files: main.c (reading requests, the worker pool), requests.c (what a worker does with one),
  * netns.c (entering a namespace and coming back), answer.c (the answers' lines), helper.h (what
- * they share), ops.c (one operation as rtnetlink, or for the SNAT set as nfnetlink: nft-set.c),
- * link-del.c (a link deletion answered at its announcement), rtnl.c (the socket and message
- * builder), dump*.c (reads in `ip -d -j` shape), jbuf.c (the answer's text).
+ * they share), ops.c (one operation as rtnetlink, or for the SNAT set as nfnetlink: nft-set.c,
+ * through the sockets of nfnl-socket.c), link-del.c (a link deletion answered at its
+ * announcement), rtnl.c (the socket and message builder), dump*.c (reads in `ip -d -j` shape),
+ * jbuf.c (the answer's text).
  *
  * Usage: vpcnet-netlink [--node-netns PATH]   (the node's namespace; default: the helper's own)
  */
@@ -39,12 +40,13 @@
 
 #include "helper.h"
 #include "link-del.h"
+#include "nfnl-socket.h"
 
 /*
- * Workers mostly wait in the kernel, not on the CPU: such waits overlap only across threads. With 4
- * workers, 50 concurrent removals took 4x as long as 50 `ip` processes, when each worker still
- * waited out its veth's RCU wait (now a finisher's, link-del.c); a burst's worth of workers lets
- * whatever waits remain overlap (deleting SNAT elements, creating devices).
+ * Workers mostly wait in the kernel, not on the CPU, and such waits overlap only across threads: with
+ * 4 workers, when each still waited out its veth's deletion (now a finisher's, link-del.c), 50
+ * concurrent removals took 4x as long as 50 `ip` processes. A burst's worth of workers lets
+ * whatever waits remain (RTNL, the namespace's locks) overlap.
  */
 #define WORKERS 32
 /* Bounded use: message buffers of a few KiB; the receive buffer and answers are on the heap. */
@@ -216,6 +218,20 @@ static void read_requests(void) {
   free(line);
 }
 
+/* The node's nfnetlink sockets stay open (nfnl-socket.c). A node namespace that cannot be opened
+   now keeps none: each request then says why it cannot enter it. */
+static void keep_nfnl_in_node_netns(void) {
+  if (node_netns_path == NULL) {
+    nfnl_keep_in(own_ns_fd);
+    return;
+  }
+  char reason[MSG_MAX];
+  int fd = open_netns(node_netns_path, reason, sizeof reason);
+  if (fd < 0) return;
+  nfnl_keep_in(fd);
+  close(fd);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--node-netns") == 0) {
     node_netns_path = argv[2];
@@ -226,6 +242,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   own_ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   if (own_ns_fd < 0) die("cannot open its own network namespace (/proc/thread-self/ns/net)");
+  keep_nfnl_in_node_netns();
   pthread_t threads[WORKERS];
   pthread_attr_t attr;
   pthread_attr_init(&attr);
