@@ -12,11 +12,18 @@
  * is refused before anything runs. If a worker cannot return, the helper exits at once: a thread
  * left in a pod's namespace must never run the next request (the agent restarts the helper).
  *
+ * Link deletions: the kernel announces a deletion ~0.5 ms after the request but acks it only after
+ * waiting for RCU (~15-25 ms more). A worker answers a `linkDel` at the announcement and goes on; a
+ * detached "finisher" thread, which never changes namespace (its socket was made in the request's),
+ * sends the request and waits for that ack (link-del.c). When stdin closes, the helper waits for
+ * outstanding finishers before it exits.
+ *
  * Files: main.c (reading requests, the worker pool), requests.c (what a worker does with one),
  * netns.c (entering a namespace and coming back), answer.c (the answers' lines), helper.h (what
- * they share), ops.c (one operation as rtnetlink, or for the SNAT set as nfnetlink: nft-set.c),
- * rtnl.c (the socket and message builder), dump*.c (reads in `ip -d -j` shape), jbuf.c (the
- * answer's text).
+ * they share), ops.c (one operation as rtnetlink, or for the SNAT set as nfnetlink: nft-set.c,
+ * through the sockets of nfnl-socket.c), link-del.c (a link deletion answered at its
+ * announcement), rtnl.c (the socket and message builder), dump*.c (reads in `ip -d -j` shape),
+ * jbuf.c (the answer's text).
  *
  * Usage: vpcnet-netlink [--node-netns PATH]   (the node's namespace; default: the helper's own)
  */
@@ -32,11 +39,14 @@
 #include <unistd.h>
 
 #include "helper.h"
+#include "link-del.h"
+#include "nfnl-socket.h"
 
 /*
- * Workers mostly wait in the kernel, not on the CPU: deleting a veth waits ~15 ms for RCU after the
- * RTNL lock is released, and such waits overlap only across threads. With 4 workers, 50 concurrent
- * removals took 4x as long as 50 `ip` processes; a burst's worth of workers lets them overlap.
+ * Workers mostly wait in the kernel, not on the CPU, and such waits overlap only across threads: with
+ * 4 workers, when each still waited out its veth's deletion (now a finisher's, link-del.c), 50
+ * concurrent removals took 4x as long as 50 `ip` processes. A burst's worth of workers lets
+ * whatever waits remain (RTNL, the namespace's locks) overlap.
  */
 #define WORKERS 32
 /* Bounded use: message buffers of a few KiB; the receive buffer and answers are on the heap. */
@@ -208,6 +218,20 @@ static void read_requests(void) {
   free(line);
 }
 
+/* The node's nfnetlink sockets stay open (nfnl-socket.c). A node namespace that cannot be opened
+   now keeps none: each request then says why it cannot enter it. */
+static void keep_nfnl_in_node_netns(void) {
+  if (node_netns_path == NULL) {
+    nfnl_keep_in(own_ns_fd);
+    return;
+  }
+  char reason[MSG_MAX];
+  int fd = open_netns(node_netns_path, reason, sizeof reason);
+  if (fd < 0) return;
+  nfnl_keep_in(fd);
+  close(fd);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--node-netns") == 0) {
     node_netns_path = argv[2];
@@ -218,6 +242,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   own_ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   if (own_ns_fd < 0) die("cannot open its own network namespace (/proc/thread-self/ns/net)");
+  keep_nfnl_in_node_netns();
   pthread_t threads[WORKERS];
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -231,5 +256,7 @@ int main(int argc, char **argv) {
   pthread_cond_broadcast(&queue_ready);
   pthread_mutex_unlock(&queue_lock);
   for (int i = 0; i < WORKERS; i++) pthread_join(threads[i], NULL);
+  /* Deletions answered at their announcement may still wait for their ack: none is cut off. */
+  link_del_wait_finishers();
   return 0;
 }

@@ -2,14 +2,16 @@
    kernel applies the changes as one transaction and acknowledges each message that asked for it. */
 #include "nft-set.h"
 
+#include "nfnl-socket.h"
+
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 /* Room for the batch: 3 headers plus per element ~40 bytes; callers send few elements at once. */
@@ -122,24 +124,27 @@ static int transact(const int *steps, int changes, const char *table, const char
                     size_t n) {
   if (n == 0) return 0;
   if (n > NFT_MAX_ELEMENTS) return -E2BIG;
-  static __thread struct nl_buf buf;
-  buf.len = 0;
-  const unsigned seq = 1;
-  int rc = build(&buf, steps, changes, table, set, ips, n, seq);
-  if (rc != 0) return rc;
-  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-  if (fd < 0) return -errno;
-  /* A kernel that never answers must not hold a worker forever. */
-  struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-  unsigned last = seq + (unsigned)changes;
-  if (sendto(fd, buf.data, buf.len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
-    rc = -errno;
-  } else {
-    rc = await_ack(fd, seq, last + 1, last);
+  /* On the heap, not in thread-local storage: static TLS is copied into every thread's stack,
+     the link-deletion finishers' (link-del.c) included, which are meant to be small. */
+  struct nl_buf *buf = malloc(sizeof *buf);
+  if (buf == NULL) return -ENOMEM;
+  buf->len = 0;
+  /* BATCH_BEGIN, the changes, BATCH_END: each message its own number. */
+  struct nfnl_socket s;
+  unsigned seq;
+  int rc = nfnl_open(&s, (unsigned)changes + 2, &seq);
+  if (rc == 0) rc = build(buf, steps, changes, table, set, ips, n, seq);
+  if (rc == 0) {
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    unsigned last = seq + (unsigned)changes;
+    if (sendto(s.fd, buf->data, buf->len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+      rc = -errno;
+    } else {
+      rc = await_ack(s.fd, seq, last + 1, last);
+    }
   }
-  close(fd);
+  nfnl_release(&s, rc == 0);
+  free(buf);
   return rc;
 }
 
@@ -150,7 +155,7 @@ int nft_set_elements(int add, const char *table, const char *set, const struct i
 
 int nft_set_remove(const char *table, const char *set, const struct in_addr *ips, size_t n) {
   /* Added first (a no-op for a present element), then deleted: a missing one is no error, and the
-     whole removal is one transaction, so one RCU grace period however many addresses. */
+     whole removal is one transaction however many addresses. */
   const int steps[2] = {1, 0};
   return transact(steps, 2, table, set, ips, n);
 }
@@ -179,26 +184,34 @@ static void collect_elements(const struct nlmsghdr *h, struct in_addr *out, size
 
 int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n) {
   *n = 0;
-  static __thread struct nl_buf buf;
-  buf.len = 0;
-  const unsigned seq = 1;
-  struct nlmsghdr *h = begin_msg(&buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM,
+  /* A request and a reply buffer, on the heap for the reason transact() gives. */
+  struct nl_buf *buf = malloc(sizeof *buf);
+  if (buf == NULL) return -ENOMEM;
+  buf->len = 0;
+  struct nfnl_socket s;
+  unsigned seq;
+  int rc = nfnl_open(&s, 1, &seq);
+  if (rc < 0) {
+    free(buf);
+    return rc;
+  }
+  struct nlmsghdr *h = begin_msg(buf, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETSETELEM,
                                  NLM_F_REQUEST | NLM_F_DUMP, seq, NFPROTO_IPV4, 0);
-  if (h == NULL || put_attr(&buf, NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1) == NULL ||
-      put_attr(&buf, NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1) == NULL)
+  if (h == NULL || put_attr(buf, NFTA_SET_ELEM_LIST_TABLE, table, strlen(table) + 1) == NULL ||
+      put_attr(buf, NFTA_SET_ELEM_LIST_SET, set, strlen(set) + 1) == NULL) {
+    nfnl_release(&s, true);
+    free(buf);
     return -EMSGSIZE;
-  end_msg(&buf, h);
-  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-  if (fd < 0) return -errno;
-  struct timeval tv = {.tv_sec = 5, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  end_msg(buf, h);
+  int fd = s.fd;
   struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-  int rc = 0;
-  if (sendto(fd, buf.data, buf.len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) rc = -errno;
-  /* A large set arrives over several datagrams; NLMSG_DONE ends the dump. */
-  static __thread char reply[65536];
+  if (sendto(fd, buf->data, buf->len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) rc = -errno;
+  /* A large set arrives over several datagrams; NLMSG_DONE ends the dump. The request is sent: its
+     buffer takes the reply. */
+  char *reply = buf->data;
   for (int done = 0; rc == 0 && !done;) {
-    ssize_t got = recv(fd, reply, sizeof reply, 0);
+    ssize_t got = recv(fd, reply, NFT_BUF_SIZE, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
       rc = -errno;
@@ -218,6 +231,8 @@ int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t
       collect_elements(m, out, cap, n);
     }
   }
-  close(fd);
+  /* -ENOENT (no such set) is a whole answer; anything else may leave a dump half read. */
+  nfnl_release(&s, rc == 0 || rc == -ENOENT);
+  free(buf);
   return rc;
 }

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "ops.h"
 
+#include "link-del.h"
 #include "nft-set.h"
 
 #include <arpa/inet.h>
@@ -192,7 +193,8 @@ static int link_del(struct rtnl *r, struct args *a, char *msg, size_t len) {
   struct rtnl_msg m;
   struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC, .ifi_index = index};
   rtnl_start(&m, RTM_DELLINK, 0, &ifi, sizeof ifi);
-  return kernel_said(r, rtnl_talk(r, &m), msg, len);
+  /* Answered at the kernel's announcement of the deletion, not its ack (link-del.c). */
+  return kernel_said(r, link_del_announced(r, &m, index), msg, len);
 }
 
 static int addr(struct rtnl *r, struct args *a, bool add, char *msg, size_t len) {

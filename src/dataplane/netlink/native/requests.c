@@ -18,8 +18,8 @@
 
 /*
  * In a removal ('all' mode) consecutive deletions of SNAT elements of one set go in one nf_tables
- * transaction (nft_set_remove): each transaction that deletes waits for an RCU grace period, so the
- * elements of a burst of DELs cost what one does. Returns how many operations from `from` it
+ * transaction (nft_set_remove): one message round for a burst's elements, and a missing element is
+ * no error there. Returns how many operations from `from` it
  * removed; 0 when ops[from] starts no such run, or when the transaction failed (then each
  * operation runs alone and reports its own error).
  */
