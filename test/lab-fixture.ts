@@ -263,8 +263,8 @@ export async function waitFor<T>(
 }
 
 /**
- * Waits until `ip` cools down after its pod's DEL: the agent releases a regular pod's address once
- * its SNAT element is gone, which happens just after the DEL answered (src/agent/snat-release.ts).
+ * Waits until `ip` cools down after its pod's DEL (its DEL releases the address before it
+ * answers; the wait only bridges reading the state over the agent's socket).
  */
 export async function waitCooling(node: LabNodeDesc, ip: string): Promise<void> {
   await waitFor(

@@ -102,9 +102,6 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
   }
   const branch = await branchTarget(ctx, req);
   if (branch) return addBranchAttachment(ctx, req, { path: netns, id: netnsId }, branch);
-  // A DEL of this key (a reused container ID) may still hold its address until its SNAT element
-  // is gone (snat-release.ts): the pool must not hand that address back to this key before then.
-  await ctx.snatRelease?.settledFor(attachmentKeyString(req.key));
   const existing = ctx.ledger.get(req.key);
   if (existing && existing.phase === undefined) await refuseRepeatedAdd(ctx, existing, netns);
   // A half-done ADD, or a record whose interface is not in the namespace (gone with an old one),

@@ -59,8 +59,6 @@ export interface RunningAgent {
   readonly deadPodGc: DeadPodGc | undefined;
   /** The agent's state as the introspection endpoint serves it. */
   introspect(): ReturnType<typeof introspection> & Record<string, unknown>;
-  /** Resolves when work a DEL left behind its answer (SNAT elements) is done. */
-  settled(): Promise<void>;
   /** Where the metrics and introspection endpoints listen, when they do. */
   readonly endpoints: Awaited<ReturnType<AgentObservability['serve']>>;
   stop(): Promise<void>;

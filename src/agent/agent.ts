@@ -32,7 +32,6 @@ import { sweepRecovered } from './recovered-release.ts';
 import { openLedger, poolRecoveryAddresses, recoverFromNode, recoveryView } from './recovery.ts';
 import { RequestGate, refusedWhileStopping } from './request-gate.ts';
 import { startRpcServer } from './rpc-server.ts';
-import { SnatRelease } from './snat-release.ts';
 import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
 import { startStartupTaint } from './startup-taint.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
@@ -161,13 +160,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
 
   const stats = new OperationStats();
   const counters = new AgentCounters();
-  const snatRelease = new SnatRelease({
-    remove: (resources) => dataplane.remove(resources, { operation: 'releaseSnat' }),
-    log,
-  });
   const describeNetns = deps.notANetworkNamespace ?? notANetworkNamespace;
   const ctx: OperationContext = {
-    snatRelease,
     ledger,
     addresses: observed.addresses(ipv6?.addresses ?? manager),
     dataplane,
@@ -274,14 +268,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     cni: serve,
     deadPodGc,
     introspect,
-    settled: () => snatRelease.idle(),
     endpoints,
     async stop() {
       ready = false;
       await observed.close();
       const loops = [spoolLoop, vpcCidrRefresh, deadPodGc, reconciler, trunk, manager, taint, deps.events];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
-      await stopGracefully({ gate, server, stopLoops, snatRelease, ledger, log });
+      await stopGracefully({ gate, server, stopLoops, ledger, log });
       await ledger.close();
     },
   };

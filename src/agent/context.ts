@@ -10,7 +10,6 @@ import type { EventRecorder } from '../pods/kube-events.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { NetnsInspection } from './netns-inspection.ts';
-import type { SnatRelease } from './snat-release.ts';
 import type { AgentCounters } from './stats.ts';
 import type { EgressAddressAllocator } from './v4-egress-addresses.ts';
 
@@ -49,8 +48,6 @@ export interface OperationContext {
   readonly counters: AgentCounters;
   /** Kubernetes Events on pods (best effort, queued); absent without an API. */
   readonly events?: EventRecorder;
-  /** Removes deleted pods' SNAT elements after their DEL answered; absent: DEL removes them itself. */
-  readonly snatRelease?: SnatRelease;
   /** IPv6 mode with ENABLE_V4_EGRESS: the node-local IPv4 addresses of IPv6 pods' v4if0. */
   readonly v4Egress?: EgressAddressAllocator;
   /** Whether the netns path exists (I/O kept out of the operations for unit tests). */

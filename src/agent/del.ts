@@ -4,8 +4,7 @@
 // DEL of something unknown, or already gone, succeeds.
 
 import { isIPv4 } from 'node:net';
-import { errorText } from '../infra/error-text.ts';
-import { type Attachment, attachmentHostVeth, attachmentKeyString } from '../plan/attachment.ts';
+import { type Attachment, attachmentHostVeth } from '../plan/attachment.ts';
 import { egressVethMac, egressVethName, V4_EGRESS_IF } from '../plan/ipv6-pod-plan.ts';
 import { hostVethMac, hostVethName } from '../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../plan/pod-plan.ts';
@@ -13,7 +12,6 @@ import { type Resource, vpcAddressOf } from '../plan/resource.ts';
 import { delBranchAttachment } from './branch/del-branch.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { recoveredByVeth, releaseRecovered } from './recovered-release.ts';
-import type { SnatRelease } from './snat-release.ts';
 
 export async function delAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
@@ -25,23 +23,17 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
   if (att) {
     // In the pod only what does not go with the veth: a second interface's rule, which names this
     // attachment's own address (so even a namespace that took over the path cannot lose its own).
-    // The SNAT element goes after the answer, with other DELs' (snat-release.ts); the address
-    // stays assigned until it is gone.
-    const later = ctx.snatRelease === undefined ? [] : att.resources.filter(isSnat);
+    // Its SNAT element goes in the same removal: the element goes before the address is released,
+    // so no pod given the address later can lose its own element to this DEL.
     const t0 = performance.now();
-    const now = later.length === 0 ? att.resources : att.resources.filter((r) => !isSnat(r));
-    await ctx.dataplane.remove(now, { netns: att.netns });
+    await ctx.dataplane.remove(att.resources, { netns: att.netns });
     const t1 = performance.now();
     ctx.ledger.remove(req.key);
     const address = vpcAddressOf(att.resources);
     // Convergence: the freed address cools down before reuse; a commit makes it durable.
-    if (address && later.length === 0) ctx.addresses.release(address.ip, address.eniId);
+    if (address) ctx.addresses.release(address.ip, address.eniId);
     await ctx.ledger.commit();
     const t2 = performance.now();
-    if (ctx.snatRelease !== undefined && later.length > 0) {
-      const release = releaseAfterSnat(ctx, ctx.snatRelease, later, address);
-      ctx.snatRelease.track(attachmentKeyString(req.key), release);
-    }
     ctx.log.info('detached', {
       key: req.key,
       ip: address?.ip,
@@ -128,31 +120,6 @@ export function delRecorded(ctx: OperationContext, att: Attachment): Promise<voi
     vethPrefix: undefined,
     prevResultIps: [],
   });
-}
-
-function isSnat(r: Resource): r is Extract<Resource, { kind: 'snat' }> {
-  return r.kind === 'snat';
-}
-
-/** Once the elements are gone, the address starts its cooldown, durably. */
-function releaseAfterSnat(
-  ctx: OperationContext,
-  snatRelease: SnatRelease,
-  elements: readonly Extract<Resource, { kind: 'snat' }>[],
-  address: { ip: string; eniId: string } | undefined,
-): Promise<void> {
-  return Promise.all(elements.map((r) => snatRelease.release(r.ip)))
-    .then(async () => {
-      if (address === undefined) return;
-      ctx.addresses.release(address.ip, address.eniId);
-      await ctx.ledger.commit();
-    })
-    .catch((err: unknown) =>
-      ctx.log.error("cannot record the cooldown of a deleted pod's address", {
-        ip: address?.ip,
-        error: errorText(err),
-      }),
-    );
 }
 
 function roundMs(ms: number): number {

@@ -1,12 +1,11 @@
 // The agent's stop, in phases, one log line each (an operator sees where a stop that hangs is):
-// refuse new requests, answer those in flight, stop the background loops, let the deleted pods'
-// SNAT elements go, and make the ledger durable. The caller bounds it (stop-signal.ts).
+// refuse new requests, answer those in flight, stop the background loops, and make the ledger
+// durable. The caller bounds it (stop-signal.ts).
 import type { Server } from 'node:http';
 import type { Logger } from '../infra/log.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { RequestGate } from './request-gate.ts';
 import { closeRpcListener } from './rpc-server.ts';
-import type { SnatRelease } from './snat-release.ts';
 
 export interface StoppingAgent {
   readonly gate: RequestGate;
@@ -17,7 +16,6 @@ export interface StoppingAgent {
    * VPCNET_ADD_WAIT_SECONDS, and an ENI step under way finishes.
    */
   readonly stopLoops: () => Promise<unknown>;
-  readonly snatRelease: SnatRelease;
   readonly ledger: Ledger;
   readonly log: Logger;
 }
@@ -33,12 +31,9 @@ export async function stopGracefully(a: StoppingAgent): Promise<void> {
   await listenerClosed;
   log.info('stop: requests in flight answered');
   await loopsStopped;
-  log.info('stop: background loops stopped', { snatPending: a.snatRelease.pending });
-  // Deleted pods' SNAT elements still queued: removed before the ledger's last write (a crash
-  // instead leaves them to the next start's collection).
-  await a.snatRelease.idle();
+  log.info('stop: background loops stopped');
   // Every answered operation was committed before its answer; this carries what background work
-  // (SNAT releases, the pool manager) changed since. Each write is fdatasynced before it resolves.
+  // (the pool manager, the reconcile pass) changed since. Each write is fdatasynced before it resolves.
   await a.ledger.commit();
   log.info('stop: ledger durable', { attachments: a.ledger.list().length });
 }
