@@ -230,7 +230,21 @@ async function criSection(b: Bench, reference: Target, containerdDir: string): P
 
 async function fillSection(b: Bench, reference: Target): Promise<Measured> {
   const f = await measureFillUp(b.vpcnet, reference, b.node, `${b.id}-f`, b.o.fillLevels, b.o.fillPairs);
-  return { lines: fillLines(f), figures: fillFigures(f) };
+  // Which of the agent's phases grows as the node fills, if any (the pairs' IDs name their level).
+  const phasesAt = async (level: number, msg: 'attached' | 'detached') =>
+    phaseSplit(
+      await loggedOperations(agentLogOf(b), msg, (id) =>
+        new RegExp(`^probe${level}(up|down)x\\d+$`).test(id),
+      ),
+    );
+  const phaseLines: string[] = [];
+  for (const l of f.levels) {
+    phaseLines.push(
+      `  agent phases at ${l.attachments} attachments, p50/p95 (ms): ADD ${await phasesAt(l.attachments, 'attached')};` +
+        ` DEL ${await phasesAt(l.attachments, 'detached')}`,
+    );
+  }
+  return { lines: [...fillLines(f), ...phaseLines], figures: fillFigures(f) };
 }
 
 async function runSections(o: Options, id: string, dir: string, refNetns: string, r: Results): Promise<void> {
