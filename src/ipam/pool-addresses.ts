@@ -37,6 +37,8 @@ export interface AssignmentRecord {
 /** The ledger as the pool manager uses it: assignments to restore, cooldowns to keep. */
 export interface PoolLedger extends CooldownRecords {
   assignments(): readonly AssignmentRecord[];
+  /** Whether a record holds an address on the ENI (an index: what assignments() would name). */
+  eniHeld(eniId: string): boolean;
   commit(): Promise<void>;
 }
 

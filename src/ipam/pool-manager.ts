@@ -212,7 +212,8 @@ export class PoolManager {
     const freeable = this.#registry.freeable();
     // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
     // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
-    for (const att of this.#d.ledger?.assignments() ?? []) freeable.delete(att.eniId);
+    // Asked per ENI of an index, not by listing every attachment: this runs on every ADD.
+    for (const eniId of freeable) if (this.#d.ledger?.eniHeld(eniId)) freeable.delete(eniId);
     const byPrefix = this.#prefixes.decision(this.attachedEniCount(), freeable);
     if (byPrefix !== undefined) return byPrefix;
     return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), freeable);

@@ -113,6 +113,37 @@ describe('Ledger lookups', () => {
     ledger.removeRecovered(recovered);
     assert.equal(ledger.addressInUse('10.0.9.1'), false);
   });
+
+  test('an ENI is held while an attachment or a recovered record with an address names it, as assignments() lists them', async () => {
+    const ledger = await Ledger.open(new ChangesStore(), clock);
+    const heldAsListed = (eniId: string) => ledger.assignments().some((a) => a.eniId === eniId);
+    const both = (eniId: string) => [ledger.eniHeld(eniId), heldAsListed(eniId)];
+    ledger.put(attachment('a', '10.0.0.1'));
+    ledger.put(attachment('b', '10.0.0.2'));
+    assert.deepEqual(both('eni-1'), [true, true]);
+    ledger.remove(attachment('a', '').key);
+    assert.deepEqual(both('eni-1'), [true, true], 'b still holds it');
+    // Moved to another ENI (a rebuilt record): the old ENI is no longer held.
+    ledger.put({
+      ...attachment('b', ''),
+      resources: [{ kind: 'vpcAddress', ip: '10.0.1.2', eniId: 'eni-2' }],
+    });
+    assert.deepEqual(both('eni-1'), [false, false]);
+    assert.deepEqual(both('eni-2'), [true, true]);
+    const recovered = {
+      ip: '10.0.9.1',
+      eniId: 'eni-3',
+      resources: [],
+      reason: 'ledgerMissing',
+      recoveredAt: 1,
+    } as const;
+    ledger.putRecovered(recovered);
+    assert.deepEqual(both('eni-3'), [true, true]);
+    ledger.putRecovered({ eniId: 'eni-4', resources: [], reason: 'ledgerMissing', recoveredAt: 1 });
+    assert.deepEqual(both('eni-4'), [false, false], 'without an address a recovered record holds no ENI');
+    ledger.removeRecovered(recovered);
+    assert.deepEqual(both('eni-3'), [false, false]);
+  });
 });
 
 describe('what a write carries', () => {

@@ -17,6 +17,7 @@ import { type ChangedIds, ChangedRecords } from './changed-records.ts';
 import type { LedgerChanges, ListChanges } from './changes.ts';
 import { GroupCommit } from './group-commit.ts';
 import { RecordIndex } from './record-index.ts';
+import { attachmentEnis, attachmentIps, liveBindingIps, optional, recoveredEnis } from './record-values.ts';
 import {
   type CoolingAddress,
   LEDGER_SCHEMA_VERSION,
@@ -54,6 +55,8 @@ export class Ledger {
   readonly #recoveredByIp = new RecordIndex();
   /** Address -> bindings holding it that are not superseded. */
   readonly #liveBindingsByIp = new RecordIndex();
+  /** ENI -> attachments and recovered records (their ids prefixed `r:`) holding an address on it. */
+  readonly #holdersByEni = new RecordIndex();
 
   private constructor(store: LedgerStore, clock: LedgerClock, snapshot: LedgerSnapshot | undefined) {
     this.#store = store;
@@ -96,6 +99,11 @@ export class Ledger {
         held.push({ key: recoveredHolderKey(r), ip: r.ip, eniId: r.eniId });
     }
     return held;
+  }
+
+  /** Whether an attachment or a recovered record holds an address on `eniId` (as assignments() lists them). */
+  eniHeld(eniId: string): boolean {
+    return this.#holdersByEni.has(eniId);
   }
 
   /** Whether a live record holds `ip`: a pod's VPC address, a branch ENI's on this node, a recovered one. */
@@ -183,6 +191,7 @@ export class Ledger {
     const id = recoveredRecordId(record);
     if (this.#recovered.get(id) !== record) return false;
     this.#recoveredByIp.update(id, optional(record.ip), []);
+    this.#holdersByEni.update(`r:${id}`, recoveredEnis(record), []);
     this.#recovered.delete(id);
     this.#changed.mark('recovered', id);
     this.#seq++;
@@ -296,6 +305,7 @@ export class Ledger {
 
   #indexAttachment(id: string, before: Attachment | undefined, after: Attachment | undefined): void {
     this.#attachmentsByIp.update(id, attachmentIps(before), attachmentIps(after));
+    this.#holdersByEni.update(id, attachmentEnis(before), attachmentEnis(after));
     this.#attachmentsByBinding.update(id, optional(before?.branch), optional(after?.branch));
   }
 
@@ -308,7 +318,9 @@ export class Ledger {
 
   #setRecovered(r: RecoveredRecord): string {
     const id = recoveredRecordId(r);
-    this.#recoveredByIp.update(id, optional(this.#recovered.get(id)?.ip), optional(r.ip));
+    const before = this.#recovered.get(id);
+    this.#recoveredByIp.update(id, optional(before?.ip), optional(r.ip));
+    this.#holdersByEni.update(`r:${id}`, recoveredEnis(before), recoveredEnis(r));
     this.#recovered.set(id, r);
     return id;
   }
@@ -334,16 +346,4 @@ function listChanges<T>(ids: ReadonlySet<string>, records: ReadonlyMap<string, T
     else put.push(r);
   }
   return { put, removed };
-}
-
-function optional<T>(v: T | undefined): T[] {
-  return v === undefined ? [] : [v];
-}
-
-function attachmentIps(a: Attachment | undefined): string[] {
-  return a === undefined ? [] : a.resources.flatMap((r) => (r.kind === 'vpcAddress' ? [r.ip] : []));
-}
-
-function liveBindingIps(b: BranchBinding | undefined): string[] {
-  return b === undefined || b.supersededBy !== undefined ? [] : [b.ip];
 }

@@ -18,6 +18,10 @@ export class MemoryPoolLedger implements PoolLedger {
     return this.held;
   }
 
+  eniHeld(eniId: string): boolean {
+    return this.held.some((a) => a.eniId === eniId);
+  }
+
   addCooling(ip: string, eniId: string, freedAt = 0): void {
     this.#cooling.set(ip, { ip, eniId, freedAt });
   }
