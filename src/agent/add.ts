@@ -18,7 +18,6 @@ import { addBranchAttachment } from './branch/add-branch.ts';
 import { branchTarget } from './branch/assignment.ts';
 import type { AttachRequest, OperationContext } from './context.ts';
 import { ipv6Plan } from './ipv6-add.ts';
-import type { NetnsInspection } from './netns-inspection.ts';
 import { refuseRepeatedAdd } from './repeated-add.ts';
 import { resultFor } from './result.ts';
 
@@ -60,16 +59,6 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
   }
 }
 
-/** The three questions of NetnsInspection asked at once, each on its own. */
-async function askOneByOne(ctx: OperationContext, path: string): Promise<NetnsInspection> {
-  const [exists, notNetns, identity] = await Promise.all([
-    ctx.netnsExists(path),
-    ctx.notANetworkNamespace?.(path),
-    ctx.netnsIdentity(path),
-  ]);
-  return { exists, notNetns, identity };
-}
-
 export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {
   const started = performance.now();
   const netns = req.netns;
@@ -77,8 +66,7 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
     throw new CniError(CNI_ERR_INVALID_ENV, 'CNI_NETNS is required for ADD');
   // One look at the path (netns-inspection.ts). The identity is read once: the record keeps it,
   // so a reused path is never mistaken for this namespace.
-  const look = ctx.inspectNetns ?? ((path: string) => askOneByOne(ctx, path));
-  const { exists, notNetns, identity: netnsId } = await look(netns);
+  const { exists, notNetns, identity: netnsId } = await ctx.inspectNetns(netns);
   if (!exists) {
     throw new CniError(CNI_ERR_CONTAINER_UNKNOWN, `network namespace ${netns} does not exist`);
   }

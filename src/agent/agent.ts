@@ -25,7 +25,7 @@ import { recoverHalfDoneAdds } from './half-done-adds.ts';
 import { introspection } from './introspection.ts';
 import { setupIpv4Node } from './ipv4-node-setup.ts';
 import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
-import { inspectNetns, pathExists } from './netns-inspection.ts';
+import { inspectNetns } from './netns-inspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 import { RecentErrors } from './recent-errors.ts';
 import { sweepRecovered } from './recovered-release.ts';
@@ -160,7 +160,6 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
 
   const stats = new OperationStats();
   const counters = new AgentCounters();
-  const describeNetns = deps.notANetworkNamespace ?? notANetworkNamespace;
   const ctx: OperationContext = {
     ledger,
     addresses: observed.addresses(ipv6?.addresses ?? manager),
@@ -180,10 +179,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     counters,
     ...ipv6?.context,
     ...(deps.events === undefined ? {} : { events: deps.events }),
-    netnsExists: pathExists,
-    notANetworkNamespace: describeNetns,
     netnsIdentity,
-    inspectNetns: (path: string) => inspectNetns(path, describeNetns),
+    inspectNetns: (path: string) => inspectNetns(path, deps.notANetworkNamespace ?? notANetworkNamespace),
     notPodNetns: new Set(
       (await Promise.all(['/proc/self/ns/net', '/proc/1/ns/net'].map(netnsIdentity))).filter(
         (id): id is string => id !== undefined,

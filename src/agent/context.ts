@@ -50,19 +50,13 @@ export interface OperationContext {
   readonly events?: EventRecorder;
   /** IPv6 mode with ENABLE_V4_EGRESS: the node-local IPv4 addresses of IPv6 pods' v4if0. */
   readonly v4Egress?: EgressAddressAllocator;
-  /** Whether the netns path exists (I/O kept out of the operations for unit tests). */
-  readonly netnsExists: (path: string) => Promise<boolean>;
-  /**
-   * What the existing path is when it is not a network namespace ("a regular file", "a mnt
-   * namespace"…), undefined when it is one (pod-netns.ts). Absent: not checked.
-   */
-  readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
   /** device:inode of the namespace at that path, undefined if it cannot be read. */
   readonly netnsIdentity: (path: string) => Promise<string | undefined>;
   /**
-   * The three above in one look (netns-inspection.ts); absent: ADD asks them one by one.
+   * ADD's look at CNI_NETNS: whether it exists, what it is when it is no network namespace, and
+   * its identity (netns-inspection.ts; I/O kept out of the operations for unit tests).
    */
-  readonly inspectNetns?: (path: string) => Promise<NetnsInspection>;
+  readonly inspectNetns: (path: string) => Promise<NetnsInspection>;
   /**
    * netnsIdentity of namespaces that are never a pod's: the node's own (the agent's), and the one
    * of PID 1 (the same on a node; in the lab, the machine's own).

@@ -34,7 +34,7 @@ function nsfsDevice(): Promise<number> {
 }
 
 /** Whether the path exists (for ADD: a namespace that is gone answers code 3). */
-export async function pathExists(path: string): Promise<boolean> {
+async function pathExists(path: string): Promise<boolean> {
   try {
     await access(path);
     return true;

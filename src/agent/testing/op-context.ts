@@ -46,7 +46,8 @@ export async function opContext(
     defaultMtu: 9001,
     addWaitMs: 5000,
     externalSnat: false,
-    netnsExists: async () => true,
+    // Any path is a namespace that exists (the tests' netns paths are plain files).
+    inspectNetns: async () => ({ exists: true, notNetns: undefined, identity: undefined }),
     enablePodEni: false,
     trunk: () => undefined,
     trunkDriver: 'macvlan',
