@@ -105,6 +105,8 @@ export class GroupCommit {
     const seq = this.#writtenSeq;
     try {
       await this.#store.sync();
+      // Also if a failed write meanwhile set `written` back: what is on disk is written too.
+      this.#writtenSeq = Math.max(this.#writtenSeq, seq);
       this.#durableSeq = Math.max(this.#durableSeq, seq);
       this.#settle();
     } catch (err) {
