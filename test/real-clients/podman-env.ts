@@ -94,7 +94,12 @@ runroot = "${dir}/runroot"
         }
       }
     }
-    await runClient(['umount', '--recursive', '--lazy', dir]).catch(() => undefined);
+    // podman's storage bind-mounts its overlay home onto itself (dir/root/overlay) and leaves it
+    // when its last command did not shut the driver down; `dir` itself is no mount point, so
+    // `umount --recursive dir` would not reach it. Every mount under `dir` goes, deepest first.
+    for (const mountPoint of await mountsUnder(dir)) {
+      await runClient(['umount', '--lazy', mountPoint]).catch(() => undefined);
+    }
     await rm(dir, { recursive: true, force: true });
   };
 
@@ -105,4 +110,16 @@ runroot = "${dir}/runroot"
     throw err;
   }
   return { dir, run, must, stop };
+}
+
+/** Mount points below `dir` (mountinfo's fifth field, its octal escapes undone), deepest first. */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  const points = info
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((p): p is string => p !== undefined)
+    .map((p) => p.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(Number.parseInt(oct, 8))))
+    .filter((p) => p.startsWith(`${dir}/`));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
 }

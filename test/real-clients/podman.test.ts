@@ -43,8 +43,12 @@ describe('podman 4.3 (CNI backend) in a lab node namespace', { skip: podmanGate.
     podman = await startPodman(labName, node);
   });
   after(async () => {
-    if (podman) await podman.stop();
-    await labDown(labName);
+    // The lab goes also when podman's clean-up fails (its namespaces must never be left).
+    try {
+      if (podman) await podman.stop();
+    } finally {
+      await labDown(labName);
+    }
   });
 
   interface Container {
