@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
+import { whilePoolIsBusy } from '../infra/testing/busy-thread-pool.ts';
 import { inspectNetns } from './netns-inspection.ts';
 import { notANetworkNamespace } from './pod-netns.ts';
 
@@ -54,4 +55,10 @@ test('anything else gets the careful answers, word for word', async () => {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('the look takes no thread of libuv’s pool: a network namespace is vouched for while every one is busy', async () => {
+  const seen = await whilePoolIsBusy(() => inspectNetns('/proc/self/ns/net', neverAsked));
+  assert.equal(seen.exists, true);
+  assert.equal(seen.notNetns, undefined);
 });

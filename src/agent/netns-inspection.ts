@@ -1,14 +1,18 @@
 // ADD's three questions about a CNI_NETNS path (does it exist, is it a network namespace, which
-// one is it) answered from one look: an O_PATH descriptor, then its fstat and its /proc/self/fd
-// link side by side. Each question asked on its own cost a chain of up to four round trips to
-// libuv's thread pool (statfs, open, readlink, close), and in a burst of ADDs every round trip
-// also waits its turn on the busy event loop: the checks were the largest of the agent's own
-// phases (issue 9). The look concludes what the careful checks (pod-netns.ts) would: a file of
-// nsfs (all of whose files share one device number, that of /proc/self/ns/net) is a network
-// namespace unless its link names another kind; a bind mount (`ip netns add`, a runtime's
-// /var/run/netns/X) links to its path and names no kind, which the careful checks accept too.
-// Anything else takes the careful way, so every refusal keeps its exact words.
-import { access, open, readlink, stat } from 'node:fs/promises';
+// one is it) answered from one look: an O_PATH descriptor, its fstat and its /proc/self/fd link.
+// The look concludes what the careful checks (pod-netns.ts) would: a file of nsfs (all of whose
+// files share one device number, that of /proc/self/ns/net) is a network namespace unless its link
+// names another kind; a bind mount (`ip netns add`, a runtime's /var/run/netns/X) links to its path
+// and names no kind, which the careful checks accept too. Anything else takes the careful way, so
+// every refusal keeps its exact words.
+//
+// The look is made on the event loop's own thread (four system calls, a few microseconds): an
+// O_PATH open does no I/O and never blocks, and fstat and readlink of the descriptor are answered
+// from the kernel's memory (procfs, nsfs). Through libuv's thread pool the same look cost three
+// round trips, and in a burst of ADDs each round trip waited behind the burst's other work: the
+// checks took 2-3 ms of an ADD's service time, the look alone ~0.1 ms (issue 9).
+import { closeSync, fstatSync, openSync, readlinkSync, statSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 
 /**
@@ -25,11 +29,11 @@ export interface NetnsInspection {
   readonly identity: string | undefined;
 }
 
-let nsfsDev: Promise<number> | undefined;
+let nsfsDev: number | undefined;
 
 /** The device number of nsfs, read once. */
-function nsfsDevice(): Promise<number> {
-  nsfsDev ??= stat('/proc/self/ns/net').then((st) => st.dev);
+function nsfsDevice(): number {
+  nsfsDev ??= statSync('/proc/self/ns/net').dev;
   return nsfsDev;
 }
 
@@ -60,21 +64,22 @@ export async function inspectNetns(
   path: string,
   describe: (path: string) => Promise<string | undefined>,
 ): Promise<NetnsInspection> {
-  let fh: Awaited<ReturnType<typeof open>>;
+  let fd: number;
   try {
-    fh = await open(path, O_PATH);
+    fd = openSync(path, O_PATH);
   } catch {
     return carefully(path, describe);
   }
+  let quick: NetnsInspection | undefined;
   try {
-    const [st, link, nsfs] = await Promise.all([fh.stat(), readlink(`/proc/self/fd/${fh.fd}`), nsfsDevice()]);
-    const kind = /^([a-z_]+):\[\d+\]$/.exec(link)?.[1];
-    if (st.dev !== nsfs || (kind !== undefined && kind !== 'net')) return carefully(path, describe);
-    return { exists: true, notNetns: undefined, identity: `${st.dev}:${st.ino}` };
+    const st = fstatSync(fd);
+    const kind = /^([a-z_]+):\[\d+\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
+    if (st.dev === nsfsDevice() && (kind === undefined || kind === 'net'))
+      quick = { exists: true, notNetns: undefined, identity: `${st.dev}:${st.ino}` };
   } catch {
-    return carefully(path, describe);
+    // The careful way below says what went wrong.
   } finally {
-    // Not awaited: the answer does not depend on it, and it would be one more round trip.
-    fh.close().catch(() => {});
+    closeSync(fd);
   }
+  return quick ?? carefully(path, describe);
 }

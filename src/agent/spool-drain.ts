@@ -131,7 +131,7 @@ async function drainEntry(dir: string, name: string, deps: DrainDeps): Promise<O
 
 export async function drainDelSpool(dir: string, deps: DrainDeps): Promise<DrainResult> {
   const counts = { replayed: 0, retrying: 0, failed: 0, rejected: 0, errors: 0 };
-  for (const name of await spoolEntryNames(dir)) {
+  for (const name of spoolEntryNames(dir)) {
     try {
       const outcome = await drainEntry(dir, name, deps);
       if (outcome !== 'gone') counts[outcome]++;

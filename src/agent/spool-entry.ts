@@ -4,8 +4,8 @@
 // MAX_REQUEST_BYTES (what the plugin spools is a request body) is read; it is opened without
 // following links and without blocking, and judged by fstat of the open descriptor, so a name
 // swapped between a check and the open cannot slip through.
-import { constants, type Stats } from 'node:fs';
-import { open, readdir, rename, unlink } from 'node:fs/promises';
+import { constants, readdirSync, type Stats } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
   type ForwardedRequest,
@@ -122,10 +122,15 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** The names of the spool's live entries, in arrival order; none when the dir does not exist. */
-export async function spoolEntryNames(dir: string): Promise<string[]> {
+/**
+ * The names of the spool's live entries, in arrival order; none when the dir does not exist.
+ * Listed on the calling thread: every ADD looks (spool-first.ts), the directory is local and
+ * almost always empty, and a round trip through libuv's thread pool cost more than the listing
+ * (in a burst of ADDs it waits behind the burst's other work).
+ */
+export function spoolEntryNames(dir: string): string[] {
   try {
-    return (await readdir(dir))
+    return readdirSync(dir)
       .filter((n) => n.endsWith(SPOOL_FILE_SUFFIX) && !n.startsWith(SPOOL_TEMP_PREFIX))
       .sort();
   } catch (err) {

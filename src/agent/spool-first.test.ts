@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../infra/log.ts';
+import { whilePoolIsBusy } from '../infra/testing/busy-thread-pool.ts';
 import { applySpooledDelsOf, type SpooledDel } from './spool-first.ts';
 import { cniRequest } from './testing/cni-request.ts';
 
@@ -60,4 +61,18 @@ test('no spool dir: nothing to apply', async () => {
     },
   );
   assert.equal(n, 0);
+});
+
+test('an empty spool is looked at without a thread of libuv’s pool: an ADD does not wait for one', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'vpcnet-spool-'));
+  try {
+    const n = await whilePoolIsBusy(() =>
+      applySpooledDelsOf(key, { dir, log: silentLogger }, async () => {
+        throw new Error('nothing should be applied');
+      }),
+    );
+    assert.equal(n, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -52,7 +52,7 @@ export async function applySpooledDelsOf(
   applyDel: (del: SpooledDel) => Promise<void>,
 ): Promise<number> {
   let applied = 0;
-  for (const name of await spoolEntryNames(deps.dir)) {
+  for (const name of spoolEntryNames(deps.dir)) {
     const path = join(deps.dir, name);
     const del = await spooledDelOf(path, key, deps.log);
     if (del === undefined) continue;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
@@ -282,6 +283,10 @@ describe('nodeLedgerFs', () => {
           async writeFile(data, enc) {
             events.push(`write ${name}`);
             await h.writeFile(data, enc);
+          },
+          appendSync(data) {
+            events.push(`write ${name}`);
+            writeFileSync(h.fd, data);
           },
           async sync() {
             events.push(`fsync ${name}`);

@@ -14,7 +14,7 @@ export interface SpoolDepth {
 }
 
 export async function spoolDepth(dir: string): Promise<SpoolDepth> {
-  const pending = (await spoolEntryNames(dir)).length;
+  const pending = spoolEntryNames(dir).length;
   let names: string[];
   try {
     names = await readdir(dir);
