@@ -11,6 +11,10 @@
 // Writes (appends, quick) and syncs (fdatasync, milliseconds) are two lines of work. Writes run
 // one at a time, and so do syncs; a sync starts only between writes and covers every write before
 // it; a write may run while a sync does, so a written commit never waits for the disk.
+//
+// Work that may wait (a compaction the store put off during a burst) runs once the line has been
+// quiet for a while: no commit waiting, none arrived. It takes the write line; a commit that comes
+// meanwhile waits for it as for any write.
 
 /** How far a commit must get before it resolves. */
 export type CommitLevel = 'durable' | 'written';
@@ -28,7 +32,14 @@ export interface GroupStore {
   write(): Promise<{ readonly synced: boolean }>;
   /** Syncs everything written so far. */
   sync(): Promise<void>;
+  /** Whether the store has work put off until the line is quiet. */
+  quietWorkDue?(): boolean;
+  /** Does that work; true when it also wrote and synced every change so far (a compaction). */
+  quietWork?(): Promise<boolean>;
 }
+
+/** How long the line must be quiet before put-off work starts: a burst's commits come far closer. */
+export const DEFAULT_QUIET_MS = 100;
 
 export class GroupCommit {
   /** The sequence number of the latest change (the owner increments it per mutation). */
@@ -41,10 +52,16 @@ export class GroupCommit {
   #syncing = false;
   #pumpScheduled = false;
   #waiters: Waiter[] = [];
+  readonly #quietMs: number;
+  #quietTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The put-off work in flight, if any. */
+  #quietRun: Promise<void> | undefined;
+  #stopped = false;
 
-  constructor(latest: () => number, store: GroupStore) {
+  constructor(latest: () => number, store: GroupStore, quietMs = DEFAULT_QUIET_MS) {
     this.#latest = latest;
     this.#store = store;
+    this.#quietMs = quietMs;
   }
 
   /**
@@ -55,6 +72,11 @@ export class GroupCommit {
     const seq = this.#latest();
     const durable = level === 'durable';
     if (seq <= (durable ? this.#durableSeq : this.#writtenSeq)) return Promise.resolve();
+    // Not quiet: put-off work waits for the next quiet spell (also after stopQuietWork: the
+    // ledger's owner commits again after closing it).
+    clearTimeout(this.#quietTimer);
+    this.#quietTimer = undefined;
+    this.#stopped = false;
     return new Promise<void>((resolve, reject) => {
       this.#waiters.push({ seq, durable, resolve, reject });
       this.#schedulePump();
@@ -82,6 +104,47 @@ export class GroupCommit {
     )
       void this.#sync();
     if (!this.#writing && this.#waiters.some((w) => w.seq > this.#writtenSeq)) void this.#write();
+    if (!this.#writing && !this.#syncing && this.#waiters.length === 0) this.#awaitQuiet();
+  }
+
+  /** Starts the put-off work once nothing has been committed for the quiet delay. */
+  #awaitQuiet(): void {
+    if (this.#stopped || this.#quietTimer !== undefined || this.#store.quietWorkDue?.() !== true) return;
+    this.#quietTimer = setTimeout(() => {
+      this.#quietTimer = undefined;
+      if (!this.#writing && !this.#syncing && this.#waiters.length === 0 && !this.#stopped)
+        this.#quietRun = this.#doQuietWork();
+    }, this.#quietMs);
+    // A process with nothing else to do may exit: the work stays due, for the next write.
+    this.#quietTimer.unref?.();
+  }
+
+  async #doQuietWork(): Promise<void> {
+    this.#writing = true;
+    const seq = this.#latest();
+    try {
+      if (await this.#store.quietWork?.()) {
+        this.#writtenSeq = Math.max(this.#writtenSeq, seq);
+        this.#durableSeq = Math.max(this.#durableSeq, seq);
+        this.#settle();
+      }
+    } catch {
+      // No commit waited for it. Only what is on disk still counts as written, and the store's
+      // next write (a compaction) reports a failure to the commits that wait for it.
+      this.#writtenSeq = this.#durableSeq;
+    } finally {
+      this.#writing = false;
+      this.#quietRun = undefined;
+      this.#schedulePump();
+    }
+  }
+
+  /** No put-off work until the next commit: cancels what is scheduled, waits for what runs. */
+  async stopQuietWork(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#quietTimer);
+    this.#quietTimer = undefined;
+    await this.#quietRun;
   }
 
   async #write(): Promise<void> {

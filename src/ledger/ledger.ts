@@ -41,10 +41,7 @@ export class Ledger {
   readonly #pendingEnis = new Map<string, PendingEni>();
   /** Incremented by every mutation. */
   #seq = 0;
-  readonly #commits = new GroupCommit(() => this.#seq, {
-    write: () => this.#write(),
-    sync: () => this.#sync(),
-  });
+  readonly #commits: GroupCommit;
   /** Records changed since the last write that carried them. */
   readonly #changed = new ChangedRecords();
   /** VPC address -> attachments holding it. */
@@ -58,9 +55,24 @@ export class Ledger {
   /** ENI -> attachments and recovered records (their ids prefixed `r:`) holding an address on it. */
   readonly #holdersByEni = new RecordIndex();
 
-  private constructor(store: LedgerStore, clock: LedgerClock, snapshot: LedgerSnapshot | undefined) {
+  private constructor(
+    store: LedgerStore,
+    clock: LedgerClock,
+    snapshot: LedgerSnapshot | undefined,
+    quietMs?: number,
+  ) {
     this.#store = store;
     this.#clock = clock;
+    this.#commits = new GroupCommit(
+      () => this.#seq,
+      {
+        write: () => this.#write(),
+        sync: () => this.#sync(),
+        quietWorkDue: () => store.compactionDue?.() ?? false,
+        quietWork: () => this.#compactWhenQuiet(),
+      },
+      quietMs,
+    );
     for (const a of snapshot?.attachments ?? []) this.#setAttachment(a);
     for (const c of snapshot?.cooling ?? []) this.#cooling.set(c.ip, c);
     for (const b of snapshot?.bindings ?? []) this.#setBinding(b);
@@ -69,8 +81,8 @@ export class Ledger {
   }
 
   /** Loads the ledger; rejects (rather than starting empty) when the stored snapshot is corrupt. */
-  static async open(store: LedgerStore, clock: LedgerClock): Promise<Ledger> {
-    return new Ledger(store, clock, await store.load());
+  static async open(store: LedgerStore, clock: LedgerClock, quietMs?: number): Promise<Ledger> {
+    return new Ledger(store, clock, await store.load(), quietMs);
   }
 
   /** A ledger over `store` starting from a snapshot the caller loaded (undefined: empty). */
@@ -269,8 +281,9 @@ export class Ledger {
   }
 
   /** Releases what the store keeps open between writes (the journal); a later commit reopens it. */
-  close(): Promise<void> {
-    return this.#store.close?.() ?? Promise.resolve();
+  async close(): Promise<void> {
+    await this.#commits.stopQuietWork();
+    await this.#store.close?.();
   }
 
   /** One write (group-commit.ts): the records changed since the last one that succeeded. */
@@ -287,6 +300,19 @@ export class Ledger {
       this.#changed.restore(changed);
       throw err;
     }
+  }
+
+  /** A compaction the store put off while commits kept coming: it carries every change so far. */
+  async #compactWhenQuiet(): Promise<boolean> {
+    const changed = this.#changed.take();
+    try {
+      if (await this.#store.compactWhenQuiet?.(() => this.snapshot())) return true;
+    } catch (err) {
+      this.#changed.restore(changed);
+      throw err;
+    }
+    this.#changed.restore(changed);
+    return false;
   }
 
   /** Makes what #write wrote durable (a store without staged writes wrote it durably). */

@@ -23,6 +23,14 @@ test('the timed ledger store passes every call through and reports each write wi
     sync: async () => {
       calls.push('sync');
     },
+    compactionDue: () => {
+      calls.push('compactionDue');
+      return true;
+    },
+    compactWhenQuiet: async () => {
+      calls.push('compactWhenQuiet');
+      return true;
+    },
     close: async () => {
       calls.push('close');
     },
@@ -38,11 +46,28 @@ test('the timed ledger store passes every call through and reports each write wi
   // An append without an fdatasync is passed on but not timed: it is no durable write.
   await store.writeChanges?.({} as never, () => snapshot);
   await store.sync?.();
+  assert.equal(store.compactionDue?.(), true);
+  assert.equal(await store.compactWhenQuiet?.(() => snapshot), true);
   await store.close?.();
   fail = true;
   await assert.rejects(store.save(snapshot), /disk full/);
-  assert.deepEqual(calls, ['save', 'saveChanges', 'writeChanges', 'sync', 'close', 'save']);
-  assert.deepEqual(seen, [true, true, true, false]);
+  assert.deepEqual(calls, [
+    'save',
+    'saveChanges',
+    'writeChanges',
+    'sync',
+    'compactionDue',
+    'compactWhenQuiet',
+    'close',
+    'save',
+  ]);
+  // Every durable write is timed: a compaction made once the ledger is quiet is one.
+  assert.deepEqual(seen, [true, true, true, true, false]);
+  assert.deepEqual(
+    Object.keys(store).sort(),
+    Object.keys(inner).sort(),
+    'no method of the inner store is left out',
+  );
   assert.equal(
     await store.setAside?.(7),
     'ledger.json.corrupt-7',

@@ -17,7 +17,7 @@ export function observedLedgerStore(
       throw err;
     }
   };
-  const { saveChanges, writeChanges, sync, setAside, close } = inner;
+  const { saveChanges, writeChanges, sync, compactionDue, compactWhenQuiet, setAside, close } = inner;
   return {
     load: () => inner.load(),
     save: (snapshot) => timed(() => inner.save(snapshot)),
@@ -29,6 +29,18 @@ export function observedLedgerStore(
       ? {}
       : { writeChanges: (changes, snapshot) => writeChanges.call(inner, changes, snapshot) }),
     ...(sync === undefined ? {} : { sync: () => timed(() => sync.call(inner)) }),
+    ...(compactionDue === undefined ? {} : { compactionDue: () => compactionDue.call(inner) }),
+    ...(compactWhenQuiet === undefined
+      ? {}
+      : {
+          compactWhenQuiet: async (snapshot) => {
+            let compacted = false;
+            await timed(async () => {
+              compacted = await compactWhenQuiet.call(inner, snapshot);
+            });
+            return compacted;
+          },
+        }),
     ...(setAside === undefined ? {} : { setAside: (at: number) => setAside.call(inner, at) }),
     ...(close === undefined ? {} : { close: () => close.call(inner) }),
   };
