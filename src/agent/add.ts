@@ -1,7 +1,6 @@
 // ADD: allocate an address from the pool (in memory, never waiting on the cloud while one is free),
 // write the attachment's pod plan to the ledger before touching the kernel, build exactly that
 // plan, record the result durably, answer.
-import { isIPv6 } from 'node:net';
 import {
   CNI_ERR_CONTAINER_UNKNOWN,
   CNI_ERR_INVALID_ENV,
@@ -34,9 +33,13 @@ export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: Poo
   });
 }
 
-/** An IPv6 address (ENABLE_IPv6) gets the IPv6 pod plan, an IPv4 one the regular plan. */
+/**
+ * An IPv6 address (ENABLE_IPv6) gets the IPv6 pod plan, an IPv4 one the regular plan. The pool
+ * hands out valid addresses only, so a colon tells them apart: node:net's isIPv6 runs a large
+ * regular expression whose first use compiles it, ~3 ms on the first ADD after a start.
+ */
 function podPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
-  return isIPv6(addr.ip) ? ipv6Plan(ctx, req, addr) : regularPlan(ctx, req, addr);
+  return addr.ip.includes(':') ? ipv6Plan(ctx, req, addr) : regularPlan(ctx, req, addr);
 }
 
 /**
