@@ -119,3 +119,17 @@ test('with no ledger and nothing of vpcnet on the node, the start is a fresh one
     await agent.stop();
   }
 });
+
+test('a ledger without a journal to append to is compacted before the agent serves, not by the first ADD', async () => {
+  const w = await world();
+  await (await w.start()).stop();
+  // A snapshot whose journal is gone (as after a torn first line): the next write must compact.
+  await rm(join(w.dir, 'state', 'ledger.json.journal'));
+  const agent = await w.start();
+  try {
+    const state = await readdir(join(w.dir, 'state'));
+    assert.ok(state.includes('ledger.json.journal'), `written at start: ${state.join(' ')}`);
+  } finally {
+    await agent.stop();
+  }
+});

@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { ForwardedRequest } from '../cni/wire.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
+import { errorText } from '../infra/error-text.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { eniPlacerFor } from '../ipam/eni-placer-for.ts';
 import { AddressPool } from '../ipam/pool.ts';
@@ -221,6 +222,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // repair drift and collect leftovers before serving.
   await reconciler.runOnce({ startUp: true });
 
+  // A compaction the ledger has due (none written yet on a fresh node, or a journal past its
+  // bound) is written now, not by the first ADD; a failure is the first commit's to report.
+  await ledger.prepare().catch((err: unknown) =>
+    log.warn('cannot compact the ledger before serving; the next commit tries again', {
+      error: errorText(err),
+    }),
+  );
   const state = { now, pool, manager, limits, counters, ledger, deadPodGc, targets: deps.targets };
   const endpoints = await observed.serve(config, introspect, state);
   if (!ipv6) manager.start();

@@ -56,6 +56,7 @@ export class GroupCommit {
   #quietTimer: ReturnType<typeof setTimeout> | undefined;
   /** The put-off work in flight, if any. */
   #quietRun: Promise<void> | undefined;
+  /** No put-off work until the next commit (stopQuietWork, or the last attempt failed). */
   #stopped = false;
 
   constructor(latest: () => number, store: GroupStore, quietMs = DEFAULT_QUIET_MS) {
@@ -113,13 +114,14 @@ export class GroupCommit {
     this.#quietTimer = setTimeout(() => {
       this.#quietTimer = undefined;
       if (!this.#writing && !this.#syncing && this.#waiters.length === 0 && !this.#stopped)
-        this.#quietRun = this.#doQuietWork();
+        this.#quietRun = this.#doQuietWork().then(() => undefined);
     }, this.#quietMs);
     // A process with nothing else to do may exit: the work stays due, for the next write.
     this.#quietTimer.unref?.();
   }
 
-  async #doQuietWork(): Promise<void> {
+  /** The put-off work; resolves with its failure, if any (no commit waited for it). */
+  async #doQuietWork(): Promise<unknown> {
     this.#writing = true;
     const seq = this.#latest();
     try {
@@ -128,15 +130,29 @@ export class GroupCommit {
         this.#durableSeq = Math.max(this.#durableSeq, seq);
         this.#settle();
       }
-    } catch {
-      // No commit waited for it. Only what is on disk still counts as written, and the store's
-      // next write (a compaction) reports a failure to the commits that wait for it.
+      return undefined;
+    } catch (err) {
+      // Only what is on disk still counts as written, and the store's next write (a compaction)
+      // reports a failure to the commits that wait for it. Not tried again before a commit comes.
       this.#writtenSeq = this.#durableSeq;
+      this.#stopped = true;
+      return err;
     } finally {
       this.#writing = false;
       this.#quietRun = undefined;
       this.#schedulePump();
     }
+  }
+
+  /** Runs the put-off work at once, if there is some and the line is free; rejects if it fails. */
+  async quietWorkNow(): Promise<void> {
+    clearTimeout(this.#quietTimer);
+    this.#quietTimer = undefined;
+    if (this.#writing || this.#syncing || this.#store.quietWorkDue?.() !== true) return;
+    const run = this.#doQuietWork();
+    this.#quietRun = run.then(() => undefined);
+    const err = await run;
+    if (err !== undefined) throw err;
   }
 
   /** No put-off work until the next commit: cancels what is scheduled, waits for what runs. */

@@ -280,6 +280,15 @@ export class Ledger {
     return this.#commits.commit('written');
   }
 
+  /**
+   * Writes now a compaction the store has due (store.ts: none to append to, as on a fresh node,
+   * or a journal past its bound), so the first commit is one append. The agent calls it before
+   * it serves, where no pod waits for it.
+   */
+  prepare(): Promise<void> {
+    return this.#commits.quietWorkNow();
+  }
+
   /** Releases what the store keeps open between writes (the journal); a later commit reopens it. */
   async close(): Promise<void> {
     await this.#commits.stopQuietWork();

@@ -98,3 +98,48 @@ describe('compaction once the ledger is quiet', () => {
     assert.ok(!wroteSnapshot(fs), 'no compaction after close');
   });
 });
+
+describe('prepare: a due compaction written before the agent serves', () => {
+  test('on a fresh ledger, prepare writes the snapshot and the journal; the first commit is one append', async () => {
+    const fs = new MemoryLedgerFs();
+    const ledger = await openQuiet(fs);
+    await ledger.prepare();
+    assert.ok(wroteSnapshot(fs));
+    fs.calls.length = 0;
+    ledger.put(attachment(1));
+    await ledger.commit();
+    assert.deepEqual(fs.calls, [`open ${JOURNAL}`, `append ${JOURNAL}`, `datasync ${JOURNAL}`]);
+  });
+
+  test('with a journal past its bound, prepare compacts it; with nothing due it writes nothing', async () => {
+    const fs = new MemoryLedgerFs();
+    const ledger = await openQuiet(fs);
+    const n = await pastTheBound(ledger, fs);
+    await ledger.close(); // an agent stopping before the quiet delay ran out
+    const next = await openQuiet(fs);
+    fs.calls.length = 0;
+    await next.prepare();
+    assert.ok(wroteSnapshot(fs));
+    assert.ok(journalBytes(fs) < 200);
+    fs.calls.length = 0;
+    await next.prepare();
+    assert.deepEqual(fs.calls, []);
+    fs.crash();
+    assert.equal(ids(await openQuiet(fs)).length, n);
+  });
+
+  test('a failed prepare rejects; no compaction is tried again until a commit comes, which compacts', async () => {
+    const fs = new MemoryLedgerFs();
+    const ledger = await openQuiet(fs);
+    fs.failNext.push('rename');
+    await assert.rejects(ledger.prepare(), /injected rename failure/);
+    fs.calls.length = 0;
+    await sleep(QUIET_MS * 4);
+    assert.deepEqual(fs.calls, [], 'no retry while nothing is committed');
+    ledger.put(attachment(1));
+    await ledger.commit();
+    assert.ok(wroteSnapshot(fs));
+    fs.crash();
+    assert.deepEqual(ids(await openQuiet(fs)), ['c1']);
+  });
+});

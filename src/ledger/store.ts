@@ -47,7 +47,10 @@ export interface LedgerStore {
   writeChanges?(changes: LedgerChanges, snapshot: () => LedgerSnapshot): Promise<boolean>;
   /** Makes everything writeChanges wrote durable. */
   sync?(): Promise<void>;
-  /** Whether a compaction is due that waits for a quiet ledger (past the bound, not yet past the slack). */
+  /**
+   * Whether a compaction is due that can wait for a quiet ledger: the journal is past its bound
+   * (not yet past the slack), or there is none to append to.
+   */
   compactionDue?(): boolean;
   /** Makes that compaction from `snapshot` (the whole state); false when none is due. */
   compactWhenQuiet?(snapshot: () => LedgerSnapshot): Promise<boolean>;
@@ -203,7 +206,9 @@ export class FileLedgerStore implements LedgerStore {
   }
 
   compactionDue(): boolean {
-    return this.#open !== undefined && this.#open.bytes > this.#limit();
+    // No journal to append to (a fresh node, a torn journal, a failed write): the next write
+    // would have to compact anyway.
+    return this.#open === undefined || this.#open.bytes > this.#limit();
   }
 
   async compactWhenQuiet(snapshot: () => LedgerSnapshot): Promise<boolean> {
