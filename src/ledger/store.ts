@@ -6,9 +6,9 @@
 // new empty journal. The compaction waits until the ledger is quiet (group-commit.ts): written in
 // the middle of a burst it held every commit behind it (~9 ms for the last ADDs of a burst of 50
 // on a fresh node, whose 64 KiB bound such a burst crosses). Past BURST_SLACK times the bound the
-// next write compacts at once, so the journal stays bounded however long a burst lasts. A crash at any point leaves a snapshot plus either its
-// own journal or a left-over one that is never replayed: durable before success, and no change
-// applied twice or lost.
+// next write compacts at once, so the journal stays bounded however long a burst lasts. A crash
+// at any point leaves a snapshot plus either its own journal or a left-over one that is never
+// replayed: durable before success, and no change applied twice or lost.
 
 import { randomBytes } from 'node:crypto';
 import * as nodePath from 'node:path';
