@@ -132,3 +132,15 @@ export function replayChanges(snapshot: LedgerSnapshot, records: readonly Ledger
     pendingEnis: [...pendingEnis.values()],
   };
 }
+
+/** The records `ids` names as they are now in `records`: put, or removed when gone. */
+export function listChanges<T>(ids: ReadonlySet<string>, records: ReadonlyMap<string, T>): ListChanges<T> {
+  const put: T[] = [];
+  const removed: string[] = [];
+  for (const id of ids) {
+    const r = records.get(id);
+    if (r === undefined) removed.push(id);
+    else put.push(r);
+  }
+  return { put, removed };
+}

@@ -114,13 +114,19 @@ export class GroupCommit {
     this.#quietTimer = setTimeout(() => {
       this.#quietTimer = undefined;
       if (!this.#writing && !this.#syncing && this.#waiters.length === 0 && !this.#stopped)
-        this.#quietRun = this.#doQuietWork().then(() => undefined);
+        void this.#startQuietWork();
     }, this.#quietMs);
     // A process with nothing else to do may exit: the work stays due, for the next write.
     this.#quietTimer.unref?.();
   }
 
-  /** The put-off work; resolves with its failure, if any (no commit waited for it). */
+  /** Starts the put-off work (stopQuietWork waits for it); resolves with its failure, if any. */
+  #startQuietWork(): Promise<unknown> {
+    const run = this.#doQuietWork();
+    this.#quietRun = run.then(() => undefined);
+    return run;
+  }
+
   async #doQuietWork(): Promise<unknown> {
     this.#writing = true;
     const seq = this.#latest();
@@ -149,9 +155,7 @@ export class GroupCommit {
     clearTimeout(this.#quietTimer);
     this.#quietTimer = undefined;
     if (this.#writing || this.#syncing || this.#store.quietWorkDue?.() !== true) return;
-    const run = this.#doQuietWork();
-    this.#quietRun = run.then(() => undefined);
-    const err = await run;
+    const err = await this.#startQuietWork();
     if (err !== undefined) throw err;
   }
 

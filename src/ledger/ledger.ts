@@ -14,10 +14,9 @@ import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { type RecoveredRecord, recoveredHolderKey, recoveredRecordId } from '../plan/recovered.ts';
 import { vpcAddressOf } from '../plan/resource.ts';
 import { type ChangedIds, ChangedRecords } from './changed-records.ts';
-import type { LedgerChanges, ListChanges } from './changes.ts';
+import { type LedgerChanges, listChanges } from './changes.ts';
 import { GroupCommit } from './group-commit.ts';
-import { RecordIndex } from './record-index.ts';
-import { attachmentEnis, attachmentIps, liveBindingIps, optional, recoveredEnis } from './record-values.ts';
+import { LedgerIndexes, optional } from './ledger-indexes.ts';
 import {
   type CoolingAddress,
   LEDGER_SCHEMA_VERSION,
@@ -44,16 +43,7 @@ export class Ledger {
   readonly #commits: GroupCommit;
   /** Records changed since the last write that carried them. */
   readonly #changed = new ChangedRecords();
-  /** VPC address -> attachments holding it. */
-  readonly #attachmentsByIp = new RecordIndex();
-  /** Binding key -> its attachments (sandboxes). */
-  readonly #attachmentsByBinding = new RecordIndex();
-  /** Address -> recovered records holding it. */
-  readonly #recoveredByIp = new RecordIndex();
-  /** Address -> bindings holding it that are not superseded. */
-  readonly #liveBindingsByIp = new RecordIndex();
-  /** ENI -> attachments and recovered records (their ids prefixed `r:`) holding an address on it. */
-  readonly #holdersByEni = new RecordIndex();
+  readonly #index = new LedgerIndexes();
 
   private constructor(
     store: LedgerStore,
@@ -115,12 +105,12 @@ export class Ledger {
 
   /** Whether an attachment or a recovered record holds an address on `eniId` (as assignments() lists them). */
   eniHeld(eniId: string): boolean {
-    return this.#holdersByEni.has(eniId);
+    return this.#index.eniHeld(eniId);
   }
 
   /** Whether a live record holds `ip`: a pod's VPC address, a branch ENI's on this node, a recovered one. */
   addressInUse(ip: string): boolean {
-    return this.#attachmentsByIp.has(ip) || this.#recoveredByIp.has(ip) || this.#liveBindingsByIp.has(ip);
+    return this.#index.addressInUse(ip);
   }
 
   /**
@@ -144,7 +134,7 @@ export class Ledger {
 
   /** The attachments of a binding (its pod's sandboxes on this node). */
   bindingMembers(key: string): Attachment[] {
-    return this.#attachmentsByBinding.holders(key).flatMap((id) => optional(this.#attachments.get(id)));
+    return this.#index.attachmentsByBinding.holders(key).flatMap((id) => optional(this.#attachments.get(id)));
   }
 
   /** Inserts or replaces the binding with the same key. */
@@ -156,7 +146,7 @@ export class Ledger {
   removeBinding(key: string): boolean {
     const b = this.#bindings.get(key);
     if (b === undefined) return false;
-    this.#liveBindingsByIp.update(key, liveBindingIps(b), []);
+    this.#index.binding(key, b, undefined);
     this.#bindings.delete(key);
     this.#changed.mark('bindings', key);
     this.#seq++;
@@ -165,7 +155,7 @@ export class Ledger {
 
   /** The attachment holding VPC address `ip`. */
   findByIp(ip: string): Attachment | undefined {
-    const [id] = this.#attachmentsByIp.holders(ip);
+    const [id] = this.#index.attachmentsByIp.holders(ip);
     return id === undefined ? undefined : this.#attachments.get(id);
   }
 
@@ -180,7 +170,7 @@ export class Ledger {
     const id = attachmentKeyString(key);
     const a = this.#attachments.get(id);
     if (a === undefined) return false;
-    this.#indexAttachment(id, a, undefined);
+    this.#index.attachment(id, a, undefined);
     this.#attachments.delete(id);
     this.#changed.mark('attachments', id);
     this.#seq++;
@@ -202,8 +192,7 @@ export class Ledger {
   removeRecovered(record: RecoveredRecord): boolean {
     const id = recoveredRecordId(record);
     if (this.#recovered.get(id) !== record) return false;
-    this.#recoveredByIp.update(id, optional(record.ip), []);
-    this.#holdersByEni.update(`r:${id}`, recoveredEnis(record), []);
+    this.#index.recovered(id, record, undefined);
     this.#recovered.delete(id);
     this.#changed.mark('recovered', id);
     this.#seq++;
@@ -314,14 +303,14 @@ export class Ledger {
   /** A compaction the store put off while commits kept coming: it carries every change so far. */
   async #compactWhenQuiet(): Promise<boolean> {
     const changed = this.#changed.take();
+    let compacted = false;
     try {
-      if (await this.#store.compactWhenQuiet?.(() => this.snapshot())) return true;
-    } catch (err) {
-      this.#changed.restore(changed);
-      throw err;
+      compacted = (await this.#store.compactWhenQuiet?.(() => this.snapshot())) === true;
+    } finally {
+      // Not compacted (nothing due, or a failure): the changes ride on the next write.
+      if (!compacted) this.#changed.restore(changed);
     }
-    this.#changed.restore(changed);
-    return false;
+    return compacted;
   }
 
   /** Makes what #write wrote durable (a store without staged writes wrote it durably). */
@@ -329,33 +318,25 @@ export class Ledger {
     await this.#store.sync?.();
   }
 
-  // Index upkeep: every insert, replace and removal of a record goes through one of these.
+  // Inserts and replaces; each removal above reports to the indexes too (ledger-indexes.ts).
 
   #setAttachment(a: Attachment): string {
     const id = attachmentKeyString(a.key);
-    this.#indexAttachment(id, this.#attachments.get(id), a);
+    this.#index.attachment(id, this.#attachments.get(id), a);
     this.#attachments.set(id, a);
     return id;
   }
 
-  #indexAttachment(id: string, before: Attachment | undefined, after: Attachment | undefined): void {
-    this.#attachmentsByIp.update(id, attachmentIps(before), attachmentIps(after));
-    this.#holdersByEni.update(id, attachmentEnis(before), attachmentEnis(after));
-    this.#attachmentsByBinding.update(id, optional(before?.branch), optional(after?.branch));
-  }
-
   #setBinding(b: BranchBinding): string {
     const id = bindingKeyString(b.key);
-    this.#liveBindingsByIp.update(id, liveBindingIps(this.#bindings.get(id)), liveBindingIps(b));
+    this.#index.binding(id, this.#bindings.get(id), b);
     this.#bindings.set(id, b);
     return id;
   }
 
   #setRecovered(r: RecoveredRecord): string {
     const id = recoveredRecordId(r);
-    const before = this.#recovered.get(id);
-    this.#recoveredByIp.update(id, optional(before?.ip), optional(r.ip));
-    this.#holdersByEni.update(`r:${id}`, recoveredEnis(before), recoveredEnis(r));
+    this.#index.recovered(id, this.#recovered.get(id), r);
     this.#recovered.set(id, r);
     return id;
   }
@@ -370,15 +351,4 @@ export class Ledger {
       pendingEnis: listChanges(changed.pendingEnis, this.#pendingEnis),
     };
   }
-}
-
-function listChanges<T>(ids: ReadonlySet<string>, records: ReadonlyMap<string, T>): ListChanges<T> {
-  const put: T[] = [];
-  const removed: string[] = [];
-  for (const id of ids) {
-    const r = records.get(id);
-    if (r === undefined) removed.push(id);
-    else put.push(r);
-  }
-  return { put, removed };
 }
