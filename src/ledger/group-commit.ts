@@ -8,9 +8,10 @@
 // dying between kernel steps, and the kernel state it describes does not outlive a power cut
 // either.
 //
-// Writes (appends, quick) and syncs (fdatasync, milliseconds) are two lines of work. Writes run
-// one at a time, and so do syncs; a sync starts only between writes and covers every write before
-// it; a write may run while a sync does, so a written commit never waits for the disk.
+// Writes (appends, quick) and syncs (fdatasync, a wait for the disk) are two lines of work. Writes
+// run one at a time, and so do syncs; a sync starts only between writes and covers every write
+// before it; a write may run while a sync does, so a written commit never waits for the disk (a
+// sync on the event loop's own thread, sync-placement.ts, simply finishes before the next write).
 //
 // Work that may wait (a compaction the store put off during a burst) runs once the line has been
 // quiet for a while: no commit waiting, none arrived. It takes the write line; a commit that comes

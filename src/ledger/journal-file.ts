@@ -1,10 +1,10 @@
 // The ledger journal on disk: the changes committed since the snapshot, one framed record per
 // write (journal-format.ts), appended and fdatasynced, so a commit costs what it changed rather
 // than the whole ledger. The journal stays open between commits: a commit is one write and one
-// fdatasync on the open file, two round trips to the thread pool that also serves every pod's
-// file checks, where opening and closing around each took six. The first line says which snapshot the journal follows (its random id
-// and sequence number); records carry consecutive sequence numbers after it. A journal whose id
-// is not the snapshot's is left over from before a compaction and is never replayed.
+// fdatasync on the open file (where each runs: node-fs.ts, sync-placement.ts), not an open and a
+// close around them. The first line says which snapshot the journal follows (its random id and
+// sequence number); records carry consecutive sequence numbers after it. A journal whose id is not
+// the snapshot's is left over from before a compaction and is never replayed.
 import * as nodePath from 'node:path';
 import { changesJson, type LedgerChanges, parseLedgerChanges } from './changes.ts';
 import { JournalCorruptError, journalLine, scanJournal } from './journal-format.ts';

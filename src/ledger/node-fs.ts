@@ -1,7 +1,8 @@
 // The ledger's file operations, and their implementation on the real filesystem, built over an
 // injectable slice of node:fs/promises so a test can watch the system calls (that every save really fsyncs).
-import { constants, writeSync } from 'node:fs';
+import { constants, fdatasyncSync, writeSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
+import { SyncPlacement } from './sync-placement.ts';
 
 /**
  * The file operations the file store needs, one system call's worth each, so that tests can model
@@ -58,12 +59,14 @@ export interface FileHandleLike {
    * Writes all of `data` where the handle writes (at the end, for the journal) on the calling
    * thread. A journal record is a few hundred bytes into the page cache, microseconds; through
    * libuv's thread pool the same write waited, in a burst of ADDs, behind the burst's other work
-   * (1-2 ms of an ADD's service time, issue 9). The fdatasync stays on the thread pool: that one
-   * waits for the disk.
+   * (1-2 ms of an ADD's service time, issue 9).
    */
   appendSync(data: string): void;
   sync(): Promise<void>;
+  /** fdatasync through libuv's thread pool. */
   datasync(): Promise<void>;
+  /** fdatasync on the calling thread: the journal's, while the disk answers quickly (sync-placement.ts). */
+  datasyncSync(): void;
   close(): Promise<void>;
 }
 
@@ -92,7 +95,8 @@ async function withHandle(
   }
 }
 
-export function ledgerFsOn(fs: FsPromises): LedgerFsDeps {
+/** The file operations on `fs`; the journal's fdatasyncs run where `placement` says. */
+export function ledgerFsOn(fs: FsPromises, placement = new SyncPlacement()): LedgerFsDeps {
   return {
     async readFile(path) {
       try {
@@ -109,7 +113,11 @@ export function ledgerFsOn(fs: FsPromises): LedgerFsDeps {
       const h = await fs.open(path, APPEND_NO_FOLLOW);
       return {
         append: async (data) => h.appendSync(data),
-        syncData: () => h.datasync(),
+        syncData: () =>
+          placement.run(
+            () => h.datasyncSync(),
+            () => h.datasync(),
+          ),
         close: () => h.close(),
       };
     },
@@ -148,6 +156,7 @@ const realFs: FsPromises = {
       appendSync: (data) => writeAllSync(h.fd, data),
       sync: () => h.sync(),
       datasync: () => h.datasync(),
+      datasyncSync: () => fdatasyncSync(h.fd),
       close: () => h.close(),
     };
   },
@@ -158,3 +167,8 @@ const realFs: FsPromises = {
 };
 
 export const nodeLedgerFs: LedgerFsDeps = ledgerFsOn(realFs);
+
+/** The real file system with a placement of its own for the journal's fdatasyncs. */
+export function nodeLedgerFsPlaced(placement: SyncPlacement): LedgerFsDeps {
+  return ledgerFsOn(realFs, placement);
+}

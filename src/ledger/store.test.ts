@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { fdatasyncSync, writeFileSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
@@ -295,6 +295,10 @@ describe('nodeLedgerFs', () => {
           async datasync() {
             events.push(`datasync ${name}`);
             await h.datasync();
+          },
+          datasyncSync() {
+            events.push(`datasync ${name}`);
+            fdatasyncSync(h.fd);
           },
           close: () => h.close(),
         };

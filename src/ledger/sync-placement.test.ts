@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { SyncPlacement, type SyncPlacementOptions } from './sync-placement.ts';
+
+const OPTIONS: SyncPlacementOptions = { loopMaxMs: 2, poolForMs: 1000, poolForMaxMs: 4000 };
+
+/** A placement on a clock the test moves; `sync(ms)` is one sync that takes `ms` wherever it runs. */
+function placement() {
+  let now = 0;
+  const p = new SyncPlacement(() => now, OPTIONS);
+  const ran: string[] = [];
+  return {
+    p,
+    ran,
+    wait(ms: number) {
+      now += ms;
+    },
+    sync(ms: number) {
+      return p.run(
+        () => {
+          ran.push('loop');
+          now += ms;
+        },
+        async () => {
+          ran.push('pool');
+          now += ms;
+        },
+      );
+    },
+  };
+}
+
+describe('SyncPlacement', () => {
+  test('syncs run on the loop while each takes at most loopMaxMs', async () => {
+    const t = placement();
+    await t.sync(0.2);
+    await t.sync(2); // the bound itself is still quick
+    await t.sync(1);
+    assert.deepEqual(t.ran, ['loop', 'loop', 'loop']);
+  });
+
+  test('a slow sync on the loop sends the next ones to the pool for poolForMs, then one tries the loop', async () => {
+    const t = placement();
+    await t.sync(5); // ends at 5 ms: the pool until 1005
+    assert.equal(t.p.next, 'pool');
+    await t.sync(1);
+    t.wait(998);
+    await t.sync(1); // starts at 1004
+    await t.sync(1); // starts at 1005
+    assert.deepEqual(t.ran, ['loop', 'pool', 'pool', 'loop']);
+  });
+
+  test('each slow try on the loop doubles the stay on the pool, up to poolForMaxMs; a quick one resets it', async () => {
+    const t = placement();
+    const stays: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      await t.sync(10); // on the loop, slow
+      let ms = 0;
+      while (t.p.next === 'pool') {
+        t.wait(100);
+        ms += 100;
+      }
+      stays.push(ms);
+    }
+    assert.deepEqual(stays, [1000, 2000, 4000, 4000]);
+    await t.sync(0.5); // quick: the next slow one starts over
+    await t.sync(10);
+    t.wait(1000);
+    assert.equal(t.p.next, 'loop');
+  });
+
+  test('a failure is passed on; a slow failure on the loop counts as slow', async () => {
+    let now = 0;
+    const p = new SyncPlacement(() => now, OPTIONS);
+    const eio = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    await assert.rejects(
+      p.run(
+        () => {
+          now += 50;
+          throw eio;
+        },
+        async () => assert.fail('the first sync runs on the loop'),
+      ),
+      eio,
+    );
+    assert.equal(p.next, 'pool');
+    await assert.rejects(
+      p.run(
+        () => assert.fail('a sync after a slow one goes to the pool'),
+        async () => {
+          throw eio;
+        },
+      ),
+      eio,
+    );
+  });
+});
