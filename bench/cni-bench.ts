@@ -9,7 +9,8 @@
 // goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
 //   npm run bench -- [--only ops,service,kernel,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]
-//                    [--fill-levels 10,50,100,200] [--fill-pairs 30] [--sandboxes 20] [--name-prefix vpcb]
+//                    [--service-bursts 3] [--fill-levels 10,50,100,200] [--fill-pairs 30]
+//                    [--sandboxes 20] [--name-prefix vpcb] [--help]
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ import {
   repoRoot,
   uniqueLabName,
 } from '../test/lab-fixture.ts';
-import { measureServiceTime } from './agent-figures.ts';
+import { measureServiceTime, type ServiceTime } from './agent-figures.ts';
 import { loggedOperations, phaseSplit } from './agent-log.ts';
 import { measureOps, typescriptForwarderDir, versionExecP50 } from './cni-ops.ts';
 import {
@@ -59,13 +60,53 @@ function positiveInt(name: string, text: string): number {
   return n;
 }
 
+const USAGE = `usage: npm run bench -- [options]   (or: node --import tsx bench/cni-bench.ts [options])
+
+Measures vpcnet against Debian's reference plugins (bridge + host-local) on this machine, in one
+run, and prints each section's figures and then the table of issue 9's goals. Needs root, the lab's
+system packages (scripts/setup.sh --with-real-clients) and a quiet machine: timings are noisy.
+
+sections (--only, comma-separated; default all):
+  ops      ADD and DEL one after another, then a burst of each, both plugins
+  service  the agent's own ADD service time with --in-flight ADDs at once, --service-bursts times
+  kernel   an ADD's kernel step through the netlink helper, alone and all at once
+  cri      containerd's RunPodSandbox and Stop+RemovePodSandbox over the CRI API, both plugins
+  fill     ADD and DEL as the node fills (--fill-levels), agent RSS, start-to-serving
+
+options:
+  --only LIST            sections to run
+  --pods N               sequential pods in ops (100)
+  --burst N              pods in each ops burst (50)
+  --in-flight N          ADDs at once in service and kernel (50)
+  --service-bursts N     service bursts, each on a freshly restarted agent; the goals take the median (3)
+  --fill-levels LIST     attachments at which fill measures (10,50,100,200)
+  --fill-pairs N         ADD+DEL pairs per fill level (30)
+  --sandboxes N          sandboxes per plugin in cri (20)
+  --name-prefix P        prefix of the lab's names, namespaces and files (vpcb)
+  -h, --help             this text
+`;
+
+class UsageError extends Error {}
+
 function parseOptions() {
+  let parsed: ReturnType<typeof parseOptionValues>;
+  try {
+    parsed = parseOptionValues();
+  } catch (err) {
+    throw new UsageError(errorMessage(err));
+  }
+  return parsed;
+}
+
+function parseOptionValues() {
   const { values } = parseArgs({
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       only: { type: 'string', default: SECTIONS.join(',') },
       pods: { type: 'string', default: '100' },
       burst: { type: 'string', default: '50' },
       'in-flight': { type: 'string', default: '50' },
+      'service-bursts': { type: 'string', default: '3' },
       'fill-levels': { type: 'string', default: '10,50,100,200' },
       'fill-pairs': { type: 'string', default: '30' },
       sandboxes: { type: 'string', default: '20' },
@@ -78,10 +119,12 @@ function parseOptions() {
   if (unknown.length > 0)
     throw new Error(`--only: unknown section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`);
   return {
+    help: values.help,
     sections: new Set(only as Section[]),
     pods: positiveInt('pods', values.pods),
     burst: positiveInt('burst', values.burst),
     inFlight: positiveInt('in-flight', values['in-flight']),
+    serviceBursts: positiveInt('service-bursts', values['service-bursts']),
     fillLevels: values['fill-levels'].split(',').map((s) => positiveInt('fill-levels', s.trim())),
     fillPairs: positiveInt('fill-pairs', values['fill-pairs']),
     sandboxes: positiveInt('sandboxes', values.sandboxes),
@@ -205,8 +248,11 @@ async function opsSection(b: Bench, reference: Target): Promise<Measured> {
 }
 
 async function serviceSection(b: Bench): Promise<Measured> {
-  const s = await measureServiceTime(b.vpcnet, b.node, `${b.id}-s`, b.o.inFlight, agentLogOf(b));
-  return { lines: serviceLines(s), figures: serviceFigures(s) };
+  const bursts: ServiceTime[] = [];
+  for (let i = 0; i < b.o.serviceBursts; i++) {
+    bursts.push(await measureServiceTime(b.vpcnet, b.node, `${b.id}-s${i}x`, b.o.inFlight, agentLogOf(b)));
+  }
+  return { lines: serviceLines(bursts), figures: serviceFigures(bursts) };
 }
 
 /** The lab node's agent log (the lab's layout, src/lab/layout.ts). */
@@ -295,6 +341,10 @@ async function machineLoad(): Promise<string> {
 
 async function main(): Promise<number> {
   const o = parseOptions();
+  if (o.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const id = uniqueLabName(o.namePrefix);
   const dir = join(tmpdir(), `${id}-bench`);
   await mkdir(dir, { recursive: true });
@@ -323,6 +373,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message}\n(--help for usage)\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
   },

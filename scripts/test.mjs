@@ -1,4 +1,5 @@
-// Runs every *.test.ts under src/ and test/ with node:test (Node 20's --test takes no globs).
+// Runs every *.test.ts under src/, bench/ (the benchmark's own unit tests) and test/ with node:test
+// (Node 20's --test takes no globs).
 // Usage: node scripts/test.mjs [--unit|--integration] [extra files...]
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -22,9 +23,9 @@ const args = process.argv.slice(2);
 const explicit = args.filter((a) => !a.startsWith('--'));
 let files;
 if (explicit.length > 0) files = explicit;
-else if (args.includes('--unit')) files = find('src');
+else if (args.includes('--unit')) files = [...find('src'), ...find('bench')];
 else if (args.includes('--integration')) files = find('test');
-else files = [...find('src'), ...find('test')];
+else files = [...find('src'), ...find('bench'), ...find('test')];
 const r = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
