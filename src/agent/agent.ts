@@ -11,7 +11,9 @@ import { PeriodicLoop } from '../infra/periodic.ts';
 import { eniPlacerFor } from '../ipam/eni-placer-for.ts';
 import { AddressPool } from '../ipam/pool.ts';
 import { PoolManager } from '../ipam/pool-manager.ts';
+import { nodeLedgerFsPlaced } from '../ledger/node-fs.ts';
 import { FileLedgerStore } from '../ledger/store.ts';
+import { SyncPlacement } from '../ledger/sync-placement.ts';
 import { AgentObservability } from '../metrics/agent-observability.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
@@ -44,7 +46,17 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const store = observed.ledgerStore(new FileLedgerStore(join(config.stateDir, 'ledger.json')));
+  const syncs = new SyncPlacement(undefined, undefined, {
+    synced: observed.metrics.ledgerSync,
+    slow: (ms, poolForMs) =>
+      log.warn('ledger: an fdatasync on the event loop was slow; the next ones go through the thread pool', {
+        ms: Math.round(ms),
+        poolForMs,
+      }),
+  });
+  const store = observed.ledgerStore(
+    new FileLedgerStore(join(config.stateDir, 'ledger.json'), nodeLedgerFsPlaced(syncs)),
+  );
   const { ledger, loss } = await openLedger(store, { now }, log);
   const meta = await cloud.metadata();
   const limits = await cloud.instanceTypeLimits(meta.instanceType);

@@ -71,6 +71,9 @@ test('introspection over HTTP serves the socket’s state and its narrower views
     );
     // At least one durable write per answered ADD (its record of intent is only appended).
     assert.ok((sample(metrics, 'vpcnet_ledger_commit_duration_seconds_count', { outcome: 'ok' }) ?? 0) >= 2);
+    // Each of those fdatasyncs, on the event loop or (after a slow one) through the thread pool.
+    const syncs = (place: string) => sample(metrics, 'vpcnet_ledger_syncs_total', { place }) ?? 0;
+    assert.ok(syncs('loop') + syncs('pool') >= 2);
     assert.ok(
       (sample(metrics, 'awscni_ec2api_req_count', { fn: 'DescribeNetworkInterfaces' }) ?? 0) >= 1,
       'EC2 requests of the start-up are counted',

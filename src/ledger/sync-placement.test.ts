@@ -69,6 +69,37 @@ describe('SyncPlacement', () => {
     assert.equal(t.p.next, 'loop');
   });
 
+  test('each sync reports where it ran, and each slow one on the loop how long the pool keeps the next', async () => {
+    let now = 0;
+    const events: string[] = [];
+    const p = new SyncPlacement(() => now, OPTIONS, {
+      synced: (place) => events.push(place),
+      slow: (ms, poolForMs) => events.push(`slow ${ms} ms, pool for ${poolForMs} ms`),
+    });
+    const sync = (ms: number) =>
+      p.run(
+        () => {
+          now += ms;
+        },
+        async () => {
+          now += ms;
+        },
+      );
+    await sync(1);
+    await sync(7);
+    await sync(1);
+    now += 1000;
+    await sync(3);
+    assert.deepEqual(events, [
+      'loop',
+      'loop',
+      'slow 7 ms, pool for 1000 ms',
+      'pool',
+      'loop',
+      'slow 3 ms, pool for 2000 ms',
+    ]);
+  });
+
   test('a failure is passed on; a slow failure on the loop counts as slow', async () => {
     let now = 0;
     const p = new SyncPlacement(() => now, OPTIONS);

@@ -33,17 +33,30 @@ export const DEFAULT_SYNC_PLACEMENT: SyncPlacementOptions = {
 
 export type SyncPlace = 'loop' | 'pool';
 
+/** What the agent reports of the placement: each sync's place (a metric), and each slow one (a log line). */
+export interface SyncPlacementEvents {
+  synced?(place: SyncPlace): void;
+  /** A sync on the loop took `ms`; the next ones go to the pool for `poolForMs`. */
+  slow?(ms: number, poolForMs: number): void;
+}
+
 export class SyncPlacement {
   readonly #now: () => number;
   readonly #options: SyncPlacementOptions;
+  readonly #events: SyncPlacementEvents;
   /** Syncs go to the pool until this time (ms on `now`'s clock). */
   #poolUntil = Number.NEGATIVE_INFINITY;
   /** The stay that the next slow sync on the loop starts. */
   #poolFor: number;
 
-  constructor(now: () => number = () => performance.now(), options = DEFAULT_SYNC_PLACEMENT) {
+  constructor(
+    now: () => number = () => performance.now(),
+    options = DEFAULT_SYNC_PLACEMENT,
+    events: SyncPlacementEvents = {},
+  ) {
     this.#now = now;
     this.#options = options;
+    this.#events = events;
     this.#poolFor = options.poolForMs;
   }
 
@@ -57,7 +70,9 @@ export class SyncPlacement {
    * waits for the pool). A failure is passed on as it is; a slow failure on the loop counts as slow.
    */
   async run(onLoop: () => void, onPool: () => Promise<void>): Promise<void> {
-    if (this.next === 'pool') return onPool();
+    const place = this.next;
+    this.#events.synced?.(place);
+    if (place === 'pool') return onPool();
     const start = this.#now();
     try {
       onLoop();
@@ -72,6 +87,7 @@ export class SyncPlacement {
       return;
     }
     this.#poolUntil = this.#now() + this.#poolFor;
+    this.#events.slow?.(ms, this.#poolFor);
     this.#poolFor = Math.min(this.#poolFor * 2, this.#options.poolForMaxMs);
   }
 }

@@ -73,10 +73,13 @@ test('EC2 requests count by action, errors by action and code, and their latency
   assert.equal(sample(s, 'awscni_aws_api_latency_ms', { ...ok, quantile: '0.5' }), 120);
 });
 
-test('ledger writes, pool growth waits and reconcile passes are timed; repairs and collections count by kind', async () => {
+test('ledger writes, pool growth waits and reconcile passes are timed, ledger syncs counted by place; repairs and collections count by kind', async () => {
   const m = new AgentMetrics();
   m.ledgerCommit(2, true);
   m.ledgerCommit(8, false);
+  m.ledgerSync('loop');
+  m.ledgerSync('loop');
+  m.ledgerSync('pool');
   m.poolWait(1500, true);
   m.poolWait(10_000, false);
   m.reconciled(report({ byKind: { repaired: { route: 2, podNetwork: 1 }, collected: { veth: 1 } } }));
@@ -86,6 +89,8 @@ test('ledger writes, pool growth waits and reconcile passes are timed; repairs a
   const s = await scrape(m);
   assert.equal(sample(s, 'vpcnet_ledger_commit_duration_seconds_count', { outcome: 'ok' }), 1);
   assert.equal(sample(s, 'vpcnet_ledger_commit_duration_seconds_sum', { outcome: 'error' }), 0.008);
+  assert.equal(sample(s, 'vpcnet_ledger_syncs_total', { place: 'loop' }), 2);
+  assert.equal(sample(s, 'vpcnet_ledger_syncs_total', { place: 'pool' }), 1);
   assert.equal(sample(s, 'vpcnet_pool_growth_wait_seconds_count', { outcome: 'woken' }), 1);
   assert.equal(sample(s, 'vpcnet_pool_growth_wait_seconds_sum', { outcome: 'timeout' }), 10);
   assert.equal(sample(s, 'vpcnet_reconcile_pass_duration_seconds_count', { outcome: 'ok' }), 1);

@@ -7,6 +7,7 @@
 // names; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
 import { Counter, collectDefaultMetrics, Histogram, Registry, Summary } from 'prom-client';
 import type { Ec2Attempt } from '../cloud/limited-cloud.ts';
+import type { SyncPlace } from '../ledger/sync-placement.ts';
 import type { ReconcileReport } from '../reconcile/reconciler.ts';
 
 /** Seconds: a CNI operation takes milliseconds; an ADD may wait for EC2 up to its deadline. */
@@ -29,6 +30,7 @@ export class AgentMetrics {
   readonly #ec2Requests: Counter<'fn'>;
   readonly #ec2Errors: Counter<'fn'>;
   readonly #ledgerCommits: Histogram<'outcome'>;
+  readonly #ledgerSyncs: Counter<'place'>;
   readonly #poolWaits: Histogram<'outcome'>;
   readonly #passes: Histogram<'outcome'>;
   readonly #repairs: Counter<'kind'>;
@@ -90,6 +92,12 @@ export class AgentMetrics {
       buckets: LEDGER_BUCKETS,
       registers,
     });
+    this.#ledgerSyncs = new Counter({
+      name: 'vpcnet_ledger_syncs_total',
+      help: 'fdatasyncs of the ledger journal, by where they ran (loop: on the event loop, the disk answering quickly; pool: through the thread pool, after a slow one)',
+      labelNames: ['place'],
+      registers,
+    });
     this.#poolWaits = new Histogram({
       name: 'vpcnet_pool_growth_wait_seconds',
       help: 'ADDs that found no free address and waited for the pool to grow (outcome woken: addresses arrived, or timeout)',
@@ -147,6 +155,11 @@ export class AgentMetrics {
   /** One durable write of the ledger (observed-ledger-store.ts). */
   readonly ledgerCommit = (ms: number, ok: boolean): void => {
     this.#ledgerCommits.observe({ outcome: outcomeOf(ok) }, ms / 1000);
+  };
+
+  /** One fdatasync of the ledger journal, and where it ran (sync-placement.ts). */
+  readonly ledgerSync = (place: SyncPlace): void => {
+    this.#ledgerSyncs.inc({ place });
   };
 
   /** An ADD that waited for the pool manager to bring an address (observed-addresses.ts). */
