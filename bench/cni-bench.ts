@@ -14,7 +14,6 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { runToSuccess } from '../src/infra/process.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import {
@@ -48,90 +47,9 @@ import {
 import { measureFillUp } from './fill-up.ts';
 import { type Figure, formatGoalsTable } from './goals-table.ts';
 import { kernelStepLines, measureKernelStep } from './kernel-step.ts';
+import { type Options, parseOptions, type Section, USAGE, UsageError } from './options.ts';
 import { sleep } from './stats.ts';
 import { buildExecDriver, referenceTarget, type Target, vpcnetTarget } from './targets.ts';
-
-const SECTIONS = ['ops', 'service', 'kernel', 'cri', 'fill'] as const;
-type Section = (typeof SECTIONS)[number];
-
-function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${text}"`);
-  return n;
-}
-
-const USAGE = `usage: npm run bench -- [options]   (or: node --import tsx bench/cni-bench.ts [options])
-
-Measures vpcnet against Debian's reference plugins (bridge + host-local) on this machine, in one
-run, and prints each section's figures and then the table of issue 9's goals. Needs root, the lab's
-system packages (scripts/setup.sh --with-real-clients) and a quiet machine: timings are noisy.
-
-sections (--only, comma-separated; default all):
-  ops      ADD and DEL one after another, then a burst of each, both plugins
-  service  the agent's own ADD service time with --in-flight ADDs at once, --service-bursts times
-  kernel   an ADD's kernel step through the netlink helper, alone and all at once
-  cri      containerd's RunPodSandbox and Stop+RemovePodSandbox over the CRI API, both plugins
-  fill     ADD and DEL as the node fills (--fill-levels), agent RSS, start-to-serving
-
-options:
-  --only LIST            sections to run
-  --pods N               sequential pods in ops (100)
-  --burst N              pods in each ops burst (50)
-  --in-flight N          ADDs at once in service and kernel (50)
-  --service-bursts N     service bursts, each on a freshly restarted agent; the goals take the median (3)
-  --fill-levels LIST     attachments at which fill measures (10,50,100,200)
-  --fill-pairs N         ADD+DEL pairs per fill level (30)
-  --sandboxes N          sandboxes per plugin in cri (20)
-  --name-prefix P        prefix of the lab's names, namespaces and files (vpcb)
-  -h, --help             this text
-`;
-
-class UsageError extends Error {}
-
-function parseOptions() {
-  let parsed: ReturnType<typeof parseOptionValues>;
-  try {
-    parsed = parseOptionValues();
-  } catch (err) {
-    throw new UsageError(errorMessage(err));
-  }
-  return parsed;
-}
-
-function parseOptionValues() {
-  const { values } = parseArgs({
-    options: {
-      help: { type: 'boolean', short: 'h', default: false },
-      only: { type: 'string', default: SECTIONS.join(',') },
-      pods: { type: 'string', default: '100' },
-      burst: { type: 'string', default: '50' },
-      'in-flight': { type: 'string', default: '50' },
-      'service-bursts': { type: 'string', default: '3' },
-      'fill-levels': { type: 'string', default: '10,50,100,200' },
-      'fill-pairs': { type: 'string', default: '30' },
-      sandboxes: { type: 'string', default: '20' },
-      // Names of the lab, its namespaces and files start with it (and a random suffix).
-      'name-prefix': { type: 'string', default: 'vpcb' },
-    },
-  });
-  const only = values.only.split(',').map((s) => s.trim());
-  const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s));
-  if (unknown.length > 0)
-    throw new Error(`--only: unknown section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`);
-  return {
-    help: values.help,
-    sections: new Set(only as Section[]),
-    pods: positiveInt('pods', values.pods),
-    burst: positiveInt('burst', values.burst),
-    inFlight: positiveInt('in-flight', values['in-flight']),
-    serviceBursts: positiveInt('service-bursts', values['service-bursts']),
-    fillLevels: values['fill-levels'].split(',').map((s) => positiveInt('fill-levels', s.trim())),
-    fillPairs: positiveInt('fill-pairs', values['fill-pairs']),
-    sandboxes: positiveInt('sandboxes', values.sandboxes),
-    namePrefix: values['name-prefix'],
-  };
-}
-type Options = ReturnType<typeof parseOptions>;
 
 /** An m5.4xlarge holds 8 ENIs x 30 addresses, 232 of them secondary: what pods can have. */
 const POD_ADDRESSES = 232;
@@ -340,7 +258,7 @@ async function machineLoad(): Promise<string> {
 }
 
 async function main(): Promise<number> {
-  const o = parseOptions();
+  const o = parseOptions(process.argv.slice(2));
   if (o.help) {
     process.stdout.write(USAGE);
     return 0;
