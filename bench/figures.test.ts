@@ -31,6 +31,10 @@ test('the service goals take the median burst’s p50 and p99, each on its own',
   );
 });
 
+test('one burst is named as such', () => {
+  assert.equal(serviceFigures([burst(2, 10)])[0]?.note, '50 in flight, one burst');
+});
+
 test('a burst without a p99 leaves the median p99 unread', () => {
   assert.equal(serviceMedians([burst(2, 10), burst(3, undefined), burst(4, 12)]).p99Ms, undefined);
 });

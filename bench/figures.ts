@@ -108,7 +108,8 @@ export function serviceFigures(bursts: readonly ServiceTime[]): Figure[] {
   const first = bursts[0];
   if (first === undefined) return [];
   const m = serviceMedians(bursts);
-  const note = `${first.inFlight} in flight, median of ${bursts.length} bursts`;
+  const of = bursts.length === 1 ? 'one burst' : `median of ${bursts.length} bursts`;
+  const note = `${first.inFlight} in flight, ${of}`;
   return [
     { name: 'agent ADD service p50', unit: 'ms', value: m.p50Ms, goal: { atMost: 4 }, note },
     { name: 'agent ADD service p99', unit: 'ms', value: m.p99Ms, goal: { atMost: 20 }, note },
