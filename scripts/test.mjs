@@ -1,5 +1,6 @@
 // Runs every *.test.ts under src/, bench/ (the benchmark's own unit tests) and test/ with node:test
-// (Node 20's --test takes no globs).
+// (Node 20's --test takes no globs). Every test process preloads test/kernel-log-guard.ts, which
+// fails a file during which the kernel logged a line naming vpcnet's netlink helper.
 // Usage: node scripts/test.mjs [--unit|--integration] [extra files...]
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -28,7 +29,16 @@ else if (args.includes('--integration')) files = find('test');
 else files = [...find('src'), ...find('bench'), ...find('test')];
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    './test/kernel-log-guard.ts',
+    '--test',
+    '--test-concurrency=1',
+    '--test-reporter=spec',
+    ...files,
+  ],
   { stdio: 'inherit', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
 );
 process.exit(r.status ?? 1);

@@ -62,15 +62,41 @@ const char *table_name(uint32_t t, char buf[16]) {
   return buf;
 }
 
+/* The family header a dump request of `type` carries: exactly the size the kernel parses
+ * attributes after. A longer one leaves bytes the kernel reads as a malformed attribute, and it
+ * logs "bytes leftover after parsing attributes" (the neighbour dump parses them even without
+ * strict checking). */
+static size_t dump_header_size(uint16_t type) {
+  switch (type) {
+    case RTM_GETLINK:
+      return sizeof(struct ifinfomsg);
+    case RTM_GETADDR:
+      return sizeof(struct ifaddrmsg);
+    case RTM_GETROUTE:
+      return sizeof(struct rtmsg);
+    case RTM_GETRULE:
+      return sizeof(struct fib_rule_hdr);
+    case RTM_GETNEIGH:
+      return sizeof(struct ndmsg);
+    default:
+      abort();
+  }
+}
+
 static int request_dump(struct rtnl *r, uint16_t type, unsigned char family, rtnl_each each, void *ctx) {
   struct rtnl_msg m;
-  struct rtgenmsg g = {.rtgen_family = family};
-  /* rtmsg/ifinfomsg/ndmsg/fib_rule_hdr all begin with the family; a full-size header is accepted. */
-  struct {
-    struct rtgenmsg g;
-    char pad[sizeof(struct ifinfomsg) - sizeof(struct rtgenmsg)];
-  } hdr = {.g = g};
-  rtnl_start(&m, type, 0, &hdr, sizeof hdr);
+  /* Every one of these headers begins with the family byte; the rest stays zero (no filter). */
+  union {
+    struct ifinfomsg link;
+    struct ifaddrmsg addr;
+    struct rtmsg route;
+    struct fib_rule_hdr rule;
+    struct ndmsg neigh;
+    unsigned char family;
+  } hdr;
+  memset(&hdr, 0, sizeof hdr);
+  hdr.family = family;
+  rtnl_start(&m, type, 0, &hdr, dump_header_size(type));
   return rtnl_dump(r, &m, each, ctx);
 }
 
