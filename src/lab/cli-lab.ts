@@ -62,6 +62,8 @@ Run \`vpcnetctl lab <command> --help\` for its options.
 Without --detach the lab runs in the foreground until Ctrl-C, which tears it down.
 Pool settings (WARM_IP_TARGET, WARM_ENI_TARGET, MINIMUM_IP_TARGET, ...) in the environment
 are passed to the agents. The trunk driver the lab got is in /run/vpcnet-lab/L/trunk-driver.
+On a slow kernel (a software-emulated VM) VPCNET_LAB_TIMEOUT_SCALE=N makes every wait of the lab
+(emulator and agent readiness, admin calls, shutdown grace) N times longer.
 `,
   down: `Usage: vpcnetctl lab down --name L
 

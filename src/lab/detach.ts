@@ -11,6 +11,7 @@ import { labDown } from './down.ts';
 import { type LabDescription, labLayout } from './layout.ts';
 import { logFollower } from './log-follower.ts';
 import { describeProcess, writeRecord } from './processes.ts';
+import { labTimeout } from './timeouts.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import { assertLabAbsent, type LabLog, type LabUpOptions } from './up.ts';
 
@@ -67,7 +68,8 @@ export async function labUpDetached(
   }
   child.unref();
 
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const readyMs = labTimeout(READY_TIMEOUT_MS);
+  const deadline = Date.now() + readyMs;
   const follow = onLog === undefined ? undefined : logFollower(layout.files.supervisorLog, onLog);
   let failure: string | undefined;
   while (failure === undefined) {
@@ -82,7 +84,7 @@ export async function labUpDetached(
     } else if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
       failure = `the supervisor exited (${child.exitCode ?? child.signalCode ?? 'did not start'})`;
     } else if (Date.now() > deadline) {
-      failure = `the lab was not ready after ${READY_TIMEOUT_MS / 1000} s`;
+      failure = `the lab was not ready after ${readyMs / 1000} s`;
     } else {
       await sleep(100);
     }

@@ -6,6 +6,7 @@ import { removeRecordedContainers } from './agent-container.ts';
 import { checkLabName, labLayout } from './layout.ts';
 import { deleteNetns, labNetnsNames } from './netns.ts';
 import { isRecordedProcessAlive, type ProcessRecord, readRecords, stopRecordedProcess } from './processes.ts';
+import { labTimeout } from './timeouts.ts';
 
 export interface LabDownOptions {
   /** Keep the state dir (its logs and error file); the lab's processes and namespaces still go. */
@@ -25,12 +26,12 @@ export async function labDown(name: string, opts: LabDownOptions = {}): Promise<
   // The supervisor first, so that it restarts nothing while its children are being stopped.
   await stopAll(
     others.filter((r) => r.role === 'supervisor'),
-    SUPERVISOR_GRACE_MS,
+    labTimeout(SUPERVISOR_GRACE_MS),
     log,
   );
   await stopAll(
     others.filter((r) => r.role !== 'supervisor'),
-    CHILD_GRACE_MS,
+    labTimeout(CHILD_GRACE_MS),
     log,
   );
   // The podman clients are gone; an agent container whose client was killed is not.

@@ -2,6 +2,7 @@
 // them (vpcnet's startup taint, VPCNET_STARTUP_TAINT), put and read through the emulator's
 // Kubernetes slice on its admin socket; and the events the agents reported there.
 import { request } from 'node:http';
+import { labTimeout } from './timeouts.ts';
 import { unixJson } from './unix-http.ts';
 
 export interface LabTaint {
@@ -19,7 +20,7 @@ function jsonPatch(socketPath: string, path: string, ops: unknown[]): Promise<vo
         method: 'PATCH',
         path,
         headers: { 'content-type': 'application/json-patch+json', 'content-length': Buffer.byteLength(body) },
-        timeout: 10_000,
+        timeout: labTimeout(10_000),
       },
       (res) => {
         let text = '';

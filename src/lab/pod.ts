@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LabDescription, type LabLayout, labLayout } from './layout.ts';
+import { labTimeout } from './timeouts.ts';
 import { unixHttp, unixJson } from './unix-http.ts';
 
 export interface LabPodOptions {
@@ -109,7 +110,7 @@ const RELEASE_TIMEOUT_MS = 15_000;
 
 /** Waits until the controller released the pod's branch ENIs, so their VLAN IDs are free on return. */
 async function branchesReleased(layout: LabLayout, pod: string, uid: string): Promise<void> {
-  const deadline = Date.now() + RELEASE_TIMEOUT_MS;
+  const deadline = Date.now() + labTimeout(RELEASE_TIMEOUT_MS);
   for (;;) {
     const state = (await unixJson(layout.emulator.adminSocket, 'GET', '/admin/state')) as {
       enis: { eniId: string; tags: Record<string, string> }[];

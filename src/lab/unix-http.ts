@@ -2,6 +2,7 @@
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorText } from '../infra/error-text.ts';
+import { labTimeout } from './timeouts.ts';
 
 export interface UnixHttpResponse {
   readonly status: number;
@@ -13,7 +14,7 @@ export function unixHttp(
   method: string,
   path: string,
   body?: unknown,
-  timeoutMs = 10_000,
+  timeoutMs = labTimeout(10_000),
 ): Promise<UnixHttpResponse> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -75,7 +76,7 @@ export async function waitForHttp200(
     const reason = failed();
     if (reason !== undefined) throw new Error(reason);
     try {
-      const res = await unixHttp(socketPath, 'GET', path, undefined, 2000);
+      const res = await unixHttp(socketPath, 'GET', path, undefined, labTimeout(2000));
       if (res.status === 200) return;
       last = `answered ${res.status}`;
     } catch (err) {

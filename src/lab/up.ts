@@ -13,6 +13,7 @@ import { labDown } from './down.ts';
 import { type LabDescription, type LabLayout, labDescription, labLayout, NODE_SUBNET } from './layout.ts';
 import { createLabNetwork, labNetnsNames } from './netns.ts';
 import { assertImagePresent } from './podman.ts';
+import { labTimeout } from './timeouts.ts';
 import { resolveTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
 import { unixJson, waitForHttp200 } from './unix-http.ts';
 
@@ -50,6 +51,7 @@ export interface RunningLab {
   readonly children: Map<string, { readonly spec: ChildSpec; child: ChildProcess }>;
 }
 
+// Before VPCNET_LAB_TIMEOUT_SCALE (src/lab/timeouts.ts).
 const EMULATOR_READY_MS = 30_000;
 const AGENT_READY_MS = 60_000;
 
@@ -121,7 +123,7 @@ async function build(
   const podEni = opts.podEni === true ? { trunkDriver } : undefined;
 
   const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot, trunkDriver), layout);
-  await waitForHttp200(layout.emulator.adminSocket, '/admin/state', EMULATOR_READY_MS, () =>
+  await waitForHttp200(layout.emulator.adminSocket, '/admin/state', labTimeout(EMULATOR_READY_MS), () =>
     exited(emulator),
   ).catch(async (err: unknown) => {
     throw new Error(
@@ -159,7 +161,8 @@ async function build(
     child: startChild(children, agentSpec(layout, node, opts.repoRoot, podEni, image), layout),
   }));
   log({ msg: image === undefined ? 'agents started' : `agents started in ${image}` });
-  for (const { node, child } of started) await waitAgentHealthy(node, await child, AGENT_READY_MS);
+  for (const { node, child } of started)
+    await waitAgentHealthy(node, await child, labTimeout(AGENT_READY_MS));
   log({ msg: 'agents healthy', nodes: layout.nodes.map((n) => n.name) });
   return trunkDriver;
 }
