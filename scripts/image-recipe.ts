@@ -3,7 +3,7 @@
 // recipe and of the apt sources it is made from, so a second build reuses it.
 import { createHash } from 'node:crypto';
 import { AGENT_NODE_FLAGS } from '../src/config/agent-node-flags.ts';
-import { PODMAN_ULIMITS } from '../src/lab/podman.ts';
+import { PODMAN, PODMAN_ULIMITS } from '../src/lab/podman.ts';
 
 export interface BaseRecipe {
   readonly suite: string;
@@ -107,7 +107,7 @@ export function podmanBuildArgv(opts: {
   readonly version: string;
 }): string[] {
   return [
-    'podman',
+    ...PODMAN,
     'build',
     '--quiet',
     ...PODMAN_ULIMITS,

@@ -25,17 +25,9 @@ if [ ! -f "$out/pause.tar" ]; then
   command -v gcc >/dev/null || need_pkgs+=(gcc)
   [ -f "$libc_a" ] || need_pkgs+=(libc6-dev)
 fi
-if [ "${#need_pkgs[@]}" -gt 0 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "real-clients: missing Debian packages ${need_pkgs[*]} and not root to install them" >&2
-    exit 1
-  fi
-  echo "real-clients: installing ${need_pkgs[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  # Wait for, rather than fail on, another apt run that holds the lock.
-  apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
-  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
-fi
+# shellcheck source=lib/apt.sh
+source "$(dirname "$0")/lib/apt.sh"
+apt_install real-clients "${need_pkgs[@]}"
 
 # Each output is built once and then kept in OUT_DIR.
 build_once() {

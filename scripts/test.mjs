@@ -1,20 +1,29 @@
-// Runs every *.test.ts under src/, bench/ (the benchmark's own unit tests) and test/ with node:test
-// (Node 20's --test takes no globs). Every test process preloads test/kernel-log-guard.ts, which
-// fails a file during which the kernel logged a line naming vpcnet's netlink helper.
-// Usage: node scripts/test.mjs [--unit|--integration] [extra files...]
+// Runs the project's tests with node:test (Node 20's --test takes no globs): every *.test.ts under
+// src/, bench/ (the benchmark's own unit tests) and test/, in one run, one file at a time.
+// Usage: node scripts/test.mjs [--unit|--integration] [--exhaustive] [extra files...]
+//   --unit          src/ and bench/ only (no root, no namespaces; ~2 minutes)
+//   --integration   test/ only
+//   --exhaustive    adds the CI-only suites (EXHAUSTIVE below); .ci/run passes it
+// Every test process preloads test/kernel-log-guard.ts, which fails a file during which the kernel
+// logged a line naming vpcnet's netlink helper.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-// test/uml/ holds suites that need a kernel with 802.1q: test/uml.test.ts runs them under User-Mode
-// Linux, so they are not run on the host directly.
-const UML_SUITES = join('test', 'uml');
+// Suites run inside another kernel by a suite of the host run: test/uml/ under User-Mode Linux
+// (test/uml.test.ts), test/vm/ in a QEMU VM with Debian's stock kernel (test/vm.test.ts).
+const GUEST_SUITES = new Set([join('test', 'uml'), join('test', 'vm')]);
+
+// Slow and exhaustive: run by CI (.ci/run) and on request, not by a plain `npm test`.
+//   the mutation check runs the unit suites once per mutation (3-13 minutes by host);
+//   the VM suite boots a stock kernel under software emulation (~5-8 minutes).
+const EXHAUSTIVE = new Set([join('test', 'mutation-check.test.ts'), join('test', 'vm.test.ts')]);
 
 function find(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    if (p === UML_SUITES) continue;
+    if (GUEST_SUITES.has(p)) continue;
     if (statSync(p).isDirectory()) out.push(...find(p));
     else if (name.endsWith('.test.ts')) out.push(p);
   }
@@ -22,11 +31,13 @@ function find(dir) {
 }
 const args = process.argv.slice(2);
 const explicit = args.filter((a) => !a.startsWith('--'));
+const exhaustive = args.includes('--exhaustive');
 let files;
 if (explicit.length > 0) files = explicit;
 else if (args.includes('--unit')) files = [...find('src'), ...find('bench')];
 else if (args.includes('--integration')) files = find('test');
 else files = [...find('src'), ...find('bench'), ...find('test')];
+if (explicit.length === 0 && !exhaustive) files = files.filter((f) => !EXHAUSTIVE.has(f));
 const r = spawnSync(
   process.execPath,
   [

@@ -55,7 +55,7 @@ test('podman build tags the version and latest, on the cached base, with limits 
     names,
     version: '0.1.0',
   });
-  assert.deepEqual(argv.slice(0, 2), ['podman', 'build']);
+  assert.deepEqual(argv.slice(0, 4), ['podman', '--runtime', 'runc', 'build']);
   assert.ok(argv.join(' ').includes('--ulimit nofile=4096:4096 --ulimit nproc=4096:4096'));
   assert.ok(argv.join(' ').includes('--build-arg BASE=localhost/vpcnet-base:abc'));
   // The agent's Node flags reach the image's NODE_OPTIONS (image/Containerfile).

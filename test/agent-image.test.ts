@@ -12,6 +12,7 @@ import { runProcess, runToSuccess } from '../src/infra/process.ts';
 import { agentContainerName } from '../src/lab/agent-container.ts';
 import { readConfList, runChain } from '../src/lab/cni-runtime.ts';
 import { labLayout } from '../src/lab/layout.ts';
+import { PODMAN } from '../src/lab/podman.ts';
 import { readRecords } from '../src/lab/processes.ts';
 import {
   addPod,
@@ -137,7 +138,7 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
   test('pods made after the agent started get addresses, reach each other and the VPC host, and DEL removes them', async (t) => {
     const pods: TestPod[] = [await newPod(labName, 'p1'), await newPod(labName, 'p2')];
     // Propagation: the namespaces were mounted after the container started, and it sees them.
-    const inside = (await runToSuccess(['podman', 'exec', container, 'ls', '/var/run/netns'])).stdout;
+    const inside = (await runToSuccess([...PODMAN, 'exec', container, 'ls', '/var/run/netns'])).stdout;
     for (const pod of pods)
       assert.ok(inside.split('\n').includes(pod.netnsName), `${pod.netnsName} in ${inside}`);
     const [a, b] = [await addPod(node, pods[0]!), await addPod(node, pods[1]!)];
@@ -173,7 +174,7 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
 
   test("the image's vpcnetctl reads the agent's state over the socket from inside the container", async () => {
     const out = await runToSuccess([
-      'podman',
+      ...PODMAN,
       'exec',
       container,
       '/opt/vpcnet/bin/vpcnetctl',
@@ -189,7 +190,7 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
   test("the DaemonSet's probes, run in the container as the kubelet would, pass while the agent serves", async () => {
     for (const probe of [['health'], ['health', '--live']]) {
       const out = await runProcess([
-        'podman',
+        ...PODMAN,
         'exec',
         container,
         '/opt/vpcnet/bin/vpcnetctl',
@@ -200,7 +201,7 @@ describe('agents in the vpcnet image (lab up --agent-image)', { skip }, () => {
       assert.equal(out.code, 0, `vpcnetctl ${probe.join(' ')}: ${out.stdout}${out.stderr}`);
     }
     const status = await runProcess([
-      'podman',
+      ...PODMAN,
       'exec',
       container,
       '/opt/vpcnet/bin/vpcnetctl',

@@ -20,7 +20,7 @@ function values(argv: readonly string[], flag: string): string[] {
 
 test('the agent container joins the node network namespace with only NET_ADMIN and SYS_ADMIN', () => {
   const argv = agentContainerArgv({ image: 'localhost/vpcnet:1', name: 'c', lab: 'im1', node, envNames: [] });
-  assert.deepEqual(argv.slice(0, 2), ['podman', 'run']);
+  assert.deepEqual(argv.slice(0, 4), ['podman', '--runtime', 'runc', 'run']);
   assert.deepEqual(values(argv, '--network'), ['ns:/var/run/netns/im1-node2']);
   assert.ok(argv.includes('--cap-drop=all'));
   assert.deepEqual(

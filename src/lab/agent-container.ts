@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { runProcess, runToSuccess } from '../infra/process.ts';
 import type { ChildSpec } from './children.ts';
 import type { LabLayout, LabNode } from './layout.ts';
-import { PODMAN_ULIMITS } from './podman.ts';
+import { PODMAN, PODMAN_ULIMITS } from './podman.ts';
 
 /** NET_ADMIN: links, addresses, routes, rules, nftables. SYS_ADMIN: setns into pod namespaces. */
 export const AGENT_CAPABILITIES = ['NET_ADMIN', 'SYS_ADMIN'] as const;
@@ -70,7 +70,7 @@ export interface AgentContainerOptions {
 
 export function agentContainerArgv(o: AgentContainerOptions): [string, ...string[]] {
   return [
-    'podman',
+    ...PODMAN,
     'run',
     '--rm',
     // A restart by the supervisor reuses the name while podman may still be removing the last one.
@@ -130,7 +130,7 @@ export function installArgs(node: LabNode): string[] {
 /** The DaemonSet's init step, from the image: the plugin, the conflist and the chained plugins. */
 export function installFromImageArgv(node: LabNode, image: string): string[] {
   return [
-    'podman',
+    ...PODMAN,
     'run',
     '--rm',
     '--pull=never',

@@ -3,6 +3,14 @@
 // `podman build` names limits it may set ("error setting rlimit type 7: operation not permitted").
 import { runProcess } from '../infra/process.ts';
 
+/**
+ * `podman` with the OCI runtime named. Debian's podman accepts crun or runc and uses whichever is
+ * installed first; crun 1.8 refuses hosts with hybrid cgroups ("cgroups in hybrid mode not
+ * supported"). The project installs runc (scripts/setup.sh) and every podman command that starts a
+ * container says so, whatever else the host has.
+ */
+export const PODMAN = ['podman', '--runtime', 'runc'] as const;
+
 export const PODMAN_ULIMITS = ['--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096'] as const;
 
 /** Throws, saying how to get it, unless podman's store holds `image`. */

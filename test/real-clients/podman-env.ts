@@ -33,6 +33,7 @@ export async function startPodman(prefix: string, node: LabNodeDesc): Promise<Pr
   await writeFile(
     join(dir, 'containers.conf'),
     `[engine]
+runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "${dir}/events.log"
