@@ -2,7 +2,9 @@
 // machine's kernel lacks, above all 802.1q VLAN devices for the branch-ENI `vlan` trunk driver.
 // UML shares the host's files but has its own network stack: namespaces a command creates inside
 // exist only there and vanish with the kernel.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const umlRunnerPath = fileURLToPath(new URL('../scripts/run-in-uml.sh', import.meta.url));
@@ -20,6 +22,8 @@ export interface UmlRunOptions {
   readonly cwd?: string;
   /** The run is stopped and the promise rejected after this long; default 180 s. */
   readonly timeoutMs?: number;
+  /** The runner's own environment on top of this process's (VPCNET_UML, its test stand-ins). */
+  readonly runnerEnv?: Readonly<Record<string, string>>;
 }
 
 export interface UmlRunResult {
@@ -27,6 +31,18 @@ export interface UmlRunResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+  /** The runner's line naming the kernel that ran and why ("UML 6.1.176 (/usr/bin/linux.uml): …"). */
+  readonly kernel: string | undefined;
+}
+
+/** The runner's "run-in-uml: UML <release> (<binary>): <why>" line, without its prefix. */
+export function kernelLine(stderr: string): string | undefined {
+  return /^run-in-uml: (UML \S+ \(.*)$/m.exec(stderr)?.[1];
+}
+
+/** The release in a kernel line. */
+export function kernelRelease(line: string | undefined): string | undefined {
+  return line === undefined ? undefined : /^UML (\S+) /.exec(line)?.[1];
 }
 
 /** Boots UML, runs argv there, and resolves with what the command printed and its exit status. */
@@ -41,6 +57,7 @@ export function runInUml(argv: readonly string[], opts: UmlRunOptions = {}): Pro
   return new Promise((resolve, reject) => {
     const runner = spawn('bash', [umlRunnerPath, ...runnerArgs], {
       cwd: opts.cwd ?? process.cwd(),
+      env: { ...process.env, ...opts.runnerEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -73,25 +90,31 @@ export function runInUml(argv: readonly string[], opts: UmlRunOptions = {}): Pro
         );
         return;
       }
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, kernel: kernelLine(stderr) });
     });
   });
 }
 
 export interface UmlGate {
-  /** The `skip` option for `describe`: a reason outside CI when UML cannot be installed. */
+  /** The `skip` option for `describe`: a reason outside CI when no UML kernel can run here. */
   readonly skip: string | false;
-  /** Call from `before`: throws (failing the suite) when UML is not there. */
+  /** The runner's line naming the kernel it chose and why; undefined when none could run. */
+  readonly kernel: string | undefined;
+  /** Call from `before`: throws (failing the suite) with the runner's reason when UML cannot run. */
   assertReady(): void;
 }
 
 /**
- * Installs UML when it is missing (the runner's --install-only). Under CI a suite never skips:
- * a failed installation fails it instead.
+ * Installs UML and lets the runner choose its kernel (the runner's --install-only: Debian 12's where
+ * it boots, else the newer one). Under CI a suite never skips: when no kernel boots, it fails with
+ * the runner's account, the consoles' last lines included.
  */
-export async function umlGate(): Promise<UmlGate> {
+export async function umlGate(runnerEnv: Readonly<Record<string, string>> = {}): Promise<UmlGate> {
   const install = await new Promise<{ ok: boolean; detail: string }>((resolve) => {
-    const child = spawn('bash', [umlRunnerPath, '--install-only'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('bash', [umlRunnerPath, '--install-only'], {
+      env: { ...process.env, ...runnerEnv },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let detail = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       detail += d;
@@ -99,11 +122,58 @@ export async function umlGate(): Promise<UmlGate> {
     child.on('error', (err) => resolve({ ok: false, detail: err.message }));
     child.on('close', (code) => resolve({ ok: code === 0, detail: detail.trim() }));
   });
-  const reason = install.ok ? '' : `User-Mode Linux cannot be installed: ${install.detail}`;
+  const reason = install.ok ? '' : `User-Mode Linux cannot run on this host:\n${install.detail}`;
   return {
     skip: reason !== '' && !underCi ? reason : false,
+    kernel: install.ok ? kernelLine(install.detail) : undefined,
     assertReady() {
-      if (reason !== '') throw new Error(reason);
+      if (reason === '') return;
+      // The runner's own words say what failed; a stack trace of this fixture would only bury them.
+      const err = new Error(reason);
+      err.stack = reason;
+      throw err;
     },
   };
+}
+
+/**
+ * One test per suite in test/uml/, each run inside UML as one node:test run (the kernel-log guard
+ * preloaded, so the guest kernel's complaints about the helper fail it too). The whole inner report
+ * is printed, so the output says which kernel and trunk driver ran.
+ */
+export function umlSuiteTests(
+  test: (name: string, fn: (t: { diagnostic(line: string): void }) => Promise<void>) => unknown,
+  runnerEnv: Readonly<Record<string, string>> = {},
+): void {
+  const files = readdirSync(new URL('./uml/', import.meta.url))
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort();
+  for (const file of files) {
+    test(`test/uml/${file} passes under User-Mode Linux`, async (t) => {
+      const r = await runInUml(
+        [
+          'node',
+          '--import',
+          'tsx',
+          '--import',
+          './test/kernel-log-guard.ts',
+          '--test',
+          '--test-concurrency=1',
+          '--test-reporter=spec',
+          `test/uml/${file}`,
+        ],
+        {
+          env: { CI: process.env.CI ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+          memory: '2G',
+          timeoutMs: 600_000,
+          runnerEnv,
+        },
+      );
+      t.diagnostic(`kernel: ${r.kernel ?? 'not reported'}`);
+      for (const line of r.stdout.trimEnd().split('\n')) t.diagnostic(line);
+      assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
+      assert.match(r.stdout, /ℹ fail 0/);
+      assert.doesNotMatch(r.stdout, /ℹ pass 0\b/, 'the suite ran no test');
+    });
+  }
 }
