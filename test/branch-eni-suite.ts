@@ -12,7 +12,7 @@ import {
   addPod,
   agentState,
   cni,
-  ctl,
+  dropPod,
   hostLinks,
   type LabDesc,
   type LabNodeDesc,
@@ -59,6 +59,14 @@ function mergePatch(socketPath: string, path: string, body: unknown): Promise<nu
   });
 }
 
+/** `fn` over `items`, at most `size` at a time; results in order. */
+async function inGroups<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, size = 6): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size)
+    out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
 export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: string[] } = {}): void {
   describe(`pods with security groups on branch ENIs (trunk driver ${driver})`, () => {
     const name = uniqueLabName(driver === 'vlan' ? 'vpcbv' : 'vpcbm');
@@ -100,7 +108,7 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
 
     /** The pod leaves the Kubernetes API: the controller releases its branch ENI and VLAN ID. */
     async function drop(pod: SgPod): Promise<void> {
-      await ctl(['lab', 'pod', '--name', name, '--delete', '--namespace', 'default', '--pod', pod.name]);
+      await dropPod(name, 'default', pod.name);
     }
 
     // 32 random bits: a burst makes 60 sandboxes, and 16 bits once gave two of them one name.
@@ -231,7 +239,7 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       const x = await sgPod('x');
       const x1 = await sandbox(x, 'x');
       await add(x1);
-      await ctl(['lab', 'pod', '--name', name, '--delete', '--namespace', 'default', '--pod', x.name]);
+      await dropPod(name, 'default', x.name);
       const y = await sgPod('y');
       assert.equal(y.vlanId, x.vlanId, 'the controller handed the freed VLAN ID to the next pod');
       const y1 = await sandbox(y, 'y');
@@ -359,8 +367,10 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
     });
 
     test('6. a burst: 30 pods with security groups, each sandbox replaced once, stale DELs late in random order — all 30 reach the VPC host', async (t) => {
-      const pods: SgPod[] = [];
-      for (let i = 0; i < 30; i++) pods.push(await sgPod(`burst${i}`));
+      const pods = await inGroups(
+        Array.from({ length: 30 }, (_, i) => `burst${i}`),
+        (short) => sgPod(short),
+      );
       const firsts = await Promise.all(pods.map((p) => sandbox(p, 'a')));
       const seconds = await Promise.all(pods.map((p) => sandbox(p, 'b')));
       const t0 = performance.now();
@@ -378,7 +388,7 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
         `driver ${driver}: 60 ADDs (30 pods, each sandbox replaced once) to all 30 connected: ${Math.round(allConnectedMs)} ms`,
       );
       await Promise.all(seconds.map((s) => del(s)));
-      for (const p of pods) await drop(p);
+      await inGroups(pods, (p) => drop(p));
     });
 
     test('9. the last sandbox deleted: device, table and rules gone, nothing of vpcnet left on the node', async () => {

@@ -9,7 +9,7 @@ import { labLayout } from '../src/lab/layout.ts';
 import {
   addPod,
   agentState,
-  ctl,
+  dropPod,
   type LabNodeDesc,
   labDown,
   labUp,
@@ -48,8 +48,7 @@ describe('dead-pod GC in a one-node lab', () => {
     return { pod, ip };
   }
 
-  const deleteFromApi = (pod: TestPod) =>
-    ctl(['lab', 'pod', '--name', name, '--delete', '--namespace', pod.namespace, '--pod', pod.name]);
+  const deleteFromApi = (pod: TestPod) => dropPod(name, pod.namespace, pod.name);
 
   test('a pod deleted from the API with its namespace gone and no DEL: its address returns to the pool after the grace', async () => {
     const dead = await startPod('dead');

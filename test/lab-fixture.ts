@@ -15,6 +15,7 @@ import {
   runChain,
 } from '../src/lab/cni-runtime.ts';
 import { labLayout } from '../src/lab/layout.ts';
+import { deleteLabPod, labPod } from '../src/lab/pod.ts';
 import { isRecordedProcessAlive, readRecords } from '../src/lab/processes.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
 
@@ -49,11 +50,11 @@ export async function labUp(name: string, extra: string[] = []): Promise<LabDesc
   return JSON.parse(await ctl(['lab', 'up', '--name', name, '--detach', '--json', ...extra])) as LabDesc;
 }
 
-function labPodArgs(lab: string, node: string, namespace: string, pod: string, uid: string): string[] {
-  return ['lab', 'pod', '--name', lab, '--node', node, '--namespace', namespace, '--pod', pod, '--uid', uid];
-}
-
-/** Registers a pod bound to `node` in the lab's Kubernetes API (`vpcnetctl lab pod`). */
+/**
+ * Registers a pod bound to `node` in the lab's Kubernetes API: what `vpcnetctl lab pod` does, called
+ * in this process (test/lab.test.ts drives the command itself), since a process per pod is slow
+ * under User-Mode Linux.
+ */
 export async function registerPod(
   lab: string,
   node: string,
@@ -61,7 +62,13 @@ export async function registerPod(
   pod: string,
   uid: string,
 ): Promise<void> {
-  await ctl(labPodArgs(lab, node, namespace, pod, uid));
+  await labPod({ name: lab, node, namespace, pod, uid });
+}
+
+/** Removes a pod from the lab's Kubernetes API (`vpcnetctl lab pod --delete`, in this process); the
+ * resource controller has released its branch ENI when this returns. */
+export async function dropPod(lab: string, namespace: string, pod: string): Promise<void> {
+  await deleteLabPod({ name: lab, namespace, pod });
 }
 
 /** The branch ENI the lab's resource controller gave a pod (its `vpc.amazonaws.com/pod-eni` annotation). */
@@ -82,8 +89,16 @@ export async function registerSgPod(
   pod: string,
   uid: string,
 ): Promise<PodBranchEni> {
-  const out = await ctl([...labPodArgs(lab, node, namespace, pod, uid), '--security-groups', 'sg-0a1b2c3d']);
-  const registered = JSON.parse(out) as { metadata: { annotations: Record<string, string> } };
+  const registered = (await labPod({
+    name: lab,
+    node,
+    namespace,
+    pod,
+    uid,
+    securityGroups: ['sg-0a1b2c3d'],
+  })) as {
+    metadata: { annotations: Record<string, string> };
+  };
   const [eni] = JSON.parse(registered.metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]') as {
     eniId: string;
     privateIp: string;
