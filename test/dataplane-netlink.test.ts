@@ -16,35 +16,12 @@ import { SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
 import { runToSuccess } from '../src/infra/process.ts';
 import { isAlreadyGone, type KernelOp } from '../src/plan/kernel-op.ts';
 import { planRegularPod } from '../src/plan/pod-plan.ts';
-import { mustExecIn, netnsPath, netnsTracker, plantEniLink, withNetnsCleanup } from './netns-fixture.ts';
-import { kernelHarness } from './scenario-harness.ts';
+import { mustExecIn, netnsPath, plantEniLink, withNetnsCleanup } from './netns-fixture.ts';
+import { NETLINK_HELPER, runNetlinkScenario, withNetlinkKernel } from './scenario-harness.ts';
 
-const HELPER = join(import.meta.dirname, '..', 'bin', 'vpcnet-netlink');
-
-async function withKernel<T>(hostNetns: string, fn: (k: NetlinkKernel) => Promise<T>): Promise<T> {
-  const kernel = new NetlinkKernel({ program: HELPER, hostNetns });
-  try {
-    return await fn(kernel);
-  } finally {
-    await kernel.close();
-  }
-}
-
+// This kernel has no 802.1q: branch devices use the macvlan driver (test/vm/ runs the table with vlan).
 for (const s of scenarios) {
-  test(`netlink kernel: ${s.name}`, async () => {
-    const tracker = netnsTracker();
-    const create = (p: string) => tracker.create(p);
-    try {
-      const node = await create('nl9-node-');
-      await withKernel(netnsPath(node), async (kernel) => {
-        const h = kernelHarness(kernel, node, create, 'nl9-pod-');
-        if (s.nodeSetUp ?? true) await h.dataplane.setupNode(SCENARIO_VPC);
-        await s.run(h);
-      });
-    } finally {
-      await tracker.removeAll();
-    }
-  });
+  test(`netlink kernel: ${s.name}`, () => runNetlinkScenario(s, 'nl9-', 'macvlan'));
 }
 
 test('a pod plan, SNAT element included, is created, inspected and removed without starting a process', async () => {
@@ -54,7 +31,7 @@ test('a pod plan, SNAT element included, is created, inspected and removed witho
     // The nft side counts what it starts; the helper is started once, before the operations, and
     // nft only sets up the node's table.
     const nft = new LinuxKernel({ hostNetns: netnsPath(node), snat: true });
-    const kernel = new NetlinkKernel({ program: HELPER, hostNetns: netnsPath(node), nft });
+    const kernel = new NetlinkKernel({ program: NETLINK_HELPER, hostNetns: netnsPath(node), nft });
     try {
       await kernel.start();
       const dp = new Dataplane(kernel);
@@ -85,7 +62,7 @@ test('a pod plan, SNAT element included, is created, inspected and removed witho
 test('the SNAT set reads as absent before setup, and a removal of a missing element counts as gone', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       assert.equal((await kernel.readNode()).snatElements, undefined);
       const add = await kernel.run(NODE, [{ op: 'snatAdd', ip: '10.0.0.8' }], 'stop');
       assert.equal(add.entered && add.failures[0]?.message, 'nftables answers: No such file or directory');
@@ -99,7 +76,7 @@ test('the SNAT set reads as absent before setup, and a removal of a missing elem
 test('a removal of several SNAT elements, one of them missing, is one transaction that leaves none', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       await new Dataplane(kernel).setupNode(SCENARIO_VPC);
       const ips = ['10.0.0.21', '10.0.0.22', '10.0.0.23'];
       const add = await kernel.run(
@@ -142,7 +119,7 @@ test('reads through the helper give the same views as ip -j, on the node and in 
       '5',
     ]);
     const linux = new LinuxKernel({ hostNetns: netnsPath(node) });
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       const dp = new Dataplane(kernel);
       await dp.setupNode(SCENARIO_VPC);
       await dp.create(pod, plan('c-read', '10.0.0.5'));
@@ -180,7 +157,7 @@ test("failures name the same operations as the Linux driver does, in ip's words 
     await mustExecIn(node, ['ip', 'rule', 'del', 'prio', '100']);
     await mustExecIn(node, ['ip', 'addr', 'flush', 'dev', 'lo']);
     await mustExecIn(node, ['ip', 'route', 'flush', 'table', '2']);
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       const viaNetlink = await kernel.run({ side: 'node' }, ops, 'all');
       assert.ok(viaIp.entered && viaNetlink.entered);
       assert.deepEqual(
@@ -218,7 +195,7 @@ test('50 concurrent creates in 50 pod namespaces each land in their own namespac
     const pods = await Promise.all(
       Array.from({ length: 50 }, async () => netnsPath(await create('nl9-pod-'))),
     );
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       const dp = new Dataplane(kernel);
       await dp.setupNode(SCENARIO_VPC);
       const plans = pods.map((_, i) => plan(`c-burst-${i}`, `10.0.${Math.floor(i / 200)}.${10 + i}`, 254));
@@ -251,7 +228,7 @@ test('50 concurrent creates in 50 pod namespaces each land in their own namespac
 test('a request of thousands of operations (a GC of a full node) runs whole', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       const rules = Array.from({ length: 1500 }, (_, i) => ({ priority: 1000 + i, table: 2 }));
       const added = await kernel.run(
         { side: 'node' },
@@ -281,7 +258,7 @@ test('a path that is not a network namespace is refused before anything runs', a
     // A FIFO would block an open without O_NONBLOCK: refused at once instead of holding a worker.
     await runToSuccess(['mkfifo', fifo]);
     try {
-      await withKernel(netnsPath(node), async (kernel) => {
+      await withNetlinkKernel(netnsPath(node), async (kernel) => {
         const op = { op: 'linkDel', dev: 'lo' } as const;
         for (const path of [file, fifo, '/proc/self/ns/uts', '/var/run/netns/nl9-absent']) {
           const r = await kernel.run({ side: 'pod', path }, [op], 'stop');
@@ -305,7 +282,7 @@ test('a plan runs its parts in turn in one request and stops at the first that i
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
     const pod = await create('nl9-pod-');
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       const nodeLink = {
         op: 'vethAdd',
         name: 'nl9a',
@@ -349,7 +326,7 @@ test('a plan runs its parts in turn in one request and stops at the first that i
 test('a helper that dies mid-flight fails what was in flight with the reason, and the next run restarts it', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
-    await withKernel(netnsPath(node), async (kernel) => {
+    await withNetlinkKernel(netnsPath(node), async (kernel) => {
       await kernel.start();
       const pid = kernel.helperPid;
       assert.ok(pid !== undefined);
@@ -373,7 +350,7 @@ test('a helper that dies mid-flight fails what was in flight with the reason, an
 test('close ends the helper', async () => {
   await withNetnsCleanup(async (create) => {
     const node = await create('nl9-node-');
-    const kernel = new NetlinkKernel({ program: HELPER, hostNetns: netnsPath(node) });
+    const kernel = new NetlinkKernel({ program: NETLINK_HELPER, hostNetns: netnsPath(node) });
     await kernel.start();
     const pid = kernel.helperPid;
     assert.ok(pid !== undefined);

@@ -1,7 +1,7 @@
 // The dataplane's scenario table (src/dataplane/testing/scenarios.ts) against the real kernel: the
 // same assertions the fake kernel passes in src/dataplane/dataplane.test.ts. Each scenario gets its
 // own node namespace (the node side runs there through hostNetns) and pod namespaces, all removed
-// afterwards, also on failure.
+// afterwards, also on failure. This kernel has no 802.1q: branch devices use the macvlan driver.
 import { test } from 'node:test';
 import { LinuxKernel } from '../src/dataplane/linux/linux-kernel.ts';
 import { type Harness, SCENARIO_VPC, scenarios } from '../src/dataplane/testing/scenarios.ts';
@@ -14,7 +14,7 @@ async function linuxHarness(
 ): Promise<Harness> {
   const node = await create('vpcsc-node-');
   const kernel = new LinuxKernel({ hostNetns: netnsPath(node) });
-  const h = kernelHarness(kernel, node, create, 'vpcsc-pod-');
+  const h = kernelHarness(kernel, node, create, 'vpcsc-pod-', 'macvlan');
   if (nodeSetUp) await h.dataplane.setupNode(SCENARIO_VPC);
   return h;
 }

@@ -7,13 +7,19 @@ import { planRegularPod } from '../plan/pod-plan.ts';
 import { Dataplane } from './dataplane.ts';
 import { DataplaneError } from './errors.ts';
 import type { Kernel } from './kernel.ts';
+import { branchScenarios } from './testing/branch-scenarios.ts';
 import { fakeHarness } from './testing/fake-harness.ts';
 import { plan as scenarioPlan } from './testing/scenario-helpers.ts';
 import { scenarios } from './testing/scenarios.ts';
 import { kernelWithRun } from './testing/wrapped-kernel.ts';
 
 for (const s of scenarios) {
-  test(`fake kernel: ${s.name}`, async () => s.run(await fakeHarness(s.nodeSetUp ?? true)));
+  test(`fake kernel: ${s.name}`, async () => s.run(await fakeHarness(s.nodeSetUp ?? true, 'vlan')));
+}
+// The branch scenarios again with the trunk driver of kernels without 802.1q.
+for (const s of branchScenarios) {
+  test(`fake kernel, macvlan trunk: ${s.name}`, async () =>
+    s.run(await fakeHarness(s.nodeSetUp ?? true, 'macvlan')));
 }
 
 const plan = () =>

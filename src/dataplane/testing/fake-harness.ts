@@ -1,10 +1,14 @@
-// The scenario table's harness on the fake kernel.
+// The scenario table's harness on the fake kernel, with either trunk driver.
+import type { TrunkDriver } from '../../plan/kernel-op.ts';
 import { Dataplane } from '../dataplane.ts';
 import type { Namespace } from '../kernel.ts';
 import { FakeKernel } from './fake-kernel.ts';
 import { type Harness, SCENARIO_VPC } from './scenarios.ts';
 
-export async function fakeHarness(nodeSetUp = true): Promise<Harness & { kernel: FakeKernel }> {
+export async function fakeHarness(
+  nodeSetUp = true,
+  trunkDriver: TrunkDriver = 'vlan',
+): Promise<Harness & { kernel: FakeKernel }> {
   const kernel = new FakeKernel();
   const dataplane = new Dataplane(kernel);
   if (nodeSetUp) await dataplane.setupNode(SCENARIO_VPC);
@@ -13,6 +17,7 @@ export async function fakeHarness(nodeSetUp = true): Promise<Harness & { kernel:
   return {
     kernel,
     dataplane,
+    trunkDriver,
     async pod() {
       const path = `/var/run/netns/fake-pod-${++pods}`;
       kernel.ns(path);

@@ -44,6 +44,30 @@ test("'stop' ends a run at the first failure, 'all' runs everything", async () =
   assert.ok(all.entered && all.failures.length === 1 && k.ns().rules.length === 1);
 });
 
+test("a branch device above its trunk's MTU is refused as the kernel refuses it; one VLAN ID per trunk", async () => {
+  const k = new FakeKernel();
+  k.addLink('trunk', '02:0e:0e:00:00:07');
+  const device = {
+    op: 'trunkDeviceAdd',
+    name: 'vlb1',
+    parent: 'trunk',
+    mac: '02:0b:0b:00:00:07',
+    mtu: 9001,
+    vlanId: 7,
+    driver: 'vlan',
+  } as const;
+  const tooBig = await k.run(NODE, [device], 'stop');
+  assert.deepEqual(tooBig.entered && tooBig.failures.map((f) => f.message), [
+    'RTNETLINK answers: Invalid argument',
+  ]);
+  assert.deepEqual(await k.run(NODE, [{ op: 'linkUp', dev: 'trunk', mtu: 9001 }, device], 'stop'), {
+    entered: true,
+    failures: [],
+  });
+  const sameVlan = await k.run(NODE, [{ ...device, name: 'vlb2' }], 'stop');
+  assert.ok(sameVlan.entered && /File exists/.test(sameVlan.failures[0]?.message ?? ''));
+});
+
 test('deleting a veth end deletes its peer and their routes and neighbours; rules stay', async () => {
   const k = new FakeKernel();
   await k.run(

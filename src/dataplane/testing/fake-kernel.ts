@@ -256,13 +256,15 @@ export class FakeKernel implements Kernel {
         return;
       }
       case 'trunkDeviceAdd': {
-        linkOf(space, op.parent);
+        const parent = linkOf(space, op.parent);
         if (space.links.has(op.name)) throw new OpError(EXISTS);
         // The kernel allows one VLAN device per ID on a link.
         const sameVlan = [...space.links.values()].some(
           (l) => l.kind === 'vlan' && l.parent === op.parent && l.vlanId === op.vlanId,
         );
         if (op.driver === 'vlan' && sameVlan) throw new OpError(EXISTS);
+        // Neither driver takes an MTU above its parent's (a trunk not yet at its ENI's MTU).
+        if (op.mtu > parent.mtu) throw new OpError('RTNETLINK answers: Invalid argument');
         space.links.set(op.name, {
           name: op.name,
           mac: op.mac,

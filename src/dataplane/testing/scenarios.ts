@@ -1,9 +1,10 @@
 // One table of dataplane scenarios, run against the fake kernel (src/dataplane/dataplane.test.ts)
 // and against the real one in network namespaces (test/dataplane-scenarios.test.ts). The same
 // assertions pass on both, or the fake has drifted from the kernel it stands in for.
-import type { KernelOp } from '../../plan/kernel-op.ts';
+import type { KernelOp, TrunkDriver } from '../../plan/kernel-op.ts';
 import type { Dataplane } from '../dataplane.ts';
 import type { Namespace } from '../kernel.ts';
+import { branchScenarios } from './branch-scenarios.ts';
 import { nodeScenarios } from './node-scenarios.ts';
 import { podScenarios } from './pod-scenarios.ts';
 
@@ -11,6 +12,11 @@ export { SCENARIO_VPC } from './scenario-helpers.ts';
 
 export interface Harness {
   readonly dataplane: Dataplane;
+  /**
+   * The driver of branch devices on a trunk: 802.1q `vlan` in production; `macvlan` on a kernel
+   * without 802.1q (this machine's); the fake kernel has both.
+   */
+  readonly trunkDriver: TrunkDriver;
   /** A new, empty pod namespace; returns its path. */
   pod(): Promise<string>;
   deleteNetns(path: string): Promise<void>;
@@ -28,4 +34,4 @@ export interface Scenario {
   run(h: Harness): Promise<void>;
 }
 
-export const scenarios: readonly Scenario[] = [...podScenarios, ...nodeScenarios];
+export const scenarios: readonly Scenario[] = [...podScenarios, ...nodeScenarios, ...branchScenarios];
