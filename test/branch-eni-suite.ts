@@ -3,9 +3,10 @@
 // family, end to end, with a real trunk driver. Run with `macvlan` on this machine's kernel
 // (test/branch-eni.test.ts) and with `vlan` under User-Mode Linux (test/uml/branch-eni.test.ts).
 import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { runProcess } from '../src/infra/process.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
 import {
@@ -28,6 +29,7 @@ import {
   waitFor,
   waitForTrunk,
 } from './lab-fixture.ts';
+import { startNetnsServer, stopNetnsServers } from './netns-server.ts';
 
 export type TrunkDriver = 'vlan' | 'macvlan';
 
@@ -37,26 +39,19 @@ interface SgPod {
   readonly eniId: string;
   readonly ip: string;
   readonly vlanId: number;
+  readonly mac: string;
+  readonly subnetCidr: string;
+}
+
+/** The body of GET `url` asked from inside `netns` (a VPC host), or the error's text. */
+async function httpFrom(netns: string, url: string): Promise<string> {
+  const script = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(3000) }).then((r) => r.text()).then((t) => process.stdout.write(t), (e) => process.stdout.write('error: ' + e.message))`;
+  return (await runProcess(['ip', 'netns', 'exec', netns, process.execPath, '-e', script])).stdout;
 }
 
 interface BranchState {
   bindings: { key: { podUid: string }; holder?: { containerId: string }; vlanId: number; table: number }[];
   events: { preventedTeardowns: number; holderTakeovers: number; supersededBindings: number };
-}
-
-/** A merge-patch to the lab's Kubernetes API (as kubectl annotate would send it); returns the status. */
-function mergePatch(socketPath: string, path: string, body: unknown): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { socketPath, path, method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' } },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
 }
 
 /** `fn` over `items`, at most `size` at a time; results in order. */
@@ -114,6 +109,45 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
     // 32 random bits: a burst makes 60 sandboxes, and 16 bits once gave two of them one name.
     function sandbox(pod: SgPod, short: string): Promise<TestPod> {
       return newPod(name, `${short}${randomBytes(4).toString('hex')}`, { name: pod.name, uid: pod.uid });
+    }
+
+    /** A pod created in the API with `annotation` as its pod-eni annotation, by whoever may create pods. */
+    async function annotatedPod(short: string, annotation: Record<string, unknown>): Promise<SgPod> {
+      const podName = `${short}-${randomBytes(2).toString('hex')}`;
+      const uid = `uid-${podName}`;
+      await unixJson(adminSocket, 'POST', '/api/v1/namespaces/default/pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: podName,
+          namespace: 'default',
+          uid,
+          annotations: { 'vpc.amazonaws.com/pod-eni': JSON.stringify([annotation]) },
+        },
+        spec: {
+          nodeName: node.name,
+          containers: [{ name: 'app', resources: { limits: { 'vpc.amazonaws.com/pod-eni': '1' } } }],
+        },
+      });
+      return {
+        name: podName,
+        uid,
+        eniId: String(annotation.eniId),
+        ip: String(annotation.privateIp),
+        vlanId: Number(annotation.vlanId),
+        subnetCidr: String(annotation.subnetCidr),
+        mac: String(annotation.ifAddress),
+      };
+    }
+
+    /** EC2 calls of the agent that a claim check makes (trunk associations, ENI describes). */
+    async function branchEc2Calls(): Promise<number> {
+      const st = (await agentState(node)) as unknown as { ec2?: { byAction: Record<string, { calls: number }> } };
+      const by = st.ec2?.byAction ?? {};
+      return ['DescribeTrunkInterfaceAssociations', 'DescribeNetworkInterfaces'].reduce(
+        (n, a) => n + (by[a]?.calls ?? 0),
+        0,
+      );
     }
 
     async function add(s: TestPod): Promise<string> {
@@ -286,6 +320,68 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       }
     });
 
+    test("12. forged and copied annotations never take a live pod's network: the VPC host's requests to its address reach that pod", async () => {
+      const victim = await sgPod('victim');
+      const vs = await sandbox(victim, 'v');
+      await add(vs);
+      const servers: ChildProcess[] = [];
+      try {
+        // A real HTTP responder in the victim's namespace: the answer names whose network it is.
+        await startNetnsServer(
+          vs.netnsName,
+          `require('node:http').createServer((q, r) => r.end('victim ${victim.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
+          servers,
+        );
+        const answer = () => httpFrom(lab.vpcHosts[0]!.netns, `http://${victim.ip}:8080/`);
+        assert.equal(await answer(), `victim ${victim.uid}`);
+        const victimDevice = (await branchLinks()).slice().sort();
+        const supersededBefore = (await state()).events.supersededBindings;
+        const annotation = {
+          eniId: victim.eniId,
+          ifAddress: victim.mac,
+          privateIp: victim.ip,
+          vlanId: victim.vlanId,
+          subnetCidr: victim.subnetCidr,
+        };
+        const attempts: [string, Record<string, unknown>, RegExp][] = [
+          [
+            'forged',
+            { ...annotation, eniId: 'eni-00000000000dead' },
+            /"code":11\b.*EC2 does not show branch ENI/,
+          ],
+          ['copied', annotation, /"code":121\b.*belongs to pod default\/victim/],
+        ];
+        for (const [what, forged, refusal] of attempts) {
+          const attacker = await annotatedPod(`evil-${what}`, forged);
+          const s = await newPod(name, `evil${randomBytes(4).toString('hex')}`, attacker);
+          const out = await cni(node, 'ADD', s);
+          assert.match(out.stdout, refusal, `${what}: ${out.stdout}`);
+          assert.equal(
+            await answer(),
+            `victim ${victim.uid}`,
+            `${what}: the victim's address answers for someone else`,
+          );
+          assert.deepEqual(
+            (await branchLinks()).slice().sort(),
+            victimDevice,
+            `${what}: the branch devices changed`,
+          );
+          assert.equal((await cni(node, 'DEL', s)).exitCode, 0);
+          assert.equal(
+            await answer(),
+            `victim ${victim.uid}`,
+            `${what}: the attacker's DEL broke the victim`,
+          );
+          await dropPod(name, 'default', attacker.name);
+        }
+        assert.equal((await state()).events.supersededBindings, supersededBefore);
+      } finally {
+        stopNetnsServers(servers);
+      }
+      await del(vs);
+      await drop(victim);
+    });
+
     test('11. branch-ENI pods and regular pods on one node reach each other and the VPC host; the branch pod’s traffic leaves through its branch ENI', async () => {
       const sg = await sgPod('mix');
       const b = await sandbox(sg, 'b');
@@ -348,20 +444,16 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       ];
       const before = await hostLinks(node);
       for (const [field, change] of cases) {
-        const value = JSON.stringify([{ ...original[0], ...change }]);
-        const patched = await mergePatch(adminSocket, `/api/v1/namespaces/default/pods/${pod.name}`, {
-          metadata: { annotations: { 'vpc.amazonaws.com/pod-eni': value } },
-        });
-        assert.equal(patched, 200);
-        const s = await sandbox(pod, 'bad');
-        // The agent's watch cache may lag the patch by a moment: ADD until it answers for the new value.
-        const out = await waitFor(`ADD refused for ${field}`, async () => {
-          const o = await cni(node, 'ADD', s);
-          return o.exitCode !== 0 && o.stdout.includes(field) ? o : undefined;
-        });
+        // A pod of its own per case, created with the bad annotation: no cache can hold an older one.
+        const bad = await annotatedPod(`bad-${field.toLowerCase()}`, { ...original[0], ...change });
+        const s = await newPod(name, `bad${randomBytes(4).toString('hex')}`, bad);
+        const out = await cni(node, 'ADD', s);
+        assert.notEqual(out.exitCode, 0, `${field}: ${out.stdout}`);
+        assert.match(out.stdout, new RegExp(field), field);
         assert.match(out.stdout, /"code":120/);
         assert.deepEqual(await hostLinks(node), before, `${field}: nothing was created`);
         assert.ok(!(await agentState(node)).attachments.some((x) => x.key.containerId === s.containerId));
+        await dropPod(name, 'default', bad.name);
       }
       await drop(pod);
     });
@@ -373,9 +465,12 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       );
       const firsts = await Promise.all(pods.map((p) => sandbox(p, 'a')));
       const seconds = await Promise.all(pods.map((p) => sandbox(p, 'b')));
+      const callsBefore = await branchEc2Calls();
       const t0 = performance.now();
       await Promise.all(firsts.map((s) => add(s)));
       await Promise.all(seconds.map((s) => add(s)));
+      // Each claim is checked against EC2; one read of the trunk answers every pod associated before it.
+      const checkCalls = (await branchEc2Calls()) - callsBefore;
       const connected = await Promise.all(seconds.map((s) => reaches(s.netnsName, host)));
       const allConnectedMs = performance.now() - t0;
       assert.deepEqual(connected.filter((c) => !c).length, 0);
@@ -387,6 +482,10 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       t.diagnostic(
         `driver ${driver}: 60 ADDs (30 pods, each sandbox replaced once) to all 30 connected: ${Math.round(allConnectedMs)} ms`,
       );
+      t.diagnostic(
+        `EC2 calls to check the 60 ADDs' claims: ${checkCalls} (${(checkCalls / 60).toFixed(3)} per pod start)`,
+      );
+      assert.ok(checkCalls / 60 <= 0.1, `${checkCalls} EC2 calls for 60 pod starts`);
       await Promise.all(seconds.map((s) => del(s)));
       await inGroups(pods, (p) => drop(p));
     });

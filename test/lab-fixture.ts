@@ -76,6 +76,8 @@ export interface PodBranchEni {
   readonly eniId: string;
   readonly ip: string;
   readonly vlanId: number;
+  readonly mac: string;
+  readonly subnetCidr: string;
 }
 
 /**
@@ -103,9 +105,17 @@ export async function registerSgPod(
     eniId: string;
     privateIp: string;
     vlanId: number;
+    ifAddress: string;
+    subnetCidr: string;
   }[];
   if (!eni) throw new Error(`the resource controller did not annotate pod ${namespace}/${pod}`);
-  return { eniId: eni.eniId, ip: eni.privateIp, vlanId: eni.vlanId };
+  return {
+    eniId: eni.eniId,
+    ip: eni.privateIp,
+    vlanId: eni.vlanId,
+    mac: eni.ifAddress,
+    subnetCidr: eni.subnetCidr,
+  };
 }
 
 /** An ENI as the lab emulator's admin state shows it. */

@@ -21,6 +21,8 @@ export interface AddressSource {
   release(ip: string, eniId?: string): void;
   /** The address never reached a pod (failed ADD): free again at once. */
   unreserve(ip: string): void;
+  /** Whether `ip` is one of the node's pool addresses (free, lent or cooling, on any of its ENIs). */
+  holds?(ip: string): boolean;
   /** Set when EC2 no longer lists the ENI as attached to this node (since: ms since epoch). */
   lostEni?(eniId: string): { readonly since: number } | undefined;
 }

@@ -4,6 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ForwardedRequest } from '../cni/wire.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import { errorText } from '../infra/error-text.ts';
@@ -18,6 +19,7 @@ import { AgentObservability } from '../metrics/agent-observability.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import type { AgentDeps, RunningAgent } from './agent-deps.ts';
+import { TrunkFacts } from './branch/trunk-facts.ts';
 import { handleCni } from './cni-handler.ts';
 import type { OperationContext } from './context.ts';
 import { agentDeadPodGc } from './dead-pod-gc.ts';
@@ -187,6 +189,9 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     externalSnat: config.externalSnat,
     enablePodEni: config.enablePodEni,
     trunk: () => trunk?.current(),
+    ...(config.enablePodEni
+      ? { trunkFacts: new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) }) }
+      : {}),
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,

@@ -9,6 +9,7 @@ import type { TrunkDriver } from '../plan/kernel-op.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
+import type { TrunkFactsSource } from './branch/trunk-facts.ts';
 import type { NetnsInspection } from './netns-inspection.ts';
 import type { AgentCounters } from './stats.ts';
 import type { EgressAddressAllocator } from './v4-egress-addresses.ts';
@@ -42,6 +43,11 @@ export interface OperationContext {
   readonly enablePodEni: boolean;
   /** The trunk, when it is attached and configured; pods with security groups wait for it. */
   readonly trunk: () => TrunkLink | undefined;
+  /**
+   * EC2's view of the trunk's branch ENIs, against which a pod-eni annotation is checked before
+   * anything is built from it (branch/claim.ts). Without it, no annotation is trusted.
+   */
+  readonly trunkFacts?: TrunkFactsSource;
   readonly trunkDriver: TrunkDriver;
   /** POD_SECURITY_GROUP_ENFORCING_MODE, unless the network's config sets podSGEnforcingMode. */
   readonly enforcingMode: EnforcingMode;

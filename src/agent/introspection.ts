@@ -32,6 +32,7 @@ export function introspection(
     cooling: ledger.coolingAddresses(),
     bindings: ledger.bindings(),
     events: counters.snapshot(),
+    annotationsRejected: counters.rejectedAnnotations(),
     pool: {
       stats: pool.stats(t),
       ...manager.health(), // growth: why it cannot grow, if it cannot; sync: the comparisons with EC2

@@ -49,8 +49,41 @@ export class OperationStats {
 /** Events an operator counts: teardowns the ownership rule prevented, branch ENI hand-overs. */
 export type AgentEvent = 'preventedTeardowns' | 'holderTakeovers' | 'supersededBindings';
 
+/**
+ * Why a pod-eni annotation was refused (docs/design.md, Trust boundaries): EC2 does not show the
+ * branch ENI on this node's trunk, or contradicts a field; its address is the node's or a regular
+ * pod's; another live pod holds its VLAN ID, address or ENI; the API could not say.
+ */
+export type AnnotationRejection =
+  | 'notOnTrunk'
+  | 'contradictsEc2'
+  | 'regularAddress'
+  | 'heldByLivePod'
+  | 'apiUnreachable';
+
+export const ANNOTATION_REJECTIONS: readonly AnnotationRejection[] = [
+  'notOnTrunk',
+  'contradictsEc2',
+  'regularAddress',
+  'heldByLivePod',
+  'apiUnreachable',
+];
+
 export class AgentCounters {
   readonly #counts = new Map<AgentEvent, number>();
+  readonly #rejected = new Map<AnnotationRejection, number>();
+
+  rejectAnnotation(reason: AnnotationRejection): void {
+    this.#rejected.set(reason, (this.#rejected.get(reason) ?? 0) + 1);
+  }
+
+  /** Refused pod-eni annotations, by reason (every reason listed, zero included). */
+  rejectedAnnotations(): Record<AnnotationRejection, number> {
+    return Object.fromEntries(ANNOTATION_REJECTIONS.map((r) => [r, this.#rejected.get(r) ?? 0])) as Record<
+      AnnotationRejection,
+      number
+    >;
+  }
 
   count(event: AgentEvent): void {
     this.#counts.set(event, (this.#counts.get(event) ?? 0) + 1);

@@ -1,9 +1,10 @@
 // An ADD of a pod with its own security groups makes sure its branch binding is recorded (its own
-// route table, its mode), and that no other binding still claims the branch's VLAN ID on the trunk
-// or its address: the resource controller hands a freed VLAN ID (and address) to the next pod, so
-// a binding that claims the same one belongs to a pod whose branch ENI is gone. That binding is
-// marked superseded; its shared resources are removed by the caller through settleBinding, and the
-// late DELs of its sandboxes then remove only their own veths.
+// route table, its mode). When the claim check (src/agent/branch/claim.ts) found that the resource
+// controller has given another binding's VLAN ID, address or ENI to this pod (the API no longer
+// shows that pod with it, and EC2 shows it on this pod's branch ENI), the caller names that binding:
+// it is marked superseded here, its shared resources are removed by the caller through
+// settleBinding, and the late DELs of its sandboxes then remove only their own veths. Nothing is
+// superseded on the annotation's word alone.
 import type { Ledger } from '../ledger/ledger.ts';
 import type { PodIdentity } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString, type EnforcingMode } from '../plan/binding.ts';
@@ -40,17 +41,18 @@ export function freeBranchTable(ledger: Ledger): number {
   );
 }
 
-/** Records the binding (in memory: the caller commits it with the attachment's intent). */
-export function admitBinding(ledger: Ledger, a: BranchAdmission): Admitted {
+/**
+ * Records the binding (in memory: the caller commits it with the attachment's intent), and marks
+ * superseded the bindings the claim check cleared for it (`supersede`), and only those.
+ */
+export function admitBinding(ledger: Ledger, a: BranchAdmission, supersede: readonly string[]): Admitted {
   const key = bindingKeyString({ podUid: a.pod.uid, eniId: a.eniId });
   const superseded: string[] = [];
-  for (const b of ledger.bindings()) {
-    const other = bindingKeyString(b.key);
-    if (other === key || b.supersededBy !== undefined) continue;
-    if ((b.vlanId === a.vlanId && b.trunkDev === a.trunkDev) || b.ip === a.ip) {
-      ledger.putBinding({ ...b, supersededBy: key });
-      superseded.push(other);
-    }
+  for (const other of supersede) {
+    const b = ledger.binding(other);
+    if (other === key || b === undefined || b.supersededBy !== undefined) continue;
+    ledger.putBinding({ ...b, supersededBy: key });
+    superseded.push(other);
   }
   const existing = ledger.binding(key);
   const binding: BranchBinding = existing

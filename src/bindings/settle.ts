@@ -15,7 +15,7 @@ import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { planBranchShared } from '../plan/branch-plan.ts';
 import { findDrift, identityOf } from '../plan/kinds.ts';
 import type { Resource } from '../plan/resource.ts';
-import type { NodeView } from '../plan/views.ts';
+import { bareDestination, type NodeView } from '../plan/views.ts';
 
 export interface BindingDeps {
   readonly ledger: Ledger;
@@ -63,6 +63,37 @@ export function desiredShared(b: BranchBinding, holder: Attachment | undefined):
   return planBranchShared(b, holder ? attachmentHostVeth(holder) : undefined);
 }
 
+/**
+ * The kernel slot a resource occupies: two resources with one slot cannot both exist. A route's
+ * slot is its table, destination and metric, whatever its device (creating one replaces the other).
+ */
+function slotOf(r: Resource): string {
+  if (r.kind !== 'route') return identityOf(r);
+  return `route ${r.side} ${r.table} ${bareDestination(r.dst)} ${r.metric ?? 0}`;
+}
+
+/**
+ * Slots of what the ledger records for an owner other than binding `key`: attachments, other
+ * bindings, recovered records. Ownership: a binding never adopts, replaces or removes those, even
+ * when its plan names the same route or rule (a claim on another pod's address, refused at ADD, is
+ * the way that could happen).
+ */
+function ownedElsewhere(ledger: Ledger, key: string): Set<string> {
+  const out = new Set<string>();
+  for (const a of ledger.list()) for (const r of a.resources) out.add(slotOf(r));
+  for (const other of ledger.bindings()) {
+    if (bindingKeyString(other.key) !== key) for (const r of other.resources) out.add(slotOf(r));
+  }
+  for (const r of ledger.recovered()) for (const res of r.resources) out.add(slotOf(res));
+  return out;
+}
+
+/** What the binding may own with `holder`: its plan without what another owner records. */
+function desiredOwn(ledger: Ledger, b: BranchBinding, holder: Attachment | undefined): Resource[] {
+  const foreign = ownedElsewhere(ledger, bindingKeyString(b.key));
+  return desiredShared(b, holder).filter((r) => !foreign.has(slotOf(r)));
+}
+
 export async function settleBinding(d: BindingDeps, key: string, forced?: AttachmentKey): Promise<Settled> {
   const { ledger, dataplane } = d;
   const b = ledger.binding(key);
@@ -78,7 +109,16 @@ export async function settleBinding(d: BindingDeps, key: string, forced?: Attach
   }
   const node = await dataplane.observeNode();
   const holder = chooseHolder(b, members, node, forced);
-  const desired = desiredShared(b, holder);
+  const planned = desiredShared(b, holder);
+  const desired = desiredOwn(ledger, b, holder);
+  if (desired.length < planned.length) {
+    const ids = new Set(desired.map(identityOf));
+    d.log.error('branch binding: part of its plan belongs to another owner; left to that owner', {
+      binding: key,
+      pod: b.pod,
+      foreign: planned.filter((r) => !ids.has(identityOf(r))).map(identityOf),
+    });
+  }
   const holderKey = holder?.key;
   // Durable before the kernel: while it changes, the record lists old and new resources both.
   ledger.putBinding({ ...withHolder(b, holderKey), resources: union(b.resources, desired) });
@@ -115,7 +155,7 @@ export function bindingSettled(ledger: Ledger, b: BranchBinding, node: NodeView)
       ? b.holder === undefined
       : b.holder !== undefined && sameAttachmentKey(holder.key, b.holder);
   if (!sameHolder) return false;
-  const desired = desiredShared(b, holder);
+  const desired = desiredOwn(ledger, b, holder);
   const ids = new Set(desired.map(identityOf));
   if (b.resources.length !== desired.length || b.resources.some((r) => !ids.has(identityOf(r)))) return false;
   return findDrift(desired, { node }).length === 0;

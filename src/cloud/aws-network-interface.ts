@@ -3,7 +3,7 @@
 // InvalidResponse naming it.
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
 import { readEniIpv6 } from './aws-network-interface-ipv6.ts';
-import type { DetachedEni, EniInfo } from './cloud.ts';
+import type { BranchEniFacts, DetachedEni, EniInfo } from './cloud.ts';
 import { invalidResponse } from './ec2-errors.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
 
@@ -111,6 +111,24 @@ export async function toEniInfo(
     interfaceType: eni.interfaceType ?? 'interface',
     tags: tagsOf(doing, eniId, eni),
   };
+}
+
+/** A branch ENI as a pod-eni annotation is checked against it; `subnetCidr` looks up its subnet's CIDR. */
+export async function toBranchEniFacts(
+  doing: string,
+  eni: Ec2NetworkInterface,
+  subnetCidr: (subnetId: string) => Promise<string>,
+): Promise<BranchEniFacts> {
+  const eniId = eni.networkInterfaceId;
+  if (eniId === undefined) throw invalidResponse(doing, 'NetworkInterfaceId');
+  const { subnetId, macAddress } = eni;
+  if (subnetId === undefined) throw invalidResponse(doing, `SubnetId of ${eniId}`);
+  if (macAddress === undefined) throw invalidResponse(doing, `MacAddress of ${eniId}`);
+  const ip = eni.privateIpAddress ?? eni.privateIpAddresses.find((a) => a.primary)?.privateIpAddress;
+  if (ip === undefined || !isIpv4(ip)) {
+    throw invalidResponse(doing, `an IPv4 PrivateIpAddress of ${eniId} (got ${JSON.stringify(ip)})`);
+  }
+  return { eniId, mac: macAddress.toLowerCase(), ip, subnetId, subnetCidr: await subnetCidr(subnetId) };
 }
 
 /** An ENI attached to nothing, as describeDetachedEnis lists it. */

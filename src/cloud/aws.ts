@@ -13,11 +13,14 @@ import { assignIpv6Prefixes, unassignIpv6Prefixes } from './aws-ipv6.ts';
 import {
   type Ec2NetworkInterface,
   readNetworkInterface,
+  toBranchEniFacts,
   toDetachedEni,
   toEniInfo,
 } from './aws-network-interface.ts';
 import { readSubnet, subnetQueryParams, subnetQueryText } from './aws-subnet.ts';
+import { readTrunkAssociation } from './aws-trunk-association.ts';
 import type {
+  BranchEniFacts,
   Cloud,
   CreatedEni,
   DetachedEni,
@@ -26,6 +29,7 @@ import type {
   InstanceTypeLimits,
   SubnetInfo,
   SubnetQuery,
+  TrunkAssociation,
 } from './cloud.ts';
 import { CloudError } from './cloud.ts';
 import { invalidResponse, toCloudError } from './ec2-errors.ts';
@@ -34,6 +38,9 @@ import type { QueryStruct } from './ec2-query/query-form.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
 import type { ImdsClient } from './imds.ts';
 import { readInstanceMetadata, readVpcCidrs } from './instance-metadata.ts';
+
+/** ENI IDs per DescribeNetworkInterfaces filter (EC2 takes up to 200 values per filter). */
+const BRANCH_ENIS_PER_CALL = 200;
 
 export interface AwsCloudDeps {
   readonly ec2: Ec2Api;
@@ -77,20 +84,53 @@ export class AwsCloud implements Cloud {
   }
 
   /** Every page of one DescribeNetworkInterfaces query. */
-  private async describeEnis(doing: string, filters: QueryStruct[]): Promise<Ec2NetworkInterface[]> {
-    const found: Ec2NetworkInterface[] = [];
+  private describeEnis(doing: string, filters: QueryStruct[]): Promise<Ec2NetworkInterface[]> {
+    return this.allPages(doing, 'DescribeNetworkInterfaces', { Filter: filters }, (r) =>
+      r.items('networkInterfaceSet').map(readNetworkInterface),
+    );
+  }
+
+  async describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]> {
+    const doing = `describe the branch ENIs of trunk ${trunkEniId}`;
+    const found = await this.allPages(
+      doing,
+      'DescribeTrunkInterfaceAssociations',
+      {
+        Filter: [{ Name: 'trunk-interface-association.trunk-interface-id', Value: [trunkEniId] }],
+        MaxResults: 255,
+      },
+      (r) => r.items('interfaceAssociationSet').map((x) => readTrunkAssociation(doing, x)),
+    );
+    return found.filter((a) => a.trunkEniId === trunkEniId);
+  }
+
+  async describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
+    const out: BranchEniFacts[] = [];
+    // A filter (not NetworkInterfaceId.N): an unknown ID is left out instead of failing the call.
+    for (let i = 0; i < eniIds.length; i += BRANCH_ENIS_PER_CALL) {
+      const ids = eniIds.slice(i, i + BRANCH_ENIS_PER_CALL);
+      const doing = `describe branch ENIs ${ids.join(', ')}`;
+      const found = await this.describeEnis(doing, [{ Name: 'network-interface-id', Value: ids }]);
+      for (const eni of found) out.push(await toBranchEniFacts(doing, eni, (id) => this.subnetCidr(id)));
+    }
+    return out;
+  }
+
+  /** Every page of one Describe* query: its items, following NextToken until the last page. */
+  private async allPages<T>(
+    doing: string,
+    action: string,
+    params: QueryStruct,
+    items: (reply: XmlElement) => T[],
+  ): Promise<T[]> {
+    const found: T[] = [];
     let nextToken: string | undefined;
     do {
-      const page = await this.call(
-        doing,
-        'DescribeNetworkInterfaces',
-        { Filter: filters, NextToken: nextToken },
-        (r) => ({
-          enis: r.items('networkInterfaceSet').map(readNetworkInterface),
-          nextToken: r.string('nextToken'),
-        }),
-      );
-      found.push(...page.enis);
+      const page = await this.call(doing, action, { ...params, NextToken: nextToken }, (r) => ({
+        items: items(r),
+        nextToken: r.string('nextToken'),
+      }));
+      found.push(...page.items);
       nextToken = page.nextToken !== undefined && page.nextToken !== '' ? page.nextToken : undefined;
     } while (nextToken !== undefined);
     return found;

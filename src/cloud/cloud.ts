@@ -99,6 +99,25 @@ export class CloudError extends Error {
   }
 }
 
+/** One branch ENI on a trunk, as EC2's DescribeTrunkInterfaceAssociations lists it. */
+export interface TrunkAssociation {
+  readonly associationId: string;
+  readonly branchEniId: string;
+  readonly trunkEniId: string;
+  readonly vlanId: number;
+}
+
+/** What EC2 says of a branch ENI (DescribeNetworkInterfaces): what a pod-eni annotation claims. */
+export interface BranchEniFacts {
+  readonly eniId: string;
+  /** Lower case. */
+  readonly mac: string;
+  /** Its primary private IPv4 address: the pod's. */
+  readonly ip: string;
+  readonly subnetId: string;
+  readonly subnetCidr: string;
+}
+
 export interface Cloud {
   /** Instance identity and network facts, from IMDSv2. */
   metadata(): Promise<InstanceMetadata>;
@@ -112,6 +131,13 @@ export interface Cloud {
    */
   describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]>;
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits>;
+  /**
+   * The branch ENIs associated with trunk `trunkEniId` and their VLAN IDs, from EC2
+   * DescribeTrunkInterfaceAssociations (every page, filtered by the trunk).
+   */
+  describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]>;
+  /** The ENIs asked for, from EC2 DescribeNetworkInterfaces; an ID EC2 does not know is left out. */
+  describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]>;
   /** EC2 DescribeSubnets: the subnets asked for (an unknown ID fails with InvalidSubnetID.NotFound). */
   describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]>;
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */

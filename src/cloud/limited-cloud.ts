@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
 import {
+  type BranchEniFacts,
   type Cloud,
   CloudError,
   type CreatedEni,
@@ -17,6 +18,7 @@ import {
   type InstanceTypeLimits,
   type SubnetInfo,
   type SubnetQuery,
+  type TrunkAssociation,
 } from './cloud.ts';
 import { type Ec2CallFigures, Ec2CallTally } from './ec2-call-figures.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, isRetryable, isThrottled, type RetryPolicy } from './ec2-retry.ts';
@@ -100,6 +102,16 @@ export class LimitedCloud implements Cloud {
 
   vpcCidrs(primaryMac: string): Promise<string[]> {
     return this.#inner.vpcCidrs(primaryMac); // IMDS: not EC2's rate limit
+  }
+
+  describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]> {
+    return this.#call('DescribeTrunkInterfaceAssociations', () =>
+      this.#inner.describeTrunkAssociations(trunkEniId),
+    );
+  }
+
+  describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
+    return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeBranchEnis(eniIds));
   }
 
   describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {

@@ -21,6 +21,11 @@ export const CNI_ERR_INTERNAL = 100;
 export const CNI_ERR_CHECK_DRIFT = 110;
 /** vpcnet: the pod's vpc.amazonaws.com/pod-eni annotation is malformed (the message names the field). */
 export const CNI_ERR_BAD_POD_ENI_ANNOTATION = 120;
+/**
+ * vpcnet: the pod's branch ENI claim takes something another pod or the node holds (its VLAN ID,
+ * address or ENI, per the Kubernetes API and EC2); the message names the other pod.
+ */
+export const CNI_ERR_BRANCH_CLAIM_CONFLICT = 121;
 /** ADD of an attachment whose interface already exists in the container (CNI 1.0: ADD must fail). */
 export const CNI_ERR_ATTACHMENT_EXISTS = 130;
 

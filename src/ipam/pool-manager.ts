@@ -313,6 +313,11 @@ export class PoolManager {
     this.#addresses.release(ip, eniId);
   }
 
+  /** Whether `ip` is one of the pool's addresses, in whatever state (a branch ENI claim may not take it). */
+  holds(ip: string): boolean {
+    return this.#d.pool.eniIdOf(ip) !== undefined;
+  }
+
   /** An address that never reached a pod (failed fresh ADD): free again at once, no cooldown. */
   unreserve(ip: string): void {
     this.#addresses.unreserve(ip);

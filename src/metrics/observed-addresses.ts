@@ -7,7 +7,7 @@ export function observedAddresses(
   inner: AddressSource,
   observe: (ms: number, woken: boolean) => void,
 ): AddressSource {
-  const { lostEni } = inner;
+  const { lostEni, holds } = inner;
   return {
     allocate: (owner) => inner.allocate(owner),
     release: (ip, eniId) => inner.release(ip, eniId),
@@ -23,5 +23,6 @@ export function observedAddresses(
       }
     },
     ...(lostEni === undefined ? {} : { lostEni: (eniId: string) => lostEni.call(inner, eniId) }),
+    ...(holds === undefined ? {} : { holds: (ip: string) => holds.call(inner, ip) }),
   };
 }

@@ -46,7 +46,16 @@ function sources(spoolDir: string) {
     },
     limits: { maxEnis: 4, ipsPerEni: 15 },
     targets: { maxEni: 3 } as AgentStateSources['targets'],
-    counters: { get: (e) => state.counters[e] ?? 0 },
+    counters: {
+      get: (e) => state.counters[e] ?? 0,
+      rejectedAnnotations: () => ({
+        notOnTrunk: 3,
+        contradictsEc2: 0,
+        regularAddress: 1,
+        heldByLivePod: 2,
+        apiUnreachable: 0,
+      }),
+    },
     attachments: () => state.attachments,
     spoolDir,
     deadPodCollections: () => state.deadPods,
@@ -86,6 +95,13 @@ test('pool, ENI and event gauges are read from the agent’s state when scraped,
   assert.equal(sample(v, 'vpcnet_prevented_teardowns_total'), 5);
   assert.equal(sample(v, 'vpcnet_branch_binding_events_total', { event: 'holderTakeover' }), 2);
   assert.equal(sample(v, 'vpcnet_dead_pod_collections_total'), 7);
+  assert.equal(sample(v, 'vpcnet_annotation_rejected_total', { reason: 'notOnTrunk' }), 3);
+  assert.equal(sample(v, 'vpcnet_annotation_rejected_total', { reason: 'heldByLivePod' }), 2);
+  assert.equal(
+    sample(v, 'vpcnet_annotation_rejected_total', { reason: 'contradictsEc2' }),
+    0,
+    'every reason is exported',
+  );
   assert.equal(sample(v, 'vpcnet_del_spool_depth'), 0, 'no spool dir yet: nothing spooled');
 
   state.stats = { ...state.stats, assigned: 4, available: 8 };

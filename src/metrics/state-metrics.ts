@@ -15,7 +15,7 @@ export interface AgentStateSources {
   readonly manager: Pick<PoolManager, 'enis' | 'health'>;
   readonly limits: InstanceTypeLimits;
   readonly targets: WarmPoolTargets;
-  readonly counters: Pick<AgentCounters, 'get'>;
+  readonly counters: Pick<AgentCounters, 'get' | 'rejectedAnnotations'>;
   /** Live attachments (ledger records). */
   readonly attachments: () => number;
   readonly spoolDir: string;
@@ -155,6 +155,15 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
       [{ event: 'holderTakeover' }, s.counters.get('holderTakeovers')],
       [{ event: 'supersededBinding' }, s.counters.get('supersededBindings')],
     ],
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_annotation_rejected_total',
+      help: 'vpc.amazonaws.com/pod-eni annotations refused before anything was built from them, by reason',
+      labelNames: ['reason'],
+    },
+    () => Object.entries(s.counters.rejectedAnnotations()).map(([reason, n]) => [{ reason }, n] as const),
   );
   const deadPods = s.deadPodCollections;
   if (deadPods !== undefined)

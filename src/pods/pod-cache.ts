@@ -66,6 +66,10 @@ export class KubePodCache implements PodSource {
     return this.#get(namespace, name);
   }
 
+  read(namespace: string, name: string): Promise<PodMetadata | undefined> {
+    return this.#get(namespace, name);
+  }
+
   async listOnNode(): Promise<readonly PodMetadata[]> {
     if (this.#informer.watching) return this.#informer.list();
     const what = `list pods of node ${this.#o.nodeName} from ${this.#o.api.baseUrl}`;

@@ -14,6 +14,11 @@ export interface PodSource {
    */
   lookup(namespace: string, name: string, uid?: string): Promise<PodMetadata | undefined>;
   /**
+   * Like lookup, but always asks the API itself, never a cache: for a decision that takes something
+   * from another pod (its branch ENI's VLAN ID or address). Absent without an API.
+   */
+  read?(namespace: string, name: string): Promise<PodMetadata | undefined>;
+  /**
    * Every pod bound to this node (recovery of a lost ledger asks which addresses live pods have).
    * Absent when there is no API to ask; throws when the API cannot be reached.
    */

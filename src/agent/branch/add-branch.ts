@@ -2,10 +2,11 @@
 // its attachment key), and takes over the pod's branch binding: the routes and rules are pointed at
 // its veth in place, and only what is missing is created. No ADD deletes a device another live
 // sandbox holds; the only shared resources an ADD removes are those of a binding whose VLAN ID or
-// address the resource controller has since given to this pod (admit.ts).
+// address the resource controller has since given to this pod, as EC2 and the Kubernetes API (not
+// the annotation) say (claim.ts, admit.ts).
 import { admitBinding } from '../../bindings/admit.ts';
 import { settleBinding } from '../../bindings/settle.ts';
-import { CNI_ERR_INTERNAL, CniError } from '../../cni/errors.ts';
+import { CNI_ERR_INTERNAL, CNI_ERR_TRY_AGAIN_LATER, CniError } from '../../cni/errors.ts';
 import type { CniResult } from '../../cni/result.ts';
 import { errorText } from '../../infra/error-text.ts';
 import type { Attachment } from '../../plan/attachment.ts';
@@ -15,6 +16,7 @@ import type { AttachRequest, OperationContext } from '../context.ts';
 import { refuseRepeatedAdd } from '../repeated-add.ts';
 import { resultFor } from '../result.ts';
 import type { BranchTarget } from './assignment.ts';
+import { checkBranchClaim } from './claim.ts';
 
 export async function addBranchAttachment(
   ctx: OperationContext,
@@ -29,6 +31,25 @@ export async function addBranchAttachment(
   const existing = ledger.get(req.key);
   if (existing && existing.phase === undefined) await refuseRepeatedAdd(ctx, existing, netns);
   refuseSecondInterface(ctx, req);
+  // The annotation is a claim: EC2 and the Kubernetes API decide (claim.ts). Checked before
+  // anything changes, so a refused claim leaves every other pod as it was.
+  if (ctx.trunkFacts === undefined) {
+    throw new CniError(
+      CNI_ERR_TRY_AGAIN_LATER,
+      `pod ${pod.namespace}/${pod.name} has branch ENI ${eni.eniId}, and this agent cannot read EC2's trunk associations to confirm it`,
+    );
+  }
+  const claim = await checkBranchClaim(
+    {
+      ledger,
+      addresses: ctx.addresses,
+      pods: ctx.pods,
+      trunkFacts: ctx.trunkFacts,
+      counters: ctx.counters,
+      log,
+    },
+    target,
+  );
   if (existing) {
     await dataplane.remove(existing.resources, { netns: existing.netns });
     ledger.remove(req.key);
@@ -36,20 +57,24 @@ export async function addBranchAttachment(
     const address = vpcAddressOf(existing.resources);
     if (address) ctx.addresses.release(address.ip, address.eniId);
   }
-  const admitted = admitBinding(ledger, {
-    pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid },
-    eniId: eni.eniId,
-    mac: eni.mac,
-    ip: eni.ip,
-    vlanId: eni.vlanId,
-    subnetCidr: eni.subnetCidr,
-    gateway: eni.gateway,
-    trunkDev: trunk.dev,
-    mode: req.enforcingMode ?? ctx.enforcingMode,
-    driver: ctx.trunkDriver,
-    mtu: req.mtu ?? ctx.defaultMtu,
-    now: ctx.now(),
-  });
+  const admitted = admitBinding(
+    ledger,
+    {
+      pod: { namespace: pod.namespace, name: pod.name, uid: pod.uid },
+      eniId: eni.eniId,
+      mac: eni.mac,
+      ip: eni.ip,
+      vlanId: eni.vlanId,
+      subnetCidr: eni.subnetCidr,
+      gateway: eni.gateway,
+      trunkDev: trunk.dev,
+      mode: req.enforcingMode ?? ctx.enforcingMode,
+      driver: ctx.trunkDriver,
+      mtu: req.mtu ?? ctx.defaultMtu,
+      now: ctx.now(),
+    },
+    claim.supersede,
+  );
   const previousHolder = ledger.binding(admitted.key)?.holder;
   const own = planBranchAttachment({
     key: req.key,

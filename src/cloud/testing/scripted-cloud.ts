@@ -1,6 +1,7 @@
 // Test support: a Cloud whose EC2 answers a test scripts, one per attempt (a CloudError to throw,
 // or nothing for the method's usual answer), and that records every call with its arguments.
 import type {
+  BranchEniFacts,
   Cloud,
   CreatedEni,
   DetachedEni,
@@ -9,6 +10,7 @@ import type {
   InstanceTypeLimits,
   SubnetInfo,
   SubnetQuery,
+  TrunkAssociation,
 } from '../cloud.ts';
 
 export interface ScriptedCall {
@@ -56,6 +58,12 @@ export class ScriptedCloud implements Cloud {
   }
   describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
     return this.#answer('describeSubnets', [query], []);
+  }
+  describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]> {
+    return this.#answer('describeTrunkAssociations', [trunkEniId], []);
+  }
+  describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
+    return this.#answer('describeBranchEnis', [eniIds], []);
   }
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     return this.#answer('instanceTypeLimits', [instanceType], { maxEnis: 3, ipsPerEni: 10 });

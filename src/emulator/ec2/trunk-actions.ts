@@ -55,6 +55,7 @@ export function describeTrunkInterfaceAssociations(p: QueryParams, view: VpcView
     },
     () => new Map(),
   );
-  const page = paginate(found, p);
+  // EC2 takes MaxResults 5-255 for this action.
+  const page = paginate(found, p, 5, 255);
   return { interfaceAssociationSet: page.items.map(renderAssociation), nextToken: page.nextToken };
 }

@@ -2,6 +2,7 @@
 // address limits enforced with the EC2 error codes, and injectable failures per method.
 
 import {
+  type BranchEniFacts,
   type Cloud,
   CloudError,
   type CreatedEni,
@@ -11,6 +12,7 @@ import {
   type InstanceTypeLimits,
   type SubnetInfo,
   type SubnetQuery,
+  type TrunkAssociation,
 } from '../../cloud/cloud.ts';
 import {
   detachedEniOf,
@@ -132,6 +134,32 @@ export class FakeCloud implements Cloud {
     return [...this.enis.values()]
       .filter((e) => e.attachment === undefined && e.tags[tagKey] === tagValue)
       .map(detachedEniOf);
+  }
+
+  /** Branch ENIs on trunks, keyed by branch ENI ID (what the resource controller associated). */
+  readonly trunkAssociations = new Map<string, TrunkAssociation>();
+
+  async describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]> {
+    this.#enter('describeTrunkAssociations', trunkEniId);
+    return [...this.trunkAssociations.values()].filter((a) => a.trunkEniId === trunkEniId);
+  }
+
+  async describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
+    this.#enter('describeBranchEnis', eniIds);
+    return eniIds.flatMap((id) => {
+      const e = this.enis.get(id);
+      return e === undefined
+        ? []
+        : [
+            {
+              eniId: id,
+              mac: e.mac,
+              ip: e.primaryIp,
+              subnetId: e.subnetId,
+              subnetCidr: this.subnets.find((s) => s.subnetId === e.subnetId)?.cidr ?? this.meta.subnetCidr,
+            },
+          ];
+    });
   }
 
   async instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {

@@ -55,6 +55,8 @@ export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
   'describeDetachedEnis',
   'describeSubnets',
   'instanceTypeLimits',
+  'describeTrunkAssociations',
+  'describeBranchEnis',
   ...CLOUD_MUTATIONS,
 ];
 

@@ -14,6 +14,7 @@ import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.
 import { handleCni } from '../../cni-handler.ts';
 import type { OperationContext } from '../../context.ts';
 import { listPool, opContext, type TestContext } from '../../testing/op-context.ts';
+import { FakeTrunkFacts } from './fake-trunk-facts.ts';
 
 export const TRUNK = { dev: 'eth2', mac: '02:0e:00:00:00:99', eniId: 'eni-0000000000000trunk' };
 
@@ -38,11 +39,37 @@ export function branchPod(n: number, vlanId = n, ip = `10.0.8.${10 + n}`): Branc
   };
 }
 
+export const BRANCH_SUBNET = { subnetId: 'subnet-0branch', cidr: '10.0.8.0/24' };
+
+/**
+ * The Kubernetes API's pods (and, through `ec2`, what the resource controller associated on the
+ * trunk). `put` plays the controller: it annotates the pod and associates its branch ENI in EC2;
+ * `annotate` writes an annotation alone, as anyone who can write pods could.
+ */
 export class TestPods implements PodSource {
   readonly pods = new Map<string, PodMetadata>();
+  readonly ec2 = new FakeTrunkFacts();
+  /** Direct reads (not cache lookups) the agent made. */
+  reads = 0;
+  /** When set, a direct read fails (the API is unreachable). */
+  failReads = false;
+
   put(p: BranchPod, annotated = true): void {
+    this.ec2.associate({
+      eniId: p.eniId,
+      trunkEniId: TRUNK.eniId,
+      vlanId: p.vlanId,
+      mac: p.mac,
+      ip: p.ip,
+      subnetId: BRANCH_SUBNET.subnetId,
+      subnetCidr: BRANCH_SUBNET.cidr,
+    });
+    this.annotate(p, annotated);
+  }
+
+  annotate(p: BranchPod, annotated = true): void {
     const value = JSON.stringify([
-      { eniId: p.eniId, ifAddress: p.mac, privateIp: p.ip, vlanId: p.vlanId, subnetCidr: '10.0.8.0/24' },
+      { eniId: p.eniId, ifAddress: p.mac, privateIp: p.ip, vlanId: p.vlanId, subnetCidr: BRANCH_SUBNET.cidr },
     ]);
     this.pods.set(`default/${p.name}`, {
       namespace: 'default',
@@ -57,6 +84,11 @@ export class TestPods implements PodSource {
     this.pods.delete(`default/${p.name}`);
   }
   async lookup(namespace: string, name: string): Promise<PodMetadata | undefined> {
+    return this.pods.get(`${namespace}/${name}`);
+  }
+  async read(namespace: string, name: string): Promise<PodMetadata | undefined> {
+    this.reads++;
+    if (this.failReads) throw new Error('connect ECONNREFUSED (the test made the API unreachable)');
     return this.pods.get(`${namespace}/${name}`);
   }
 }
@@ -89,6 +121,7 @@ export async function branchWorld(
     enablePodEni: true,
     pods,
     trunk,
+    trunkFacts: pods.ec2,
     enforcingMode: mode,
     ...over,
   });
