@@ -48,6 +48,8 @@ if [ "$with_real_clients" = true ]; then
   command -v prometheus >/dev/null || need_pkgs+=(prometheus)
   /usr/bin/python3 -c 'import yaml' 2>/dev/null || need_pkgs+=(python3-yaml)
   command -v kubectl >/dev/null || need_pkgs+=(kubernetes-client)
+  # src/plugin/native-spool-durability.test.ts traces the spool's fsync, rename, fsync order
+  command -v strace >/dev/null || need_pkgs+=(strace)
   # test/hostile builds the plugin with -fsanitize=address,undefined: gcc's sanitizer runtimes
   if command -v cc >/dev/null; then
     probe=$(mktemp)

@@ -1,13 +1,15 @@
 // What a support bundle collects, one collector per kind of evidence (as upstream's
 // aws-cni-support.sh gathers them). Each writes files under the bundle's directory through
 // `BundleWriter`; a collector's failure is recorded by the caller and never stops the others.
-// Secrets: nothing here reads the environment or credentials files.
+// Secrets: nothing here reads the environment or credentials files, and the writer redacts what
+// is collected (support-bundle.ts).
 import { execFile } from 'node:child_process';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { release } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { getJson } from '../infra/unix-socket-json.ts';
+import { CONFLIST_NAME } from './install.ts';
 import { parseNodeState } from './node-state.ts';
 import { printer } from './output.ts';
 import { expandGlob } from './path-glob.ts';
@@ -104,11 +106,29 @@ const delSpool: Collector = {
   },
 };
 
+/**
+ * vpcnet's own conflist only: the conf dir also holds other vendors' configs and kubeconfigs with
+ * their tokens (Calico's, Multus'), which are not ours to hand over. Their names and sizes are
+ * listed: which conflist sorts first decides what a runtime uses.
+ */
 const cniConf: Collector = {
   name: 'CNI conf dir',
   async collect(src, w) {
-    for (const n of await filesOf(src.cniConfDir))
-      await w.write(`cni-conf/${n}`, await readBounded(join(src.cniConfDir, n)));
+    const lines: string[] = [];
+    let own = false;
+    for (const n of (await readdir(src.cniConfDir)).sort()) {
+      // lstat: a link is listed as one, never followed.
+      const st = await lstat(join(src.cniConfDir, n)).catch(() => undefined);
+      const kind = st === undefined ? '?' : st.isFile() ? 'file' : st.isSymbolicLink() ? 'link' : 'other';
+      const mine = n === CONFLIST_NAME && kind === 'file';
+      lines.push(`${n}\t${kind}\t${st?.size ?? '?'} bytes\t${mine ? 'collected' : 'not collected'}`);
+      if (mine) {
+        await w.write(`cni-conf/${n}`, await readBounded(join(src.cniConfDir, n)));
+        own = true;
+      }
+    }
+    await w.write('cni-conf-dir.txt', lines.length === 0 ? '(empty)\n' : `${lines.join('\n')}\n`);
+    if (!own) w.failed('CNI conf dir', `no regular file ${CONFLIST_NAME} in ${src.cniConfDir}`);
   },
 };
 
