@@ -10,6 +10,14 @@
 // schema check (a ConfigMap's data must be strings).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  type IValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicy,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
+import {
+  type IValidatingAdmissionPolicyBinding,
+  ValidatingAdmissionPolicyBinding,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
 import { DaemonSet, type IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { ClusterRole, type IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import {
@@ -50,11 +58,21 @@ export interface Manifests {
   readonly configMap: IConfigMap;
   readonly daemonSet: IDaemonSet;
   /** Every object, in the order rendered. */
-  readonly all: readonly (IServiceAccount | IClusterRole | IClusterRoleBinding | IConfigMap | IDaemonSet)[];
+  readonly all: readonly Rendered[];
 }
 
+/** An object of a kind deploy/ holds, checked against its schema. */
+export type Rendered =
+  | IServiceAccount
+  | IClusterRole
+  | IClusterRoleBinding
+  | IConfigMap
+  | IDaemonSet
+  | IValidatingAdmissionPolicy
+  | IValidatingAdmissionPolicyBinding;
+
 /** One validated object of a kind the manifests may hold; anything else is an error. */
-function validated(obj: unknown): Manifests['all'][number] {
+function validated(obj: unknown): Rendered {
   const o = (obj ?? {}) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
   const what = `${String(o.apiVersion)} ${String(o.kind)} ${String(o.metadata?.name)}`;
   let model: { validate(): void; toJSON(): unknown };
@@ -74,6 +92,12 @@ function validated(obj: unknown): Manifests['all'][number] {
     case 'apps/v1/DaemonSet':
       model = new DaemonSet(obj as IDaemonSet);
       break;
+    case 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy':
+      model = new ValidatingAdmissionPolicy(obj as IValidatingAdmissionPolicy);
+      break;
+    case 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding':
+      model = new ValidatingAdmissionPolicyBinding(obj as IValidatingAdmissionPolicyBinding);
+      break;
     default:
       throw new Error(`${what}: not a kind the manifests should hold (no schema check for it here)`);
   }
@@ -82,27 +106,31 @@ function validated(obj: unknown): Manifests['all'][number] {
   } catch (err) {
     throw new Error(`${what} does not match the Kubernetes API schema: ${String(err)}`, { cause: err });
   }
-  return obj as Manifests['all'][number];
+  return obj as Rendered;
 }
 
-function onlyOne<K extends Manifests['all'][number]['kind']>(
-  all: Manifests['all'],
+function onlyOne<K extends Rendered['kind']>(
+  all: readonly Rendered[],
   kind: K,
-): Extract<Manifests['all'][number], { kind: K }> {
+): Extract<Rendered, { kind: K }> {
   const found = all.filter((o) => o.kind === kind);
   if (found.length !== 1) throw new Error(`expected one ${kind}, the manifests have ${found.length}`);
-  return found[0] as Extract<Manifests['all'][number], { kind: K }>;
+  return found[0] as Extract<Rendered, { kind: K }>;
 }
 
-/** `kubectl kustomize deploy/<dir>`, read and validated. */
-export async function render(dir: string): Promise<Manifests> {
+/** Every object of `kubectl kustomize deploy/<dir>`, read and validated. */
+export async function renderObjects(dir: string): Promise<Rendered[]> {
   const yaml = await runToSuccess([kubectl, 'kustomize', join(deployDir, dir)], { timeoutMs: 60_000 });
   const json = await runToSuccess(['/usr/bin/python3', '-c', YAML_TO_JSON], {
     stdin: yaml.stdout,
     timeoutMs: 60_000,
   });
-  const docs = JSON.parse(json.stdout) as unknown[];
-  const all = docs.map(validated);
+  return (JSON.parse(json.stdout) as unknown[]).map(validated);
+}
+
+/** The agent's manifests: `kubectl kustomize deploy/<dir>`, read and validated. */
+export async function render(dir: string): Promise<Manifests> {
+  const all = await renderObjects(dir);
   return {
     serviceAccount: onlyOne(all, 'ServiceAccount'),
     clusterRole: onlyOne(all, 'ClusterRole'),
