@@ -277,3 +277,39 @@ test('property: whatever the order of ADDs, DELs and vanished namespaces, the ne
     { numRuns: 200 },
   );
 });
+
+test('a sandbox whose namespace is gone never takes the holding: the pass gives it to the live sandbox, whichever is newer', async () => {
+  const w = await branchWorld();
+  const pod = branchPod(12);
+  w.pods.put(pod);
+  assert.equal((await w.cni('ADD', pod, 'live')).exitCode, 0);
+  assert.equal((await w.cni('ADD', pod, 'newer')).exitCode, 0);
+  assert.equal(w.ctx.ledger.bindings()[0]?.holder?.containerId, 'newer');
+  // The newer sandbox's namespace goes (its veth with it) before its DEL comes.
+  w.ctx.kernel.deleteNetns('/var/run/netns/newer');
+  await w.reconcile();
+  assert.equal(
+    w.ctx.ledger.bindings()[0]?.holder?.containerId,
+    'live',
+    'the holding went to the sandbox with a veth',
+  );
+  assert.deepEqual(await w.holderProblems(pod), []);
+  // The late DEL of the gone sandbox leaves the live one whole.
+  assert.equal((await w.cni('DEL', pod, 'newer', '')).exitCode, 0);
+  assert.deepEqual(await w.holderProblems(pod), []);
+});
+
+test('of two sandboxes created in the same millisecond, the one added last takes the holding', async () => {
+  const frozen = 1_767_312_000_000;
+  const w = await branchWorld('strict', undefined, { now: () => frozen });
+  const pod = branchPod(13);
+  w.pods.put(pod);
+  assert.equal((await w.cni('ADD', pod, 'first')).exitCode, 0);
+  assert.equal((await w.cni('ADD', pod, 'second')).exitCode, 0);
+  assert.equal(w.ctx.ledger.bindings()[0]?.holder?.containerId, 'second');
+  // The holder goes; of the two others, both created "at once", the later one takes it.
+  assert.equal((await w.cni('ADD', pod, 'third')).exitCode, 0);
+  assert.equal((await w.cni('DEL', pod, 'third')).exitCode, 0);
+  assert.equal(w.ctx.ledger.bindings()[0]?.holder?.containerId, 'second');
+  assert.deepEqual(await w.holderProblems(pod), []);
+});
