@@ -120,18 +120,6 @@ current_kernel_package() {
     sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1
 }
 
-refresh_package_lists() {
-  local log
-  log=$(mktemp "${TMPDIR:-/tmp}/run-in-vm-apt.XXXXXX")
-  if ! _apt_get_waiting "$log" -qq update; then
-    echo "run-in-vm: apt-get update failed:" >&2
-    tail -n 10 "$log" | sed 's/^/  | /' >&2
-    rm -f "$log"
-    return 1
-  fi
-  rm -f "$log"
-}
-
 # Unpacks the package into $cache/<release> (boot/vmlinuz-<release>, lib/modules/<release>) with
 # the module index the package's postinst would have made; the directory appears whole or not at all.
 fetch_kernel() {
@@ -143,7 +131,7 @@ fetch_kernel() {
   chown _apt "$work" 2>/dev/null || true
   if ! (cd "$work" && apt-get -qq download "$package") >"$work/apt.log" 2>&1; then
     # The lists named a version the mirror no longer has: refresh them and ask again.
-    refresh_package_lists && (cd "$work" && apt-get -qq download "$package") >"$work/apt.log" 2>&1 || {
+    apt_update run-in-vm && (cd "$work" && apt-get -qq download "$package") >"$work/apt.log" 2>&1 || {
       echo "run-in-vm: cannot download $package:" >&2
       tail -n 10 "$work/apt.log" | sed 's/^/  | /' >&2
       rm -rf "$work"
@@ -158,7 +146,7 @@ fetch_kernel() {
 
 package=$(current_kernel_package)
 if [ -z "$package" ]; then
-  refresh_package_lists || true
+  apt_update run-in-vm || true
   package=$(current_kernel_package)
 fi
 if [ -n "$package" ]; then

@@ -142,7 +142,9 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
 
     /** EC2 calls of the agent that a claim check makes (trunk associations, ENI describes). */
     async function branchEc2Calls(): Promise<number> {
-      const st = (await agentState(node)) as unknown as { ec2?: { byAction: Record<string, { calls: number }> } };
+      const st = (await agentState(node)) as unknown as {
+        ec2?: { byAction: Record<string, { calls: number }> };
+      };
       const by = st.ec2?.byAction ?? {};
       return ['DescribeTrunkInterfaceAssociations', 'DescribeNetworkInterfaces'].reduce(
         (n, a) => n + (by[a]?.calls ?? 0),

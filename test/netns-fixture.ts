@@ -102,3 +102,25 @@ export async function plantEniLink(ns: string, name: string, mac: string): Promi
   ]);
   await mustExecIn(ns, ['ip', 'link', 'set', `${name}p`, 'up']);
 }
+
+/** Why this kernel cannot make an 802.1q VLAN device on a veth (its own words), or undefined when it can. */
+export function vlanRefusal(): Promise<string | undefined> {
+  return withNetnsCleanup(async (create) => {
+    const ns = await create('vpclq-');
+    await mustExecIn(ns, ['ip', 'link', 'add', 'p0', 'type', 'veth', 'peer', 'name', 'p1']);
+    const r = await execIn(ns, [
+      'ip',
+      'link',
+      'add',
+      'link',
+      'p0',
+      'name',
+      'p0.7',
+      'type',
+      'vlan',
+      'id',
+      '7',
+    ]);
+    return r.code === 0 ? undefined : r.stderr.trim() || `ip exited ${r.code}`;
+  });
+}

@@ -2,10 +2,9 @@
 // machine's kernel lacks, above all 802.1q VLAN devices for the branch-ENI `vlan` trunk driver.
 // UML shares the host's files but has its own network stack: namespaces a command creates inside
 // exist only there and vanish with the kernel.
-import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { GUEST_SUITE_ENV, guestSuiteTests } from './guest-suites.ts';
 
 export const umlRunnerPath = fileURLToPath(new URL('../scripts/run-in-uml.sh', import.meta.url));
 
@@ -136,44 +135,13 @@ export async function umlGate(runnerEnv: Readonly<Record<string, string>> = {}):
   };
 }
 
-/**
- * One test per suite in test/uml/, each run inside UML as one node:test run (the kernel-log guard
- * preloaded, so the guest kernel's complaints about the helper fail it too). The whole inner report
- * is printed, so the output says which kernel and trunk driver ran.
- */
+/** One test per suite in test/uml/, each run inside UML (guest-suites.ts). */
 export function umlSuiteTests(
-  test: (name: string, fn: (t: { diagnostic(line: string): void }) => Promise<void>) => unknown,
+  test: Parameters<typeof guestSuiteTests>[0],
   runnerEnv: Readonly<Record<string, string>> = {},
 ): void {
-  const files = readdirSync(new URL('./uml/', import.meta.url))
-    .filter((f) => f.endsWith('.test.ts'))
-    .sort();
-  for (const file of files) {
-    test(`test/uml/${file} passes under User-Mode Linux`, async (t) => {
-      const r = await runInUml(
-        [
-          'node',
-          '--import',
-          'tsx',
-          '--import',
-          './test/kernel-log-guard.ts',
-          '--test',
-          '--test-concurrency=1',
-          '--test-reporter=spec',
-          `test/uml/${file}`,
-        ],
-        {
-          env: { CI: process.env.CI ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-          memory: '2G',
-          timeoutMs: 600_000,
-          runnerEnv,
-        },
-      );
-      t.diagnostic(`kernel: ${r.kernel ?? 'not reported'}`);
-      for (const line of r.stdout.trimEnd().split('\n')) t.diagnostic(line);
-      assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
-      assert.match(r.stdout, /ℹ fail 0/);
-      assert.doesNotMatch(r.stdout, /ℹ pass 0\b/, 'the suite ran no test');
-    });
-  }
+  guestSuiteTests(test, 'uml', 'under User-Mode Linux', async (argv) => {
+    const r = await runInUml(argv, { env: GUEST_SUITE_ENV, memory: '2G', timeoutMs: 600_000, runnerEnv });
+    return { ...r, kernel: r.kernel ?? 'not reported' };
+  });
 }

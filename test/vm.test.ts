@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { before, describe, test } from 'node:test';
 import { until } from '../src/dataplane/testing/scenario-helpers.ts';
 import { runProcess } from '../src/infra/process.ts';
+import { GUEST_SUITE_ENV, guestSuiteTests } from './guest-suites.ts';
 import { describeVmKernel, runInVm, vmGate, vmRunnerPath } from './vm-fixture.ts';
 
 const vm = await vmGate();
@@ -160,42 +161,12 @@ describe("VM runner (scripts/run-in-vm.sh): Debian 12's stock kernel under QEMU"
   });
 });
 
-// The suites in test/vm/, each run in the VM as one node:test run with the kernel-log guard (the
-// guest kernel's own log); the whole inner report is printed, naming the kernel and trunk driver.
-const vmSuites = readdirSync(new URL('./vm/', import.meta.url))
-  .filter((f) => f.endsWith('.test.ts'))
-  .sort();
-
 describe("suites that need 802.1q and nf_tables, run on Debian 12's stock kernel in the VM", {
   skip: vm.skip,
 }, () => {
   before(() => vm.assertReady());
-  for (const file of vmSuites) {
-    test(`test/vm/${file} passes on the stock kernel`, async (t) => {
-      const r = await runInVm(
-        [
-          'node',
-          '--import',
-          'tsx',
-          '--import',
-          './test/kernel-log-guard.ts',
-          '--test',
-          '--test-concurrency=1',
-          '--test-reporter=spec',
-          `test/vm/${file}`,
-        ],
-        {
-          env: { CI: process.env.CI ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-          cpus: 2,
-          memory: '3G',
-          timeoutMs: 420_000,
-        },
-      );
-      t.diagnostic(`kernel: ${describeVmKernel(r.kernel)}`);
-      for (const line of r.stdout.trimEnd().split('\n')) t.diagnostic(line);
-      assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
-      assert.match(r.stdout, /ℹ fail 0/);
-      assert.doesNotMatch(r.stdout, /ℹ pass 0\b/, 'the suite ran no test');
-    });
-  }
+  guestSuiteTests(test, 'vm', 'on the stock kernel', async (argv) => {
+    const r = await runInVm(argv, { env: GUEST_SUITE_ENV, cpus: 2, memory: '3G', timeoutMs: 420_000 });
+    return { ...r, kernel: describeVmKernel(r.kernel) };
+  });
 });

@@ -1,5 +1,6 @@
 # Installing Debian packages the one way every script of the project does it (source this file):
 #   apt_install WHO PACKAGE...
+#   apt_update WHO               (the package lists alone, e.g. before `apt-get download`)
 # names what it installs on one line, waits for another apt run that holds a lock (up to 10 minutes)
 # instead of failing, installs without recommended packages (no services the tests did not ask
 # for), and keeps apt's output in a log that is shown only when apt fails. WHO prefixes the messages.
@@ -24,6 +25,21 @@ _apt_get_waiting() {
     fi
     sleep 3
   done
+}
+
+apt_update() {
+  local who=$1 log
+  log=$(mktemp "${TMPDIR:-/tmp}/vpcnet-apt.XXXXXX")
+  if _apt_get_waiting "$log" -qq update; then
+    rm -f "$log"
+    return 0
+  fi
+  {
+    echo "$who: apt-get update failed; its last lines:"
+    tail -n 15 "$log" | sed 's/^/  | /'
+  } >&2
+  rm -f "$log"
+  return 1
 }
 
 apt_install() {

@@ -8,30 +8,8 @@
 import { release } from 'node:os';
 import { describe, test } from 'node:test';
 import { scenarios } from '../../src/dataplane/testing/scenarios.ts';
-import { execIn, mustExecIn, withNetnsCleanup } from '../netns-fixture.ts';
+import { vlanRefusal } from '../netns-fixture.ts';
 import { runNetlinkScenario } from '../scenario-harness.ts';
-
-/** Why this kernel cannot make a VLAN device on a veth (its own words), or undefined when it can. */
-function vlanRefusal(): Promise<string | undefined> {
-  return withNetnsCleanup(async (create) => {
-    const ns = await create('vm9-probe-');
-    await mustExecIn(ns, ['ip', 'link', 'add', 'p0', 'type', 'veth', 'peer', 'name', 'p1']);
-    const r = await execIn(ns, [
-      'ip',
-      'link',
-      'add',
-      'link',
-      'p0',
-      'name',
-      'p0.7',
-      'type',
-      'vlan',
-      'id',
-      '7',
-    ]);
-    return r.code === 0 ? undefined : r.stderr.trim() || `ip exited ${r.code}`;
-  });
-}
 
 const refusal = await vlanRefusal();
 if (refusal !== undefined) {
