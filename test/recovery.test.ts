@@ -2,10 +2,15 @@
 // overwritten with garbage) and the agent is killed by its PID; the lab's supervisor restarts it.
 // Every pod must keep its network, no address may be handed out twice, the DEL of an old pod must
 // clean exactly it, and once all pods are gone nothing of vpcnet may be left on the node.
+// A damaged journal (issue 22): pods added since the last snapshot live only in the journal; the
+// journal is zero-filled, or its last acknowledged records damaged, and the agent restarted. The
+// damage is refused, not taken for a torn append: the pods keep their addresses and answer.
 import assert from 'node:assert/strict';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { runProcess } from '../src/infra/process.ts';
 import { getJson } from '../src/infra/unix-socket-json.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { isRecordedProcessAlive, readRecords } from '../src/lab/processes.ts';
@@ -25,6 +30,7 @@ import {
   uniqueLabName,
   waitFor,
 } from './lab-fixture.ts';
+import { startNetnsServer, stopNetnsServers } from './netns-server.ts';
 
 interface RecoveryState {
   recovery: { active: boolean; reason?: string; held?: { ip?: string }[] };
@@ -85,8 +91,30 @@ async function nodeLeftovers(node: LabNodeDesc): Promise<string[]> {
   return [...veths, ...rules, ...elems.map((e) => `snat ${e}`)];
 }
 
-describe('recovery of a lost ledger in a lab', () => {
+const PORT = 7080;
+
+/** An HTTP responder in a pod's namespace that answers with the pod's name. */
+function podServer(name: string): string {
+  return `require('node:http').createServer((q, s) => s.end(${JSON.stringify(name)})).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`;
+}
+
+const HTTP_CLIENT = `require('node:http').get({ host: process.argv[1], port: ${PORT}, timeout: 5000 }, (r) => { let d = ''; r.on('data', (c) => { d += c; }); r.on('end', () => console.log(d)); }).on('timeout', function () { this.destroy(new Error('timeout')); }).on('error', (e) => { console.error(e.message); process.exit(1); });`;
+
+/** What the pod at `ip` answers over HTTP, asked from the namespace `from` (undefined: no answer). */
+async function answer(from: string, ip: string): Promise<string | undefined> {
+  const r = await runProcess(['ip', 'netns', 'exec', from, process.execPath, '-e', HTTP_CLIENT, ip]);
+  return r.code === 0 ? r.stdout.trim() : undefined;
+}
+
+/** Each line of `text` but its last `n` with one character of its record changed (its checksum fails). */
+function damageLast(text: string, n: number): string {
+  const lines = text.split('\n').slice(0, -1);
+  return `${lines.map((l, i) => (i >= lines.length - n ? l.replace('"', "'") : l)).join('\n')}\n`;
+}
+
+describe('recovery of a lost or damaged ledger in a lab', () => {
   const name = uniqueLabName('rc');
+  const servers: ChildProcess[] = [];
   let lab: LabDesc;
   let node: LabNodeDesc;
   const netns: string[] = [];
@@ -97,6 +125,7 @@ describe('recovery of a lost ledger in a lab', () => {
     node = lab.nodes[0]!;
   });
   after(async () => {
+    stopNetnsServers(servers);
     for (const ns of netns) await sh(['ip', 'netns', 'del', ns]).catch(() => undefined);
     await labDown(name);
   });
@@ -158,6 +187,77 @@ describe('recovery of a lost ledger in a lab', () => {
       const end = await recoveryState(node);
       assert.deepEqual(end.attachments, []);
       assert.equal(end.recovery.held?.length ?? 0, 0);
+    });
+  }
+
+  for (const damage of ['zero-filled', 'last acknowledged records damaged'] as const) {
+    test(`with the journal ${damage}, a restarted agent keeps every pod added since the snapshot and gives no address twice`, async () => {
+      const short = damage === 'zero-filled' ? 'z' : 'd';
+      const host = lab.vpcHosts[0]!;
+      const { stateDir, agentLog } = labLayout(name, 1).nodes[0]!;
+      const ledger = join(stateDir, 'ledger.json');
+      const journal = `${ledger}.journal`;
+      const pods: TestPod[] = [];
+      const ips: string[] = [];
+      for (const k of [1, 2, 3]) {
+        const pod = await newPod(name, `${short}${k}`);
+        netns.push(pod.netnsName);
+        pods.push(pod);
+        // After an earlier recovery the pool may wait out its quarantine or grow first.
+        ips.push((await waitFor(`${pod.name}'s ADD`, () => addPod(node, pod), 90_000)).ip);
+        await startNetnsServer(pod.netnsName, podServer(pod.name), servers);
+      }
+      for (const [i, pod] of pods.entries()) {
+        assert.equal(await answer(host.netns, ips[i]!), pod.name, `${pod.name} answers before the damage`);
+        assert.ok(
+          !(await readFile(ledger, 'utf8')).includes(pod.containerId),
+          'the pod is not in the snapshot',
+        );
+        assert.ok((await readFile(journal, 'utf8')).includes(pod.containerId), 'the pod is in the journal');
+      }
+
+      const text = await readFile(journal, 'utf8');
+      await writeFile(
+        journal,
+        damage === 'zero-filled' ? '\0'.repeat(Buffer.byteLength(text)) : damageLast(text, 3),
+      );
+      await killAgent(name, node);
+
+      const state = await recoveryState(node);
+      assert.equal(state.recovery.active, true, 'the damaged journal was refused, not cut off as torn');
+      assert.equal(state.recovery.reason, 'ledgerCorrupt');
+      for (const ip of ips)
+        assert.ok(
+          state.recovery.held?.some((r) => r.ip === ip),
+          `${ip} is held`,
+        );
+      const kept = (await readdir(stateDir)).filter((n) => n.startsWith('ledger.json.journal.corrupt-'));
+      assert.ok(kept.length >= 1, 'the refused journal is kept aside');
+      const refusal = (await readFile(agentLog, 'utf8'))
+        .split('\n')
+        .filter((l) => l.includes('ledger refused as corrupt'))
+        .map((l) => JSON.parse(l) as { level: string; path: string; field: string; error: string })
+        .at(-1);
+      assert.equal(refusal?.level, 'error');
+      assert.equal(refusal?.path, journal);
+      assert.match(refusal?.field ?? '', /^line \d+$/);
+      assert.match(refusal?.error ?? '', damage === 'zero-filled' ? /first line is not whole/ : /checksum/);
+
+      for (const [i, pod] of pods.entries())
+        assert.equal(await answer(host.netns, ips[i]!), pod.name, `${pod.name} (${ips[i]}) lost its network`);
+      const fresh = await newPod(name, `${short}n`);
+      netns.push(fresh.netnsName);
+      const { ip } = await waitFor('an ADD after the recovery', () => addPod(node, fresh), 90_000);
+      assert.equal(ips.includes(ip), false, `${ip} was handed out again while its pod lives`);
+      for (const [i, pod] of pods.entries())
+        assert.equal(
+          await answer(host.netns, ips[i]!),
+          pod.name,
+          `${pod.name} answers after a new pod's ADD`,
+        );
+
+      for (const pod of [...pods, fresh]) assert.equal((await cni(node, 'DEL', pod)).exitCode, 0);
+      assert.deepEqual(await nodeLeftovers(node), [], 'vpcnet left objects on the node');
     });
   }
 });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../cni/errors.ts';
+import { Dataplane } from '../dataplane/dataplane.ts';
+import type { Resource } from '../plan/resource.ts';
 import { addAttachment } from './add.ts';
 import { checkAttachment } from './check.ts';
 import { attachRequest, listPool, opContext } from './testing/op-context.ts';
@@ -55,6 +57,33 @@ test('CHECK of an attachment whose address is on an ENI EC2 no longer lists fail
       err.details ?? '',
       /address 10\.0\.1\.5 is on ENI eni-1, which EC2 no longer lists as attached to this node \(since 2024-01-01T00:00:00\.000Z\)/,
     );
+    return true;
+  });
+});
+
+/** A dataplane whose create does its work and then reports a failure, and whose remove fails. */
+class UnfinishedDataplane extends Dataplane {
+  override async create(netns: string, resources: readonly Resource[]): Promise<void> {
+    await super.create(netns, resources);
+    throw new Error('netlink: timed out waiting for an answer');
+  }
+  override async remove(): Promise<void> {
+    throw new Error('netlink: helper gone');
+  }
+}
+
+test('CHECK fails for an attachment whose ADD never finished, even when its kernel state is whole', async () => {
+  const base = await opContext(listPool(['10.0.1.5']));
+  const ctx = { ...base, dataplane: new UnfinishedDataplane(base.kernel) };
+  const req = attachRequest('c1', '/var/run/netns/p1');
+  await assert.rejects(addAttachment(ctx, req), /timed out/);
+  // What the failed ADD could not undo stays recorded, as an ADD in progress, for DEL or recovery.
+  assert.equal(ctx.ledger.get(req.key)?.phase, 'adding');
+  const whole = await base.dataplane.inspect(req.netns ?? '', ctx.ledger.get(req.key)?.resources ?? []);
+  assert.deepEqual(whole.findings, [], 'the kernel has all of it');
+  await assert.rejects(checkAttachment(ctx, req), (err: unknown) => {
+    assert.ok(err instanceof CniError);
+    assert.equal(err.code, CNI_ERR_CONTAINER_UNKNOWN);
     return true;
   });
 });

@@ -30,8 +30,16 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
     const t1 = performance.now();
     ctx.ledger.remove(req.key);
     const address = vpcAddressOf(att.resources);
-    // Convergence: the freed address cools down before reuse; a commit makes it durable.
-    if (address) ctx.addresses.release(address.ip, address.eniId);
+    // Ownership: an address another record still holds is not this DEL's to free (two records of
+    // one address are refused at load; here only a bug makes them). Convergence: a freed address
+    // cools down before reuse; a commit makes it durable.
+    if (address && ctx.ledger.addressInUse(address.ip)) {
+      ctx.log.error('DEL kept an address another record holds', {
+        key: req.key,
+        ip: address.ip,
+        holder: ctx.ledger.findByIp(address.ip)?.key,
+      });
+    } else if (address) ctx.addresses.release(address.ip, address.eniId);
     await ctx.ledger.commit();
     const t2 = performance.now();
     ctx.log.info('detached', {

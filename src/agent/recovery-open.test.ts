@@ -67,3 +67,21 @@ test('a journal whose last record is torn opens without a loss, with the records
     ['c1', 'c2'],
   );
 });
+
+test('a zero-filled journal is refused, not cut off as torn, and logged at error level with the journal and the line', async () => {
+  const fs = await ledgerOnDisk();
+  fs.files.set(JOURNAL, '\0'.repeat(fs.files.get(JOURNAL)?.length ?? 0));
+  const errors: Record<string, unknown>[] = [];
+  const log = {
+    ...silentLogger,
+    error: (msg: string, fields?: Record<string, unknown>) => void errors.push({ msg, ...fields }),
+  };
+  const { ledger, loss } = await openLedger(new FileLedgerStore(PATH, fs), clock, log);
+  assert.equal(loss?.reason, 'ledgerCorrupt');
+  assert.deepEqual(ledger.list(), []);
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0]?.msg, 'ledger refused as corrupt: kept aside; recovering from the node');
+  assert.equal(errors[0]?.path, JOURNAL);
+  assert.equal(errors[0]?.field, 'line 1');
+  assert.match(String(errors[0]?.error), /first line is not whole: line 1: .*never torn/);
+});

@@ -149,3 +149,42 @@ test('with nothing in the kernel, the API or on vpcnet ENIs, there is no recover
   assert.equal(start, undefined);
   assert.deepEqual(recoveryView(ledger, start, NOW), { active: false });
 });
+
+test("a live pod the API shows is held even when the kernel and vpcnet's ENIs show nothing: no fresh start re-lends its address", async () => {
+  // The pod's address is on the primary ENI (alone no evidence: anyone may have assigned it), and
+  // the kernel lost the pod's veth and rules (a reboot): only the API knows the pod is there.
+  const pool = new AddressPool({ cooldownMs: 5_000 });
+  pool.addEni({
+    eniId: 'eni-1',
+    mac: '02:00:00:00:00:01',
+    deviceNumber: 0,
+    subnetId: 'subnet-1',
+    primaryIp: '10.0.0.10',
+    subnetCidr: '10.0.0.0/24',
+  });
+  pool.addAddresses('eni-1', ['10.0.0.21', '10.0.0.22']);
+  const ledger = await Ledger.open(new MemoryLedgerStore(), { now: () => NOW });
+  const start = await recoverFromNode(
+    {
+      ledger,
+      addresses: poolRecoveryAddresses(pool),
+      dataplane: new Dataplane(new FakeKernel()),
+      pods: { lookup: async () => undefined, listOnNode: async () => [apiPod('web', '10.0.0.21')] },
+      log: silentLogger,
+      now: () => NOW,
+      vethPrefix: 'vpc',
+      protectedAddresses: new Set(['10.0.0.10']),
+    },
+    { reason: 'ledgerMissing' },
+  );
+  assert.ok(start, 'recovery ran: not a fresh start');
+  assert.deepEqual(
+    ledger.recovered().map((r) => [r.ip, r.eniId, r.pod?.name]),
+    [['10.0.0.21', 'eni-1', 'web']],
+  );
+  assert.equal(pool.state('10.0.0.21')?.kind, 'assigned');
+  // The other address is quarantined, then lent; the pod's never is.
+  assert.equal(pool.allocate('new', NOW)?.ip, undefined);
+  assert.equal(pool.allocate('new', NOW + QUARANTINE_MIN_MS)?.ip, '10.0.0.22');
+  assert.equal(pool.allocate('newer', NOW + QUARANTINE_MIN_MS), undefined);
+});

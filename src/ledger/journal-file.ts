@@ -3,12 +3,14 @@
 // than the whole ledger. The journal stays open between commits: a commit is one write and one
 // fdatasync on the open file (where each runs: node-fs.ts, sync-placement.ts), not an open and a
 // close around them. The first line says which snapshot the journal follows (its random id and
-// sequence number); records carry consecutive sequence numbers after it. A journal whose id is not
-// the snapshot's is left over from before a compaction and is never replayed.
+// sequence number, and the boot it was written in); records carry consecutive sequence numbers
+// after it. A journal whose id is not the snapshot's is left over from before a compaction and is
+// never replayed. What a load may drop as a torn append, and what it refuses as damage:
+// journal-format.ts.
 import * as nodePath from 'node:path';
 import { changesJson, type LedgerChanges, parseLedgerChanges } from './changes.ts';
-import { JournalCorruptError, journalLine, scanJournal } from './journal-format.ts';
-import { int, LedgerFormatError, nonEmpty, obj } from './json-fields.ts';
+import { JournalCorruptError, journalLine, journalTailDamage, scanJournal } from './journal-format.ts';
+import { int, LedgerFormatError, nonEmpty, obj, optStr } from './json-fields.ts';
 import { LedgerLoadError } from './load-error.ts';
 import type { AppendHandle, LedgerFsDeps } from './node-fs.ts';
 import type { JournalRef } from './snapshot.ts';
@@ -23,10 +25,17 @@ export interface JournalContents {
   readonly bytes: number;
   /**
    * Whether the next record may be appended to this file: not when it is missing, left over from
-   * another snapshot, or ends in a torn record (the next write starts a fresh journal instead, so
-   * nothing good is ever written after a bad record).
+   * another snapshot, ends in a torn record (the next write starts a fresh journal instead, so
+   * nothing good is ever written after a bad record), or was written in another boot (so that a
+   * journal's records are all of the boot its first line names).
    */
   readonly appendable: boolean;
+}
+
+interface JournalHeader {
+  readonly id: string;
+  readonly follows: number;
+  readonly boot: string | undefined;
 }
 
 function isMissing(err: unknown): boolean {
@@ -47,6 +56,8 @@ export class LedgerJournal {
    * could not write, and a later fdatasync reports success), until a new journal replaces this one.
    */
   #syncFailed = false;
+  /** The id of the journal at the path (null: none there); undefined: not known, read it. */
+  #onDisk: string | null | undefined;
 
   constructor(path: string, fs: LedgerFsDeps, createTemp: (data: string) => Promise<string>) {
     this.#path = path;
@@ -59,13 +70,18 @@ export class LedgerJournal {
   }
 
   /**
-   * Replaces the journal with an empty one that follows snapshot `ref`; returns its size. Written
-   * under a temp name and renamed over the old one, so a crash leaves one or the other, whole.
+   * Replaces the journal with an empty one that follows snapshot `ref`, written in boot `boot`;
+   * returns its size. Written under a temp name, synced and renamed over the old one, so a crash
+   * leaves one or the other, whole: a journal's first line is never torn.
    */
-  async start(ref: JournalRef): Promise<number> {
-    const header = journalLine(JSON.stringify({ journal: ref.id, follows: ref.seq }));
+  async start(ref: JournalRef, boot: string | undefined): Promise<number> {
+    const header = journalLine(
+      JSON.stringify({ journal: ref.id, follows: ref.seq, ...(boot === undefined ? {} : { boot }) }),
+    );
     // The open handle is the replaced journal's: appends go to the new one from here on.
     await this.close();
+    // Until the rename is known to be done, which journal is there is not known.
+    this.#onDisk = undefined;
     let journalTmp = '';
     try {
       journalTmp = await this.#createTemp(header);
@@ -77,6 +93,7 @@ export class LedgerJournal {
       throw new Error(`cannot start ledger journal ${this.#path}: ${String(err)}`, { cause: err });
     }
     // The snapshot before it holds everything the old journal's records did.
+    this.#onDisk = ref.id;
     this.#unsynced = false;
     this.#syncFailed = false;
     return Buffer.byteLength(header);
@@ -138,34 +155,65 @@ export class LedgerJournal {
     await handle?.close().catch(() => {});
   }
 
-  /** The journal's records after snapshot `ref`; LedgerLoadError for a damaged journal. */
-  async read(ref: JournalRef): Promise<JournalContents> {
+  /**
+   * The journal's records after snapshot `ref`, read in boot `boot`; LedgerLoadError for a journal
+   * that is damaged, missing or not this snapshot's where the snapshot says which must be there
+   * (`ref.replaces`). Only a torn append at the end is dropped (journal-format.ts).
+   */
+  async read(ref: JournalRef, boot: string | undefined): Promise<JournalContents> {
     const none = { records: [], seq: ref.seq, bytes: 0, appendable: false };
     const text = await this.#fs.readFile(this.#path);
-    if (text === undefined) return none;
-    let lines: readonly string[];
-    let goodBytes: number;
-    let torn: boolean;
+    if (text === undefined) {
+      this.#onDisk = null;
+      // A compaction renames its journal over the one it replaced: never none after there was one.
+      if (typeof ref.replaces === 'string')
+        throw this.#refuse('journal', `it is missing, yet its snapshot replaced journal ${ref.replaces}`);
+      return none;
+    }
+    let scan: ReturnType<typeof scanJournal>;
     try {
-      ({ records: lines, goodBytes, torn } = scanJournal(text));
+      scan = scanJournal(text);
     } catch (err) {
       if (!(err instanceof JournalCorruptError)) throw err;
       throw this.#refuse(`line ${err.line}`, `a record is damaged: ${err.message}`, err);
     }
-    const [header, ...records] = lines;
-    // Nothing whole (an empty file, a torn first line): no record was ever durable in it.
-    if (header === undefined) return none;
-    const follows = this.#parse(header, 1, (o) => ({
-      id: nonEmpty(o, 'journal', 'header'),
-      seq: int(o, 'follows', 'header'),
-    }));
-    if (follows.id !== ref.id) return none;
-    if (follows.seq !== ref.seq) {
+    const [first, ...records] = scan.records;
+    if (first === undefined) {
+      const bad = journalTailDamage(scan.tail, true) ?? new JournalCorruptError(1, 'the file is empty');
+      throw this.#refuse('line 1', `its first line is not whole: ${bad.message}`, bad);
+    }
+    const header = this.#parse(
+      first,
+      1,
+      (o): JournalHeader => ({
+        id: nonEmpty(o, 'journal', 'header'),
+        follows: int(o, 'follows', 'header'),
+        boot: optStr(o, 'boot', 'header'),
+      }),
+    );
+    this.#onDisk = header.id;
+    if (header.id !== ref.id) {
+      // Left over from before the compaction that wrote the snapshot: never replayed. A snapshot
+      // that names the journal it replaced allows only that one (older ones allow any).
+      if (ref.replaces !== undefined && header.id !== ref.replaces) {
+        throw this.#refuse(
+          'header.journal',
+          `journal ${header.id} is neither the snapshot's (${ref.id}) nor the one it replaced (${ref.replaces ?? 'none'})`,
+        );
+      }
+      return none;
+    }
+    if (header.follows !== ref.seq) {
       throw this.#refuse(
         'header.follows',
-        `follows change ${follows.seq}, the snapshot covers up to ${ref.seq}`,
+        `follows change ${header.follows}, the snapshot covers up to ${ref.seq}`,
       );
     }
+    // Another boot (or one not known): the machine may have stopped since, losing unsynced pages.
+    const otherBoot = header.boot === undefined || boot === undefined || header.boot !== boot;
+    const damage = journalTailDamage(scan.tail, otherBoot);
+    if (damage !== undefined)
+      throw this.#refuse(`line ${damage.line}`, `a record is damaged: ${damage.message}`, damage);
     const changes = records.map((json, i) =>
       this.#parse(json, i + 2, (o) => {
         const seq = int(o, 'seq', `record ${i + 1}`);
@@ -175,7 +223,28 @@ export class LedgerJournal {
         return parseLedgerChanges(o, `record ${i + 1}`);
       }),
     );
-    return { records: changes, seq: ref.seq + changes.length, bytes: goodBytes, appendable: !torn };
+    return {
+      records: changes,
+      seq: ref.seq + changes.length,
+      bytes: scan.goodBytes,
+      appendable: scan.tail.length === 0 && header.boot === boot,
+    };
+  }
+
+  /** The id of the journal at the path now (null: none, or none whose first line reads). */
+  async onDisk(): Promise<string | null> {
+    if (this.#onDisk === undefined) {
+      const text = (await this.#fs.readFile(this.#path)) ?? '';
+      const [first] = scanJournal(text.slice(0, text.indexOf('\n') + 1)).records;
+      let id: unknown;
+      try {
+        id = first === undefined ? undefined : (JSON.parse(first) as { journal?: unknown }).journal;
+      } catch {
+        id = undefined;
+      }
+      this.#onDisk = typeof id === 'string' && id !== '' ? id : null;
+    }
+    return this.#onDisk;
   }
 
   /** Parses one record's JSON (whose frame checked out, so a bad one is damage, not a torn write). */
@@ -200,10 +269,12 @@ export class LedgerJournal {
   /** Moves the journal to `<journal>.corrupt-<stamp>` (no journal: nothing to move). */
   async setAside(stamp: string): Promise<void> {
     await this.close();
+    this.#onDisk = undefined;
     try {
       await this.#fs.rename(this.#path, `${this.#path}.corrupt-${stamp}`);
     } catch (err) {
       if (!isMissing(err)) throw err;
     }
+    this.#onDisk = null;
   }
 }

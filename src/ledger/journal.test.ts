@@ -8,26 +8,18 @@ import * as nodePath from 'node:path';
 import { describe, test } from 'node:test';
 import { NO_CHANGES } from './changes.ts';
 import { journalLine } from './journal-format.ts';
-import { BURST_SLACK, FileLedgerStore, LedgerLoadError } from './store.ts';
+import { BURST_SLACK, FileLedgerStore } from './store.ts';
 import {
   attachment,
   ids,
   JOURNAL,
+  loadRefusal,
   open,
   PATH,
   snapshotOf,
   wroteSnapshot,
 } from './testing/journal-fixtures.ts';
 import { MemoryLedgerFs } from './testing/memory-fs.ts';
-
-async function loadError(fs: MemoryLedgerFs): Promise<LedgerLoadError> {
-  const err = await open(fs).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof LedgerLoadError, `expected LedgerLoadError, got ${String(err)}`);
-  return err;
-}
 
 describe('ledger journal', () => {
   test('a commit after the first write appends one record to the journal and fdatasyncs it, nothing else', async () => {
@@ -136,7 +128,7 @@ describe('ledger journal', () => {
     ledger.put(attachment(3));
     await ledger.commit();
     fs.files.set(JOURNAL, (fs.files.get(JOURNAL) ?? '').replace('10.0.0.99', '10.0.0.98'));
-    const err = await loadError(fs);
+    const err = await loadRefusal(fs);
     assert.equal(err.path, JOURNAL);
     assert.equal(err.field, 'line 2');
     assert.match(err.message, /ledger journal .*ledger\.json\.journal cannot be trusted.*line 2: checksum/);
@@ -150,7 +142,7 @@ describe('ledger journal', () => {
     const [header = ''] = (fs.files.get(JOURNAL) ?? '').split('\n');
     const { follows } = JSON.parse(header.split(' ').slice(2).join(' ')) as { follows: number };
     fs.files.set(JOURNAL, `${header}\n${journalLine(JSON.stringify({ seq: follows + 2 }))}`);
-    const err = await loadError(fs);
+    const err = await loadRefusal(fs);
     assert.equal(err.field, 'record 1.seq');
     assert.match(err.message, new RegExp(`expected ${follows + 1}, got ${follows + 2}`));
   });
@@ -164,7 +156,7 @@ describe('ledger journal', () => {
     const { follows } = JSON.parse(header.split(' ').slice(2).join(' ')) as { follows: number };
     const bad = { seq: follows + 1, cooling: { put: [{ ip: '10.0.0.1', eniId: 'eni-1', freedAt: 'soon' }] } };
     fs.files.set(JOURNAL, `${header}\n${journalLine(JSON.stringify(bad))}`);
-    assert.equal((await loadError(fs)).field, 'record 1.cooling.put[0].freedAt');
+    assert.equal((await loadRefusal(fs)).field, 'record 1.cooling.put[0].freedAt');
   });
 
   test('a journal left over from before a compaction is never replayed', async () => {
@@ -205,12 +197,16 @@ describe('ledger journal', () => {
     assert.deepEqual(ids(await open(fs)), ['c3']);
   });
 
-  test('a snapshot whose journal is missing loads as the snapshot', async () => {
+  test('a snapshot whose journal never got in place (a crash between the two) loads as the snapshot', async () => {
     const fs = new MemoryLedgerFs();
     const ledger = await open(fs);
     ledger.put(attachment(1));
-    await ledger.commit();
-    await fs.removeFile(JOURNAL);
+    // The first write on a fresh node: which journal is there, then the snapshot (write, fsync,
+    // rename, syncDir); the machine stops before the journal.
+    fs.haltAfter(5);
+    await assert.rejects(ledger.commit(), /machine stopped/);
+    fs.crash();
+    assert.equal(fs.files.has(JOURNAL), false);
     const reopened = await open(fs);
     assert.deepEqual(ids(reopened), ['c1']);
     reopened.put(attachment(2));

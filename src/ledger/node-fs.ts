@@ -30,6 +30,12 @@ export interface LedgerFsDeps {
   removeFile(path: string): Promise<void>;
   /** The names in a directory; a missing directory has none. */
   listDir(dir: string): Promise<string[]>;
+  /**
+   * Which boot of the machine this is (undefined: not known). Within one boot the page cache keeps
+   * every byte written, so a journal read in the boot that wrote it can have lost nothing but the
+   * line a dying process was writing (journal-format.ts).
+   */
+  bootId?(): Promise<string | undefined>;
 }
 
 /**
@@ -138,8 +144,15 @@ export function ledgerFsOn(fs: FsPromises, placement = new SyncPlacement()): Led
         throw err;
       }
     },
+    async bootId() {
+      const id = await fs.readFile(BOOT_ID, 'utf8').catch(() => '');
+      return id.trim() === '' ? undefined : id.trim();
+    },
   };
 }
+
+/** Linux's random id of the current boot. */
+const BOOT_ID = '/proc/sys/kernel/random/boot_id';
 
 /** Writes every byte of `data` to `fd` (a regular file's write may in principle be short). */
 function writeAllSync(fd: number, data: string): void {

@@ -143,3 +143,34 @@ describe('prepare: a due compaction written before the agent serves', () => {
     assert.deepEqual(ids(await openQuiet(fs)), ['c1']);
   });
 });
+
+describe('a compaction keeps the records of operations in flight', () => {
+  // An ADD writes its record with phase `adding` before it touches the kernel; a compaction that
+  // left it out would make the agent forget, after a crash, what a half-done ADD may have created.
+  const adding = (n: number) => ({ ...attachment(n), phase: 'adding' as const });
+
+  test('the first write of a fresh ledger (a compaction) keeps an adding record', async () => {
+    const fs = new MemoryLedgerFs();
+    const ledger = await openQuiet(fs);
+    ledger.put(adding(1));
+    fs.calls.length = 0;
+    await ledger.stage();
+    assert.ok(wroteSnapshot(fs));
+    fs.crash();
+    assert.deepEqual((await openQuiet(fs)).list(), [adding(1)]);
+  });
+
+  test('a quiet compaction keeps an adding record staged before it', async () => {
+    const fs = new MemoryLedgerFs();
+    const ledger = await openQuiet(fs);
+    const n = await pastTheBound(ledger, fs);
+    ledger.put(adding(n));
+    await ledger.stage();
+    fs.calls.length = 0;
+    await ledger.prepare();
+    assert.ok(wroteSnapshot(fs), 'the quiet compaction ran');
+    assert.ok(journalBytes(fs) < 200);
+    fs.crash();
+    assert.deepEqual((await openQuiet(fs)).get(adding(n).key), adding(n));
+  });
+});

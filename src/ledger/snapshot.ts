@@ -29,7 +29,9 @@ export type { PendingEni, PendingEniStep } from './pending-eni-format.ts';
 /**
  * 4: the snapshot names the journal that follows it (`journal`: its id and the last sequence number
  *    the snapshot covers); changes since are in that journal (store.ts). An agent that reads only
- *    snapshots must refuse this one rather than miss those changes, hence the new version.
+ *    snapshots must refuse this one rather than miss those changes, hence the new version. Later
+ *    additions within 4, which an agent without them reads correctly (so no new version: rolling
+ *    back stays possible): `journal.replaces` and the journal's `boot` (journal-file.ts).
  * 3: ENIs part-way through being created or freed (`pendingEnis`) are recorded too.
  * 2: attachments record their whole pod plan (src/plan), branch bindings their shared resources.
  * 3, 2 and 1 are read and converted (a v2 file has no pending ENI operations; none has a journal).
@@ -159,6 +161,13 @@ export interface JournalRef {
   readonly id: string;
   /** The sequence number of the last change the snapshot covers; the journal's records follow it. */
   readonly seq: number;
+  /**
+   * The journal that was at the journal's path when the snapshot was written (null: none), the one
+   * a crash before this snapshot's own journal is in place leaves: any other journal, or none after
+   * there was one, is damage. Absent in snapshots of earlier agents (any other journal is then
+   * taken as left over, and a missing one as none).
+   */
+  readonly replaces?: string | null;
 }
 
 /** The journal a decoded snapshot names (none before version 4). */
@@ -166,7 +175,9 @@ export function parseJournalRef(json: unknown): JournalRef | undefined {
   const o = obj(json, '(root)');
   if (o.journal === undefined || o.schemaVersion !== LEDGER_SCHEMA_VERSION) return undefined;
   const j = obj(o.journal, 'journal');
-  return { id: nonEmpty(j, 'id', 'journal'), seq: int(j, 'seq', 'journal') };
+  const ref = { id: nonEmpty(j, 'id', 'journal'), seq: int(j, 'seq', 'journal') };
+  if (j.replaces === undefined) return ref;
+  return { ...ref, replaces: j.replaces === null ? null : nonEmpty(j, 'replaces', 'journal') };
 }
 
 function rejectDuplicates(ids: readonly string[], list: string, field: string): void {

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import * as nodePath from 'node:path';
 import { type LedgerChanges, replayChanges } from './changes.ts';
+import { checkLedgerInvariants } from './invariants.ts';
 import { LedgerJournal } from './journal-file.ts';
 import { LedgerLoadError, LedgerTooNewError } from './load-error.ts';
 import { type LedgerFsDeps, nodeLedgerFs } from './node-fs.ts';
@@ -102,6 +103,8 @@ export class FileLedgerStore implements LedgerStore {
   /** The last sequence number written (a compaction takes one too). */
   #seq = 0;
   #snapshotBytes = 0;
+  /** The boot this process runs in (a journal names the one it was written in); read once. */
+  #boot: Promise<string | undefined> | undefined;
 
   constructor(
     path: string,
@@ -163,23 +166,35 @@ export class FileLedgerStore implements LedgerStore {
     try {
       snapshot = parseLedgerSnapshot(json);
       ref = parseJournalRef(json);
+      checkLedgerInvariants(snapshot);
     } catch (err) {
-      if (err instanceof LedgerFormatError) {
-        throw new LedgerLoadError(
-          this.#path,
-          err.field,
-          `ledger ${this.#path} is corrupt; refusing to start from it: ${err.message}`,
-          { cause: err },
-        );
-      }
-      throw err;
+      throw this.#refused(this.#path, err);
     }
     this.#snapshotBytes = Buffer.byteLength(text);
     if (ref === undefined) return snapshot;
-    const journal = await this.#journal.read(ref);
+    const journal = await this.#journal.read(ref, await this.#bootId());
     this.#seq = journal.seq;
     if (journal.appendable) this.#open = { id: ref.id, seq: journal.seq, bytes: journal.bytes };
-    return replayChanges(snapshot, journal.records);
+    const replayed = replayChanges(snapshot, journal.records);
+    try {
+      checkLedgerInvariants(replayed);
+    } catch (err) {
+      throw this.#refused(this.journalPath, err, 'with its journal replayed');
+    }
+    return replayed;
+  }
+
+  /** A snapshot (or the journal after it) that does not parse or breaks an invariant: refused. */
+  #refused(path: string, err: unknown, after = ''): unknown {
+    if (!(err instanceof LedgerFormatError)) return err;
+    const what = path === this.#path ? `ledger ${path}` : `ledger ${this.#path} ${after}`;
+    const message = `${what} is corrupt; refusing to start from it: ${err.message}`;
+    return new LedgerLoadError(path, err.field, message, { cause: err });
+  }
+
+  #bootId(): Promise<string | undefined> {
+    this.#boot ??= this.#fs.bootId?.() ?? Promise.resolve(undefined);
+    return this.#boot;
   }
 
   save(snapshot: LedgerSnapshot): Promise<void> {
@@ -249,11 +264,18 @@ export class FileLedgerStore implements LedgerStore {
   /** A fresh snapshot of the whole state, then a new empty journal after it. */
   async #compact(snapshot: LedgerSnapshot): Promise<void> {
     this.#open = undefined;
-    // A new id per journal, so a left-over journal is never taken for this snapshot's.
-    const ref: JournalRef = { id: randomBytes(8).toString('hex'), seq: ++this.#seq };
+    // A new id per journal, so a left-over journal is never taken for this snapshot's; and the one
+    // it replaces, so that a load can tell that one (a crash before the new one is in place) from
+    // a journal that is lost or not this snapshot's.
+    const replaces = await this.#journal.onDisk();
+    const ref: JournalRef = { id: randomBytes(8).toString('hex'), seq: ++this.#seq, replaces };
     this.#snapshotBytes = await this.#writeSnapshot({ ...snapshot, journal: ref });
-    const bytes = await this.#journal.start(ref);
+    const bytes = await this.#journal.start(ref, await this.#bootId());
     this.#open = { id: ref.id, seq: ref.seq, bytes };
+    // A snapshot written where no journal was allows none (a crash before its journal is in
+    // place); the next one names this journal, so that losing it later is noticed, not taken for
+    // that crash. One more snapshot on a fresh node, after a recovery, or after an upgrade.
+    if (replaces === null) await this.#compact(snapshot);
   }
 
   /** Writes the snapshot atomically; returns its size. */

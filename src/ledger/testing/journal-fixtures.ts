@@ -1,9 +1,10 @@
 // What the file store's journal tests share: a ledger on the crash model's file system, and
 // attachments numbered so that a test can name what it expects back after a crash.
+import assert from 'node:assert/strict';
 import type { Attachment } from '../../plan/attachment.ts';
 import { Ledger } from '../ledger.ts';
 import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from '../snapshot.ts';
-import { FileLedgerStore, type JournalBound } from '../store.ts';
+import { FileLedgerStore, type JournalBound, LedgerLoadError } from '../store.ts';
 import type { MemoryLedgerFs } from './memory-fs.ts';
 
 export const DIR = '/var/lib/vpcnet';
@@ -40,3 +41,13 @@ export const wroteSnapshot = (fs: MemoryLedgerFs) =>
   fs.calls.some((c) => c.startsWith('rename ') && c.endsWith(` ${PATH}`));
 
 export const ids = (l: Ledger) => l.list().map((a) => a.key.containerId);
+
+/** The LedgerLoadError a load of the ledger at PATH refuses with (the test fails if it loads). */
+export async function loadRefusal(fs: MemoryLedgerFs): Promise<LedgerLoadError> {
+  const err = await new FileLedgerStore(PATH, fs).load().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof LedgerLoadError, `expected LedgerLoadError, got ${String(err)}`);
+  return err;
+}

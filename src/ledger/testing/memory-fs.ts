@@ -1,8 +1,9 @@
 // An in-memory LedgerFsDeps for tests that models what survives a crash: file contents reach the
 // disk only when the file is fsynced, and a name (a create or a rename) only when its directory is
 // fsynced. crash() throws away everything that had not reached the disk, as a power cut would, and
-// may keep any prefix of what was written but not synced (a torn write). Failure injection at each
-// step, and a halt after any number of steps (the machine stops in the middle of a commit).
+// may keep any prefix of what was written but not synced (a torn write), the rest cut off or read
+// back as zeros (delayed allocation); the machine then boots again (bootId). Failure injection at
+// each step, and a halt after any number of steps (the machine stops in the middle of a commit).
 import type { AppendHandle, LedgerFsDeps } from '../node-fs.ts';
 
 export type LedgerFsStep = 'open' | 'write' | 'append' | 'fsync' | 'datasync' | 'rename' | 'syncDir';
@@ -16,6 +17,9 @@ interface Inode {
 /** How many of a file's unsynced characters a crash keeps (0 when absent: none). */
 export type TornTail = (path: string, unsynced: number) => number;
 
+/** What a crash makes of the unsynced characters it does not keep: gone, or zeros in their place. */
+export type LostWrites = 'cut' | 'zeros';
+
 export class MemoryLedgerFs implements LedgerFsDeps {
   readonly calls: string[] = [];
   /** Steps that fail once each, in order of arrival; a test pushes the steps it wants to break. */
@@ -28,6 +32,8 @@ export class MemoryLedgerFs implements LedgerFsDeps {
   #durableNames = new Map<string, Inode>();
   /** Calls left before the machine stops (undefined: it does not). */
   #callsBeforeHalt: number | undefined;
+  /** Boots so far: crash() is followed by a new one. */
+  #boots = 1;
 
   /** What each visible file holds (for assertions and for planting files). */
   readonly files = {
@@ -46,24 +52,33 @@ export class MemoryLedgerFs implements LedgerFsDeps {
     this.#callsBeforeHalt = calls;
   }
 
-  /** The machine stops: only what reached the disk is there afterwards (plus torn unsynced tails). */
-  crash(tornTail: TornTail = () => 0): void {
+  /**
+   * The machine stops and boots again: only what reached the disk is there afterwards, plus torn
+   * unsynced tails, the rest of each either cut off or (`lost: 'zeros'`) zeros.
+   */
+  crash(tornTail: TornTail = () => 0, lost: LostWrites = 'cut'): void {
     this.#callsBeforeHalt = undefined;
+    this.#boots++;
     this.#names.clear();
     for (const [name, inode] of this.#durableNames) {
-      inode.data = this.#tear(name, inode, tornTail);
+      inode.data = this.#tear(name, inode, tornTail, lost);
       inode.synced = inode.data;
       this.#names.set(name, inode);
     }
   }
 
+  async bootId(): Promise<string> {
+    return `boot-${this.#boots}`;
+  }
+
   /** What of an inode's unsynced appended data a crash (or failed sync) leaves. */
-  #tear(path: string, inode: Inode, tornTail: TornTail): string {
+  #tear(path: string, inode: Inode, tornTail: TornTail, lost: LostWrites = 'cut'): string {
     const base = inode.synced ?? '';
     if (!inode.data.startsWith(base)) return base;
     const unsynced = inode.data.slice(base.length);
     const keep = Math.max(0, Math.min(unsynced.length, Math.floor(tornTail(path, unsynced.length))));
-    return base + unsynced.slice(0, keep);
+    const zeros = lost === 'zeros' ? '\0'.repeat(unsynced.length - keep) : '';
+    return base + unsynced.slice(0, keep) + zeros;
   }
 
   #step(call: string, step: LedgerFsStep | undefined, path: string): void {
