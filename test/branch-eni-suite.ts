@@ -5,10 +5,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runProcess } from '../src/infra/process.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
+import { branchDeviceName } from '../src/plan/branch-plan.ts';
 import {
   addPod,
   agentState,
@@ -23,6 +26,7 @@ import {
   reaches,
   registerPod,
   registerSgPod,
+  restartAgent,
   sh,
   type TestPod,
   uniqueLabName,
@@ -382,6 +386,42 @@ export function branchEniSuite(driver: TrunkDriver, opts: { extraAgentEnv?: stri
       }
       await del(vs);
       await drop(victim);
+    });
+
+    test('10. a lost ledger: the restarted agent rebuilds the branch binding; the pod keeps answering the VPC host, and its DEL still cleans up', async () => {
+      const pod = await sgPod('lost');
+      const s = await sandbox(pod, 'l');
+      await add(s);
+      const servers: ChildProcess[] = [];
+      try {
+        await startNetnsServer(
+          s.netnsName,
+          `require('node:http').createServer((q, r) => r.end('pod ${pod.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
+          servers,
+        );
+        const answer = () => httpFrom(lab.vpcHosts[0]!.netns, `http://${pod.ip}:8080/`);
+        assert.equal(await answer(), `pod ${pod.uid}`);
+        const devices = (await branchLinks()).slice().sort();
+        await rm(join(labLayout(name, 1).nodes[0]!.stateDir, 'ledger.json'));
+        await restartAgent(name, node, 'SIGKILL');
+        assert.equal(await answer(), `pod ${pod.uid}`, 'the pod lost its network to the restart');
+        assert.ok(
+          (await state()).bindings.some((b) => b.key.podUid === pod.uid),
+          'the binding was rebuilt',
+        );
+        // Two reconcile passes later (VPCNET_RECONCILE_SECONDS=2) nothing of it was collected.
+        await new Promise((r) => setTimeout(r, 4500));
+        assert.deepEqual((await branchLinks()).slice().sort(), devices);
+        assert.equal(await answer(), `pod ${pod.uid}`);
+      } finally {
+        stopNetnsServers(servers);
+      }
+      await del(s);
+      await waitFor('the rebuilt binding gone with its sandbox', async () =>
+        (await state()).bindings.some((b) => b.key.podUid === pod.uid) ? undefined : true,
+      );
+      assert.ok(!(await branchLinks()).includes(branchDeviceName({ podUid: pod.uid, eniId: pod.eniId })));
+      await drop(pod);
     });
 
     test('11. branch-ENI pods and regular pods on one node reach each other and the VPC host; the branch pod’s traffic leaves through its branch ENI', async () => {

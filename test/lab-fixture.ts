@@ -319,13 +319,20 @@ export async function buildAgentImage(): Promise<BuiltAgentImage> {
   return JSON.parse(r.stdout) as BuiltAgentImage;
 }
 
-/** Kills the node's agent (SIGTERM) and waits until the supervisor's new one is healthy. */
-export async function restartAgent(lab: string, node: LabNodeDesc): Promise<void> {
+/**
+ * Stops the node's agent by its recorded PID (SIGTERM: a graceful stop; SIGKILL: a crash) and waits
+ * until the lab supervisor's new one is healthy.
+ */
+export async function restartAgent(
+  lab: string,
+  node: LabNodeDesc,
+  signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM',
+): Promise<void> {
   const pidsDir = labLayout(lab, 0).files.pidsDir;
   const role = `agent-${node.name}`;
   const before = (await readRecords(pidsDir)).find((r) => r.role === role);
   if (before === undefined) throw new Error(`no ${role} recorded in ${pidsDir}`);
-  process.kill(before.pid, 'SIGTERM');
+  process.kill(before.pid, signal);
   await waitFor(
     `the supervisor to restart ${role}`,
     async () => {

@@ -13,8 +13,6 @@ import { after, before, describe, test } from 'node:test';
 import { runProcess } from '../src/infra/process.ts';
 import { getJson } from '../src/infra/unix-socket-json.ts';
 import { labLayout } from '../src/lab/layout.ts';
-import { isRecordedProcessAlive, readRecords } from '../src/lab/processes.ts';
-import { unixHttp } from '../src/lab/unix-http.ts';
 import {
   addPod,
   cni,
@@ -25,6 +23,7 @@ import {
   labUp,
   newPod,
   reaches,
+  restartAgent,
   sh,
   type TestPod,
   uniqueLabName,
@@ -41,24 +40,6 @@ async function recoveryState(node: LabNodeDesc): Promise<RecoveryState> {
   const { status, body } = await getJson(node.agentSocket, '/v1/state');
   if (status !== 200) throw new Error(`agent state: HTTP ${status}`);
   return body as RecoveryState;
-}
-
-/** Kills the node's agent by its recorded PID and waits until the supervisor's new one serves. */
-async function killAgent(lab: string, node: LabNodeDesc): Promise<void> {
-  const pids = labLayout(lab, 1).files.pidsDir;
-  const agent = (await readRecords(pids)).find((r) => r.role === `agent-${node.name}`);
-  assert.ok(agent !== undefined && isRecordedProcessAlive(agent), 'the agent runs');
-  process.kill(agent.pid, 'SIGKILL');
-  await waitFor(
-    'the restarted agent to serve',
-    async () => {
-      const now = (await readRecords(pids)).find((r) => r.role === `agent-${node.name}`);
-      if (now === undefined || now.pid === agent.pid || !isRecordedProcessAlive(now)) return undefined;
-      const res = await unixHttp(node.agentSocket, 'GET', '/v1/healthz');
-      return res.status === 200 ? true : undefined;
-    },
-    60_000,
-  );
 }
 
 /** vpcnet's leftovers on the node: host veths, pod rules, SNAT elements. */
@@ -143,7 +124,7 @@ describe('recovery of a lost or damaged ledger in a lab', () => {
       const ledger = join(labLayout(name, 1).nodes[0]!.stateDir, 'ledger.json');
       if (loss === 'missing') await rm(ledger);
       else await writeFile(ledger, '{"schemaVersion":2,"attachments":[{"key":');
-      await killAgent(name, node);
+      await restartAgent(name, node, 'SIGKILL');
 
       const host = lab.vpcHosts[0]!.ip;
       for (const [i, pod] of pods.entries())
@@ -221,7 +202,7 @@ describe('recovery of a lost or damaged ledger in a lab', () => {
         journal,
         damage === 'zero-filled' ? '\0'.repeat(Buffer.byteLength(text)) : damageLast(text, 3),
       );
-      await killAgent(name, node);
+      await restartAgent(name, node, 'SIGKILL');
 
       const state = await recoveryState(node);
       assert.equal(state.recovery.active, true, 'the damaged journal was refused, not cut off as torn');

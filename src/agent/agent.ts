@@ -116,6 +116,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
   // enter the pool), then the ledger's assignments and cooldowns.
   if (!ipv6) await manager.init({ configureLinks: true });
+  // EC2's view of the trunk's branch ENIs: what a pod-eni annotation is checked against.
+  const trunkFacts = config.enablePodEni
+    ? new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) })
+    : undefined;
   // A missing or refused ledger: hold what the node shows of its pods before anything is collected.
   const protectedAddresses = manager.protectedAddresses();
   const recovery =
@@ -127,6 +131,15 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
         addresses: ipv6 ? ipv6RecoveryAddresses(ipv6.addresses) : poolRecoveryAddresses(pool),
         vethPrefix: config.vethPrefix,
         protectedAddresses,
+        ...(trunkFacts === undefined
+          ? {}
+          : {
+              branches: {
+                trunkEniId: manager.trunkEni()?.eniId,
+                trunkFacts,
+                defaultMode: config.podSecurityGroupEnforcingMode,
+              },
+            }),
       },
       loss,
     ));
@@ -189,9 +202,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     externalSnat: config.externalSnat,
     enablePodEni: config.enablePodEni,
     trunk: () => trunk?.current(),
-    ...(config.enablePodEni
-      ? { trunkFacts: new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) }) }
-      : {}),
+    ...(trunkFacts === undefined ? {} : { trunkFacts }),
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,

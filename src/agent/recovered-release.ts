@@ -3,6 +3,7 @@
 // do it: the DEL whose key hashes to its host veth, a CNI GC that lists no such key, and the
 // reconcile pass once its veth is gone (or, for a record the Kubernetes API held, once the pod left
 // the API). Nothing else collects one.
+import { settleBinding } from '../bindings/settle.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
@@ -39,6 +40,9 @@ export async function releaseRecovered(
   if (!ledger.removeRecovered(record)) return false;
   if (record.ip !== undefined) addresses.release(record.ip, record.eniId);
   await ledger.commit();
+  // The veth held a recovered branch binding: with it gone, the binding settles (and goes, unless
+  // a sandbox of the pod has come again meanwhile).
+  if (record.binding !== undefined) await settleBinding(deps, record.binding);
   log.warn('recovered record released', {
     ip: record.ip,
     hostVeth: recoveredHostVeth(record),

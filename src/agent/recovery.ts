@@ -12,8 +12,12 @@ import { Ledger, type LedgerClock } from '../ledger/ledger.ts';
 import type { LedgerSnapshot } from '../ledger/snapshot.ts';
 import { LedgerLoadError, type LedgerStore } from '../ledger/store.ts';
 import { attachmentKeyString } from '../plan/attachment.ts';
+import { bindingKeyString, type EnforcingMode } from '../plan/binding.ts';
+import { identityOf } from '../plan/kinds.ts';
 import { type RecoveredRecord, type RecoveryReason, recoveredHolderKey } from '../plan/recovered.ts';
 import type { PodMetadata, PodSource } from '../pods/pod-source.ts';
+import type { TrunkFactsSource } from './branch/trunk-facts.ts';
+import { recoverBranches } from './recovery-branches.ts';
 import { kernelEvidence } from './recovery-evidence.ts';
 
 /** An address only EC2 lists is not lent again before this, whatever IP_COOLDOWN_PERIOD says. */
@@ -103,6 +107,15 @@ export interface RecoveryDeps {
   readonly vethPrefix: string;
   /** The ENIs' primary IPs: their rules are the ENIs' own, not a pod's. */
   readonly protectedAddresses: ReadonlySet<string>;
+  /**
+   * ENABLE_POD_ENI: pods with their own security groups are rebuilt too (recovery-branches.ts),
+   * against the trunk's branch ENIs in EC2.
+   */
+  readonly branches?: {
+    readonly trunkEniId: string | undefined;
+    readonly trunkFacts: TrunkFactsSource;
+    readonly defaultMode: EnforcingMode;
+  };
 }
 
 export interface Quarantined {
@@ -142,18 +155,42 @@ export async function recoverFromNode(
 ): Promise<RecoveryStart | undefined> {
   const { ledger, addresses, log, now } = deps;
   const t = now();
-  const kernel = kernelEvidence(await deps.dataplane.observeNode(), deps.vethPrefix, deps.protectedAddresses);
+  const node = await deps.dataplane.observeNode();
+  const pods = await podsOnNode(deps.pods, log);
+  const branches =
+    deps.branches === undefined
+      ? []
+      : await recoverBranches({
+          node,
+          pods,
+          trunkEniId: deps.branches.trunkEniId,
+          trunkFacts: deps.branches.trunkFacts,
+          defaultMode: deps.branches.defaultMode,
+          vethPrefix: deps.vethPrefix,
+          log,
+          now: t,
+        });
+  // What a rebuilt binding owns is its own, not a pod record's; its holder veth is linked to it.
+  const bindingOwned = new Set(branches.flatMap((b) => b.binding.resources.map(identityOf)));
+  const holderOf = new Map(
+    branches.flatMap((b) =>
+      b.holderVeth === undefined ? [] : [[b.holderVeth, bindingKeyString(b.binding.key)]],
+    ),
+  );
+  const kernel = kernelEvidence(node, deps.vethPrefix, deps.protectedAddresses)
+    .map((k) => ({ ...k, resources: k.resources.filter((r) => !bindingOwned.has(identityOf(r))) }))
+    .filter((k) => k.resources.length > 0);
   const ec2 = addresses.listed();
   const kernelIps = new Set(kernel.flatMap((k) => (k.ip === undefined ? [] : [k.ip])));
   // A live pod's podIP that EC2 lists on this node but no veth carries (its address and ENI).
-  const apiHeld = (await podsOnNode(deps.pods, log)).flatMap((p) => {
+  const apiHeld = pods.flatMap((p) => {
     const eniId = p.podIp === undefined || kernelIps.has(p.podIp) ? undefined : addresses.eniOf(p.podIp);
     return p.podIp === undefined || eniId === undefined ? [] : [{ pod: p, ip: p.podIp, eniId }];
   });
   // Addresses on ENIs vpcnet attached are its own; the primary ENI's may have been assigned by
   // anyone before the first start, so alone they are no evidence.
   const onVpcnetEnis = [...ec2.values()].some((a) => a.secondaryEni);
-  if (kernel.length === 0 && apiHeld.length === 0 && !onVpcnetEnis) {
+  if (kernel.length === 0 && branches.length === 0 && apiHeld.length === 0 && !onVpcnetEnis) {
     if (loss.reason === 'ledgerCorrupt')
       log.warn('recovery: nothing of vpcnet found on the node; fresh start');
     return undefined;
@@ -161,11 +198,15 @@ export async function recoverFromNode(
   const base = { reason: loss.reason, recoveredAt: t } as const;
   const records: RecoveredRecord[] = [
     ...kernel.map((k) => {
-      const eniId = k.ip === undefined ? undefined : addresses.eniOf(k.ip);
+      const binding = k.hostVeth === undefined ? undefined : holderOf.get(k.hostVeth);
+      // A branch pod's address is its branch ENI's, not the pool's: the binding holds it.
+      const ip = binding === undefined ? k.ip : undefined;
+      const eniId = ip === undefined ? undefined : addresses.eniOf(ip);
       return {
-        ...(k.ip === undefined ? {} : { ip: k.ip }),
+        ...(ip === undefined ? {} : { ip }),
         ...(eniId === undefined ? {} : { eniId }),
         resources: k.resources,
+        ...(binding === undefined ? {} : { binding }),
         ...base,
       };
     }),
@@ -177,6 +218,7 @@ export async function recoverFromNode(
       ...base,
     })),
   ];
+  for (const { binding } of branches) ledger.putBinding(binding);
   for (const r of records) {
     ledger.putRecovered(r);
     if (r.ip === undefined) continue;
@@ -200,6 +242,7 @@ export async function recoverFromNode(
     reason: loss.reason,
     keptAt: loss.keptAt,
     heldFromKernel: kernel.length,
+    branchBindingsRebuilt: branches.length,
     heldFromApi: apiHeld.length,
     quarantined: quarantined.length,
     quarantineEnds: new Date(until).toISOString(),

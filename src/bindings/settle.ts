@@ -14,6 +14,7 @@ import {
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { planBranchShared } from '../plan/branch-plan.ts';
 import { findDrift, identityOf } from '../plan/kinds.ts';
+import { type RecoveredRecord, recoveredHolderKey, recoveredHostVeth } from '../plan/recovered.ts';
 import type { Resource } from '../plan/resource.ts';
 import { bareDestination, type NodeView } from '../plan/views.ts';
 
@@ -58,9 +59,39 @@ function union(a: readonly Resource[], b: readonly Resource[]): Resource[] {
   return [...a, ...b.filter((r) => !seen.has(identityOf(r)))];
 }
 
+/**
+ * Who holds a binding: a sandbox of the pod (an attachment of the binding), or, after a lost
+ * ledger, the recovered record of the sandbox veth that recovery found routed to (a sandbox holds
+ * first; the recovered one only while no sandbox can).
+ */
+interface Holding {
+  readonly key: AttachmentKey;
+  readonly veth: string;
+}
+
+/** The recovered record that holds binding `key` (src/agent/recovery-branches.ts), if any. */
+function recoveredHolder(ledger: Ledger, key: string): RecoveredRecord | undefined {
+  return ledger.recovered().find((r) => r.binding === key);
+}
+
+function holdingOf(
+  ledger: Ledger,
+  b: BranchBinding,
+  members: readonly Attachment[],
+  node: NodeView,
+  forced?: AttachmentKey,
+): Holding | undefined {
+  const holder = chooseHolder(b, members, node, forced);
+  if (holder) return { key: holder.key, veth: attachmentHostVeth(holder) };
+  const recovered = recoveredHolder(ledger, bindingKeyString(b.key));
+  const veth = recovered && recoveredHostVeth(recovered);
+  if (!recovered || veth === undefined || !node.links.some((l) => l.ifname === veth)) return undefined;
+  return { key: recoveredHolderKey(recovered), veth };
+}
+
 /** The shared resources the binding needs with `holder` (none while its last sandbox is gone). */
-export function desiredShared(b: BranchBinding, holder: Attachment | undefined): Resource[] {
-  return planBranchShared(b, holder ? attachmentHostVeth(holder) : undefined);
+function desiredShared(b: BranchBinding, holder: Holding | undefined): Resource[] {
+  return planBranchShared(b, holder?.veth);
 }
 
 /**
@@ -89,7 +120,7 @@ function ownedElsewhere(ledger: Ledger, key: string): Set<string> {
 }
 
 /** What the binding may own with `holder`: its plan without what another owner records. */
-function desiredOwn(ledger: Ledger, b: BranchBinding, holder: Attachment | undefined): Resource[] {
+function desiredOwn(ledger: Ledger, b: BranchBinding, holder: Holding | undefined): Resource[] {
   const foreign = ownedElsewhere(ledger, bindingKeyString(b.key));
   return desiredShared(b, holder).filter((r) => !foreign.has(slotOf(r)));
 }
@@ -99,16 +130,18 @@ export async function settleBinding(d: BindingDeps, key: string, forced?: Attach
   const b = ledger.binding(key);
   if (!b) return { tornDown: true, holder: undefined, fixed: [] };
   const members = ledger.bindingMembers(key);
-  if (b.supersededBy !== undefined || members.length === 0) {
+  // A binding recovery rebuilt has no sandbox record until one of the pod's sandboxes comes again.
+  const needed = members.length > 0 || recoveredHolder(ledger, key) !== undefined;
+  if (b.supersededBy !== undefined || !needed) {
     // Ownership: only what this binding still owns (a superseded one owns nothing any more).
     await dataplane.remove(b.resources, { operation: 'teardown of branch binding' });
-    if (members.length === 0) ledger.removeBinding(key);
+    if (!needed) ledger.removeBinding(key);
     else ledger.putBinding({ ...b, resources: [] });
     await ledger.commit();
-    return { tornDown: members.length === 0, holder: undefined, fixed: [] };
+    return { tornDown: !needed, holder: undefined, fixed: [] };
   }
   const node = await dataplane.observeNode();
-  const holder = chooseHolder(b, members, node, forced);
+  const holder = holdingOf(ledger, b, members, node, forced);
   const planned = desiredShared(b, holder);
   const desired = desiredOwn(ledger, b, holder);
   if (desired.length < planned.length) {
@@ -147,9 +180,10 @@ function withHolder(b: BranchBinding, holder: AttachmentKey | undefined): Branch
 /** Whether the kernel already holds what the binding needs now (a cheap check on a pass's view). */
 export function bindingSettled(ledger: Ledger, b: BranchBinding, node: NodeView): boolean {
   if (b.supersededBy !== undefined) return b.resources.length === 0;
-  const members = ledger.bindingMembers(bindingKeyString(b.key));
-  if (members.length === 0) return false;
-  const holder = chooseHolder(b, members, node);
+  const key = bindingKeyString(b.key);
+  const members = ledger.bindingMembers(key);
+  if (members.length === 0 && recoveredHolder(ledger, key) === undefined) return false;
+  const holder = holdingOf(ledger, b, members, node);
   const sameHolder =
     holder === undefined
       ? b.holder === undefined

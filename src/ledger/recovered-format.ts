@@ -13,11 +13,13 @@ export function parseRecovered(v: unknown, at: string): RecoveredRecord {
     );
   const ip = optStr(o, 'ip', at);
   const eniId = optStr(o, 'eniId', at);
+  const binding = optStr(o, 'binding', at);
   return {
     ...(ip === undefined ? {} : { ip }),
     ...(eniId === undefined ? {} : { eniId }),
     resources: arr(o.resources, `${at}.resources`).map((r, i) => parseResource(r, `${at}.resources[${i}]`)),
     ...(o.pod === undefined ? {} : { pod: parsePod(o.pod, `${at}.pod`) }),
+    ...(binding === undefined ? {} : { binding }),
     reason,
     recoveredAt: int(o, 'recoveredAt', at),
   };

@@ -17,6 +17,12 @@ export interface RecoveredRecord {
   readonly resources: readonly Resource[];
   /** Held because the Kubernetes API showed this pod with the address (no kernel object was found). */
   readonly pod?: PodIdentity;
+  /**
+   * The branch binding (its key) whose holder veth this record is: a pod with its own security
+   * groups, rebuilt by recovery; the binding's routes and rules point at this record's veth until a
+   * sandbox of the pod takes it over, and its release lets the binding settle.
+   */
+  readonly binding?: string;
   readonly reason: RecoveryReason;
   /** ms since epoch */
   readonly recoveredAt: number;

@@ -3,6 +3,8 @@
 // resource controller would).
 
 import type { ForwardedRequest, ForwardedResponse } from '../../../cni/wire.ts';
+import { Ledger } from '../../../ledger/ledger.ts';
+import { MemoryLedgerStore } from '../../../ledger/testing/memory-store.ts';
 import { attachmentHostVeth } from '../../../plan/attachment.ts';
 import type { EnforcingMode } from '../../../plan/binding.ts';
 import { planBranchShared } from '../../../plan/branch-plan.ts';
@@ -13,8 +15,20 @@ import type { PodMetadata, PodSource } from '../../../pods/pod-source.ts';
 import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.ts';
 import { handleCni } from '../../cni-handler.ts';
 import type { OperationContext } from '../../context.ts';
+import { sweepRecovered } from '../../recovered-release.ts';
+import { type RecoveryAddresses, recoverFromNode } from '../../recovery.ts';
 import { listPool, opContext, type TestContext } from '../../testing/op-context.ts';
 import { FakeTrunkFacts } from './fake-trunk-facts.ts';
+
+/** The pool as recovery sees it when no address of it is a branch pod's: nothing listed. */
+const noPoolAddresses: RecoveryAddresses = {
+  listed: () => new Map(),
+  eniOf: () => undefined,
+  hold: () => true,
+  isFree: () => false,
+  quarantine: () => {},
+  cooldownMs: 30_000,
+};
 
 export const TRUNK = { dev: 'eth2', mac: '02:0e:00:00:00:99', eniId: 'eni-0000000000000trunk' };
 
@@ -86,6 +100,9 @@ export class TestPods implements PodSource {
   async lookup(namespace: string, name: string): Promise<PodMetadata | undefined> {
     return this.pods.get(`${namespace}/${name}`);
   }
+  async listOnNode(): Promise<readonly PodMetadata[]> {
+    return [...this.pods.values()];
+  }
   async read(namespace: string, name: string): Promise<PodMetadata | undefined> {
     this.reads++;
     if (this.failReads) throw new Error('connect ECONNREFUSED (the test made the API unreachable)');
@@ -109,6 +126,11 @@ export interface BranchWorld {
   orphans(): Promise<string[]>;
   /** One pass of the reconcile loop (what the agent runs every VPCNET_RECONCILE_SECONDS). */
   reconcile(): Promise<ReconcileReport>;
+  /**
+   * The agent restarts and finds its ledger lost: an empty ledger, recovery from the node (the
+   * kernel as it is, the pods as `pods` shows them, EC2 as `pods.ec2`), then the start-up pass.
+   */
+  restartWithLostLedger(): Promise<ReconcileReport>;
 }
 
 export async function branchWorld(
@@ -117,7 +139,7 @@ export async function branchWorld(
   over: Partial<OperationContext> = {},
 ): Promise<BranchWorld> {
   const pods = new TestPods();
-  const ctx = await opContext(listPool(['10.0.1.5', '10.0.1.6', '10.0.1.7']), {
+  let ctx = await opContext(listPool(['10.0.1.5', '10.0.1.6', '10.0.1.7']), {
     enablePodEni: true,
     pods,
     trunk,
@@ -127,18 +149,27 @@ export async function branchWorld(
   });
   ctx.kernel.addLink(TRUNK.dev, TRUNK.mac, { up: true, mtu: 9001 });
   const serializer = new PodSerializer();
-  const reconciler = new Reconciler({
-    ledger: ctx.ledger,
-    dataplane: ctx.dataplane,
-    serializer,
-    log: ctx.log,
-    clock: { now: Date.now },
-    vethPrefix: 'vpc',
-    protectedAddresses: () => new Set(),
-  });
+  const reconcilerOf = (c: TestContext) =>
+    new Reconciler({
+      ledger: c.ledger,
+      dataplane: c.dataplane,
+      serializer,
+      log: c.log,
+      clock: { now: Date.now },
+      vethPrefix: 'vpc',
+      protectedAddresses: () => new Set(),
+      sweepRecovered: (node) =>
+        sweepRecovered(
+          { ledger: c.ledger, dataplane: c.dataplane, addresses: c.addresses, log: c.log, pods },
+          node,
+        ),
+    });
+  let reconciler = reconcilerOf(ctx);
   const conf = JSON.stringify({ cniVersion: '1.0.0', name: 'vpcnet', type: 'vpcnet' });
   return {
-    ctx,
+    get ctx() {
+      return ctx;
+    },
     pods,
     cni(command, pod, sandbox, netns = `/var/run/netns/${sandbox}`, ifName = 'eth0') {
       const req: ForwardedRequest = {
@@ -167,10 +198,31 @@ export async function branchWorld(
       ];
     },
     reconcile: () => reconciler.runOnce(),
+    async restartWithLostLedger() {
+      const ledger = await Ledger.open(new MemoryLedgerStore(), { now: Date.now });
+      ctx = { ...ctx, ledger };
+      reconciler = reconcilerOf(ctx);
+      await recoverFromNode(
+        {
+          ledger,
+          addresses: noPoolAddresses,
+          dataplane: ctx.dataplane,
+          pods,
+          log: ctx.log,
+          now: Date.now,
+          vethPrefix: 'vpc',
+          protectedAddresses: new Set(),
+          branches: { trunkEniId: TRUNK.eniId, trunkFacts: pods.ec2, defaultMode: mode },
+        },
+        { reason: 'ledgerMissing' },
+      );
+      return reconciler.runOnce({ startUp: true });
+    },
     async orphans() {
       const owned = new Set([
         ...ctx.ledger.list().flatMap((a) => a.resources.map(identityOf)),
         ...ctx.ledger.bindings().flatMap((b) => b.resources.map(identityOf)),
+        ...ctx.ledger.recovered().flatMap((r) => r.resources.map(identityOf)),
       ]);
       return findOrphans(await ctx.dataplane.observeNode(), {
         vethPrefix: 'vpc',
