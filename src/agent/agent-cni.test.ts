@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { nodeLedgerFs } from '../ledger/node-fs.ts';
-import { FileLedgerStore } from '../ledger/store.ts';
+import { nodeLedgerFs } from '../ledger/storage/node-fs.ts';
+import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { attachmentHostVeth } from '../plan/attachment.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';

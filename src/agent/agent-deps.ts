@@ -5,9 +5,9 @@ import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import type { Logger } from '../infra/log.ts';
-import type { NodeEniConfigSource } from '../ipam/eni-placement-custom.ts';
-import type { AddressPool } from '../ipam/pool.ts';
-import type { WarmPoolTargets } from '../ipam/targets.ts';
+import type { NodeEniConfigSource } from '../ipam/enis/eni-placement-custom.ts';
+import type { AddressPool } from '../ipam/pool/pool.ts';
+import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { AgentObservability } from '../metrics/agent-observability.ts';
 import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
@@ -16,8 +16,8 @@ import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
-import type { DeadPodGc } from './dead-pod-gc.ts';
-import type { introspection } from './introspection.ts';
+import type { introspection } from './introspection/introspection.ts';
+import type { DeadPodGc } from './loops/dead-pod-gc.ts';
 
 export interface AgentDeps {
   /** The node's labels in the Kubernetes API (absent without an API). */

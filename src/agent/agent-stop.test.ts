@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Dataplane } from '../dataplane/dataplane.ts';
 import { Ledger } from '../ledger/ledger.ts';
-import { FileLedgerStore } from '../ledger/store.ts';
+import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { agentWorlds, until } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 import { heldKernel } from './testing/held-kernel.ts';

@@ -9,38 +9,38 @@ import type { ForwardedRequest } from '../cni/wire.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import { errorText } from '../infra/error-text.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
-import { eniPlacerFor } from '../ipam/eni-placer-for.ts';
-import { AddressPool } from '../ipam/pool.ts';
-import { PoolManager } from '../ipam/pool-manager.ts';
-import { nodeLedgerFsPlaced } from '../ledger/node-fs.ts';
-import { FileLedgerStore } from '../ledger/store.ts';
-import { SyncPlacement } from '../ledger/sync-placement.ts';
+import { eniPlacerFor } from '../ipam/enis/eni-placer-for.ts';
+import { AddressPool } from '../ipam/pool/pool.ts';
+import { PoolManager } from '../ipam/pool/pool-manager.ts';
+import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
+import { FileLedgerStore } from '../ledger/storage/store.ts';
+import { SyncThread } from '../ledger/storage/sync-thread.ts';
 import { AgentObservability } from '../metrics/agent-observability.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import type { AgentDeps, RunningAgent } from './agent-deps.ts';
 import { TrunkFacts } from './branch/trunk-facts.ts';
-import { handleCni } from './cni-handler.ts';
+import { handleCni } from './cni/cni-handler.ts';
+import { inspectNetns } from './cni/netns-inspection.ts';
+import { notANetworkNamespace } from './cni/pod-netns.ts';
+import { RequestGate, refusedWhileStopping } from './cni/request-gate.ts';
+import { startRpcServer } from './cni/rpc-server.ts';
 import type { OperationContext } from './context.ts';
-import { agentDeadPodGc } from './dead-pod-gc.ts';
-import { eniLinks } from './eni-links.ts';
-import { explainPod } from './explain.ts';
 import { stopGracefully } from './graceful-stop.ts';
-import { recoverHalfDoneAdds } from './half-done-adds.ts';
-import { introspection } from './introspection.ts';
-import { setupIpv4Node } from './ipv4-node-setup.ts';
-import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6-addressing.ts';
-import { inspectNetns } from './netns-inspection.ts';
-import { notANetworkNamespace } from './pod-netns.ts';
-import { RecentErrors } from './recent-errors.ts';
-import { sweepRecovered } from './recovered-release.ts';
-import { openLedger, poolRecoveryAddresses, recoverFromNode, recoveryView } from './recovery.ts';
-import { RequestGate, refusedWhileStopping } from './request-gate.ts';
-import { startRpcServer } from './rpc-server.ts';
-import { type SpoolGuard, spoolDrainer } from './spool-drain.ts';
-import { startStartupTaint } from './startup-taint.ts';
+import { explainPod } from './introspection/explain.ts';
+import { introspection } from './introspection/introspection.ts';
+import { RecentErrors } from './introspection/recent-errors.ts';
+import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6/ipv6-addressing.ts';
+import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
+import { eniLinks } from './loops/eni-links.ts';
+import { setupIpv4Node } from './loops/ipv4-node-setup.ts';
+import { startStartupTaint } from './loops/startup-taint.ts';
+import { TrunkWatcher } from './loops/trunk.ts';
+import { recoverHalfDoneAdds } from './recovery/half-done-adds.ts';
+import { sweepRecovered } from './recovery/recovered-release.ts';
+import { openLedger, poolRecoveryAddresses, recoverFromNode, recoveryView } from './recovery/recovery.ts';
+import { type SpoolGuard, spoolDrainer } from './spool/spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
-import { TrunkWatcher } from './trunk.ts';
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
@@ -48,7 +48,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const syncs = new SyncPlacement(undefined, undefined, {
+  const syncs = new SyncThread(undefined, undefined, {
     synced: observed.metrics.ledgerSync,
     slow: (ms, poolForMs) =>
       log.warn('ledger: an fdatasync on the event loop was slow; the next ones go through the thread pool', {
@@ -57,7 +57,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       }),
   });
   const store = observed.ledgerStore(
-    new FileLedgerStore(join(config.stateDir, 'ledger.json'), nodeLedgerFsPlaced(syncs)),
+    new FileLedgerStore(join(config.stateDir, 'ledger.json'), nodeLedgerFsWithSyncThread(syncs)),
   );
   const { ledger, loss } = await openLedger(store, { now }, log);
   const meta = await cloud.metadata();

@@ -10,9 +10,9 @@ import type { EventRecorder } from '../pods/kube-events.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { TrunkFactsSource } from './branch/trunk-facts.ts';
-import type { NetnsInspection } from './netns-inspection.ts';
+import type { NetnsInspection } from './cni/netns-inspection.ts';
+import type { EgressAddressAllocator } from './ipv6/v4-egress-addresses.ts';
 import type { AgentCounters } from './stats.ts';
-import type { EgressAddressAllocator } from './v4-egress-addresses.ts';
 
 /** The trunk ENI's link on the node, once the agent has configured it. */
 export interface TrunkLink {

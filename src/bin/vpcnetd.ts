@@ -4,7 +4,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startAgent } from '../agent/agent.ts';
 import type { RunningAgent } from '../agent/agent-deps.ts';
-import { ignoredInIpv6Mode } from '../agent/ipv6-addressing.ts';
+import { ignoredInIpv6Mode } from '../agent/ipv6/ipv6-addressing.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
 import { createAwsCloud } from '../cloud/create-aws-cloud.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';

@@ -69,7 +69,7 @@ interface Holding {
   readonly veth: string;
 }
 
-/** The recovered record that holds binding `key` (src/agent/recovery-branches.ts), if any. */
+/** The recovered record that holds binding `key` (src/agent/recovery/recovery-branches.ts), if any. */
 function recoveredHolder(ledger: Ledger, key: string): RecoveredRecord | undefined {
   return ledger.recovered().find((r) => r.binding === key);
 }

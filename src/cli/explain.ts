@@ -1,8 +1,8 @@
-// `vpcnetctl explain NAMESPACE/POD`: the agent's explanation (GET /v1/explain, src/agent/explain.ts)
+// `vpcnetctl explain NAMESPACE/POD`: the agent's explanation (GET /v1/explain, src/agent/introspection/explain.ts)
 // of why a pod has (no) network, printed in plain words.
 import { parseArgs } from 'node:util';
-import type { AttachmentExplanation, PodExplanation, ResourceState } from '../agent/explain.ts';
-import type { RecentCniError } from '../agent/recent-errors.ts';
+import type { AttachmentExplanation, PodExplanation, ResourceState } from '../agent/introspection/explain.ts';
+import type { RecentCniError } from '../agent/introspection/recent-errors.ts';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';

@@ -1,10 +1,10 @@
 // The agent's configuration, parsed once from the environment at start (the table is
 // settings.ts). Everything inside the agent trusts these types.
 import { hostname } from 'node:os';
-import { VPCNET_OWN_TAG_KEYS } from '../ipam/eni-ownership.ts';
-import { type EniTagOptions, parseAdditionalEniTags } from '../ipam/eni-tags.ts';
-import type { LeakedEniCleanup } from '../ipam/leaked-enis.ts';
-import { usesIpTargets, type WarmPoolTargets } from '../ipam/targets.ts';
+import { VPCNET_OWN_TAG_KEYS } from '../ipam/enis/eni-ownership.ts';
+import { type EniTagOptions, parseAdditionalEniTags } from '../ipam/enis/eni-tags.ts';
+import type { LeakedEniCleanup } from '../ipam/enis/leaked-enis.ts';
+import { usesIpTargets, type WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { EniConfigKeys } from '../pods/eni-config.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
 import { parseCidrList } from './cidr-list.ts';

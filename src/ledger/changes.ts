@@ -4,17 +4,17 @@
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { type RecoveredRecord, recoveredRecordId } from '../plan/recovered.ts';
-import { parseBinding } from './binding-format.ts';
-import { arr, describe, LedgerFormatError, type Obj, obj } from './json-fields.ts';
-import { type PendingEni, parsePendingEni } from './pending-eni-format.ts';
-import { parseRecovered } from './recovered-format.ts';
+import { parseBinding } from './format/binding-format.ts';
+import { arr, describe, LedgerFormatError, type Obj, obj } from './format/json-fields.ts';
+import { type PendingEni, parsePendingEni } from './format/pending-eni-format.ts';
+import { parseRecovered } from './format/recovered-format.ts';
 import {
   type CoolingAddress,
   LEDGER_SCHEMA_VERSION,
   type LedgerSnapshot,
   parseAttachment,
   parseCooling,
-} from './snapshot.ts';
+} from './format/snapshot.ts';
 
 export interface ListChanges<T> {
   readonly put: readonly T[];

@@ -5,9 +5,9 @@ import { describe, test } from 'node:test';
 import type { Attachment } from '../plan/attachment.ts';
 import type { BranchBinding } from '../plan/binding.ts';
 import type { LedgerChanges } from './changes.ts';
+import type { LedgerSnapshot } from './format/snapshot.ts';
 import { Ledger } from './ledger.ts';
-import type { LedgerSnapshot } from './snapshot.ts';
-import type { LedgerStore } from './store.ts';
+import type { LedgerStore } from './storage/store.ts';
 
 const clock = { now: () => 42_000 };
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type RecoveredRecord, recoveredHolderKey } from '../plan/recovered.ts';
+import { parseLedgerSnapshot } from './format/snapshot.ts';
 import { Ledger } from './ledger.ts';
-import { parseLedgerSnapshot } from './snapshot.ts';
 import { MemoryLedgerStore } from './testing/memory-store.ts';
 
 const clock = { now: () => 42_000 };

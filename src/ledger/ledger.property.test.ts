@@ -11,9 +11,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
+import type { CoolingAddress } from './format/snapshot.ts';
 import { Ledger } from './ledger.ts';
-import type { CoolingAddress } from './snapshot.ts';
-import { FileLedgerStore, type JournalBound } from './store.ts';
+import { FileLedgerStore, type JournalBound } from './storage/store.ts';
 import { type LedgerFsStep, type LostWrites, MemoryLedgerFs } from './testing/memory-fs.ts';
 
 const PATH = '/state/ledger.json';

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Attachment, attachmentIp } from '../plan/attachment.ts';
 import type { BranchBinding } from '../plan/binding.ts';
+import type { LedgerSnapshot } from './format/snapshot.ts';
 import { Ledger } from './ledger.ts';
-import type { LedgerSnapshot } from './snapshot.ts';
-import type { LedgerStore } from './store.ts';
+import type { LedgerStore } from './storage/store.ts';
 import { MemoryLedgerStore } from './testing/memory-store.ts';
 
 const clock = { now: () => 42_000 };

@@ -15,15 +15,15 @@ import { type RecoveredRecord, recoveredHolderKey, recoveredRecordId } from '../
 import { vpcAddressOf } from '../plan/resource.ts';
 import { type ChangedIds, ChangedRecords } from './changed-records.ts';
 import { type LedgerChanges, listChanges } from './changes.ts';
-import { GroupCommit } from './group-commit.ts';
-import { LedgerIndexes, optional } from './ledger-indexes.ts';
 import {
   type CoolingAddress,
   LEDGER_SCHEMA_VERSION,
   type LedgerSnapshot,
   type PendingEni,
-} from './snapshot.ts';
-import type { LedgerStore } from './store.ts';
+} from './format/snapshot.ts';
+import { LedgerIndexes, optional } from './ledger-indexes.ts';
+import { GroupCommit } from './storage/group-commit.ts';
+import type { LedgerStore } from './storage/store.ts';
 
 export interface LedgerClock {
   /** ms since epoch */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { LEDGER_SCHEMA_VERSION, LedgerFormatError, parseLedgerSnapshot } from './format/snapshot.ts';
 import { Ledger } from './ledger.ts';
-import { LEDGER_SCHEMA_VERSION, LedgerFormatError, parseLedgerSnapshot } from './snapshot.ts';
 import { MemoryLedgerStore } from './testing/memory-store.ts';
 
 const clock = { now: () => 42_000 };

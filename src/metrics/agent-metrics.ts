@@ -7,7 +7,7 @@
 // names; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
 import { Counter, collectDefaultMetrics, Histogram, Registry, Summary } from 'prom-client';
 import type { Ec2Attempt } from '../cloud/limited-cloud.ts';
-import type { SyncPlace } from '../ledger/sync-placement.ts';
+import type { SyncPlace } from '../ledger/storage/sync-thread.ts';
 import type { ReconcileReport } from '../reconcile/reconciler.ts';
 
 /** Seconds: a CNI operation takes milliseconds; an ADD may wait for EC2 up to its deadline. */
@@ -157,7 +157,7 @@ export class AgentMetrics {
     this.#ledgerCommits.observe({ outcome: outcomeOf(ok) }, ms / 1000);
   };
 
-  /** One fdatasync of the ledger journal, and where it ran (sync-placement.ts). */
+  /** One fdatasync of the ledger journal, and where it ran (sync-thread.ts). */
   readonly ledgerSync = (place: SyncPlace): void => {
     this.#ledgerSyncs.inc({ place });
   };

@@ -2,10 +2,10 @@
 // the metrics registry and the hooks that feed it, the last EC2 errors, and the two HTTP
 // endpoints (Prometheus metrics, read-only introspection), closed with the agent.
 import type { AddressSource } from '../agent/address-source.ts';
-import { type AgentState, startIntrospectionServer } from '../agent/introspection-server.ts';
+import { type AgentState, startIntrospectionServer } from '../agent/introspection/introspection-server.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import type { LedgerStore } from '../ledger/store.ts';
+import type { LedgerStore } from '../ledger/storage/store.ts';
 import { AgentMetrics } from './agent-metrics.ts';
 import { type CloudErrorEntry, RecentCloudErrors } from './cloud-errors.ts';
 import type { Ec2AttemptFeed } from './ec2-attempt-feed.ts';

@@ -1,8 +1,8 @@
 // How many DELs wait in the spool, read from the directory when Prometheus scrapes: the plugin
 // writes entries while the agent runs (a refused connection), so only the directory knows.
 import { readdir } from 'node:fs/promises';
-import { FAILED_SUFFIX } from '../agent/spool-drain.ts';
-import { REJECTED_SUFFIX, spoolEntryNames } from '../agent/spool-entry.ts';
+import { FAILED_SUFFIX } from '../agent/spool/spool-drain.ts';
+import { REJECTED_SUFFIX, spoolEntryNames } from '../agent/spool/spool-entry.ts';
 
 export interface SpoolDepth {
   /** Entries the next drain applies. */

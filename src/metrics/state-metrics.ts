@@ -4,9 +4,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AgentCounters } from '../agent/stats.ts';
 import type { InstanceTypeLimits } from '../cloud/cloud.ts';
-import type { AddressPool } from '../ipam/pool.ts';
-import type { PoolManager } from '../ipam/pool-manager.ts';
-import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../ipam/targets.ts';
+import type { AddressPool } from '../ipam/pool/pool.ts';
+import type { PoolManager } from '../ipam/pool/pool-manager.ts';
+import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../ipam/pool/targets.ts';
 import { type SpoolDepth, spoolDepth } from './spool-depth.ts';
 
 export interface AgentStateSources {

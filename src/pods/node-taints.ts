@@ -1,5 +1,5 @@
 // Taints on the agent's own node: the agent removes its startup taint once it can serve pods
-// (src/agent/startup-taint.ts). The node's other taints are kept: the patch is a JSON patch that
+// (src/agent/loops/startup-taint.ts). The node's other taints are kept: the patch is a JSON patch that
 // removes one list element after testing it is still the one read, so a taint another controller
 // added or removed meanwhile makes the test fail (the caller reads again and retries) instead of
 // being overwritten, as a merge patch of the whole `spec.taints` list would do.

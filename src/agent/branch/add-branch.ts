@@ -12,9 +12,9 @@ import { errorText } from '../../infra/error-text.ts';
 import type { Attachment } from '../../plan/attachment.ts';
 import { planBranchAttachment } from '../../plan/branch-plan.ts';
 import { vpcAddressOf } from '../../plan/resource.ts';
+import { refuseRepeatedAdd } from '../cni/repeated-add.ts';
+import { resultFor } from '../cni/result.ts';
 import type { AttachRequest, OperationContext } from '../context.ts';
-import { refuseRepeatedAdd } from '../repeated-add.ts';
-import { resultFor } from '../result.ts';
 import type { BranchTarget } from './assignment.ts';
 import { checkBranchClaim } from './claim.ts';
 

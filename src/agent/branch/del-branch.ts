@@ -7,8 +7,8 @@ import { settleBinding } from '../../bindings/settle.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { type Attachment, sameAttachmentKey } from '../../plan/attachment.ts';
 import { branchDeviceName } from '../../plan/branch-plan.ts';
+import { reportPreventedTeardown } from '../cni/teardown-event.ts';
 import type { OperationContext } from '../context.ts';
-import { reportPreventedTeardown } from '../teardown-event.ts';
 
 export async function delBranchAttachment(
   ctx: OperationContext,

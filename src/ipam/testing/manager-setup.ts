@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import type { Cloud, EniInfo, InstanceTypeLimits } from '../../cloud/cloud.ts';
 import type { Attachment } from '../../plan/attachment.ts';
-import { AddressPool } from '../pool.ts';
-import { PoolManager, type PoolManagerDeps } from '../pool-manager.ts';
-import type { WarmPoolTargets } from '../targets.ts';
+import { AddressPool } from '../pool/pool.ts';
+import { PoolManager, type PoolManagerDeps } from '../pool/pool-manager.ts';
+import type { WarmPoolTargets } from '../pool/targets.ts';
 import { FakeCloud } from './fake-cloud.ts';
 
 export interface ManagerSetup {

@@ -1,7 +1,7 @@
 // An in-memory PoolLedger for IPAM unit tests: assignments set by the test, cooldown records kept
 // as the agent's Ledger keeps them (one per address), commits counted.
 import type { AttachmentKey } from '../../plan/attachment.ts';
-import type { AssignmentRecord, CoolingRecord, PoolLedger } from '../pool-addresses.ts';
+import type { AssignmentRecord, CoolingRecord, PoolLedger } from '../pool/pool-addresses.ts';
 
 export class MemoryPoolLedger implements PoolLedger {
   readonly held: AssignmentRecord[] = [];

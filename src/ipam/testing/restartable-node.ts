@@ -4,13 +4,13 @@
 // agent restarted by its supervisor reads the same ledger file, and talks to the same cloud.
 
 import type { EniInfo } from '../../cloud/cloud.ts';
+import type { LedgerSnapshot } from '../../ledger/format/snapshot.ts';
 import { Ledger } from '../../ledger/ledger.ts';
-import type { LedgerSnapshot } from '../../ledger/snapshot.ts';
-import type { LedgerStore } from '../../ledger/store.ts';
+import type { LedgerStore } from '../../ledger/storage/store.ts';
 import { MemoryLedgerStore } from '../../ledger/testing/memory-store.ts';
-import { AddressPool } from '../pool.ts';
-import { PoolManager, type PoolManagerDeps } from '../pool-manager.ts';
-import type { WarmPoolTargets } from '../targets.ts';
+import { AddressPool } from '../pool/pool.ts';
+import { PoolManager, type PoolManagerDeps } from '../pool/pool-manager.ts';
+import type { WarmPoolTargets } from '../pool/targets.ts';
 import { FakeCloud, type FakeCloudOptions } from './fake-cloud.ts';
 
 /** A ledger store whose writes can be made to hang (the agent dies while writing). */

@@ -2,9 +2,9 @@
 // attachments numbered so that a test can name what it expects back after a crash.
 import assert from 'node:assert/strict';
 import type { Attachment } from '../../plan/attachment.ts';
+import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from '../format/snapshot.ts';
 import { Ledger } from '../ledger.ts';
-import { LEDGER_SCHEMA_VERSION, type LedgerSnapshot } from '../snapshot.ts';
-import { FileLedgerStore, type JournalBound, LedgerLoadError } from '../store.ts';
+import { FileLedgerStore, type JournalBound, LedgerLoadError } from '../storage/store.ts';
 import type { MemoryLedgerFs } from './memory-fs.ts';
 
 export const DIR = '/var/lib/vpcnet';

@@ -4,7 +4,7 @@
 // may keep any prefix of what was written but not synced (a torn write), the rest cut off or read
 // back as zeros (delayed allocation); the machine then boots again (bootId). Failure injection at
 // each step, and a halt after any number of steps (the machine stops in the middle of a commit).
-import type { AppendHandle, LedgerFsDeps } from '../node-fs.ts';
+import type { AppendHandle, LedgerFsDeps } from '../storage/node-fs.ts';
 
 export type LedgerFsStep = 'open' | 'write' | 'append' | 'fsync' | 'datasync' | 'rename' | 'syncDir';
 

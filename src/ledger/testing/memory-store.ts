@@ -3,8 +3,8 @@
 // reopens a ledger from it also checks that each mutation reached the changes of its write.
 import type { LedgerChanges } from '../changes.ts';
 import { changesJson, parseLedgerChanges, replayChanges } from '../changes.ts';
-import { type LedgerSnapshot, parseLedgerSnapshot } from '../snapshot.ts';
-import type { LedgerStore } from '../store.ts';
+import { type LedgerSnapshot, parseLedgerSnapshot } from '../format/snapshot.ts';
+import type { LedgerStore } from '../storage/store.ts';
 
 /** Keeps the serialized form so later mutation cannot leak into a saved snapshot. */
 export class MemoryLedgerStore implements LedgerStore {

@@ -1,0 +1,65 @@
+// What the pool manager is built from and what it reports: its dependencies and options
+// (pool-manager.ts), kept apart so the manager's file holds only its behaviour.
+import type { Cloud, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { CloudSyncState } from '../cloud-sync/cloud-sync.ts';
+import type { EniPlacer } from '../enis/eni-placement.ts';
+import type { EniTagOptions } from '../enis/eni-tags.ts';
+import type { LeakedEniCleanup } from '../enis/leaked-enis.ts';
+import type { PendingEniRecords } from '../enis/pending-enis.ts';
+import type { PrefixModeOptions, PrefixModeState } from '../prefixes/prefix-pool.ts';
+import type { AddressPool } from './pool.ts';
+import type { PoolLedger } from './pool-addresses.ts';
+import type { GrowthState } from './pool-growth-health.ts';
+import type { EniLinkHooks, PoolLog } from './pool-parts.ts';
+import type { WarmPoolTargets } from './targets.ts';
+
+export interface PoolManagerDeps extends EniLinkHooks {
+  readonly cloud: Cloud;
+  readonly pool: AddressPool;
+  readonly clock: { now(): number };
+  readonly log: PoolLog;
+  readonly metadata: InstanceMetadata;
+  readonly limits: InstanceTypeLimits;
+  readonly targets: WarmPoolTargets;
+  /**
+   * The agent's Ledger: init() restores assignments and cooldowns from it, release() records
+   * cooldowns in it, expired cooldowns leave it; ENIs part-way through being created or freed are
+   * recorded in it, and init() resumes them.
+   */
+  readonly ledger?: PoolLedger & PendingEniRecords;
+  /** CLUSTER_NAME and ADDITIONAL_ENI_TAGS, for the ENIs vpcnet creates. */
+  readonly eniTags?: EniTagOptions;
+  /** Subnet and security groups of new ENIs (default: the primary ENI's; eni-placement.ts). */
+  readonly eniPlacement?: EniPlacer;
+  /** An ENI attached less than this ago is not freed (default: the upstream's minute). */
+  readonly minEniLifetimeMs?: number;
+  /** The leaked-ENI sweep (default: on, the upstream's grace and interval). */
+  readonly leakedEniCleanup?: LeakedEniCleanup;
+  /** Period of the background loop (default 5 s). */
+  readonly intervalMs?: number;
+  /** First retry delay after a failed pass (default 1 s), doubled per failure up to maxBackoffMs (default 60 s). */
+  readonly retryBaseMs?: number;
+  readonly maxBackoffMs?: number;
+  /** ENABLE_PREFIX_DELEGATION and WARM_PREFIX_TARGET (default: off). */
+  readonly prefixMode?: PrefixModeOptions;
+  /** Period of the comparison with EC2 (cloud-sync.ts; default 60 s). */
+  readonly syncIntervalMs?: number;
+  /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
+  readonly staleWindowMs?: number;
+}
+
+/** The pool's health, for the agent's state. */
+export interface PoolHealth {
+  readonly growth: GrowthState;
+  readonly sync: CloudSyncState;
+  /** ENABLE_PREFIX_DELEGATION, and whether the pool fell back to secondary IPs (no free /28). */
+  readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
+}
+
+export interface PoolInitOptions {
+  /**
+   * Configure each managed ENI's link through onEniAttached before its addresses enter the pool
+   * (a failure fails init). Without it (deprecated), the caller configures the returned ENIs itself.
+   */
+  readonly configureLinks?: boolean;
+}

@@ -1,0 +1,51 @@
+// What the pool manager's parts (growth, shrink, the addresses ADD and DEL use) share: the cloud,
+// the in-memory pool, the ENI registry and the hooks into the agent's dataplane.
+
+import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { EniPlacer } from '../enis/eni-placement.ts';
+import type { EniRegistry } from '../enis/eni-registry.ts';
+import type { EniTagOptions } from '../enis/eni-tags.ts';
+import type { EniJournal } from '../enis/pending-enis.ts';
+import type { AddressPool } from './pool.ts';
+import type { WarmPoolTargets } from './targets.ts';
+
+type Fields = Record<string, unknown>;
+
+/** The slice of the agent's logger the manager uses. */
+export interface PoolLog {
+  info(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+}
+
+/** The agent's dataplane, as the ENI lifecycle needs it. */
+export interface EniLinkHooks {
+  /**
+   * Configures the host link of an attached ENI. Its addresses enter the pool only after this
+   * succeeds; a failure is retried on the next pass.
+   */
+  readonly onEniAttached?: (eni: EniInfo) => Promise<void>;
+  /**
+   * Tears down the host link config of an ENI about to be detached. Called after the ENI left the
+   * pool and before the cloud detaches it; a failure keeps the ENI.
+   */
+  readonly onEniDetaching?: (eni: EniInfo) => Promise<void>;
+}
+
+export interface PoolParts {
+  readonly cloud: Cloud;
+  readonly pool: AddressPool;
+  readonly registry: EniRegistry;
+  readonly clock: { now(): number };
+  readonly log: PoolLog;
+  readonly metadata: InstanceMetadata;
+  readonly limits: InstanceTypeLimits;
+  readonly targets: WarmPoolTargets;
+  readonly links: EniLinkHooks;
+  /** Where ENIs part-way through being created or freed are recorded (the ledger). */
+  readonly journal: EniJournal;
+  /** What the ENIs vpcnet creates are tagged with besides its own marks. */
+  readonly eniTags: EniTagOptions;
+  /** Where each new ENI goes (subnet, security groups), and whether the primary ENI lends addresses. */
+  readonly placement: EniPlacer;
+}

@@ -1,0 +1,289 @@
+// The pool by prefixes: builds each ENI's slot view (prefix-targets.ts decides), assigns and
+// releases /28 prefixes, and falls back to secondary IPs on the same ENIs while the subnet has no
+// free /28 (InsufficientCidrBlocks), trying a prefix again on the pool's interval with backoff.
+// Also used with prefix delegation off while ENIs still hold prefixes (a node switched back):
+// those prefixes keep their pods' addresses and are given back once none of them is in use.
+
+import { CloudError } from '../../cloud/cloud.ts';
+import { isThrottled } from '../../cloud/ec2-retry.ts';
+import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
+import type { PoolParts } from '../pool/pool-parts.ts';
+import { nextPoolStep, type PoolDecision } from '../pool/targets.ts';
+import { type EniSlots, prefixStep, slotsUsed, type UnitDecision } from './prefix-targets.ts';
+import { PREFIX_SIZE, type PrefixBook, prefixAddresses } from './prefixes.ts';
+
+export interface PrefixModeOptions {
+  /** ENABLE_PREFIX_DELEGATION. */
+  readonly enabled: boolean;
+  /** WARM_PREFIX_TARGET (prefix mode only). */
+  readonly warmPrefixTarget: number;
+  /** First retry of a prefix after InsufficientCidrBlocks (default 5 s), doubled up to maxRetryMs (default 5 min). */
+  readonly retryBaseMs?: number;
+  readonly maxRetryMs?: number;
+}
+
+/** For the agent's state: whether the pool holds prefixes or had to fall back to secondary IPs. */
+export interface PrefixModeState {
+  readonly mode: 'prefixes' | 'secondaryIpFallback';
+  /** ms since epoch the fallback began. */
+  readonly fallbackSince?: number;
+  readonly nextPrefixRetryAt?: number;
+  readonly failedPrefixTries?: number;
+}
+
+export class PrefixPool {
+  readonly #p: PoolParts;
+  readonly #book: PrefixBook;
+  readonly #o: PrefixModeOptions;
+  #fallback: { since: number; retryAt: number; failures: number } | undefined;
+  /** Fallback episodes since start (the metric). */
+  fallbacks = 0;
+
+  constructor(parts: PoolParts, book: PrefixBook, options: PrefixModeOptions) {
+    this.#p = parts;
+    this.#book = book;
+    this.#o = options;
+  }
+
+  get enabled(): boolean {
+    return this.#o.enabled;
+  }
+
+  state(): PrefixModeState {
+    const f = this.#fallback;
+    if (f === undefined) return { mode: 'prefixes' };
+    return {
+      mode: 'secondaryIpFallback',
+      fallbackSince: f.since,
+      nextPrefixRetryAt: f.retryAt,
+      failedPrefixTries: f.failures,
+    };
+  }
+
+  /**
+   * The next step, or undefined when the secondary-IP pool's own decision applies (prefix
+   * delegation off and no ENI holds a prefix).
+   */
+  decision(eniCount: number, detachable: ReadonlySet<string>): UnitDecision | undefined {
+    const { limits, targets, clock } = this.#p;
+    if (!this.#o.enabled && !this.#book.any()) return undefined;
+    const enis = this.slots();
+    if (this.#o.enabled) {
+      const now = clock.now();
+      const fallback = {
+        active: this.#fallback !== undefined,
+        probeDue: (this.#fallback?.retryAt ?? 0) <= now,
+      };
+      return prefixStep(
+        enis,
+        limits,
+        { ...targets, warmPrefixTarget: this.#o.warmPrefixTarget },
+        eniCount,
+        detachable,
+        fallback,
+      );
+    }
+    // Prefix delegation off, prefixes left from prefix mode: a prefix none of whose addresses is in
+    // use goes first; otherwise the secondary-IP targets, counting slots rather than addresses.
+    if (enis.some((e) => e.prefixes.some((p) => p.inUse === 0)))
+      return { kind: 'release', count: 1, unit: 'prefixes' };
+    const asSecondary = enis.map((e) => ({ ...e, total: slotsUsed(e), available: e.singlesAvailable }));
+    return withUnit(nextPoolStep(asSecondary, limits, targets, eniCount, detachable));
+  }
+
+  /**
+   * Addresses a new pod takes only when no other is free: secondary IPs in prefix mode (so they
+   * drain and go back), prefix addresses with prefix delegation off (so prefixes drain).
+   */
+  secondChoice(): ((eniId: string, ip: string) => boolean) | undefined {
+    if (!this.#o.enabled && !this.#book.any()) return undefined;
+    const inPrefix = (eniId: string, ip: string) => this.#book.prefixOf(eniId, ip) !== undefined;
+    return this.#o.enabled ? (eniId, ip) => !inPrefix(eniId, ip) : inPrefix;
+  }
+
+  /** Every pool ENI by slot: prefix membership from the book, address states from the pool. */
+  slots(): EniSlots[] {
+    const { pool } = this.#p;
+    return pool.enis().map((eni) => {
+      const prefixes = this.#book.prefixesOf(eni.eniId).map((prefix) => ({ prefix, inUse: 0 }));
+      let singles = 0;
+      let singlesAvailable = 0;
+      let assigned = 0;
+      let cooling = 0;
+      const addresses = pool.addresses(eni.eniId);
+      for (const [ip, state] of addresses) {
+        const busy = state.kind !== 'free';
+        if (state.kind === 'assigned') assigned++;
+        if (state.kind === 'cooling') cooling++;
+        const prefix = this.#book.prefixOf(eni.eniId, ip);
+        const entry = prefixes.find((p) => p.prefix === prefix);
+        if (entry !== undefined) {
+          if (busy) entry.inUse++;
+        } else {
+          singles++;
+          if (!busy) singlesAvailable++;
+        }
+      }
+      return {
+        eniId: eni.eniId,
+        deviceNumber: eni.deviceNumber,
+        prefixes,
+        singles,
+        singlesAvailable,
+        assigned,
+        cooling,
+        available: addresses.size - assigned - cooling,
+        total: addresses.size,
+      };
+    });
+  }
+
+  /** Carries out an assign: prefixes (secondary IPs in fallback) on the lowest ENI with a free slot. */
+  async assign(decision: UnitDecision & { kind: 'assign' }): Promise<PoolDecision> {
+    const perEni = Math.max(this.#p.limits.ipsPerEni - 1, 0);
+    const target = this.slots().find((e) => slotsUsed(e) < perEni);
+    if (target === undefined) return { kind: 'none' };
+    const room = perEni - slotsUsed(target);
+    if (decision.unit === 'ips' || !this.#o.enabled) {
+      return this.#assignIps(target.eniId, Math.min(decision.count, room));
+    }
+    const count = Math.min(decision.count, room);
+    try {
+      const prefixes = await this.#p.cloud.assignIpv4Prefixes(target.eniId, count);
+      this.#p.pool.addAddresses(target.eniId, prefixes.flatMap(prefixAddresses));
+      this.#book.add(target.eniId, prefixes);
+      this.#p.log.info('assigned prefixes', { eni: target.eniId, prefixes });
+      this.#endFallback();
+      return { kind: 'assign', count: prefixes.length };
+    } catch (err) {
+      if (!(err instanceof CloudError && err.code === 'InsufficientCidrBlocks')) {
+        throw new Error(`cannot assign ${count} prefixes to ENI ${target.eniId}: ${cloudErrorText(err)}`, {
+          cause: err,
+        });
+      }
+      this.#startFallback(target.eniId, err);
+      return this.#assignIps(target.eniId, Math.min(count * PREFIX_SIZE, room));
+    }
+  }
+
+  /** Carries out a release: free secondary IPs, or prefixes none of whose addresses is in use. */
+  async release(decision: UnitDecision & { kind: 'release' }): Promise<PoolDecision> {
+    return decision.unit === 'ips' ? this.#releaseIps(decision.count) : this.#releasePrefixes(decision.count);
+  }
+
+  async #assignIps(eniId: string, count: number): Promise<PoolDecision> {
+    if (count <= 0) return { kind: 'none' };
+    let ips: string[];
+    try {
+      ips = await this.#p.cloud.assignPrivateIps(eniId, count);
+    } catch (err) {
+      throw new Error(`cannot assign ${count} addresses to ENI ${eniId}: ${cloudErrorText(err)}`, {
+        cause: err,
+      });
+    }
+    this.#p.pool.addAddresses(eniId, ips);
+    this.#p.log.info('assigned addresses', {
+      eni: eniId,
+      ips,
+      ...(this.#fallback ? { fallback: true } : {}),
+    });
+    return { kind: 'assign', count: ips.length };
+  }
+
+  async #releaseIps(count: number): Promise<PoolDecision> {
+    const { pool, cloud, log } = this.#p;
+    for (const eni of this.slots().reverse()) {
+      const ips = [...pool.addresses(eni.eniId)]
+        .filter(([ip, s]) => s.kind === 'free' && this.#book.prefixOf(eni.eniId, ip) === undefined)
+        .map(([ip]) => ip)
+        .slice(0, count);
+      if (ips.length === 0) continue;
+      pool.removeAddresses(eni.eniId, ips);
+      await this.#giveBack(`release ${ips.length} addresses of ENI ${eni.eniId}`, eni.eniId, ips, () =>
+        cloud.unassignPrivateIps(eni.eniId, ips),
+      );
+      log.info('released addresses', { eni: eni.eniId, ips });
+      return { kind: 'release', count: ips.length };
+    }
+    return { kind: 'none' };
+  }
+
+  async #releasePrefixes(count: number): Promise<PoolDecision> {
+    const { pool, cloud, log } = this.#p;
+    for (const eni of this.slots().reverse()) {
+      const addresses = pool.addresses(eni.eniId);
+      const idle = this.#book
+        .prefixesOf(eni.eniId)
+        .filter((p) => prefixAddresses(p).every((ip) => addresses.get(ip)?.kind === 'free'))
+        .slice(0, count);
+      if (idle.length === 0) continue;
+      const ips = idle.flatMap(prefixAddresses);
+      // Out of the pool (and the book) before the call, so no ADD takes an address being given back.
+      pool.removeAddresses(eni.eniId, ips);
+      this.#book.remove(eni.eniId, idle);
+      await this.#giveBack(
+        `release prefixes ${idle.join(', ')} of ENI ${eni.eniId}`,
+        eni.eniId,
+        ips,
+        () => cloud.unassignIpv4Prefixes(eni.eniId, idle),
+        () => this.#book.add(eni.eniId, idle),
+      );
+      log.info('released prefixes', { eni: eni.eniId, prefixes: idle });
+      return { kind: 'release', count: idle.length };
+    }
+    return { kind: 'none' };
+  }
+
+  /** As pool-shrink.ts: back into the pool only when EC2 certainly did not apply the call. */
+  async #giveBack(
+    doing: string,
+    eniId: string,
+    ips: readonly string[],
+    call: () => Promise<void>,
+    undo?: () => void,
+  ): Promise<void> {
+    try {
+      await call();
+    } catch (err) {
+      const notApplied =
+        isThrottled(err) ||
+        (err instanceof CloudError && !err.retryable && !err.code.startsWith('InvalidParameter'));
+      if (notApplied) {
+        this.#p.pool.addAddresses(eniId, ips);
+        undo?.();
+      }
+      throw new Error(`cannot ${doing}: ${cloudErrorText(err)}`, { cause: err });
+    }
+  }
+
+  #startFallback(eniId: string, err: unknown): void {
+    const now = this.#p.clock.now();
+    const base = this.#o.retryBaseMs ?? 5000;
+    const failures = (this.#fallback?.failures ?? 0) + 1;
+    const wait = Math.min(base * 2 ** (failures - 1), this.#o.maxRetryMs ?? 300_000);
+    if (this.#fallback === undefined) {
+      this.fallbacks++;
+      this.#p.log.warn(
+        'no /28 prefix can be had in the subnet; falling back to secondary IPs until one can',
+        {
+          eni: eniId,
+          error: cloudErrorText(err),
+          retryInMs: wait,
+        },
+      );
+    }
+    this.#fallback = { since: this.#fallback?.since ?? now, retryAt: now + wait, failures };
+  }
+
+  #endFallback(): void {
+    if (this.#fallback === undefined) return;
+    this.#p.log.info('prefixes can be had again; secondary IPs taken in fallback go back once free', {
+      fallbackMs: this.#p.clock.now() - this.#fallback.since,
+    });
+    this.#fallback = undefined;
+  }
+}
+
+function withUnit(d: PoolDecision): UnitDecision {
+  return d.kind === 'assign' || d.kind === 'release' ? { ...d, unit: 'ips' } : d;
+}
