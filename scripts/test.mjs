@@ -10,18 +10,19 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-// Suites run inside another kernel by a suite of the host run: test/uml/ under User-Mode Linux
-// (test/uml.test.ts), test/vm/ in a QEMU VM with Debian's stock kernel (test/vm.test.ts).
-const GUEST_SUITES = new Set([join('test', 'uml'), join('test', 'vm')]);
+// Suites run inside another kernel by a suite of the host run: test/kernels/uml/ under User-Mode
+// Linux (test/kernels/uml.test.ts), test/kernels/vm/ in a QEMU VM with Debian's stock kernel
+// (test/kernels/vm.test.ts).
+const GUEST_SUITES = new Set([join('test', 'kernels', 'uml'), join('test', 'kernels', 'vm')]);
 
 // Slow and exhaustive: run by CI (.ci/run) and on request, not by a plain `npm test`.
 //   the mutation check runs the unit suites once per mutation (3-13 minutes by host);
-//   test/uml/ again under Debian unstable's UML, the one hosts with AMX CPUs use (~4 minutes);
+//   test/kernels/uml/ again under Debian unstable's UML, the one hosts with AMX CPUs use (~4 minutes);
 //   the VM suite boots a stock kernel under software emulation (~1.5 minutes; ~400 MB on first use).
 const EXHAUSTIVE = new Set([
   join('test', 'mutation-check.test.ts'),
-  join('test', 'uml-newer.test.ts'),
-  join('test', 'vm.test.ts'),
+  join('test', 'kernels', 'uml-newer.test.ts'),
+  join('test', 'kernels', 'vm.test.ts'),
 ]);
 
 function find(dir) {

@@ -52,7 +52,7 @@ export async function labUp(name: string, extra: string[] = []): Promise<LabDesc
 
 /**
  * Registers a pod bound to `node` in the lab's Kubernetes API: what `vpcnetctl lab pod` does, called
- * in this process (test/lab.test.ts drives the command itself), since a process per pod is slow
+ * in this process (test/lab/lab.test.ts drives the command itself), since a process per pod is slow
  * under User-Mode Linux.
  */
 export async function registerPod(

@@ -1,5 +1,5 @@
 // The dataplane over the fake kernel: the shared scenario table (the same one runs against the
-// real kernel in test/dataplane-scenarios.test.ts), plus what only the fake can show (injected
+// real kernel in test/kernels/dataplane-scenarios.test.ts), plus what only the fake can show (injected
 // failures at any step, exact operation counts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

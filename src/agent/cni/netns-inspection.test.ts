@@ -17,7 +17,7 @@ test('a network namespace is vouched for by one look: its identity, without the 
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-inspect-'));
   try {
     await symlink('/proc/self/ns/net', join(dir, 'to-net'));
-    // Bind mounts of namespaces (`ip netns add`, a runtime's) are in test/netns-inspection.test.ts.
+    // Bind mounts of namespaces (`ip netns add`, a runtime's) are in test/kernels/netns-inspection.test.ts.
     for (const path of ['/proc/self/ns/net', join(dir, 'to-net')]) {
       const seen = await inspectNetns(path, neverAsked);
       assert.deepEqual(seen, { exists: true, notNetns: undefined, identity: await netnsIdentity(path) });

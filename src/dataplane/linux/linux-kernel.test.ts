@@ -1,6 +1,6 @@
 // The Linux kernel driver (through the dataplane) against a scripted runner: which processes it
 // starts, what it sends them, and what it undoes when a step fails. The real kernel is exercised in
-// test/dataplane.test.ts and test/dataplane-scenarios.test.ts.
+// test/kernels/dataplane.test.ts and test/kernels/dataplane-scenarios.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRegularPod } from '../../plan/pod-plan.ts';

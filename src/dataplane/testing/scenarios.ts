@@ -1,5 +1,5 @@
 // One table of dataplane scenarios, run against the fake kernel (src/dataplane/dataplane.test.ts)
-// and against the real one in network namespaces (test/dataplane-scenarios.test.ts). The same
+// and against the real one in network namespaces (test/kernels/dataplane-scenarios.test.ts). The same
 // assertions pass on both, or the fake has drifted from the kernel it stands in for.
 import type { KernelOp, TrunkDriver } from '../../plan/kernel-op.ts';
 import type { Dataplane } from '../dataplane.ts';

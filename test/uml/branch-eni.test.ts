@@ -1,6 +1,0 @@
-// Pods with security groups, trunk driver vlan (802.1q), under User-Mode Linux: the suite of
-// test/branch-eni-suite.ts. UML has no nf_tables, so the node does no SNAT here (external SNAT,
-// the upstream's AWS_VPC_K8S_CNI_EXTERNALSNAT); branch-ENI pods are never SNATed anyway.
-import { branchEniSuite } from '../branch-eni-suite.ts';
-
-branchEniSuite('vlan', { extraAgentEnv: ['AWS_VPC_K8S_CNI_EXTERNALSNAT=true'] });
