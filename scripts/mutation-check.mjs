@@ -15,7 +15,8 @@ const root = resolve(import.meta.dirname, '..');
 /**
  * name: short id; rule: which of the five it breaks; file: relative to the repo; from → to: an
  * exact text that must occur once in the file; tests: folders (their *.test.ts) or test files, one
- * of which must fail.
+ * of which must fail. A mutation with `compiler` instead of `tests` is one the types forbid: the
+ * type checker (tsc over the mutated copy) must refuse it with an error matching `compiler`.
  */
 export const MUTATIONS = [
   {
@@ -379,6 +380,24 @@ export const MUTATIONS = [
     to: '    if (last) return Promise.resolve(last);',
     tests: ['src/agent/branch/trunk-facts.test.ts'],
   },
+  {
+    name: 'del-asks-pod-cache',
+    rule: 'DEL does not guess',
+    what: 'DEL asks the Kubernetes API (the pod cache) about the pod it deletes',
+    file: 'src/agent/cni/del.ts',
+    from: 'export async function delAttachment(ctx: DelContext, req: AttachRequest): Promise<void> {\n',
+    to: "export async function delAttachment(ctx: DelContext, req: AttachRequest): Promise<void> {\n  await ctx.pods.lookup(req.pod.namespace ?? '', req.pod.name ?? '');\n",
+    compiler: /Property 'pods' does not exist on type 'DelContext'/,
+  },
+  {
+    name: 'check-changes-ledger',
+    rule: 'convergence',
+    what: 'CHECK removes a drifted attachment from the ledger instead of reporting it',
+    file: 'src/agent/cni/check.ts',
+    from: '  if (problems.length > 0) {\n',
+    to: '  if (problems.length > 0) {\n    ctx.ledger.remove(req.key);\n',
+    compiler: /Property 'remove' does not exist on type 'Pick<Ledger, "binding" \| "get">'/,
+  },
 ];
 
 async function testFiles(dir, under) {
@@ -422,6 +441,25 @@ function run(cwd, files) {
   });
 }
 
+/** The type checker over the copy (its src/ and the repository's tsconfig). */
+function typecheck(cwd) {
+  return new Promise((resolvePromise) => {
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const child = spawn(process.execPath, [tsc, '-p', cwd, '--pretty', 'false'], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
+    child.on('close', (code) => resolvePromise({ code: code ?? 1, output }));
+  });
+}
+
 /** Runs the mutations; returns one result per mutation. */
 export async function mutationCheck(names = [], log = console.log) {
   const chosen = names.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => names.includes(m.name));
@@ -443,6 +481,21 @@ export async function mutationCheck(names = [], log = console.log) {
         continue;
       }
       await writeFile(path, original.replace(m.from, m.to));
+      if (m.compiler !== undefined) {
+        const started = Date.now();
+        const r = await typecheck(work);
+        await writeFile(path, original);
+        const seconds = ((Date.now() - started) / 1000).toFixed(1);
+        const refusal = r.output.split('\n').find((l) => m.compiler.test(l));
+        const outcome = refusal !== undefined ? 'killed' : r.code === 0 ? 'survived' : 'error';
+        const detail =
+          `tsc, ${seconds} s` +
+          (outcome === 'killed' ? `; refused: ${refusal.trim()}` : '') +
+          (outcome === 'error' ? `; exit ${r.code}, not the expected error:\n${r.output.slice(-2000)}` : '');
+        results.push({ ...m, outcome, detail });
+        log(`${outcome.toUpperCase().padEnd(9)} ${m.name} (${m.rule}): ${m.what} [${detail}]`);
+        continue;
+      }
       const files = [];
       for (const t of m.tests) {
         const found = await stat(join(work, t)).catch(() => undefined);

@@ -26,16 +26,41 @@ export interface NodeFacts {
   readonly primaryIp: string;
 }
 
-export interface OperationContext {
+/**
+ * What DEL may use (and CNI GC, which removes each attachment as its DEL would). Rule 5, "DEL does
+ * not guess": the ledger decides, so there is no pod source and no cloud here: a DEL that asked the
+ * Kubernetes API what to delete would not compile. Events are a write the operator reads (a
+ * prevented teardown reported on the pod), never a question.
+ */
+export interface DelContext {
   readonly ledger: Ledger;
-  readonly addresses: AddressSource;
   readonly dataplane: Dataplane;
-  readonly pods: PodSource;
-  readonly node: NodeFacts;
+  readonly addresses: Pick<AddressSource, 'release'>;
   readonly log: Logger;
-  readonly now: () => number;
   readonly vethPrefix: string;
   readonly defaultMtu: number;
+  readonly counters: AgentCounters;
+  /** Kubernetes Events on pods (best effort, queued); absent without an API. */
+  readonly events?: EventRecorder;
+}
+
+/**
+ * What CHECK may use: it compares the record with the kernel and changes nothing, so the ledger is
+ * one it can only read and the dataplane one it can only look at (a CHECK that repaired or removed
+ * something would not compile).
+ */
+export interface CheckContext {
+  readonly ledger: Pick<Ledger, 'get' | 'binding'>;
+  readonly dataplane: Pick<Dataplane, 'inspect'>;
+  readonly addresses: Pick<AddressSource, 'lostEni'>;
+}
+
+/** What ADD may use: everything DEL may (an ADD first applies its key's spooled DEL), and more. */
+export interface AddContext extends DelContext {
+  readonly addresses: AddressSource;
+  readonly pods: PodSource;
+  readonly node: NodeFacts;
+  readonly now: () => number;
   readonly addWaitMs: number;
   /** AWS_VPC_K8S_CNI_EXTERNALSNAT: pod addresses never join the node's SNAT set. */
   readonly externalSnat: boolean;
@@ -51,13 +76,8 @@ export interface OperationContext {
   readonly trunkDriver: TrunkDriver;
   /** POD_SECURITY_GROUP_ENFORCING_MODE, unless the network's config sets podSGEnforcingMode. */
   readonly enforcingMode: EnforcingMode;
-  readonly counters: AgentCounters;
-  /** Kubernetes Events on pods (best effort, queued); absent without an API. */
-  readonly events?: EventRecorder;
   /** IPv6 mode with ENABLE_V4_EGRESS: the node-local IPv4 addresses of IPv6 pods' v4if0. */
   readonly v4Egress?: EgressAddressAllocator;
-  /** device:inode of the namespace at that path, undefined if it cannot be read. */
-  readonly netnsIdentity: (path: string) => Promise<string | undefined>;
   /**
    * ADD's look at CNI_NETNS: whether it exists, what it is when it is no network namespace, and
    * its identity (netns-inspection.ts; I/O kept out of the operations for unit tests).
@@ -68,6 +88,15 @@ export interface OperationContext {
    * of PID 1 (the same on a node; in the lab, the machine's own).
    */
   readonly notPodNetns?: ReadonlySet<string>;
+}
+
+/**
+ * The agent's whole context, built once at start: ADD's, which holds DEL's and CHECK's, plus what
+ * the background loops that run beside the CNI operations use.
+ */
+export interface OperationContext extends AddContext {
+  /** device:inode of the namespace at that path, undefined if it cannot be read. */
+  readonly netnsIdentity: (path: string) => Promise<string | undefined>;
 }
 
 /** A parsed ADD/DEL/CHECK, reduced to what the operations need. */

@@ -14,12 +14,12 @@ import { planBranchAttachment } from '../../plan/branch-plan.ts';
 import { vpcAddressOf } from '../../plan/resource.ts';
 import { refuseRepeatedAdd } from '../cni/repeated-add.ts';
 import { resultFor } from '../cni/result.ts';
-import type { AttachRequest, OperationContext } from '../context.ts';
+import type { AddContext, AttachRequest } from '../context.ts';
 import type { BranchTarget } from './assignment.ts';
 import { checkBranchClaim } from './claim.ts';
 
 export async function addBranchAttachment(
-  ctx: OperationContext,
+  ctx: AddContext,
   req: AttachRequest,
   ns: { readonly path: string; readonly id: string | undefined },
   target: BranchTarget,
@@ -137,7 +137,7 @@ export async function addBranchAttachment(
  * same sandbox would either take the branch ENI over from the first or get the node's security
  * groups: refused, with the interface that has it named.
  */
-function refuseSecondInterface(ctx: OperationContext, req: AttachRequest): void {
+function refuseSecondInterface(ctx: AddContext, req: AttachRequest): void {
   const other = ctx.ledger
     .list()
     .find(
@@ -156,7 +156,7 @@ function refuseSecondInterface(ctx: OperationContext, req: AttachRequest): void 
 }
 
 /** A failed ADD removes its own part, then the binding goes back to whoever can hold it (or away). */
-async function forgetFailedBranchAdd(ctx: OperationContext, att: Attachment): Promise<void> {
+async function forgetFailedBranchAdd(ctx: AddContext, att: Attachment): Promise<void> {
   try {
     await ctx.dataplane.remove(att.resources, { netns: att.netns });
   } catch (err) {

@@ -16,7 +16,7 @@ import {
   parsePodEniAnnotation,
 } from '../../pods/pod-eni.ts';
 import type { PodMetadata } from '../../pods/pod-source.ts';
-import type { AttachRequest, OperationContext, TrunkLink } from '../context.ts';
+import type { AddContext, AttachRequest, TrunkLink } from '../context.ts';
 
 export interface BranchTarget {
   readonly pod: PodMetadata;
@@ -24,10 +24,7 @@ export interface BranchTarget {
   readonly trunk: TrunkLink;
 }
 
-export async function branchTarget(
-  ctx: OperationContext,
-  req: AttachRequest,
-): Promise<BranchTarget | undefined> {
+export async function branchTarget(ctx: AddContext, req: AttachRequest): Promise<BranchTarget | undefined> {
   const { namespace, name, uid } = req.pod;
   if (!ctx.enablePodEni || !namespace || !name) return undefined;
   const which = `pod ${namespace}/${name}`;

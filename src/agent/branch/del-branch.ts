@@ -8,13 +8,9 @@ import { errorText } from '../../infra/error-text.ts';
 import { type Attachment, sameAttachmentKey } from '../../plan/attachment.ts';
 import { branchDeviceName } from '../../plan/branch-plan.ts';
 import { reportPreventedTeardown } from '../cni/teardown-event.ts';
-import type { OperationContext } from '../context.ts';
+import type { DelContext } from '../context.ts';
 
-export async function delBranchAttachment(
-  ctx: OperationContext,
-  att: Attachment,
-  binding: string,
-): Promise<void> {
+export async function delBranchAttachment(ctx: DelContext, att: Attachment, binding: string): Promise<void> {
   const { ledger, dataplane, log } = ctx;
   await dataplane.remove(att.resources, { netns: att.netns });
   ledger.remove(att.key);

@@ -15,13 +15,13 @@ import { type Resource, vethOf, vpcAddressOf } from '../../plan/resource.ts';
 import type { PooledAddress } from '../address-source.ts';
 import { addBranchAttachment } from '../branch/add-branch.ts';
 import { branchTarget } from '../branch/assignment.ts';
-import type { AttachRequest, OperationContext } from '../context.ts';
+import type { AddContext, AttachRequest } from '../context.ts';
 import { ipv6Plan } from '../ipv6/ipv6-add.ts';
 import { refuseRepeatedAdd } from './repeated-add.ts';
 import { resultFor } from './result.ts';
 
 /** The plan of a regular pod for this request and address. */
-export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
+export function regularPlan(ctx: AddContext, req: AttachRequest, addr: PooledAddress): Resource[] {
   return planRegularPod({
     key: req.key,
     vethPrefix: req.vethPrefix ?? ctx.vethPrefix,
@@ -38,7 +38,7 @@ export function regularPlan(ctx: OperationContext, req: AttachRequest, addr: Poo
  * hands out valid addresses only, so a colon tells them apart: node:net's isIPv6 runs a large
  * regular expression whose first use compiles it, ~3 ms on the first ADD after a start.
  */
-function podPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
+function podPlan(ctx: AddContext, req: AttachRequest, addr: PooledAddress): Resource[] {
   return addr.ip.includes(':') ? ipv6Plan(ctx, req, addr) : regularPlan(ctx, req, addr);
 }
 
@@ -47,7 +47,7 @@ function podPlan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress)
  * otherwise wait for the pool manager to grow the pool, until the deadline. Several waiting
  * ADDs wake together when addresses arrive; one that loses the race waits again.
  */
-async function obtainAddress(ctx: OperationContext, owner: string): Promise<PooledAddress> {
+async function obtainAddress(ctx: AddContext, owner: string): Promise<PooledAddress> {
   const deadline = ctx.now() + ctx.addWaitMs;
   for (;;) {
     const got = ctx.addresses.allocate(owner);
@@ -62,7 +62,7 @@ async function obtainAddress(ctx: OperationContext, owner: string): Promise<Pool
   }
 }
 
-export async function addAttachment(ctx: OperationContext, req: AttachRequest): Promise<CniResult> {
+export async function addAttachment(ctx: AddContext, req: AttachRequest): Promise<CniResult> {
   const started = performance.now();
   const netns = req.netns;
   if (netns === undefined || netns === '')
@@ -159,7 +159,7 @@ export async function addAttachment(ctx: OperationContext, req: AttachRequest): 
  * An address a pod may already have used (a rebuild) cools down; a fresh one is free at once.
  */
 async function forgetFailedAdd(
-  ctx: OperationContext,
+  ctx: AddContext,
   req: AttachRequest,
   resources: readonly Resource[],
   wasInUse: boolean,

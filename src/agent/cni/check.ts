@@ -3,10 +3,10 @@ import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../../
 import { type Attachment, attachmentHostVeth, sameAttachmentKey } from '../../plan/attachment.ts';
 import { planBranchShared } from '../../plan/branch-plan.ts';
 import { type Resource, vpcAddressOf } from '../../plan/resource.ts';
-import type { AttachRequest, OperationContext } from '../context.ts';
+import type { AttachRequest, CheckContext } from '../context.ts';
 import { podAddress } from './result.ts';
 
-export async function checkAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
+export async function checkAttachment(ctx: CheckContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
   if (!att || att.phase !== undefined) {
     throw new CniError(
@@ -47,7 +47,7 @@ export async function checkAttachment(ctx: OperationContext, req: AttachRequest)
  * are there: either why it cannot be whole, or the binding's resources to judge.
  */
 function branchShare(
-  ctx: OperationContext,
+  ctx: CheckContext,
   att: Attachment,
   key: string,
 ): { problems: string[]; resources: Resource[] } {

@@ -10,10 +10,10 @@ import { hostVethMac, hostVethName } from '../../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../../plan/resource.ts';
 import { delBranchAttachment } from '../branch/del-branch.ts';
-import type { AttachRequest, OperationContext } from '../context.ts';
+import type { AttachRequest, DelContext } from '../context.ts';
 import { recoveredByVeth, releaseRecovered } from '../recovery/recovered-release.ts';
 
-export async function delAttachment(ctx: OperationContext, req: AttachRequest): Promise<void> {
+export async function delAttachment(ctx: DelContext, req: AttachRequest): Promise<void> {
   const att = ctx.ledger.get(req.key);
   if (att?.branch !== undefined) {
     await delBranchAttachment(ctx, att, att.branch);
@@ -84,7 +84,7 @@ export async function delAttachment(ctx: OperationContext, req: AttachRequest): 
  * key, so only this attachment can own it. prevResult's addresses are only a hint: their rules and
  * SNAT entry are removed only when no live attachment in the ledger holds that address.
  */
-function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[] {
+function fallbackResources(ctx: DelContext, req: AttachRequest): Resource[] {
   const out: Resource[] = [
     {
       kind: 'veth',
@@ -119,7 +119,7 @@ function fallbackResources(ctx: OperationContext, req: AttachRequest): Resource[
  * The DEL of a recorded attachment that no runtime request names (a CNI GC, the dead-pod GC): what
  * it removes comes from the record alone. The caller holds the pod's line.
  */
-export function delRecorded(ctx: OperationContext, att: Attachment): Promise<void> {
+export function delRecorded(ctx: DelContext, att: Attachment): Promise<void> {
   return delAttachment(ctx, {
     key: att.key,
     netns: undefined,

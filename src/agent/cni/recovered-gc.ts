@@ -3,11 +3,11 @@
 import type { CniRequest } from '../../cni/request.ts';
 import { hostVethName } from '../../plan/names.ts';
 import { recoveredHostVeth } from '../../plan/recovered.ts';
-import type { OperationContext } from '../context.ts';
+import type { DelContext } from '../context.ts';
 import { releaseRecovered } from '../recovery/recovered-release.ts';
 
 export async function collectRecoveredNotListed(
-  ctx: OperationContext,
+  ctx: DelContext,
   req: Extract<CniRequest, { command: 'GC' }>,
 ): Promise<void> {
   const records = ctx.ledger.recovered();

@@ -3,11 +3,11 @@
 // pod`. Best effort: the recorder only queues (src/pods/kube-events.ts).
 import type { Attachment } from '../../plan/attachment.ts';
 import type { BranchBinding } from '../../plan/binding.ts';
-import type { OperationContext } from '../context.ts';
+import type { DelContext } from '../context.ts';
 
 export const PREVENTED_TEARDOWN_REASON = 'StaleDeleteKeptNetwork';
 
-export function reportPreventedTeardown(ctx: OperationContext, deleted: Attachment, b: BranchBinding): void {
+export function reportPreventedTeardown(ctx: DelContext, deleted: Attachment, b: BranchBinding): void {
   const { namespace, name, uid } = deleted.pod;
   if (ctx.events === undefined || namespace === undefined || name === undefined) return;
   const owner =

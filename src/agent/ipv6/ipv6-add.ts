@@ -6,10 +6,10 @@ import { planIpv6Pod, V4_EGRESS_CIDR } from '../../plan/ipv6-pod-plan.ts';
 import { PRIMARY_POD_IF } from '../../plan/pod-plan.ts';
 import type { Resource } from '../../plan/resource.ts';
 import type { PooledAddress } from '../address-source.ts';
-import type { AttachRequest, OperationContext } from '../context.ts';
+import type { AddContext, AttachRequest } from '../context.ts';
 import { heldEgressAddresses, V4EgressAddresses } from './v4-egress-addresses.ts';
 
-export function ipv6Plan(ctx: OperationContext, req: AttachRequest, addr: PooledAddress): Resource[] {
+export function ipv6Plan(ctx: AddContext, req: AttachRequest, addr: PooledAddress): Resource[] {
   // IPv4 egress is the pod's, not each interface's: it goes with the pod's primary interface.
   const egress = req.key.ifName === PRIMARY_POD_IF ? ctx.v4Egress : undefined;
   const v4EgressIp = egress?.allocate(heldEgressAddresses(ctx.ledger.list(), ctx.ledger.recovered()));
