@@ -1,5 +1,6 @@
-// The node agent: rebuilds its state from ledger + kernel + cloud before it serves a request
-// (durable before success; convergence), then serves CNI requests on its unix socket.
+// The node agent. Its start reads as four steps: open its state (the ledger), rebuild from the cloud
+// (the instance, the addressing mode chosen once, its addresses), recover what a lost ledger or a
+// crash left (durable before success; convergence), then serve CNI requests on its unix socket.
 
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -12,12 +13,14 @@ import { PeriodicLoop } from '../infra/periodic.ts';
 import { eniPlacerFor } from '../ipam/enis/eni-placer-for.ts';
 import { AddressPool } from '../ipam/pool/pool.ts';
 import { PoolManager } from '../ipam/pool/pool-manager.ts';
+import type { Ledger } from '../ledger/ledger.ts';
 import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
 import { AgentObservability } from '../metrics/agent-observability.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
+import { type Addressing, startAddressing } from './addressing.ts';
 import type { AgentDeps, RunningAgent } from './agent-deps.ts';
 import { TrunkFacts } from './branch/trunk-facts.ts';
 import { handleCni } from './cni/cni-handler.ts';
@@ -30,22 +33,40 @@ import { stopGracefully } from './graceful-stop.ts';
 import { explainPod } from './introspection/explain.ts';
 import { introspection } from './introspection/introspection.ts';
 import { RecentErrors } from './introspection/recent-errors.ts';
-import { ipv6RecoveryAddresses, startIpv6Mode, withIpv6Pool } from './ipv6/ipv6-addressing.ts';
 import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
-import { setupIpv4Node } from './loops/ipv4-node-setup.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
 import { recoverHalfDoneAdds } from './recovery/half-done-adds.ts';
 import { sweepRecovered } from './recovery/recovered-release.ts';
-import { openLedger, poolRecoveryAddresses, recoverFromNode, recoveryView } from './recovery/recovery.ts';
+import {
+  type LedgerLoss,
+  openLedger,
+  type RecoveryStart,
+  recoverFromNode,
+  recoveryView,
+} from './recovery/recovery.ts';
 import { type SpoolGuard, spoolDrainer } from './spool/spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
-  const { config, cloud, dataplane, log, now } = deps;
+  const state = await openState(deps);
+  const node = await rebuildFromCloud(deps, state);
+  const recovered = await recover(deps, state, node);
+  return serve(deps, state, node, recovered);
+}
+
+interface OpenState {
+  readonly observed: AgentObservability;
+  readonly ledger: Ledger;
+  readonly loss: LedgerLoss | undefined;
+}
+
+/** The ledger, opened (a refused one set aside), with the agent's metrics around its store. */
+async function openState(deps: AgentDeps): Promise<OpenState> {
+  const { config, log, now } = deps;
   const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const syncs = new SyncThread(undefined, undefined, {
@@ -60,6 +81,17 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     new FileLedgerStore(join(config.stateDir, 'ledger.json'), nodeLedgerFsWithSyncThread(syncs)),
   );
   const { ledger, loss } = await openLedger(store, { now }, log);
+  return { observed, ledger, loss };
+}
+
+type NodeState = Awaited<ReturnType<typeof rebuildFromCloud>>;
+
+/**
+ * The instance as EC2 and IMDS describe it, the pool of ENI addresses and its manager, and the
+ * addressing mode (chosen once), its addresses rebuilt from the cloud.
+ */
+async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState) {
+  const { config, cloud, dataplane, log, now } = deps;
   const meta = await cloud.metadata();
   const limits = await cloud.instanceTypeLimits(meta.instanceType);
   log.info('instance', {
@@ -68,31 +100,6 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     limits,
     vpcCidrs: meta.vpcCidrs,
   });
-  // IPv6 mode: forwarding checked, pod addresses from the primary ENI's /80, IPv4 egress; the IPv4
-  // pool below is never started then (ipv6-addressing.ts).
-  const ipv6 = await startIpv6Mode({
-    config,
-    cloud,
-    meta,
-    ledger,
-    targets: deps.targets,
-    log,
-    now,
-    dataplane,
-    registry: observed.metrics.registry,
-  });
-  // IPv4 mode: SNAT, NodePort support, the VPC CIDR refresh (ipv4-node-setup.ts).
-  const vpcCidrRefresh = ipv6
-    ? undefined
-    : await setupIpv4Node({
-        config,
-        cloud,
-        meta,
-        dataplane,
-        log,
-        vpcCidrRefreshed: observed.metrics.vpcCidrRefreshed,
-      });
-
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
   const manager = new PoolManager({
     cloud,
@@ -113,24 +120,44 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     syncIntervalMs: config.ec2SyncSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
   });
-  // Rebuilds the pool from the cloud's view of the ENIs (each link configured before its addresses
-  // enter the pool), then the ledger's assignments and cooldowns.
-  if (!ipv6) await manager.init({ configureLinks: true });
-  // EC2's view of the trunk's branch ENIs: what a pod-eni annotation is checked against.
+  const addressing: Addressing = await startAddressing({
+    config,
+    cloud,
+    meta,
+    ledger,
+    targets: deps.targets,
+    dataplane,
+    log,
+    now,
+    registry: observed.metrics.registry,
+    vpcCidrRefreshed: observed.metrics.vpcCidrRefreshed,
+    pool,
+    manager,
+  });
+  await addressing.rebuildFromCloud();
+  // EC2's view of the trunk's branch ENIs: what a pod-eni annotation (and recovery) is checked against.
   const trunkFacts = config.enablePodEni
     ? new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) })
     : undefined;
-  // A missing or refused ledger: hold what the node shows of its pods before anything is collected.
-  const protectedAddresses = manager.protectedAddresses();
-  const recovery =
+  return { meta, limits, pool, manager, addressing, trunkFacts };
+}
+
+/**
+ * Before anything is collected or lent: what a missing or refused ledger leaves (held from the
+ * node), ADDs a crash left half done (undone), and the trunk found and configured.
+ */
+async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeState) {
+  const { config, dataplane, log } = deps;
+  const { manager, addressing, trunkFacts } = n;
+  const recovery: RecoveryStart | undefined =
     loss &&
     (await recoverFromNode(
       {
         ...deps,
         ledger,
-        addresses: ipv6 ? ipv6RecoveryAddresses(ipv6.addresses) : poolRecoveryAddresses(pool),
+        addresses: addressing.recovery,
         vethPrefix: config.vethPrefix,
-        protectedAddresses,
+        protectedAddresses: manager.protectedAddresses(),
         ...(trunkFacts === undefined
           ? {}
           : {
@@ -143,7 +170,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       },
       loss,
     ));
-  await recoverHalfDoneAdds(ledger, dataplane, ipv6?.addresses ?? manager, log);
+  await recoverHalfDoneAdds(ledger, dataplane, addressing.addresses, log);
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
         manager,
@@ -155,6 +182,18 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       })
     : undefined;
   await trunk?.start();
+  return { recovery, trunk };
+}
+
+/** The operations' context, the reconcile loop and the RPC server: the agent serves from here on. */
+async function serve(
+  deps: AgentDeps,
+  { observed, ledger }: OpenState,
+  n: NodeState,
+  { recovery, trunk }: Awaited<ReturnType<typeof recover>>,
+): Promise<RunningAgent> {
+  const { config, cloud, dataplane, log, now } = deps;
+  const { meta, limits, pool, manager, addressing, trunkFacts } = n;
   const serializer = new PodSerializer();
   const reconciler = new Reconciler({
     ledger,
@@ -167,20 +206,12 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     netnsIdentity,
     onPass: observed.metrics.reconciled,
     sweepRecovered: (node) =>
-      sweepRecovered(
-        { ledger, dataplane, addresses: ipv6?.addresses ?? manager, log, pods: deps.pods },
-        node,
-      ),
+      sweepRecovered({ ledger, dataplane, addresses: addressing.addresses, log, pods: deps.pods }, node),
     ...(config.reconcileSeconds > 0
       ? {
           loop: (pass: () => Promise<unknown>) => {
             const intervalMs = config.reconcileSeconds * 1000;
-            return new PeriodicLoop({
-              run: pass,
-              intervalMs,
-              firstAfterMs: intervalMs,
-              unref: true,
-            });
+            return new PeriodicLoop({ run: pass, intervalMs, firstAfterMs: intervalMs, unref: true });
           },
         }
       : {}),
@@ -190,7 +221,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const counters = new AgentCounters();
   const ctx: OperationContext = {
     ledger,
-    addresses: observed.addresses(ipv6?.addresses ?? manager),
+    addresses: observed.addresses(addressing.addresses),
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -206,7 +237,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     trunkDriver: config.trunkDriver,
     enforcingMode: config.podSecurityGroupEnforcingMode,
     counters,
-    ...ipv6?.context,
+    ...addressing.context,
     ...(deps.events === undefined ? {} : { events: deps.events }),
     netnsIdentity,
     inspectNetns: (path: string) => inspectNetns(path, deps.notANetworkNamespace ?? notANetworkNamespace),
@@ -230,14 +261,14 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const handle = recentErrors.watching((req, guard?: SpoolGuard) => handleCni(cniDeps, req, guard));
   // Graceful stop: requests let in before the stop began are finished and answered.
   const gate = new RequestGate();
-  const serve = (req: ForwardedRequest) =>
+  const cni = (req: ForwardedRequest) =>
     gate.run(() => handle(req)) ?? Promise.resolve(refusedWhileStopping(req));
 
   const monotonicNow = deps.monotonicNow ?? (() => performance.now());
   const deadPodGc = agentDeadPodGc(config.deadPodGc, deps.podPresence, { ctx, serializer, monotonicNow });
   const drainSpool = spoolDrainer(config.delSpoolDir, handle, log);
   const introspect = () => ({
-    ...withIpv6Pool(introspection(meta, ledger, pool, stats, counters, now, manager), ipv6?.addresses),
+    ...addressing.withPoolView(introspection(meta, ledger, pool, stats, counters, now, manager)),
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
@@ -259,11 +290,11 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   );
   const state = { now, pool, manager, limits, counters, ledger, deadPodGc, targets: deps.targets };
   const endpoints = await observed.serve(config, introspect, state);
-  if (!ipv6) manager.start();
+  addressing.start();
   reconciler.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
-    cni: serve,
+    cni,
     ready: () => ready,
     introspect,
     explain: (ns, pod) => explainPod({ ledger, dataplane, cloud, meta, manager, recentErrors }, ns, pod),
@@ -280,13 +311,12 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     unref: true,
   });
   spoolLoop.start();
-  vpcCidrRefresh?.start();
   deadPodGc?.start();
   // Serving now: the node may take pods once the pool has an address too.
   const taint = startStartupTaint(deps.nodeTaints, {
     key: config.startupTaint,
     nodeName: config.nodeName,
-    hasFreeAddress: () => (ipv6 ? ipv6.addresses.prefix !== undefined : pool.stats(now()).available > 0),
+    hasFreeAddress: () => addressing.hasFreeAddress(),
     events: deps.events,
     log,
   });
@@ -298,14 +328,23 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   return {
     ledger,
     pool,
-    cni: serve,
+    cni,
     deadPodGc,
     introspect,
     endpoints,
     async stop() {
       ready = false;
       await observed.close();
-      const loops = [spoolLoop, vpcCidrRefresh, deadPodGc, reconciler, trunk, manager, taint, deps.events];
+      const loops = [
+        spoolLoop,
+        ...addressing.loops,
+        deadPodGc,
+        reconciler,
+        trunk,
+        manager,
+        taint,
+        deps.events,
+      ];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
       await stopGracefully({ gate, server, stopLoops, ledger, log });
       await ledger.close();
