@@ -9,8 +9,6 @@ import type { NodeEniConfigSource } from '../ipam/enis/eni-placement-custom.ts';
 import type { AddressPool } from '../ipam/pool/pool.ts';
 import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import type { AgentObservability } from '../metrics/agent-observability.ts';
-import type { Ec2AttemptFeed } from '../metrics/ec2-attempt-feed.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
@@ -18,6 +16,8 @@ import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { introspection } from './introspection/introspection.ts';
 import type { DeadPodGc } from './loops/dead-pod-gc.ts';
+import type { AgentObservability } from './observability/agent-observability.ts';
+import type { Ec2AttemptFeed } from './observability/ec2-attempt-feed.ts';
 
 export interface AgentDeps {
   /** The node's labels in the Kubernetes API (absent without an API). */

@@ -17,7 +17,6 @@ import type { Ledger } from '../ledger/ledger.ts';
 import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
-import { AgentObservability } from '../metrics/agent-observability.ts';
 import { PodSerializer } from '../plan/pod-line.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
@@ -37,6 +36,7 @@ import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
+import { AgentObservability } from './observability/agent-observability.ts';
 import { recoverHalfDoneAdds } from './recovery/half-done-adds.ts';
 import { sweepRecovered } from './recovery/recovered-release.ts';
 import {

@@ -1,7 +1,6 @@
 // What the CLI learns from the agent's socket: whether it answers, whether it serves, its state.
 import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';
-import { spoolDepth as spoolDepthIn } from '../metrics/spool-depth.ts';
 
 export type AgentView =
   | { readonly reachable: false; readonly reason: string }
@@ -16,14 +15,5 @@ export async function viewAgent(socket: string): Promise<AgentView> {
     return { reachable: true, ready: health.status === 200, state: state.body };
   } catch (err) {
     return { reachable: false, reason: `no agent answers on ${socket}: ${errorText(err)}` };
-  }
-}
-
-/** DELs waiting in the spool dir (what the plugin wrote while no agent answered); undefined if unreadable. */
-export async function spoolDepth(dir: string): Promise<number | undefined> {
-  try {
-    return (await spoolDepthIn(dir)).pending;
-  } catch {
-    return undefined;
   }
 }

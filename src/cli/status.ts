@@ -2,7 +2,9 @@
 // and the verdict as the exit code: 0 healthy, 1 degraded, 3 down.
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
-import { spoolDepth, viewAgent } from './agent-view.ts';
+import { pendingSpooled } from '../spool/depth.ts';
+import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
+import { viewAgent } from './agent-view.ts';
 import type { CliEnv } from './main.ts';
 import { type NodeState, parseNodeState } from './node-state.ts';
 import { type Finding, nodeFindings, servingVerdict } from './node-verdict.ts';
@@ -16,8 +18,6 @@ import {
   type Verdict,
   verdictTone,
 } from './output.ts';
-
-export const DEFAULT_DEL_SPOOL_DIR = '/var/lib/vpcnet/del-spool';
 
 export const STATUS_HELP = `Usage: vpcnetctl status [--agent-socket PATH] [--del-spool-dir DIR] [--json]
 
@@ -43,7 +43,7 @@ export async function statusReport(socket: string, spoolDir: string, now: number
   if (!view.reachable)
     return { verdict: 'down', agent: { reachable: false, ready: false, reason: view.reason }, findings: [] };
   const parsed = parseNodeState(view.state);
-  const depth = parsed.spoolDepth ?? (await spoolDepth(spoolDir));
+  const depth = parsed.spoolDepth ?? (await pendingSpooled(spoolDir));
   const node = depth === undefined ? parsed : { ...parsed, spoolDepth: depth };
   const findings = nodeFindings(node, now);
   if (!view.ready) {

@@ -3,7 +3,6 @@
 
 export const AGENT_CNI_PATH = '/v1/cni';
 export const DEFAULT_AGENT_SOCKET = '/run/vpcnet/agent.sock';
-export const DEFAULT_DEL_SPOOL_DIR = '/var/lib/vpcnet/del-spool';
 
 /**
  * The largest request, in bytes of its JSON body ({env, stdin}), that the plugin sends and the
@@ -38,15 +37,6 @@ export interface ForwardedResponse {
 export const SUPPORTED_CNI_VERSIONS: readonly string[] = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'];
 /** Version used for VERSION answers and error objects when the request names none we can read. */
 export const DEFAULT_CNI_VERSION = '1.0.0';
-
-// DEL spool: while the agent is down the plugin writes each DEL as one file in the spool dir
-// (`delSpoolDir` from the netconf, else DEFAULT_DEL_SPOOL_DIR). File content is a
-// ForwardedRequest as JSON. Names sort in arrival order, so the agent drains them by
-// listing the directory, keeping names that end in SPOOL_FILE_SUFFIX, sorting them
-// lexicographically, and deleting each file after the DEL it holds has been applied.
-// Files starting with SPOOL_TEMP_PREFIX are half-written and must be ignored.
-export const SPOOL_FILE_SUFFIX = '.del.json';
-export const SPOOL_TEMP_PREFIX = '.tmp-';
 
 /** The answer to CNI VERSION (the plugin prints it without asking the agent). */
 export interface VersionResult {

@@ -1,7 +1,7 @@
 // The agent's configuration, declared once. The environment parser (agent-config.ts), the
 // `vpcnetd --help` text (help.ts) and the README's table (readme-table.ts) all come from here:
 // change a setting here and `npm run docs:config` carries it into the README.
-import { DEFAULT_DEL_SPOOL_DIR } from '../cni/wire.ts';
+import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import { ADDRESS_MODE_SETTINGS } from './settings-address-modes.ts';
 import { CLOUD_DRIVER_VARIABLES, EC2_SETTINGS } from './settings-ec2.ts';

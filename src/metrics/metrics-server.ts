@@ -1,6 +1,5 @@
 // Prometheus scrapes GET /metrics (text exposition format) on VPCNET_METRICS_PORT, every address
 // of the node's network namespace, as upstream's :61678.
-import type { AgentMetrics } from './agent-metrics.ts';
 import {
   type HttpEndpoint,
   refuseUnlessGet,
@@ -9,10 +8,12 @@ import {
   startHttpEndpoint,
 } from './http-endpoint.ts';
 
-export function startMetricsServer(
-  port: number,
-  metrics: Pick<AgentMetrics, 'exposition'>,
-): Promise<HttpEndpoint> {
+/** What the endpoint serves: the registry's text exposition format, and its Content-Type. */
+export interface Exposition {
+  exposition(): Promise<{ readonly contentType: string; readonly text: string }>;
+}
+
+export function startMetricsServer(port: number, metrics: Exposition): Promise<HttpEndpoint> {
   return startHttpEndpoint({
     what: 'Prometheus metrics',
     setting: 'VPCNET_METRICS_PORT, or DISABLE_METRICS=true',

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { SPOOL_FILE_SUFFIX } from '../cni/wire.ts';
+import { SPOOL_FILE_SUFFIX } from '../spool/format.ts';
 import { bundleJsForwarder } from './testing/built-plugins.ts';
 import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 

@@ -3,10 +3,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_AGENT_SOCKET, DEFAULT_DEL_SPOOL_DIR, type ForwardedRequest } from '../cni/wire.ts';
+import { DEFAULT_AGENT_SOCKET, type ForwardedRequest } from '../cni/wire.ts';
+import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
+import { spoolDel } from '../spool/write.ts';
 import { type AgentTransport, AgentUnreachableError, httpTransport } from './forward.ts';
 import { type PluginDeps, runPlugin } from './main.ts';
-import { spoolDel } from './spool.ts';
 import { answerWith, startFakeAgent } from './testing/fake-agent.ts';
 
 interface Run {

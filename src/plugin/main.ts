@@ -14,12 +14,13 @@ import {
 import {
   DEFAULT_AGENT_SOCKET,
   DEFAULT_CNI_VERSION,
-  DEFAULT_DEL_SPOOL_DIR,
   type ForwardedRequest,
   MAX_REQUEST_BYTES,
   requestTooLargeMessage,
   versionResult,
 } from '../cni/wire.ts';
+import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
+import { type DelSpooler, spoolDel } from '../spool/write.ts';
 import {
   AgentRefusedTooLargeError,
   type AgentTransport,
@@ -27,7 +28,6 @@ import {
   httpTransport,
   socketPathProblem,
 } from './forward.ts';
-import { type DelSpooler, spoolDel } from './spool.ts';
 
 export interface PluginDeps {
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -17,12 +17,10 @@ import {
   AGENT_CNI_PATH,
   DEFAULT_AGENT_SOCKET,
   DEFAULT_CNI_VERSION,
-  DEFAULT_DEL_SPOOL_DIR,
   MAX_REQUEST_BYTES,
-  SPOOL_FILE_SUFFIX,
-  SPOOL_TEMP_PREFIX,
   SUPPORTED_CNI_VERSIONS,
 } from '../cni/wire.ts';
+import { DEFAULT_DEL_SPOOL_DIR, SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from '../spool/format.ts';
 import {
   attachEnv,
   builtPlugins,

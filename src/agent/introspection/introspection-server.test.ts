@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { getJson } from '../../infra/unix-socket-json.ts';
 import { CLOUD_MUTATIONS } from '../../ipam/testing/fake-cloud.ts';
 import { parseExposition, sample } from '../../metrics/testing/exposition.ts';
-import { httpGet, observedNode } from '../../metrics/testing/observed-agent.ts';
+import { httpGet, observedNode } from '../observability/testing/observed-agent.ts';
 import { agentWorlds, until } from '../testing/agent-world.ts';
 import { cniRequest } from '../testing/cni-request.ts';
 

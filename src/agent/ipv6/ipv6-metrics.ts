@@ -1,9 +1,9 @@
 // IPv6 mode's figures for Prometheus, read from the IPv6 source at scrape time as the IPv4 pool's
-// are (metrics/state-metrics.ts): the counterparts of awscni_assigned_ip_addresses and
+// are (observability/state-metrics.ts): the counterparts of awscni_assigned_ip_addresses and
 // vpcnet_cooling_ip_addresses, and whether the node holds its /80 (0 while pods get code 11).
 import type { Registry } from 'prom-client';
 import type { Ipv6PrefixPool } from '../../ipam/prefixes/ipv6-prefix-pool.ts';
-import { gaugeFrom } from '../../metrics/state-metrics.ts';
+import { gaugeFrom } from '../../metrics/read-at-scrape.ts';
 
 export function registerIpv6Metrics(registry: Registry, source: Pick<Ipv6PrefixPool, 'view'>): void {
   const gauges: [string, string, () => number][] = [

@@ -23,16 +23,8 @@ import {
 import type { ForwardedRequest, ForwardedResponse } from '../../cni/wire.ts';
 import { errorText } from '../../infra/error-text.ts';
 import type { Logger } from '../../infra/log.ts';
-import {
-  consumeEntry,
-  REJECTED_SUFFIX,
-  readSpoolEntry,
-  setAside,
-  spoolEntryNames,
-  syncDir,
-} from './spool-entry.ts';
-
-export const FAILED_SUFFIX = '.failed';
+import { FAILED_SUFFIX, REJECTED_SUFFIX } from '../../spool/format.ts';
+import { consumeEntry, readSpoolEntry, setAside, spoolEntryNames, syncDir } from '../../spool/read.ts';
 
 /**
  * Run inside the pod's line by the handler: whether the entry is still spooled (an ADD of its key

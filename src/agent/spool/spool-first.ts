@@ -10,7 +10,7 @@ import { type CniRequest, parseCniRequest } from '../../cni/request.ts';
 import { errorText } from '../../infra/error-text.ts';
 import type { Logger } from '../../infra/log.ts';
 import { type AttachmentKey, attachmentKeyString, sameAttachmentKey } from '../../plan/attachment.ts';
-import { consumeEntry, readSpoolEntry, spoolEntryNames } from './spool-entry.ts';
+import { consumeEntry, readSpoolEntry, spoolEntryNames } from '../../spool/read.ts';
 
 export type SpooledDel = Extract<CniRequest, { command: 'DEL' }>;
 

@@ -2,7 +2,8 @@
 // from importing): one JSON file per DEL, named so that names sort in arrival order.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ForwardedRequest, SPOOL_FILE_SUFFIX } from '../../cni/wire.ts';
+import type { ForwardedRequest } from '../../cni/wire.ts';
+import { SPOOL_FILE_SUFFIX } from '../../spool/format.ts';
 
 let spooled = 0;
 

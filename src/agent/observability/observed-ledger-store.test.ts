@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LedgerStore } from '../ledger/storage/store.ts';
+import type { LedgerStore } from '../../ledger/storage/store.ts';
 import { observedLedgerStore } from './observed-ledger-store.ts';
 
 test('the timed ledger store passes every call through and reports each write with its outcome', async () => {

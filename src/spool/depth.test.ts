@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from '../cni/wire.ts';
-import { spoolDepth } from './spool-depth.ts';
+import { spoolDepth } from './depth.ts';
+import { SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from './format.ts';
 
 test('spool depth: pending DELs apart from entries set aside; a file the plugin is still writing is not one', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'vpcnet-spool-depth-'));

@@ -1,7 +1,7 @@
 // The ledger's store, timed: each durable write (fsync) carrying a group commit is observed. A
 // decorator, so the ledger itself knows nothing of metrics; it passes on every method the inner
 // store has (one it left out would silently fall back to a slower or a missing path).
-import type { LedgerStore } from '../ledger/storage/store.ts';
+import type { LedgerStore } from '../../ledger/storage/store.ts';
 
 export function observedLedgerStore(
   inner: LedgerStore,

@@ -1,13 +1,14 @@
 // Gauges and totals read from the agent's state when Prometheus scrapes, not kept up to date by
 // every operation: a scrape every few seconds costs less than a gauge update on every ADD and DEL,
 // and the values are the ones `vpcnetctl state` shows, never a second bookkeeping of them.
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { AgentCounters } from '../agent/stats.ts';
-import type { InstanceTypeLimits } from '../cloud/cloud.ts';
-import type { AddressPool } from '../ipam/pool/pool.ts';
-import type { PoolManager } from '../ipam/pool/pool-manager.ts';
-import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../ipam/pool/targets.ts';
-import { type SpoolDepth, spoolDepth } from './spool-depth.ts';
+import { Gauge, type Registry } from 'prom-client';
+import type { InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { AddressPool } from '../../ipam/pool/pool.ts';
+import type { PoolManager } from '../../ipam/pool/pool-manager.ts';
+import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../../ipam/pool/targets.ts';
+import { gaugeFrom, totalFrom } from '../../metrics/read-at-scrape.ts';
+import { type SpoolDepth, spoolDepth } from '../../spool/depth.ts';
+import type { AgentCounters } from '../stats.ts';
 
 export interface AgentStateSources {
   readonly now: () => number;
@@ -23,35 +24,6 @@ export interface AgentStateSources {
   readonly deadPodCollections?: () => number;
   /** Failed repairs and removals of the reconcile loop so far. */
   readonly reconcileFailures: () => number;
-}
-
-/** A total read from elsewhere: set to the value the source holds now, per label set. */
-function totalFrom<L extends string>(
-  registry: Registry,
-  spec: { name: string; help: string; labelNames?: readonly L[] },
-  read: () => ReadonlyArray<readonly [Partial<Record<L, string>>, number]>,
-): void {
-  new Counter<L>({
-    ...spec,
-    labelNames: spec.labelNames ?? [],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [labels, value] of read()) this.inc(labels, value);
-    },
-  });
-}
-
-/** A gauge read at scrape time. */
-export function gaugeFrom(registry: Registry, name: string, help: string, read: () => number): void {
-  new Gauge({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.set(read());
-    },
-  });
 }
 
 export function registerStateMetrics(registry: Registry, s: AgentStateSources): void {

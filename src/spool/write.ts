@@ -1,21 +1,14 @@
-// Durable DEL spool: while the agent is down a DEL is written here and reported as done;
-// the agent applies the spooled DELs, in arrival order, when it starts.
+// Writing the DEL spool (format.ts): while the agent is down a DEL is written here and reported as
+// done; the agent applies the spooled DELs, in arrival order. The TypeScript forwarder's writer, and
+// the specification the C plugin's (src/plugin/native/spool.c) is held to.
 // Durable before success (docs/design.md, rule 3): the file and its directory entry are fsynced
 // before the plugin exits 0, so a DEL the runtime saw succeed survives a node crash.
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ForwardedRequest, SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from '../cni/wire.ts';
+import type { ForwardedRequest } from '../cni/wire.ts';
+import { SPOOL_TEMP_PREFIX, spoolFileName } from './format.ts';
 
 export type DelSpooler = (dir: string, request: ForwardedRequest) => string;
-
-/**
- * Names sort lexicographically in arrival order: wall-clock ms (order across reboots), then
- * the monotonic ns clock (order within one ms, shared by all processes on the host), then
- * pid and a random tag so that two plugins can never pick the same name.
- */
-export function spoolFileName(wallMs: number, monotonicNs: bigint, pid: number, tag: string): string {
-  return `${String(wallMs).padStart(15, '0')}-${String(monotonicNs).padStart(20, '0')}-${pid}-${tag}${SPOOL_FILE_SUFFIX}`;
-}
 
 /** Writes `request` into `dir` (created if missing) and returns the file's path. Throws on any failure. */
 export function spoolDel(dir: string, request: ForwardedRequest): string {

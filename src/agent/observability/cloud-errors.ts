@@ -1,6 +1,6 @@
 // The last EC2 errors, for the agent's state (`cloudErrors`, newest first): what an operator looks
 // at first when the pool cannot grow ("UnauthorizedOperation", "InsufficientFreeAddressesInSubnet").
-import type { Ec2Attempt } from '../cloud/limited-cloud.ts';
+import type { Ec2Attempt } from '../../cloud/limited-cloud.ts';
 
 export interface CloudErrorEntry {
   /** ISO 8601. */

@@ -1,6 +1,6 @@
 // LimitedCloud is built before the agent (bin/vpcnetd.ts), the agent's metrics inside it: the feed
 // is what the cloud tells (its `observe` dep) and what the agent listens to once it has started.
-import type { Ec2Attempt, Ec2AttemptObserver } from '../cloud/limited-cloud.ts';
+import type { Ec2Attempt, Ec2AttemptObserver } from '../../cloud/limited-cloud.ts';
 
 export class Ec2AttemptFeed {
   readonly #listeners = new Set<Ec2AttemptObserver>();

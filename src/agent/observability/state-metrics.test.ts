@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { SPOOL_FILE_SUFFIX } from '../cni/wire.ts';
+import { parseExposition, sample } from '../../metrics/testing/exposition.ts';
+import { SPOOL_FILE_SUFFIX } from '../../spool/format.ts';
 import type { AgentStateSources } from './state-metrics.ts';
 import { registerStateMetrics } from './state-metrics.ts';
-import { parseExposition, sample } from './testing/exposition.ts';
 
 const dirs: string[] = [];
 after(async () => {

@@ -3,8 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from '../cni/wire.ts';
-import { spoolDel, spoolFileName } from './spool.ts';
+import { SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX, spoolFileName } from './format.ts';
+import { spoolDel } from './write.ts';
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'vpcnet-spool-'));

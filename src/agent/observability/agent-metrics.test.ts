@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ReconcileReport } from '../reconcile/reconciler.ts';
+import { parseExposition, sample } from '../../metrics/testing/exposition.ts';
+import type { ReconcileReport } from '../../reconcile/reconciler.ts';
 import { AgentMetrics } from './agent-metrics.ts';
-import { parseExposition, sample } from './testing/exposition.ts';
 
 async function scrape(m: AgentMetrics): Promise<Map<string, number>> {
   return parseExposition((await m.exposition()).text);

@@ -7,12 +7,8 @@
 import { constants, readdirSync, type Stats } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import {
-  type ForwardedRequest,
-  MAX_REQUEST_BYTES,
-  SPOOL_FILE_SUFFIX,
-  SPOOL_TEMP_PREFIX,
-} from '../../cni/wire.ts';
+import { type ForwardedRequest, MAX_REQUEST_BYTES } from '../cni/wire.ts';
+import { parseSpooled, SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from './format.ts';
 
 export type SpoolEntry =
   | { readonly kind: 'request'; readonly request: ForwardedRequest }
@@ -22,9 +18,6 @@ export type SpoolEntry =
   | { readonly kind: 'odd'; readonly why: string }
   /** Gone before it could be opened (applied meanwhile by an ADD of its key). */
   | { readonly kind: 'gone' };
-
-/** The suffix an entry that is not a regular file of a sane size gets; the drain never reads it again. */
-export const REJECTED_SUFFIX = '.rejected';
 
 // (Node adds O_CLOEXEC itself.)
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -51,18 +44,6 @@ function oddOnOpen(code: string | undefined): string | undefined {
       return 'a device';
     default:
       return undefined;
-  }
-}
-
-export function parseSpooled(text: string): ForwardedRequest | undefined {
-  try {
-    const v = JSON.parse(text) as { env?: unknown; stdin?: unknown };
-    if (typeof v.stdin !== 'string' || typeof v.env !== 'object' || v.env === null) return undefined;
-    const env: Record<string, string> = {};
-    for (const [k, val] of Object.entries(v.env)) if (typeof val === 'string') env[k] = val;
-    return { env, stdin: v.stdin };
-  } catch {
-    return undefined;
   }
 }
 

@@ -6,9 +6,9 @@
 // Upstream's names (awscni_*) where the meaning is the same, with upstream's types and label
 // names; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
 import { Counter, collectDefaultMetrics, Histogram, Registry, Summary } from 'prom-client';
-import type { Ec2Attempt } from '../cloud/limited-cloud.ts';
-import type { SyncPlace } from '../ledger/storage/sync-thread.ts';
-import type { ReconcileReport } from '../reconcile/reconciler.ts';
+import type { Ec2Attempt } from '../../cloud/limited-cloud.ts';
+import type { SyncPlace } from '../../ledger/storage/sync-thread.ts';
+import type { ReconcileReport } from '../../reconcile/reconciler.ts';
 
 /** Seconds: a CNI operation takes milliseconds; an ADD may wait for EC2 up to its deadline. */
 const OPERATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -1,8 +1,8 @@
-// How many DELs wait in the spool, read from the directory when Prometheus scrapes: the plugin
-// writes entries while the agent runs (a refused connection), so only the directory knows.
+// How many DELs wait in the spool (for Prometheus' scrape and the CLI), read from the directory: the
+// plugin writes entries while the agent runs (a refused connection), so only the directory knows.
 import { readdir } from 'node:fs/promises';
-import { FAILED_SUFFIX } from '../agent/spool/spool-drain.ts';
-import { REJECTED_SUFFIX, spoolEntryNames } from '../agent/spool/spool-entry.ts';
+import { FAILED_SUFFIX, REJECTED_SUFFIX } from './format.ts';
+import { spoolEntryNames } from './read.ts';
 
 export interface SpoolDepth {
   /** Entries the next drain applies. */
@@ -26,4 +26,13 @@ export async function spoolDepth(dir: string): Promise<SpoolDepth> {
     failed: names.filter((n) => n.endsWith(FAILED_SUFFIX)).length,
     rejected: names.filter((n) => n.endsWith(REJECTED_SUFFIX)).length,
   };
+}
+
+/** How many DELs wait (what the CLI shows): undefined when the directory cannot be read. */
+export async function pendingSpooled(dir: string): Promise<number | undefined> {
+  try {
+    return (await spoolDepth(dir)).pending;
+  } catch {
+    return undefined;
+  }
 }

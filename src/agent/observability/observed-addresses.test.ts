@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { AddressSource } from '../agent/address-source.ts';
+import type { AddressSource } from '../address-source.ts';
 import { observedAddresses } from './observed-addresses.ts';
 
 test('the observed address source times waits for the pool to grow and leaves allocation untouched', async () => {

@@ -1,16 +1,17 @@
 // Everything the agent exposes for observation, in one object the agent wires in a few lines:
 // the metrics registry and the hooks that feed it, the last EC2 errors, and the two HTTP
 // endpoints (Prometheus metrics, read-only introspection), closed with the agent.
-import type { AddressSource } from '../agent/address-source.ts';
-import { type AgentState, startIntrospectionServer } from '../agent/introspection/introspection-server.ts';
-import type { AgentConfig } from '../config/agent-config.ts';
-import type { Ledger } from '../ledger/ledger.ts';
-import type { LedgerStore } from '../ledger/storage/store.ts';
+
+import type { AgentConfig } from '../../config/agent-config.ts';
+import type { Ledger } from '../../ledger/ledger.ts';
+import type { LedgerStore } from '../../ledger/storage/store.ts';
+import type { HttpEndpoint } from '../../metrics/http-endpoint.ts';
+import { startMetricsServer } from '../../metrics/metrics-server.ts';
+import type { AddressSource } from '../address-source.ts';
+import { type AgentState, startIntrospectionServer } from '../introspection/introspection-server.ts';
 import { AgentMetrics } from './agent-metrics.ts';
 import { type CloudErrorEntry, RecentCloudErrors } from './cloud-errors.ts';
 import type { Ec2AttemptFeed } from './ec2-attempt-feed.ts';
-import type { HttpEndpoint } from './http-endpoint.ts';
-import { startMetricsServer } from './metrics-server.ts';
 import { observedAddresses } from './observed-addresses.ts';
 import { observedLedgerStore } from './observed-ledger-store.ts';
 import { type AgentStateSources, registerStateMetrics } from './state-metrics.ts';

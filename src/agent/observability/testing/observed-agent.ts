@@ -2,16 +2,16 @@
 // with its EC2 calls through LimitedCloud and both endpoints on ports the kernel picks.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startAgent } from '../../agent/agent.ts';
-import type { AgentDeps, RunningAgent } from '../../agent/agent-deps.ts';
-import { type AgentWorlds, agentEnv } from '../../agent/testing/agent-world.ts';
-import { LimitedCloud } from '../../cloud/limited-cloud.ts';
-import { agentConfigFromEnv } from '../../config/agent-config.ts';
-import { Dataplane } from '../../dataplane/dataplane.ts';
-import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
-import { silentLogger } from '../../infra/log.ts';
-import { FakeCloud } from '../../ipam/testing/fake-cloud.ts';
-import { noPodSource } from '../../pods/pod-source.ts';
+import { LimitedCloud } from '../../../cloud/limited-cloud.ts';
+import { agentConfigFromEnv } from '../../../config/agent-config.ts';
+import { Dataplane } from '../../../dataplane/dataplane.ts';
+import { FakeKernel } from '../../../dataplane/testing/fake-kernel.ts';
+import { silentLogger } from '../../../infra/log.ts';
+import { FakeCloud } from '../../../ipam/testing/fake-cloud.ts';
+import { noPodSource } from '../../../pods/pod-source.ts';
+import { startAgent } from '../../agent.ts';
+import type { AgentDeps, RunningAgent } from '../../agent-deps.ts';
+import { type AgentWorlds, agentEnv } from '../../testing/agent-world.ts';
 import { Ec2AttemptFeed } from '../ec2-attempt-feed.ts';
 
 export interface ObservedNode {

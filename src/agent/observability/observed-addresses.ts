@@ -1,7 +1,7 @@
 // The pool as ADD sees it (AddressSource), with the waits for the pool to grow timed: an ADD that
 // found no free address waits for the pool manager, which waits for EC2. Allocation itself is
 // passed through untouched (the ADD path stays as cheap as it was).
-import type { AddressSource } from '../agent/address-source.ts';
+import type { AddressSource } from '../address-source.ts';
 
 export function observedAddresses(
   inner: AddressSource,

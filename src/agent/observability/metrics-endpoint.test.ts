@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
+import { startMetricsServer } from '../../metrics/metrics-server.ts';
 import { AgentMetrics } from './agent-metrics.ts';
-import { startMetricsServer } from './metrics-server.ts';
 import { httpGet } from './testing/observed-agent.ts';
 
 test('GET /metrics answers the text format with its Content-Type; other paths 404, other methods 405', async () => {
