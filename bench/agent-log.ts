@@ -1,6 +1,6 @@
 // Where the agent's time went, from its own log: each ADD's "attached" line carries when the ADD
 // began (`at`, epoch ms) and how long each phase took (`ms`), each DEL's "detached" line its
-// phases (src/agent/cni/add.ts, del.ts). The bench reads the lines of the pods it drove, to print a
+// phases (src/agent/cni-ops/add.ts, del.ts). The bench reads the lines of the pods it drove, to print a
 // burst's arrival spread and the phase split beside the figures.
 import { readFile } from 'node:fs/promises';
 import { percentile } from './stats.ts';

@@ -6,7 +6,7 @@ import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { attachmentHostVeth } from '../plan/attachment.ts';
-import { notANetworkNamespace } from './cni/pod-netns.ts';
+import { notANetworkNamespace } from './cni-ops/pod-netns.ts';
 import { agentWorlds } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';
 

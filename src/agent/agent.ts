@@ -22,11 +22,11 @@ import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
 import type { AgentDeps, RunningAgent } from './agent-deps.ts';
 import { TrunkFacts } from './branch/trunk-facts.ts';
-import { handleCni } from './cni/cni-handler.ts';
-import { inspectNetns } from './cni/netns-inspection.ts';
-import { notANetworkNamespace } from './cni/pod-netns.ts';
-import { RequestGate, refusedWhileStopping } from './cni/request-gate.ts';
-import { startRpcServer } from './cni/rpc-server.ts';
+import { handleCni } from './cni-ops/cni-handler.ts';
+import { inspectNetns } from './cni-ops/netns-inspection.ts';
+import { notANetworkNamespace } from './cni-ops/pod-netns.ts';
+import { RequestGate, refusedWhileStopping } from './cni-ops/request-gate.ts';
+import { startRpcServer } from './cni-ops/rpc-server.ts';
 import type { OperationContext } from './context.ts';
 import { stopGracefully } from './graceful-stop.ts';
 import { explainPod } from './introspection/explain.ts';
@@ -46,7 +46,7 @@ import {
   recoverFromNode,
   recoveryView,
 } from './recovery/recovery.ts';
-import { type SpoolGuard, spoolDrainer } from './spool/spool-drain.ts';
+import { type SpoolGuard, spoolDrainer } from './spool-replay/spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;

@@ -10,7 +10,7 @@ import type { EventRecorder } from '../pods/kube-events.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { TrunkFactsSource } from './branch/trunk-facts.ts';
-import type { NetnsInspection } from './cni/netns-inspection.ts';
+import type { NetnsInspection } from './cni-ops/netns-inspection.ts';
 import type { EgressAddressAllocator } from './ipv6/v4-egress-addresses.ts';
 import type { AgentCounters } from './stats.ts';
 

@@ -4,8 +4,8 @@
 import type { Server } from 'node:http';
 import type { Logger } from '../infra/log.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import type { RequestGate } from './cni/request-gate.ts';
-import { closeRpcListener } from './cni/rpc-server.ts';
+import type { RequestGate } from './cni-ops/request-gate.ts';
+import { closeRpcListener } from './cni-ops/rpc-server.ts';
 
 export interface StoppingAgent {
   readonly gate: RequestGate;

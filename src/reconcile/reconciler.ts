@@ -6,6 +6,7 @@
 // ownership against the ledger right before it removes anything.
 import { bindingSettled, settleBinding } from '../bindings/settle.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
+import { PodNamespaceTooLarge } from '../dataplane/errors.ts';
 import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
 import type { PeriodicLoop } from '../infra/periodic.ts';
@@ -138,11 +139,16 @@ export class Reconciler {
         await this.#converge(att, node, report);
       } catch (err) {
         report.failures.push({ key: att.key, error: errorText(err) });
-        log.error('reconcile: repair failed', {
-          key: att.key,
-          hostVeth: attachmentHostVeth(att),
-          error: errorText(err),
-        });
+        // A pod that filled its own namespace past what is read there (issue 22) fails alone.
+        const unread = err instanceof PodNamespaceTooLarge;
+        log[unread ? 'warn' : 'error'](
+          unread ? 'reconcile: pod namespace not read' : 'reconcile: repair failed',
+          {
+            key: att.key,
+            hostVeth: attachmentHostVeth(att),
+            error: errorText(err),
+          },
+        );
       }
     }
     // Bindings and GC judge the kernel as the repairs left it (one observation serves both unless
@@ -187,7 +193,7 @@ export class Reconciler {
   /** Convergence for one attachment: its plan against the kernel, repaired in its pod's line. */
   async #converge(att: Attachment, node: NodeView, report: MutableReport): Promise<void> {
     const { ledger, dataplane, serializer, log } = this.#deps;
-    const pod = await dataplane.observePod(att.netns);
+    const pod = await dataplane.observePod(att.netns, att.resources);
     if (pod.reachable && findDrift(att.resources, { node, pod }).length === 0) return;
 
     await serializer.run(podLineKey(att.pod, att.key), async () => {

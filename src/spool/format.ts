@@ -1,6 +1,6 @@
 // The DEL spool's on-disk protocol, shared by the plugin that writes it (the C forwarder in
 // src/plugin/native/spool.c, and its TypeScript specification, write.ts) and by what reads it: the
-// agent's replay (src/agent/spool/), its metrics and the CLI (depth.ts, read.ts).
+// agent's replay (src/agent/spool-replay/), its metrics and the CLI (depth.ts, read.ts).
 //
 // While the agent is down the plugin writes each DEL as one file in the spool dir (`delSpoolDir`
 // from the netconf, else DEFAULT_DEL_SPOOL_DIR). A file's content is a ForwardedRequest as JSON.

@@ -1,10 +1,10 @@
-// The agent's one look at a CNI_NETNS path (src/agent/cni/netns-inspection.ts) on what runtimes
+// The agent's one look at a CNI_NETNS path (src/agent/cni-ops/netns-inspection.ts) on what runtimes
 // actually hand it: a bind mount of a namespace, whose /proc/self/fd link is its path and names no
 // namespace kind. The look must vouch for it as the careful checks do, without taking them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { inspectNetns } from '../../src/agent/cni/netns-inspection.ts';
-import { notANetworkNamespace } from '../../src/agent/cni/pod-netns.ts';
+import { inspectNetns } from '../../src/agent/cni-ops/netns-inspection.ts';
+import { notANetworkNamespace } from '../../src/agent/cni-ops/pod-netns.ts';
 import { netnsIdentity } from '../../src/dataplane/netns-identity.ts';
 import { netnsPath, withNetnsCleanup } from '../netns-fixture.ts';
 

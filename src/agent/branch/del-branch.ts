@@ -7,7 +7,7 @@ import { settleBinding } from '../../bindings/settle.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { type Attachment, sameAttachmentKey } from '../../plan/attachment.ts';
 import { branchDeviceName } from '../../plan/branch-plan.ts';
-import { reportPreventedTeardown } from '../cni/teardown-event.ts';
+import { reportPreventedTeardown } from '../cni-ops/teardown-event.ts';
 import type { DelContext } from '../context.ts';
 
 export async function delBranchAttachment(ctx: DelContext, att: Attachment, binding: string): Promise<void> {

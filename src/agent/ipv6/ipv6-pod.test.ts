@@ -6,9 +6,9 @@ import { CNI_ERR_CHECK_DRIFT, CNI_ERR_TRY_AGAIN_LATER, CniError } from '../../cn
 import { formatResult } from '../../cni/result.ts';
 import { egressVethName, V4_EGRESS_IF } from '../../plan/ipv6-pod-plan.ts';
 import { hostVethName } from '../../plan/names.ts';
-import { addAttachment } from '../cni/add.ts';
-import { checkAttachment } from '../cni/check.ts';
-import { delAttachment } from '../cni/del.ts';
+import { addAttachment } from '../cni-ops/add.ts';
+import { checkAttachment } from '../cni-ops/check.ts';
+import { delAttachment } from '../cni-ops/del.ts';
 import { ipv6Source, PRIMARY_ENI } from '../testing/ipv6-address-source.ts';
 import { attachRequest, opContext } from '../testing/op-context.ts';
 import { V4EgressAddresses } from './v4-egress-addresses.ts';

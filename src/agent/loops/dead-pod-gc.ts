@@ -9,8 +9,8 @@ import { PeriodicLoop } from '../../infra/periodic.ts';
 import { type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
 import { type PodSerializer, podLineKey } from '../../plan/pod-line.ts';
 import type { PodPresence, PodPresenceSource, PodRef } from '../../pods/pod-presence.ts';
-import { delRecorded } from '../cni/del.ts';
-import { type SandboxNetns, sandboxNetns } from '../cni/sandbox-netns.ts';
+import { delRecorded } from '../cni-ops/del.ts';
+import { type SandboxNetns, sandboxNetns } from '../cni-ops/sandbox-netns.ts';
 import type { OperationContext } from '../context.ts';
 
 export interface DeadPodGcDeps {

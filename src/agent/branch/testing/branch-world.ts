@@ -13,7 +13,7 @@ import { PodSerializer } from '../../../plan/pod-line.ts';
 import { POD_ENI_ANNOTATION } from '../../../pods/pod-eni.ts';
 import type { PodMetadata, PodSource } from '../../../pods/pod-source.ts';
 import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.ts';
-import { handleCni } from '../../cni/cni-handler.ts';
+import { handleCni } from '../../cni-ops/cni-handler.ts';
 import type { OperationContext } from '../../context.ts';
 import { sweepRecovered } from '../../recovery/recovered-release.ts';
 import { type RecoveryAddresses, recoverFromNode } from '../../recovery/recovery.ts';
