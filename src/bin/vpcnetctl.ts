@@ -1,4 +1,5 @@
-import { defaultCliEnv, runCli } from '../cli/main.ts';
+import { defaultCliEnv } from '../cli/cli-env.ts';
+import { runCli } from '../cli/main.ts';
 import { errorText } from '../infra/error-text.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -6,7 +6,7 @@ import type { RecentCniError } from '../agent/introspection/recent-errors.ts';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';
-import type { CliEnv } from './main.ts';
+import type { CliEnv } from './cli-env.ts';
 import {
   colourWanted,
   EXIT_DOWN,

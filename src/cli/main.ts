@@ -1,5 +1,6 @@
 // vpcnetctl: the operator's CLI. Subcommands dispatch to their modules; each has --help.
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
+import type { CliEnv } from './cli-env.ts';
 import { runHealthCommand } from './health.ts';
 import { runInstallCommand } from './install.ts';
 import { EXIT_USAGE } from './output.ts';
@@ -24,28 +25,6 @@ Commands:
 Status-like commands take --json (one JSON document for scripts); colour only on a terminal
 without NO_COLOR. Run 'vpcnetctl <command> --help' for a command's options.
 `;
-
-export interface CliEnv {
-  /** Directory holding the built executables (bin/). */
-  readonly binDir: string;
-  readonly out: (s: string) => void;
-  readonly err: (s: string) => void;
-  /** The process environment (install reads ENABLE_BANDWIDTH_PLUGIN from it; NO_COLOR). */
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** Whether stdout is a terminal (colour only then). */
-  readonly stdoutIsTty: boolean;
-}
-
-export function defaultCliEnv(): CliEnv {
-  const binDir = dirname(resolve(process.argv[1] ?? join(process.cwd(), 'bin', 'vpcnetctl')));
-  return {
-    binDir,
-    out: (s) => process.stdout.write(s),
-    err: (s) => process.stderr.write(s),
-    env: process.env,
-    stdoutIsTty: process.stdout.isTTY === true,
-  };
-}
 
 /** A command's options that do not parse are a usage error (exit 2), not a failure. */
 function isUsageError(err: unknown): boolean {

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { viewAgent } from './agent-view.ts';
-import type { CliEnv } from './main.ts';
+import type { CliEnv } from './cli-env.ts';
 import { type AttachmentRow, parseNodeState } from './node-state.ts';
 import { age, colourWanted, EXIT_DOWN, jsonDocument, type Printer, printer, table } from './output.ts';
 

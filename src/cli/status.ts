@@ -5,7 +5,7 @@ import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { pendingSpooled } from '../spool/depth.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
 import { viewAgent } from './agent-view.ts';
-import type { CliEnv } from './main.ts';
+import type { CliEnv } from './cli-env.ts';
 import { type NodeState, parseNodeState } from './node-state.ts';
 import { type Finding, nodeFindings, servingVerdict } from './node-verdict.ts';
 import {

@@ -13,8 +13,8 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { type BundleSources, COLLECTORS } from './bundle-collectors.ts';
+import type { CliEnv } from './cli-env.ts';
 import { CONFLIST_NAME } from './install.ts';
-import type { CliEnv } from './main.ts';
 import { EXIT_USAGE } from './output.ts';
 import { REDACTED, redactSecretsInBytes } from './secret-redaction.ts';
 

@@ -1,5 +1,5 @@
 // A CliEnv whose output a test reads back.
-import type { CliEnv } from '../main.ts';
+import type { CliEnv } from '../cli-env.ts';
 
 export interface CapturedCli extends CliEnv {
   stdout(): string;
