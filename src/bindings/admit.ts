@@ -7,18 +7,13 @@
 // superseded on the annotation's word alone.
 import type { Ledger } from '../ledger/ledger.ts';
 import type { PodIdentity } from '../plan/attachment.ts';
-import { type BranchBinding, bindingKeyString, type EnforcingMode } from '../plan/binding.ts';
+import { type BranchBinding, type BranchEni, bindingKeyString, type EnforcingMode } from '../plan/binding.ts';
 import { BRANCH_TABLE_BASE, BRANCH_TABLE_LIMIT } from '../plan/branch-plan.ts';
 import type { TrunkDriver } from '../plan/kernel-op.ts';
 
-export interface BranchAdmission {
+/** What an ADD admits: the pod, its branch ENI, and how the node reaches it. */
+export interface BranchAdmission extends BranchEni {
   readonly pod: PodIdentity & { readonly uid: string };
-  readonly eniId: string;
-  readonly mac: string;
-  readonly ip: string;
-  readonly vlanId: number;
-  readonly subnetCidr: string;
-  readonly gateway: string;
   readonly trunkDev: string;
   readonly mode: EnforcingMode;
   readonly driver: TrunkDriver;

@@ -1,6 +1,8 @@
 // The agent's configuration, parsed once from the environment at start (the table is
 // settings.ts). Everything inside the agent trusts these types.
+
 import { hostname } from 'node:os';
+import type { TrunkDriver } from '../infra/trunk-driver.ts';
 import { VPCNET_OWN_TAG_KEYS } from '../ipam/enis/eni-ownership.ts';
 import { type EniTagOptions, parseAdditionalEniTags } from '../ipam/enis/eni-tags.ts';
 import type { LeakedEniCleanup } from '../ipam/enis/leaked-enis.ts';
@@ -22,7 +24,7 @@ export interface AgentConfig {
   readonly vethPrefix: string;
   readonly mtu: number;
   /** How branch ENIs are reached on the trunk link. */
-  readonly trunkDriver: 'vlan' | 'macvlan';
+  readonly trunkDriver: TrunkDriver;
   /**
    * ENABLE_POD_ENI (upstream name): the node asks for a trunk ENI, and a pod the resource
    * controller annotated with a branch ENI gets it (security groups for pods).

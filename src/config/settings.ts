@@ -1,6 +1,7 @@
 // The agent's configuration, declared once. The environment parser (agent-config.ts), the
 // `vpcnetd --help` text (help.ts) and the README's table (readme-table.ts) all come from here:
 // change a setting here and `npm run docs:config` carries it into the README.
+import { TRUNK_DRIVERS } from '../infra/trunk-driver.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import { ADDRESS_MODE_SETTINGS } from './settings-address-modes.ts';
@@ -87,7 +88,7 @@ export const AGENT_SETTINGS = {
   }),
   trunkDriver: withDefault({
     env: 'VPCNET_TRUNK_DRIVER',
-    kind: oneOf(['vlan', 'macvlan']),
+    kind: oneOf(TRUNK_DRIVERS),
     default: 'vlan',
     description:
       "how branch ENIs are reached on the trunk: 802.1q VLAN devices, or macvlan devices with the branch ENI's MAC where the kernel has no 8021q",

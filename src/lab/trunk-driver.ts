@@ -1,12 +1,10 @@
 // Which trunk driver a lab with pod ENIs uses: 'vlan' (802.1q, as in production) when this
 // kernel can create VLAN devices, else 'macvlan'. The probe runs inside the lab's own VPC
 // namespace, never in the root one; the emulator's fabric and the agents then use the same driver.
-import type { TrunkMode } from '../emulator/fabric/trunk-branches.ts';
+import { TRUNK_DRIVERS, type TrunkDriver } from '../infra/trunk-driver.ts';
 import { runCommand } from './command.ts';
 
-export type TrunkDriver = TrunkMode;
-
-export const TRUNK_DRIVERS: readonly TrunkDriver[] = ['vlan', 'macvlan'];
+export type { TrunkDriver } from '../infra/trunk-driver.ts';
 
 export function parseTrunkDriver(text: string): TrunkDriver {
   const driver = TRUNK_DRIVERS.find((d) => d === text);

@@ -20,15 +20,26 @@ export function bindingKeyString(key: BindingKey): string {
 /** POD_SECURITY_GROUP_ENFORCING_MODE, the upstream's meaning. */
 export type EnforcingMode = 'strict' | 'standard';
 
-export interface BranchBinding {
-  readonly key: BindingKey;
-  readonly pod: PodIdentity;
-  readonly vlanId: number;
-  /** The branch ENI's MAC. */
+/**
+ * A branch ENI as the node uses it: what the resource controller assigned a pod (its annotation),
+ * held to what EC2 shows (src/agent/branch/claim.ts).
+ */
+export interface BranchEni {
+  readonly eniId: string;
+  /** Lower case. */
   readonly mac: string;
   readonly ip: string;
+  /** 802.1q VLAN ID of the branch on the node's trunk. */
+  readonly vlanId: number;
   readonly subnetCidr: string;
+  /** The subnet's router (first address + 1). */
   readonly gateway: string;
+}
+
+/** A pod's binding to its branch ENI (the ENI's ID is in the key). */
+export interface BranchBinding extends Omit<BranchEni, 'eniId'> {
+  readonly key: BindingKey;
+  readonly pod: PodIdentity;
   /** The trunk ENI's link on the node. */
   readonly trunkDev: string;
   /** The binding's own route table. */

@@ -5,7 +5,9 @@
 import { isIP, isIPv4 } from 'node:net';
 
 /** How branch ENIs are reached on the trunk link. */
-export type TrunkDriver = 'vlan' | 'macvlan';
+import type { TrunkDriver } from '../infra/trunk-driver.ts';
+
+export type { TrunkDriver };
 
 /** A policy rule as vpcnet makes it: one selector set, one table. */
 export interface RuleSpec {

@@ -12,21 +12,13 @@ import {
   routerAddress,
 } from '../infra/ipv4.ts';
 
+import type { BranchEni } from '../plan/binding.ts';
+
+export type { BranchEni } from '../plan/binding.ts';
+
 export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
 /** The extended resource a pod with security groups requests (the controller's webhook adds it). */
 export const POD_ENI_RESOURCE = 'vpc.amazonaws.com/pod-eni';
-
-export interface BranchEniAssignment {
-  readonly eniId: string;
-  /** The branch ENI's MAC, lower case. */
-  readonly mac: string;
-  readonly ip: string;
-  /** 802.1q VLAN ID of the branch on the node's trunk. */
-  readonly vlanId: number;
-  readonly subnetCidr: string;
-  /** The subnet's router (first address + 1). */
-  readonly gateway: string;
-}
 
 export class PodEniAnnotationError extends Error {
   constructor(
@@ -58,7 +50,7 @@ function text(o: Record<string, unknown>, name: string): string {
 }
 
 /** Parses and checks the annotation's value; throws PodEniAnnotationError naming the bad field. */
-export function parsePodEniAnnotation(value: string): BranchEniAssignment {
+export function parsePodEniAnnotation(value: string): BranchEni {
   let doc: unknown;
   try {
     doc = JSON.parse(value);

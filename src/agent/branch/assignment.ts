@@ -10,7 +10,7 @@ import {
 } from '../../cni/errors.ts';
 import { errorText } from '../../infra/error-text.ts';
 import {
-  type BranchEniAssignment,
+  type BranchEni,
   POD_ENI_ANNOTATION,
   PodEniAnnotationError,
   parsePodEniAnnotation,
@@ -20,7 +20,7 @@ import type { AddContext, AttachRequest, TrunkLink } from '../context.ts';
 
 export interface BranchTarget {
   readonly pod: PodMetadata;
-  readonly eni: BranchEniAssignment;
+  readonly eni: BranchEni;
   readonly trunk: TrunkLink;
 }
 
@@ -56,7 +56,7 @@ export async function branchTarget(ctx: AddContext, req: AttachRequest): Promise
       'the VPC resource controller has not assigned one; refused rather than giving the pod the node’s security groups',
     );
   }
-  let eni: BranchEniAssignment;
+  let eni: BranchEni;
   try {
     eni = parsePodEniAnnotation(annotation);
   } catch (err) {

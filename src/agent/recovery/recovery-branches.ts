@@ -22,7 +22,7 @@ import {
 import type { TrunkDriver } from '../../plan/kernel-op.ts';
 import { findDrift } from '../../plan/kinds.ts';
 import { MAIN_TABLE, type NodeView } from '../../plan/views.ts';
-import { type BranchEniAssignment, POD_ENI_ANNOTATION, parsePodEniAnnotation } from '../../pods/pod-eni.ts';
+import { type BranchEni, POD_ENI_ANNOTATION, parsePodEniAnnotation } from '../../pods/pod-eni.ts';
 import type { PodMetadata } from '../../pods/pod-source.ts';
 import type { TrunkFactsSource } from '../branch/trunk-facts.ts';
 
@@ -48,7 +48,7 @@ export interface RecoveredBranch {
 
 interface Claim {
   readonly pod: PodMetadata;
-  readonly eni: BranchEniAssignment;
+  readonly eni: BranchEni;
 }
 
 /** Annotated pods of the node, with their parsed annotation; malformed ones prove nothing. */

@@ -18,7 +18,7 @@ import {
 } from './kernel-commands.ts';
 import { vpcLinkName } from './link-names.ts';
 import { TrafficCounters } from './traffic-counters.ts';
-import { TrunkBranches, type TrunkMode } from './trunk-branches.ts';
+import { TrunkBranches, type TrunkDriver } from './trunk-branches.ts';
 
 export interface LinuxFabricOptions {
   /**
@@ -27,7 +27,7 @@ export interface LinuxFabricOptions {
    */
   readonly vpcNetns: string;
   /** How branch ENIs ride on a trunk: 802.1q tags ('vlan', the default) or MACs ('macvlan'). */
-  readonly trunkMode?: TrunkMode;
+  readonly trunkMode?: TrunkDriver;
   readonly ip?: IpBatchRunner;
   readonly sysctl?: SysctlWriter;
   /** Runs commands whose output the fabric reads (counters) and nft scripts; must fail unless they succeed. */
@@ -35,7 +35,7 @@ export interface LinuxFabricOptions {
 }
 
 export class LinuxFabric implements Fabric {
-  readonly trunkMode: TrunkMode;
+  readonly trunkMode: TrunkDriver;
   private readonly vpcNetns: string;
   private readonly ip: IpBatchRunner;
   private readonly sysctl: SysctlWriter;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { FabricEni } from '../api.ts';
 import { vpcLinkName } from './link-names.ts';
 import { TrafficCounters } from './traffic-counters.ts';
-import { branchCounterName, branchLinkName, type TrunkMode } from './trunk-branches.ts';
+import { branchCounterName, branchLinkName, type TrunkDriver } from './trunk-branches.ts';
 
 function eni(eniId: string): FabricEni {
   return {
@@ -19,7 +19,7 @@ const TRUNK = eni('eni-0000000000000bbbb');
 const BRANCH = eni('eni-0000000000000cccc');
 
 /** A kernel whose counters the test sets. */
-function kernel(mode: TrunkMode) {
+function kernel(mode: TrunkDriver) {
   const links = new Map<string, number>();
   const counters = new Map<string, number>();
   const traffic = new TrafficCounters({

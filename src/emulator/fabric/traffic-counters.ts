@@ -7,11 +7,11 @@
 import type { ProcessRunner } from '../../infra/process.ts';
 import type { BranchOnTrunk, FabricEni } from '../api.ts';
 import { vpcLinkName } from './link-names.ts';
-import { branchCounterName, branchLinkName, NFT_TABLE, type TrunkMode } from './trunk-branches.ts';
+import { branchCounterName, branchLinkName, NFT_TABLE, type TrunkDriver } from './trunk-branches.ts';
 
 export interface TrafficDeps {
   readonly vpcNetns: string;
-  readonly mode: TrunkMode;
+  readonly mode: TrunkDriver;
   readonly run: ProcessRunner;
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CommandFailed } from '../../infra/process.ts';
 import type { FabricEni } from '../api.ts';
-import { branchCounterName, branchLinkName, TrunkBranches, type TrunkMode } from './trunk-branches.ts';
+import { branchCounterName, branchLinkName, TrunkBranches, type TrunkDriver } from './trunk-branches.ts';
 
 const TRUNK: FabricEni = {
   eniId: 'eni-0aaaaaaaaaaaa1111',
@@ -24,7 +24,7 @@ function kernelSaid(argv: string[], stderr: string): CommandFailed {
   return new CommandFailed(argv, { code: 1, stdout: '', stderr });
 }
 
-function recording(mode: TrunkMode, fail?: (line: string) => string | undefined) {
+function recording(mode: TrunkDriver, fail?: (line: string) => string | undefined) {
   const calls: string[] = [];
   const branches = new TrunkBranches({
     vpcNetns: 'L-vpc',

@@ -9,15 +9,16 @@
 //   trunk's link itself, which already answers for the gateway. An nftables netdev ingress chain
 //   on the trunk's link counts frames per branch MAC, so traffic can still be told apart.
 import { CommandFailed, type ProcessRunner } from '../../infra/process.ts';
+import type { TrunkDriver } from '../../infra/trunk-driver.ts';
 import type { FabricEni } from '../api.ts';
 import { type IpBatchRunner, nftOnlyAlreadyGone, runRemovals, type SysctlWriter } from './kernel-commands.ts';
 import { vpcLinkName } from './link-names.ts';
 
-export type TrunkMode = 'vlan' | 'macvlan';
+export type { TrunkDriver };
 
 export interface BranchDeps {
   readonly vpcNetns: string;
-  readonly mode: TrunkMode;
+  readonly mode: TrunkDriver;
   readonly ip: IpBatchRunner;
   readonly sysctl: SysctlWriter;
   /** Runs nft scripts; fails (CommandFailed) unless they succeed. */
@@ -51,7 +52,7 @@ export class TrunkBranches {
     this.#deps = deps;
   }
 
-  get mode(): TrunkMode {
+  get mode(): TrunkDriver {
     return this.#deps.mode;
   }
 

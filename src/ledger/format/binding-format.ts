@@ -1,4 +1,5 @@
 // A branch binding as the ledger stores it, read back field by field.
+import { TRUNK_DRIVERS } from '../../infra/trunk-driver.ts';
 import type { BranchBinding } from '../../plan/binding.ts';
 import { arr, describe, int, LedgerFormatError, nonEmpty, obj, optStr } from './json-fields.ts';
 import { parseAttachmentKey, parsePod, parseResource } from './records.ts';
@@ -23,7 +24,7 @@ export function parseBinding(v: unknown, at: string): BranchBinding {
     trunkDev: nonEmpty(o, 'trunkDev', at),
     table: int(o, 'table', at),
     mode: oneOf(o.mode, ['strict', 'standard'] as const, `${at}.mode`),
-    driver: oneOf(o.driver, ['vlan', 'macvlan'] as const, `${at}.driver`),
+    driver: oneOf(o.driver, TRUNK_DRIVERS, `${at}.driver`),
     mtu: int(o, 'mtu', at),
     ...(o.holder === undefined ? {} : { holder: parseAttachmentKey(o.holder, `${at}.holder`) }),
     resources: arr(o.resources, `${at}.resources`).map((r, i) => parseResource(r, `${at}.resources[${i}]`)),

@@ -2,6 +2,7 @@
 // UID + branch ENI), never by a VLAN ID alone: its name comes from the binding, so a late DEL of
 // another pod that once had this VLAN cannot name it (ownership). A missing device is recreated in
 // place (the pod's own veth is untouched); the routes on it come back with the binding's repair.
+import { TRUNK_DRIVERS } from '../../infra/trunk-driver.ts';
 import type { TrunkDeviceResource } from '../resource.ts';
 import type { Finding, KindRules } from './kind.ts';
 
@@ -20,7 +21,7 @@ const create = ({ kind: _, ...spec }: TrunkDeviceResource) => [
 
 export const trunkDeviceKind: KindRules<TrunkDeviceResource> = {
   parse(read) {
-    const driver = read.oneOf('driver', ['vlan', 'macvlan'] as const);
+    const driver = read.oneOf('driver', TRUNK_DRIVERS);
     return {
       kind: 'trunkDevice',
       name: read.str('name'),
