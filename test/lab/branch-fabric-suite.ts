@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LaunchedInstance, RunningEmulator } from '../../src/emulator/api.ts';
 import { vpcLinkName } from '../../src/emulator/fabric/link-names.ts';
 import { LinuxFabric } from '../../src/emulator/fabric/linux-fabric.ts';
-import { branchLinkName, type TrunkMode } from '../../src/emulator/fabric/trunk-branches.ts';
+import { branchLinkName, type TrunkDriver } from '../../src/emulator/fabric/trunk-branches.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { runCommand } from '../../src/lab/command.ts';
 import { labDown } from '../../src/lab/down.ts';
@@ -72,7 +72,7 @@ export async function api(
 }
 
 /** A lab VPC with one m5.large node whose agent asked for (and got) a trunk ENI. */
-export async function startBranchLab(mode: TrunkMode): Promise<BranchLab> {
+export async function startBranchLab(mode: TrunkDriver): Promise<BranchLab> {
   const name = `vpclb${randomBytes(3).toString('hex')}`;
   const layout = labLayout(name, 1);
   const node = layout.nodes[0]!;
@@ -161,7 +161,7 @@ export async function podWithBranch(lab: BranchLab, namespace: string, pod: stri
  */
 export async function plumbPod(
   lab: BranchLab,
-  mode: TrunkMode,
+  mode: TrunkDriver,
   entry: PodEniEntry,
   podNetns: string,
 ): Promise<void> {
@@ -204,7 +204,7 @@ export function delta(
 }
 
 /** The suite both trunk modes pass. */
-export function branchFabricSuite(mode: TrunkMode): void {
+export function branchFabricSuite(mode: TrunkDriver): void {
   describe(`branch ENIs through the fabric in ${mode} mode (real namespaces)`, () => {
     let lab: BranchLab;
     let first: PodEniEntry;
