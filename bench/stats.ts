@@ -16,10 +16,6 @@ export async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - started;
 }
 
-export function mebibytes(bytes: number): number {
-  return bytes / 1048576;
-}
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

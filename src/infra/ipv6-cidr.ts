@@ -72,11 +72,6 @@ export function ipv6CidrContains(c: Ipv6Cidr, address: bigint): boolean {
   return (address & prefixMask(c.prefixLength)) === c.base;
 }
 
-/** Number of addresses in the CIDR. */
-export function ipv6CidrSize(c: Ipv6Cidr): bigint {
-  return 1n << BigInt(128 - c.prefixLength);
-}
-
 function prefixMask(prefixLength: number): bigint {
   return (ALL_ONES << BigInt(128 - prefixLength)) & ALL_ONES;
 }

@@ -131,10 +131,6 @@ export function labStateDir(name: string): string {
   return join(LAB_STATE_ROOT, name);
 }
 
-export function labNetnsPrefix(name: string): string {
-  return `${name}-`;
-}
-
 /** `ipv6`: the lab is dual-stack (what `lab up --ipv6` asked; the emulator process is told the same). */
 export function labLayout(name: string, nodeCount: number, ipv6 = false): LabLayout {
   checkLabName(name);

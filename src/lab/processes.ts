@@ -3,7 +3,7 @@
 // line: a reused PID never matches both, so a stale record can never kill a stranger.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -62,10 +62,6 @@ export async function writeRecord(pidsDir: string, rec: ProcessRecord): Promise<
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   await writeFile(tmp, `${JSON.stringify(rec)}\n`);
   await rename(tmp, file);
-}
-
-export async function removeRecord(pidsDir: string, role: string): Promise<void> {
-  await rm(join(pidsDir, `${role}.json`), { force: true });
 }
 
 export async function readRecords(pidsDir: string): Promise<ProcessRecord[]> {

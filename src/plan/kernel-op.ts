@@ -84,8 +84,6 @@ export type KernelOp =
   | { readonly op: 'snatAdd'; readonly ip: string }
   | { readonly op: 'snatDel'; readonly ip: string };
 
-export type KernelOpName = KernelOp['op'];
-
 /** Where an operation runs: the node's namespace, or the pod's (entered by path). */
 export type Side = 'node' | 'pod';
 

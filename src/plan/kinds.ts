@@ -36,10 +36,6 @@ export function createSteps(r: Resource): Step[] {
   return rulesOf(r).create(r);
 }
 
-export function removeSteps(r: Resource): Step[] {
-  return rulesOf(r).remove(r);
-}
-
 export function checkResource(r: Resource, views: Views): Finding[] {
   return rulesOf(r).check(r, views);
 }

@@ -81,12 +81,6 @@ export type PodView =
 
 export const MAIN_TABLE = 254;
 
-/** A rule's selector matches exactly one host address (ip omits the length when it is /32). */
-export function ruleSelects(rule: IpRule, side: 'src' | 'dst', ip: string): boolean {
-  const len = side === 'src' ? rule.srclen : rule.dstlen;
-  return rule[side] === ip && (len === undefined || len === 32);
-}
-
 /** A host route's destination as ip shows it: "10.0.0.5/32" as "10.0.0.5", "2001:db8::5/128" as "2001:db8::5". */
 export function bareDestination(dst: string): string {
   if (dst.includes(':')) return dst.endsWith('/128') ? dst.slice(0, -4) : dst;

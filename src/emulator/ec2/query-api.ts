@@ -60,10 +60,6 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['DescribeTrunkInterfaceAssociations', (p, _ops, view) => describeTrunkInterfaceAssociations(p, view)],
 ]);
 
-export function supportedEc2Actions(): string[] {
-  return [...ACTIONS.keys()];
-}
-
 /** The resource IDs a call names, for the log line (what an operator greps for). */
 function subjectIds(p: QueryParams): Record<string, string> {
   const out: Record<string, string> = {};
