@@ -4,7 +4,7 @@
 //
 // --max-semi-space-size=2 (MiB): V8's young generation is sized for throughput by default (16 MiB
 // semi-spaces on 64-bit), and an agent that allocates little per pod operation keeps most of it
-// resident. Measured with 200 attachments (npm run bench, fill): RSS 78-86 MiB without, 71-76 MiB
-// with; the goal is 80 (issue 9). A flag V8 reads once, at its start: setting it from inside the
+// resident, several MiB of RSS a node pays for nothing (the bench's fill section shows it). A flag
+// V8 reads once, at its start: setting it from inside the
 // running agent (v8.setFlagsFromString) has no effect, so it must be given to node.
 export const AGENT_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];

@@ -28,7 +28,7 @@ export const ADDRESS_MODE_SETTINGS = {
     description:
       'the conntrack/packet mark bits NodePort support uses, and the fwmark of its policy rule (priority 1024)',
   }),
-  // SNAT choices (issue 11): upstream's names and meanings, mapped onto vpcnet's nftables table.
+  // SNAT choices: upstream's names and meanings, mapped onto vpcnet's nftables table.
   excludeSnatCidrs: unsetByDefault({
     env: 'AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS',
     kind: text('comma-separated IPv4 CIDRs'),

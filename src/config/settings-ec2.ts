@@ -13,9 +13,9 @@ export const EC2_SETTINGS = {
   // 95 calls/s together. 1,000 agents each held to 0.08/s ask at most 80/s when all are busy at
   // once, under that total. The bucket is large (60) because pods start in bursts: growing a node
   // from its start to a full m5.4xlarge (8 ENIs: create, attach, modify, assign each, plus
-  // describes) takes about 40 calls, and the bench's burst of 50 pods after 100 pod churns needs
-  // ~15; with a bucket of 20 spent at start and 0.05/s, that burst waited minutes for one call
-  // every 20 s (measured). Nodes bursting at the same moment are absorbed by EC2's own
+  // describes) takes about 40 calls, and a burst of pods after churn needs a dozen more; a bucket
+  // spent at start would make that burst wait minutes, one call per refill. Nodes bursting at the
+  // same moment are absorbed by EC2's own
   // per-action buckets and the jittered retries.
   ec2Qps: withDefault({
     env: 'VPCNET_EC2_QPS',

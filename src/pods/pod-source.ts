@@ -1,4 +1,4 @@
-// Pod metadata from the Kubernetes API, used on ADD only (docs/design.md, Pods): the pod's UID and
+// Pod metadata from the Kubernetes API, used on ADD only (docs/design.md, Components): the pod's UID and
 // annotations. A pod the API does not know, or no API at all (cnitool, podman), means regular
 // networking; only branch-ENI networking needs the pod's annotation. DEL never asks the API.
 import type { PodMetadata } from './pod-metadata.ts';

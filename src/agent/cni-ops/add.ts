@@ -36,7 +36,7 @@ export function regularPlan(ctx: AddContext, req: AttachRequest, addr: PooledAdd
 /**
  * An IPv6 address (ENABLE_IPv6) gets the IPv6 pod plan, an IPv4 one the regular plan. The pool
  * hands out valid addresses only, so a colon tells them apart: node:net's isIPv6 runs a large
- * regular expression whose first use compiles it, ~3 ms on the first ADD after a start.
+ * regular expression whose first use compiles it, a cost the first ADD after a start would pay.
  */
 function podPlan(ctx: AddContext, req: AttachRequest, addr: PooledAddress): Resource[] {
   return addr.ip.includes(':') ? ipv6Plan(ctx, req, addr) : regularPlan(ctx, req, addr);

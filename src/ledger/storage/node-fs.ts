@@ -64,8 +64,7 @@ export interface FileHandleLike {
   /**
    * Writes all of `data` where the handle writes (at the end, for the journal) on the calling
    * thread. A journal record is a few hundred bytes into the page cache, microseconds; through
-   * libuv's thread pool the same write waited, in a burst of ADDs, behind the burst's other work
-   * (1-2 ms of an ADD's service time, issue 9).
+   * libuv's thread pool the same write waits, in a burst of ADDs, behind the burst's other work.
    */
   appendSync(data: string): void;
   sync(): Promise<void>;

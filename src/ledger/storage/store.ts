@@ -4,8 +4,8 @@
 // the journal has grown past a bound, it is compacted: a fresh snapshot written atomically (temp
 // file in the same directory, fsync, rename, fsync the directory), naming a new journal id, then a
 // new empty journal. The compaction waits until the ledger is quiet (group-commit.ts): written in
-// the middle of a burst it held every commit behind it (~9 ms for the last ADDs of a burst of 50
-// on a fresh node, whose 64 KiB bound such a burst crosses). Past BURST_SLACK times the bound the
+// the middle of a burst it would hold every commit behind it (a burst on a fresh node crosses the
+// 64 KiB bound). Past BURST_SLACK times the bound the
 // next write compacts at once, so the journal stays bounded however long a burst lasts. A crash
 // at any point leaves a snapshot plus either its own journal or a left-over one that is never
 // replayed: durable before success, and no change applied twice or lost.

@@ -3,11 +3,8 @@
 //
 // Why: in a burst of ADDs on a busy node, a sync handed to the pool waits for a pool thread to be
 // scheduled and then for the event loop to take its completion, two waits behind the burst's other
-// work. Measured on the bench machine (2 cores, 50 ADDs in flight, issue 9): the fdatasync itself
-// took 0.24 ms (p50; p90 0.6 ms), the pool round trip around it 1.1-1.3 ms (p50; p90 2-3.5 ms), and
-// an ADD's final record waited 1.1-2.0 ms (p50) for it. Run on the loop, that wait fell to 0.3-0.5
-// ms and the ADD's whole service time p50 from 4.2-7.1 to 2.3-2.8 ms (4 interleaved runs each).
-// Commits still group: while a sync blocks the loop, later requests queue and share the next one.
+// work that cost several times the fdatasync itself, and every ADD's answer waits for its final
+// record's sync (docs/design.md, The ledger). Commits still group: while a sync blocks the loop, later requests queue and share the next one.
 //
 // The price is that a sync on the loop stops everything else the agent does until the disk
 // answers. So a sync that took longer than `loopMaxMs` sends the following ones to the pool for a

@@ -1,10 +1,9 @@
 /*
  * bin/vpcnet: the vpcnet CNI plugin, as a small native forwarder.
  *
- * Why native: the plugin is exec'd once per pod operation, and the benchmark showed Node's
- * own start (~41 ms for VERSION) was the largest single part of an ADD (docs/design.md, "The
- * plugin"). These files do exactly what the TypeScript forwarder
- * (src/plugin/main.ts, forward.ts, spool.ts) does, which stays the spec and is still built as
+ * Why native: the plugin is exec'd once per pod operation, and Node's own start is larger than
+ * the rest of an ADD (docs/design.md, The plugin). These files do exactly what the TypeScript
+ * forwarder (src/plugin/main.ts, forward.ts, src/spool/write.ts) does, which stays the spec and is still built as
  * bin/vpcnet-js; src/plugin/native-*.test.ts run both against the same scenarios.
  *
  * What it does: read stdin and the CNI_* environment, answer VERSION itself, otherwise POST
