@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ForwardedRequest } from '../cni/wire.ts';
 import { netnsIdentity } from '../dataplane/netns-identity.ts';
 import { errorText } from '../infra/error-text.ts';
+import { KeyedSerializer } from '../infra/keyed-serializer.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { eniPlacerFor } from '../ipam/enis/eni-placer-for.ts';
 import { AddressPool } from '../ipam/pool/pool.ts';
@@ -17,7 +18,6 @@ import type { Ledger } from '../ledger/ledger.ts';
 import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
-import { PodSerializer } from '../plan/pod-line.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
 import type { AgentDeps, RunningAgent } from './agent-deps.ts';
@@ -194,7 +194,7 @@ async function serve(
 ): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   const { meta, limits, pool, manager, addressing, trunkFacts } = n;
-  const serializer = new PodSerializer();
+  const serializer = new KeyedSerializer();
   const reconciler = new Reconciler({
     ledger,
     dataplane,

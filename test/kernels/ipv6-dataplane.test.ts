@@ -12,13 +12,13 @@ import { Ipv6NodeError } from '../../src/dataplane/ipv6-node.ts';
 import type { Kernel } from '../../src/dataplane/kernel.ts';
 import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../../src/dataplane/netlink/netlink-kernel.ts';
+import { KeyedSerializer } from '../../src/infra/keyed-serializer.ts';
 import { silentLogger } from '../../src/infra/log.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../src/ledger/testing/memory-store.ts';
 import type { Attachment, AttachmentKey } from '../../src/plan/attachment.ts';
 import { egressVethName, planIpv6Pod } from '../../src/plan/ipv6-pod-plan.ts';
 import { hostVethName } from '../../src/plan/names.ts';
-import { PodSerializer } from '../../src/plan/pod-line.ts';
 import { Reconciler } from '../../src/reconcile/reconciler.ts';
 import { execIn, mustExecIn, netnsPath, withNetnsCleanup } from '../netns-fixture.ts';
 
@@ -157,7 +157,7 @@ for (const driver of drivers) {
         const reconciler = new Reconciler({
           ledger,
           dataplane: dp,
-          serializer: new PodSerializer(),
+          serializer: new KeyedSerializer(),
           log: silentLogger,
           clock: { now: Date.now },
           vethPrefix: 'vpc',

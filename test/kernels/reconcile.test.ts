@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dataplane } from '../../src/dataplane/dataplane.ts';
 import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
+import { KeyedSerializer } from '../../src/infra/keyed-serializer.ts';
 import { silentLogger } from '../../src/infra/log.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../src/ledger/testing/memory-store.ts';
 import { type Attachment, type AttachmentKey, attachmentHostVeth } from '../../src/plan/attachment.ts';
-import { PodSerializer } from '../../src/plan/pod-line.ts';
 import { planRegularPod } from '../../src/plan/pod-plan.ts';
 import { Reconciler } from '../../src/reconcile/reconciler.ts';
 import {
@@ -89,7 +89,7 @@ async function makeNode(create: Create) {
   const reconciler = new Reconciler({
     ledger,
     dataplane: dp,
-    serializer: new PodSerializer(),
+    serializer: new KeyedSerializer(),
     log: silentLogger,
     clock: { now: Date.now },
     vethPrefix: 'vpc',

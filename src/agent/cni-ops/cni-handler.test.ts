@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ForwardedRequest } from '../../cni/wire.ts';
 import { Dataplane } from '../../dataplane/dataplane.ts';
-import { PodSerializer } from '../../plan/pod-line.ts';
+import { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import type { Resource } from '../../plan/resource.ts';
 import { listPool, opContext } from '../testing/op-context.ts';
 import { handleCni } from './cni-handler.ts';
@@ -42,7 +42,7 @@ test("one pod, one line: a DEL for the pod waits for its ADD in flight; another 
   const ctx = { ...base, dataplane };
   let open: () => void = () => {};
   dataplane.gate = new Promise((r) => (open = r));
-  const deps = { ctx, serializer: new PodSerializer() };
+  const deps = { ctx, serializer: new KeyedSerializer() };
   const add = handleCni(deps, req('ADD', 'a', 'u1'));
   const del = handleCni(deps, req('DEL', 'b', 'u1'));
   const other = handleCni(deps, req('ADD', 'c', 'u2'));

@@ -8,8 +8,9 @@ import { chainResult, formatResult } from '../../cni/result.ts';
 import { errorVersionFor } from '../../cni/versions.ts';
 import { type ForwardedRequest, type ForwardedResponse, versionResult } from '../../cni/wire.ts';
 import { errorText } from '../../infra/error-text.ts';
+import type { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import type { PodIdentity } from '../../plan/attachment.ts';
-import { type PodSerializer, podLineKey } from '../../plan/pod-line.ts';
+import { podLineKey } from '../../plan/pod-line.ts';
 import type { AttachRequest, OperationContext } from '../context.ts';
 import type { SpoolGuard } from '../spool-replay/spool-drain.ts';
 import { applySpooledDelsOf, type SpoolFirstDeps } from '../spool-replay/spool-first.ts';
@@ -20,7 +21,7 @@ import { collectRecoveredNotListed } from './recovered-gc.ts';
 
 export interface CniHandlerDeps {
   readonly ctx: OperationContext;
-  readonly serializer: PodSerializer;
+  readonly serializer: KeyedSerializer;
   /** Observes each operation (metrics, bench): command, outcome, service time. */
   readonly observe?: (command: string, ok: boolean, ms: number) => void;
   /** The DEL spool: an ADD applies the DELs spooled for its own key first (spool-first.ts). */

@@ -3,8 +3,8 @@
 // last sandbox takes the device, table and rules with it).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import { branchDeviceName } from '../../plan/branch-plan.ts';
-import { PodSerializer } from '../../plan/pod-line.ts';
 import { FakePodPresence } from '../../pods/testing/fake-pod-presence.ts';
 import { branchPod, branchWorld } from '../branch/testing/branch-world.ts';
 import { DeadPodGc } from './dead-pod-gc.ts';
@@ -20,7 +20,7 @@ test('collecting the sandboxes of a dead branch-ENI pod settles its binding as t
   const clock = { t: 0 };
   const gc = new DeadPodGc({
     ctx: w.ctx,
-    serializer: new PodSerializer(),
+    serializer: new KeyedSerializer(),
     pods: api,
     graceMs: 1000,
     monotonicNow: () => clock.t,

@@ -5,9 +5,10 @@
 // absent at T+grace, on a monotonic clock). A namespace that still exists keeps its attachment
 // whatever the API says; an attachment without a pod identity is left to the runtime's DEL and GC.
 import { errorText } from '../../infra/error-text.ts';
+import type { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
 import { type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
-import { type PodSerializer, podLineKey } from '../../plan/pod-line.ts';
+import { podLineKey } from '../../plan/pod-line.ts';
 import type { PodPresence, PodPresenceSource, PodRef } from '../../pods/pod-presence.ts';
 import { delRecorded } from '../cni-ops/del.ts';
 import { type SandboxNetns, sandboxNetns } from '../cni-ops/sandbox-netns.ts';
@@ -16,7 +17,7 @@ import type { OperationContext } from '../context.ts';
 export interface DeadPodGcDeps {
   /** What DEL runs with: the collection is a DEL (ledger, kernel, cooldown, branch bindings). */
   readonly ctx: OperationContext;
-  readonly serializer: PodSerializer;
+  readonly serializer: KeyedSerializer;
   readonly pods: PodPresenceSource;
   readonly graceMs: number;
   /** Milliseconds on a clock that never steps back (performance.now in the agent). */

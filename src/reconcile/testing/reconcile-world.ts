@@ -3,11 +3,11 @@
 // says what queued. `attach` makes a pod network in the kernel and (unless told not to) records it.
 import { Dataplane } from '../../dataplane/dataplane.ts';
 import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
+import { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import type { LogFields, Logger } from '../../infra/log.ts';
 import { Ledger } from '../../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../ledger/testing/memory-store.ts';
 import type { Attachment, AttachmentKey } from '../../plan/attachment.ts';
-import { PodSerializer } from '../../plan/pod-line.ts';
 import { planRegularPod } from '../../plan/pod-plan.ts';
 import { Reconciler, type ReconcilerDeps } from '../reconciler.ts';
 
@@ -36,7 +36,7 @@ interface AttachOptions {
 }
 
 /** A serializer that says when an operation queues on a pod's line. */
-class WatchedSerializer extends PodSerializer {
+class WatchedSerializer extends KeyedSerializer {
   readonly queued: string[] = [];
   override run<T>(podKey: string, op: () => Promise<T>): Promise<T> {
     this.queued.push(podKey);

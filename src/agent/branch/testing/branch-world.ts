@@ -3,13 +3,13 @@
 // resource controller would).
 
 import type { ForwardedRequest, ForwardedResponse } from '../../../cni/wire.ts';
+import { KeyedSerializer } from '../../../infra/keyed-serializer.ts';
 import { Ledger } from '../../../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../../ledger/testing/memory-store.ts';
 import { attachmentHostVeth } from '../../../plan/attachment.ts';
 import type { EnforcingMode } from '../../../plan/binding.ts';
 import { planBranchShared } from '../../../plan/branch-plan.ts';
 import { findDrift, findOrphans, identityOf } from '../../../plan/kinds.ts';
-import { PodSerializer } from '../../../plan/pod-line.ts';
 import { POD_ENI_ANNOTATION } from '../../../pods/pod-eni.ts';
 import type { PodMetadata, PodSource } from '../../../pods/pod-source.ts';
 import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.ts';
@@ -148,7 +148,7 @@ export async function branchWorld(
     ...over,
   });
   ctx.kernel.addLink(TRUNK.dev, TRUNK.mac, { up: true, mtu: 9001 });
-  const serializer = new PodSerializer();
+  const serializer = new KeyedSerializer();
   const reconcilerOf = (c: TestContext) =>
     new Reconciler({
       ledger: c.ledger,

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PodSerializer } from './pod-line.ts';
+import { KeyedSerializer } from './keyed-serializer.ts';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('operations of one pod never overlap, in arrival order', async () => {
-  const s = new PodSerializer();
+  const s = new KeyedSerializer();
   const events: string[] = [];
   const op = (name: string, ms: number) => async () => {
     events.push(`start ${name}`);
@@ -19,7 +19,7 @@ test('operations of one pod never overlap, in arrival order', async () => {
 });
 
 test('operations of different pods run in parallel', async () => {
-  const s = new PodSerializer();
+  const s = new KeyedSerializer();
   const events: string[] = [];
   const op = (name: string, ms: number) => async () => {
     events.push(`start ${name}`);
@@ -31,7 +31,7 @@ test('operations of different pods run in parallel', async () => {
 });
 
 test('a failed operation does not block the next one for the same pod', async () => {
-  const s = new PodSerializer();
+  const s = new KeyedSerializer();
   const first = s.run('pod-a', async () => {
     throw new Error('boom');
   });
