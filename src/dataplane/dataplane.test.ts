@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRegularPod } from '../plan/pod-plan.ts';
 import { Dataplane } from './dataplane.ts';
-import { DataplaneError } from './errors.ts';
+import { DataplaneError, PodNamespaceTooLarge } from './errors.ts';
 import type { Kernel } from './kernel.ts';
 import { branchScenarios } from './testing/branch-scenarios.ts';
 import { fakeHarness } from './testing/fake-harness.ts';
@@ -131,4 +131,35 @@ test("a removal deleting the pod's veth leaves the veth's own routes to that del
   assert.deepEqual(node.links, []);
   assert.deepEqual(node.routes, []);
   assert.deepEqual(node.rules, []);
+});
+
+test("inspect reads the pod within its plan's scope, and judges a pod holding too much to read as one whose side cannot be judged", async () => {
+  const h = await fakeHarness();
+  const netns = await h.pod();
+  await h.dataplane.create(netns, plan());
+  const scopes: unknown[] = [];
+  let refuse: Error | undefined;
+  const kernel: Kernel = {
+    ...kernelWithRun(h.kernel, (ns, ops, mode) => h.kernel.run(ns, ops, mode)),
+    readPod: (path, scope) => {
+      scopes.push(scope);
+      return refuse === undefined ? h.kernel.readPod(path, scope) : Promise.reject(refuse);
+    },
+  };
+  const dp = new Dataplane(kernel);
+  assert.deepEqual(await dp.inspect(netns, plan()), { findings: [] });
+  assert.deepEqual(scopes, [{ links: ['eth0'], routes: [{ table: 254, dev: 'eth0' }], rulePriorities: [] }]);
+
+  refuse = new PodNamespaceTooLarge(netns, 'holds more than 10000 routes (table main, dev eth0)');
+  h.kernel.deleteSnatElement('10.0.0.5');
+  const seen = await dp.inspect(netns, plan());
+  assert.equal(seen.podUnreachable, 'it holds more than 10000 routes (table main, dev eth0)');
+  assert.deepEqual(
+    seen.findings.map((f) => f.problem),
+    ['snat element 10.0.0.5 missing'],
+    'the node side is still judged',
+  );
+  await assert.rejects(dp.observePod(netns, plan()), PodNamespaceTooLarge);
+  refuse = new DataplaneError('observePod', 'rtnetlink dump', '', 'boom');
+  await assert.rejects(dp.inspect(netns, plan()), /boom/);
 });

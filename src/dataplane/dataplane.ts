@@ -16,7 +16,7 @@ import {
 } from '../plan/kinds.ts';
 import { type Resource, vethOf } from '../plan/resource.ts';
 import { MAIN_TABLE, type NodeView, type PodView } from '../plan/views.ts';
-import { DataplaneError } from './errors.ts';
+import { DataplaneError, PodNamespaceTooLarge } from './errors.ts';
 import { type Ipv6NodeConfig, setupIpv6Node } from './ipv6-node.ts';
 import {
   type Kernel,
@@ -26,6 +26,7 @@ import {
   type NodePortConfig,
   type RunResult,
 } from './kernel.ts';
+import { podScopeOf } from './pod-scope.ts';
 import { withoutWhatGoesWithItsLink } from './removal-ops.ts';
 
 export type { NodeNetworkConfig, NodePortConfig } from './kernel.ts';
@@ -210,13 +211,27 @@ export class Dataplane {
     return this.kernel.readNode();
   }
 
-  observePod(netns: string): Promise<PodView> {
-    return this.kernel.readPod(netns);
+  /**
+   * The pod's namespace; given the resources to judge there, only what they need (pod-scope.ts:
+   * the pod fills the rest at will). Throws PodNamespaceTooLarge for a namespace with more of that
+   * than the kernel driver reads.
+   */
+  observePod(netns: string, resources?: readonly Resource[]): Promise<PodView> {
+    return this.kernel.readPod(netns, resources === undefined ? undefined : podScopeOf(resources));
   }
 
-  /** Reads the node and the pod's namespace and judges every resource of the plan against them. */
+  /**
+   * Reads the node and the pod's namespace and judges every resource of the plan against them. A
+   * pod side that cannot be judged (not entered, or holding too much to read) is `podUnreachable`.
+   */
   async inspect(netns: string, resources: readonly Resource[]): Promise<Inspection> {
-    const [node, pod] = await Promise.all([this.kernel.readNode(), this.kernel.readPod(netns)]);
+    const [node, pod] = await Promise.all([
+      this.kernel.readNode(),
+      this.observePod(netns, resources).catch((err: unknown): PodView => {
+        if (err instanceof PodNamespaceTooLarge) return { reachable: false, reason: `it ${err.what}` };
+        throw err;
+      }),
+    ]);
     const findings = findDrift(resources, { node, ...(pod.reachable ? { pod } : {}) });
     return pod.reachable ? { findings } : { findings, podUnreachable: pod.reason };
   }

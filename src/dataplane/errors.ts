@@ -18,3 +18,21 @@ export class DataplaneError extends Error {
     this.kernelMessage = kernelMessage;
   }
 }
+
+/**
+ * A pod's namespace that holds more of a kind (routes of a table through its interface, rules, ...)
+ * than the netlink helper reads there: it was not read. The pod controls what is in it, so this
+ * judges that pod alone; it names the namespace and what there is too much of.
+ */
+export class PodNamespaceTooLarge extends DataplaneError {
+  readonly netns: string;
+  /** The helper's words: "holds more than 10000 routes (table main, dev eth0); …". */
+  readonly what: string;
+
+  constructor(netns: string, what: string) {
+    super('observePod', 'read pod namespace', '', `${netns} ${what}`);
+    this.name = 'PodNamespaceTooLarge';
+    this.netns = netns;
+    this.what = what;
+  }
+}

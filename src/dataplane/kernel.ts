@@ -14,6 +14,17 @@ export type Namespace = { readonly side: 'node' } | { readonly side: 'pod'; read
 
 export const NODE: Namespace = { side: 'node' };
 
+/**
+ * What of a pod's namespace a read covers (pod-scope.ts): these links with their addresses and
+ * neighbours, the routes of a table through one of them, the rules at these priorities. A pod with
+ * NET_ADMIN fills the rest of its namespace at will; vpcnet judges none of it.
+ */
+export interface PodScope {
+  readonly links: readonly string[];
+  readonly routes: readonly { readonly table: number; readonly dev: string }[];
+  readonly rulePriorities: readonly number[];
+}
+
 /** Operations for one namespace. */
 export interface KernelRun {
   readonly ns: Namespace;
@@ -72,8 +83,12 @@ export interface Kernel {
   runInTurn?(runs: readonly KernelRun[]): Promise<RunResult[]>;
   /** The node's namespace at once (links with addresses, routes, rules, the SNAT set). */
   readNode(): Promise<NodeView>;
-  /** A pod's namespace at once (links with addresses, routes, neighbours), or why it cannot be entered. */
-  readPod(path: string): Promise<PodView>;
+  /**
+   * A pod's namespace at once (links with addresses, routes, neighbours), or why it cannot be
+   * entered. With `scope`, at least what it names (a driver may return more). The netlink driver
+   * refuses a namespace holding more of a kind than it reads (PodNamespaceTooLarge).
+   */
+  readPod(path: string, scope?: PodScope): Promise<PodView>;
   /** Idempotent: vpcnet's nftables table, chain and SNAT set exist with the given VPC CIDRs. */
   setupSnat(cfg: NodeNetworkConfig): Promise<void>;
   /** Idempotent: the NodePort chain in vpcnet's table and its policy rule, or neither when disabled. */

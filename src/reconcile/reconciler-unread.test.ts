@@ -1,6 +1,6 @@
-// A pod whose namespace holds more than the kernel driver reads there (issue 22: a pod with
-// NET_ADMIN added 300,000 routes) fails the pass for itself alone: the other pods are judged and
-// repaired, the pass completes, and the failure names the pod's namespace.
+// A pod whose namespace holds more than the kernel driver reads there (a pod with NET_ADMIN added
+// 300,000 routes) fails the pass for itself alone: the other pods are judged and repaired, the pass
+// completes, and the failure names the pod's namespace.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PodNamespaceTooLarge } from '../dataplane/errors.ts';

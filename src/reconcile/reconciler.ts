@@ -8,6 +8,7 @@ import { bindingSettled, settleBinding } from '../bindings/settle.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
 import { PodNamespaceTooLarge } from '../dataplane/errors.ts';
 import { errorText } from '../infra/error-text.ts';
+import type { KeyedSerializer } from '../infra/keyed-serializer.ts';
 import type { Logger } from '../infra/log.ts';
 import type { PeriodicLoop } from '../infra/periodic.ts';
 import type { Ledger } from '../ledger/ledger.ts';
@@ -19,13 +20,13 @@ import {
 } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { findDrift, findOrphans, identityOf } from '../plan/kinds.ts';
-import { type PodSerializer, podLineKey } from '../plan/pod-line.ts';
+import { podLineKey } from '../plan/pod-line.ts';
 import type { NodeView } from '../plan/views.ts';
 
 export interface ReconcilerDeps {
   readonly ledger: Ledger;
   readonly dataplane: Dataplane;
-  readonly serializer: PodSerializer;
+  readonly serializer: KeyedSerializer;
   readonly log: Logger;
   readonly clock: { now(): number };
   /** The agent's host veth prefix: only veths with it are offered for collection. */
@@ -139,7 +140,7 @@ export class Reconciler {
         await this.#converge(att, node, report);
       } catch (err) {
         report.failures.push({ key: att.key, error: errorText(err) });
-        // A pod that filled its own namespace past what is read there (issue 22) fails alone.
+        // A pod that filled its own namespace past what is read there fails alone.
         const unread = err instanceof PodNamespaceTooLarge;
         log[unread ? 'warn' : 'error'](
           unread ? 'reconcile: pod namespace not read' : 'reconcile: repair failed',

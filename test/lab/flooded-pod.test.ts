@@ -1,8 +1,8 @@
-// A pod that floods its own network namespace does not stall the node's agent (issue 22): in a
-// one-node lab whose agent reconciles every second, one pod adds 300,000 routes through its eth0
-// (what a pod with NET_ADMIN may do), and other pods are added meanwhile through the installed
-// plugin. Reported and held to bounds, with slack for a noisy 2-core machine: the agent's CPU time
-// per reconcile pass, the other pods' ADD latency during passes, the agent's peak RSS against the
+// A pod that floods its own network namespace does not stall the node's agent: in a one-node lab
+// whose agent reconciles every second, one pod adds 300,000 routes through its eth0 (what a pod
+// with NET_ADMIN may do), and other pods are added meanwhile through the installed plugin. Reported
+// and held to bounds, with slack for a noisy 2-core machine: the agent's event-loop CPU time per
+// reconcile pass, the other pods' ADD latency during passes, the agent's peak RSS against the
 // DaemonSet's memory request (deploy/), the helper's peak RSS, and the flooded pod named in the
 // pass's findings. The agent is then restarted: its start-up pass reads the flooded namespace
 // before it serves.

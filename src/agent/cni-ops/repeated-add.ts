@@ -9,7 +9,8 @@ import type { DelContext } from '../context.ts';
  * not in the given namespace is rebuilt instead.
  */
 export async function refuseRepeatedAdd(ctx: DelContext, existing: Attachment, netns: string): Promise<void> {
-  const pod = await ctx.dataplane.observePod(netns);
+  // Only what the record names is read: the pod controls the rest of its namespace.
+  const pod = await ctx.dataplane.observePod(netns, existing.resources);
   if (!pod.reachable || !pod.links.some((l) => l.ifname === existing.key.ifName)) return;
   const ip = ctx.ledger.addressOf(existing)?.ip;
   throw new CniError(

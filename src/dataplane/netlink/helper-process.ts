@@ -3,6 +3,7 @@
 // may be in flight. If the helper dies, whatever is in flight fails with the reason at once (no
 // hang), and the next request starts a new helper.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { LineReader } from './line-reader.ts';
 import { type Answer, parseAnswer } from './wire.ts';
 
 export interface HelperOptions {
@@ -55,17 +56,9 @@ export class NetlinkHelper {
     this.#child = child;
     this.#starts++;
     this.#stderr = '';
-    let buffered = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      buffered += chunk;
-      let nl = buffered.indexOf('\n');
-      while (nl >= 0) {
-        this.#onLine(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-        nl = buffered.indexOf('\n');
-      }
-    });
+    // Linear in the answer's size however it is cut into chunks (line-reader.ts).
+    const lines = new LineReader((line) => this.#onLine(line));
+    child.stdout.on('data', (chunk: Buffer) => lines.push(chunk));
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_KEEP);

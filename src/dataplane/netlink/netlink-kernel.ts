@@ -6,7 +6,7 @@
 // atomic script).
 import { isSnatOp, type KernelOp, validateOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
-import { DataplaneError } from '../errors.ts';
+import { DataplaneError, PodNamespaceTooLarge } from '../errors.ts';
 import {
   type Kernel,
   type KernelRun,
@@ -14,6 +14,7 @@ import {
   NODE,
   type NodeNetworkConfig,
   type NodePortConfig,
+  type PodScope,
   type RunResult,
   type V4EgressConfig,
 } from '../kernel.ts';
@@ -148,11 +149,12 @@ export class NetlinkKernel implements Kernel {
     return answer.elements === undefined ? undefined : inAddressOrder(answer.elements);
   }
 
-  async readPod(path: string): Promise<PodView> {
-    const answer = notPlan(await this.#helper.request((id) => readRequest(id, { side: 'pod', path })));
+  async readPod(path: string, scope?: PodScope): Promise<PodView> {
+    const answer = notPlan(await this.#helper.request((id) => readRequest(id, { side: 'pod', path }, scope)));
     if (!answer.entered) return { reachable: false, reason: answer.reason };
     if ('error' in answer)
       throw new DataplaneError('observePod', 'rtnetlink dump', '', `${path}: ${answer.error}`);
+    if ('tooLarge' in answer) throw new PodNamespaceTooLarge(path, answer.tooLarge);
     if (!('dump' in answer)) throw new Error(`netlink helper: answer ${answer.id} is not a read's`);
     return {
       reachable: true,

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseAnswer, planRequest, readRequest, runRequest, targetText } from './wire.ts';
+import { parseAnswer, planRequest, readRequest, runRequest, SCOPE_MAX, targetText } from './wire.ts';
 
 test('every operation is one line of space-separated fields, "-" for what is absent', () => {
   const text = runRequest(
@@ -143,4 +145,51 @@ test('a plan is one request of parts, each with its namespace and operations; it
     parts: [{ entered: false, reason: 'gone' }],
   });
   assert.throws(() => parseAnswer('{"id":11,"parts":[{"failures":[]}]}'), /answer 11: malformed run/);
+});
+
+test("a pod's read carries its scope: links and route devices as hex, tables and rule priorities as numbers", () => {
+  const scope = {
+    links: ['eth0', 'net1'],
+    routes: [
+      { table: 254, dev: 'eth0' },
+      { table: 4242, dev: 'net1' },
+    ],
+    rulePriorities: [1536],
+  };
+  assert.equal(
+    readRequest(7, { side: 'pod', path: '/p' }, scope),
+    'read 7 pod:2f70 scope link:65746830 link:6e657431 route:254:65746830 route:4242:6e657431 rule:1536\n',
+  );
+  assert.equal(
+    readRequest(8, { side: 'pod', path: '/p' }, { links: [], routes: [], rulePriorities: [] }),
+    'read 8 pod:2f70 scope\n',
+  );
+  assert.equal(readRequest(9, { side: 'pod', path: '/p' }), 'read 9 pod:2f70\n');
+});
+
+test('a scope the helper would refuse (and end on) is refused before it is sent', () => {
+  const pod = { side: 'pod', path: '/p' } as const;
+  const none = { links: [], routes: [], rulePriorities: [] };
+  assert.throws(() => readRequest(1, { side: 'node' }, none), /scope is a pod's/);
+  assert.throws(() => readRequest(1, pod, { ...none, links: ['iface-of-16-char'] }), /invalid link name/);
+  assert.throws(() => readRequest(1, pod, { ...none, links: [''] }), /invalid link name/);
+  assert.throws(
+    () => readRequest(1, pod, { ...none, routes: [{ table: 0, dev: 'eth0' }] }),
+    /invalid number 0/,
+  );
+  assert.throws(() => readRequest(1, pod, { ...none, rulePriorities: [2 ** 32] }), /invalid number/);
+  assert.throws(() => readRequest(1, pod, { ...none, links: Array(17).fill('eth0') }), /more than 16/);
+  assert.equal(readRequest(1, pod, { ...none, links: ['iface-of-15-chr'] }).length > 0, true);
+});
+
+test("a pod's namespace that holds too much to read is an answer of its own, not an error", () => {
+  assert.deepEqual(
+    parseAnswer('{"id":5,"entered":true,"tooLarge":"holds more than 10000 routes (table main, dev eth0)"}'),
+    { id: 5, entered: true, tooLarge: 'holds more than 10000 routes (table main, dev eth0)' },
+  );
+});
+
+test("the scope's limit of items is the helper's", () => {
+  const header = readFileSync(join(import.meta.dirname, 'native', 'dump.h'), 'utf8');
+  assert.equal(Number(/#define SCOPE_MAX (\d+)/.exec(header)?.[1]), SCOPE_MAX);
 });

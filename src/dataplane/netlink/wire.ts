@@ -6,18 +6,21 @@
 //   plan <id> <parts>                     then each part: `part <n> <target>` and n operation
 //                                         lines, run in turn in 'stop' mode; the first part that
 //                                         stops short ends the plan
-//   read <id> <target>
+//   read <id> <target>[ scope <item>...]   a pod's namespace within a scope (PodScope): items
+//                                         `link:<hex name>`, `route:<table>:<hex name>`, `rule:<priority>`
 //   nftset <id> <target> <table> <set>    the elements of an nftables IPv4 set (vpcnet's SNAT set)
 //   target: "node", or "pod:" + the namespace path as lower-case hex (any byte but NUL may be in a
 //   path; hex keeps the line free of spaces)
 //
 // Answers: {"id","entered":false,"reason"} when the namespace was refused or could not be
 // entered; a run: {"id","entered":true,"failures":[{"index","message"}]}; a read:
-// {"id","entered":true,"links","routes","rules"[,"neighbours"]} in `ip -d -j` shape, or "error";
+// {"id","entered":true,"links","routes","rules"[,"neighbours"],"received"} in `ip -d -j` shape
+// ("received": how many objects of each kind the kernel sent, kept or not), or "error", or for a pod
+// "tooLarge" (it holds more of a kind than the helper reads there: native/dump.h);
 // a plan: {"id","parts":[...]}, each part as a run's answer without its id, only the parts that ran;
 // an nftset: {"id","entered":true,"elements":[...] | null (no such table or set)}, or "error".
 import type { KernelOp } from '../../plan/kernel-op.ts';
-import type { Namespace } from '../kernel.ts';
+import type { Namespace, PodScope } from '../kernel.ts';
 import { SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 
 const opt = (v: string | number | undefined): string => (v === undefined ? '-' : String(v));
@@ -87,8 +90,39 @@ export function planRequest(
   return `${lines.join('\n')}\n`;
 }
 
-export function readRequest(id: number, ns: Namespace): string {
-  return `read ${id} ${targetText(ns)}\n`;
+export function readRequest(id: number, ns: Namespace, scope?: PodScope): string {
+  if (scope === undefined) return `read ${id} ${targetText(ns)}\n`;
+  if (ns.side !== 'pod') throw new Error("a read's scope is a pod's");
+  return `read ${id} ${targetText(ns)} scope${scopeText(scope)}\n`;
+}
+
+/** As many items of a kind as the helper takes (SCOPE_MAX in native/dump.h); a plan names a few. */
+export const SCOPE_MAX = 16;
+const U32_MAX = 0xffff_ffff;
+
+/** A scope's items; throws on what the helper would refuse (a refused line ends the helper). */
+function scopeText(scope: PodScope): string {
+  const lists = [scope.links, scope.routes, scope.rulePriorities];
+  if (lists.some((l) => l.length > SCOPE_MAX))
+    throw new Error(`a read's scope names more than ${SCOPE_MAX} of a kind`);
+  const u32 = (n: number, min: number) => {
+    if (!Number.isInteger(n) || n < min || n > U32_MAX)
+      throw new Error(`invalid number ${n} in a read's scope`);
+    return String(n);
+  };
+  return [
+    ...scope.links.map((name) => ` link:${linkHex(name)}`),
+    ...scope.routes.map((r) => ` route:${u32(r.table, 1)}:${linkHex(r.dev)}`),
+    ...scope.rulePriorities.map((p) => ` rule:${u32(p, 0)}`),
+  ].join('');
+}
+
+/** A link's name as hex: 1 to 15 bytes (IFNAMSIZ), no NUL. */
+function linkHex(name: string): string {
+  const bytes = Buffer.from(name, 'utf8');
+  if (bytes.length === 0 || bytes.length >= 16 || name.includes('\0'))
+    throw new Error(`invalid link name ${JSON.stringify(name)} in a read's scope`);
+  return bytes.toString('hex');
 }
 
 /** The elements of vpcnet's SNAT set in `ns`. */
@@ -122,6 +156,8 @@ export type Answer =
       };
     }
   | { readonly id: number; readonly entered: true; readonly error: string }
+  /** A pod's namespace not read: what it holds too much of. */
+  | { readonly id: number; readonly entered: true; readonly tooLarge: string }
   /** An nftset's: undefined when the table or set does not exist. */
   | { readonly id: number; readonly entered: true; readonly elements: readonly string[] | undefined };
 
@@ -138,6 +174,7 @@ export function parseAnswer(line: string): Answer {
   if (o.entered === false) return { id, ...runAnswer(id, o) };
   if (o.entered !== true) throw new Error(`answer ${id} without "entered"`);
   if (typeof o.error === 'string') return { id, entered: true, error: o.error };
+  if (typeof o.tooLarge === 'string') return { id, entered: true, tooLarge: o.tooLarge };
   if ('elements' in o) {
     const e = o.elements;
     if (e === null) return { id, entered: true, elements: undefined };

@@ -10,10 +10,12 @@ import type {
   Namespace,
   NodeNetworkConfig,
   NodePortConfig,
+  PodScope,
   RunFailure,
   RunResult,
   V4EgressConfig,
 } from '../kernel.ts';
+import { withinScope } from '../pod-scope.ts';
 import { applyToNamespace, deleteAddressIn, EXISTS, linkOf, OpError } from './fake-addressing.ts';
 import {
   emptyNamespace,
@@ -197,10 +199,12 @@ export class FakeKernel implements Kernel {
     };
   }
 
-  async readPod(path: string): Promise<PodView> {
+  /** Within `scope` as the netlink helper reads it, so the fake judges what the real driver does. */
+  async readPod(path: string, scope?: PodScope): Promise<PodView> {
     this.reads.pod++;
     if (this.#deleted.has(path)) return { reachable: false, reason: 'No such file or directory' };
-    return { reachable: true, ...renderView(this.ns(path)) };
+    const view = renderView(this.ns(path));
+    return { reachable: true, ...(scope === undefined ? view : withinScope(view, scope)) };
   }
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {

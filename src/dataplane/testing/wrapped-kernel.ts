@@ -7,7 +7,7 @@ export function kernelWithRun(inner: Kernel, run: Kernel['run']): Kernel {
   return {
     run,
     readNode: () => inner.readNode(),
-    readPod: (path) => inner.readPod(path),
+    readPod: (path, scope) => inner.readPod(path, scope),
     setupSnat: (cfg) => inner.setupSnat(cfg),
     setupNodePort: (cfg) => inner.setupNodePort(cfg),
     setupV4Egress: (cfg) => inner.setupV4Egress(cfg),

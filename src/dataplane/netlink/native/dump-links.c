@@ -21,10 +21,13 @@
 int collect_link(const struct nlmsghdr *h, void *ctx) {
   struct dump *d = ctx;
   if (h->nlmsg_type != RTM_NEWLINK) return 0;
+  d->received.links++;
   const struct ifinfomsg *ifi = NLMSG_DATA(h);
   const struct rtattr *tb[IFLA_MAX + 1];
   attrs(IFLA_RTA(ifi), IFLA_PAYLOAD(h), tb, IFLA_MAX);
   if (tb[IFLA_IFNAME] == NULL) return 0;
+  int rc = keep(d);
+  if (rc < 0) return rc;
   if (d->links.n == d->links.cap) {
     size_t cap = d->links.cap == 0 ? 32 : d->links.cap * 2;
     struct link *items = realloc(d->links.items, cap * sizeof *items);
@@ -76,8 +79,7 @@ static int emit_addr(const struct nlmsghdr *h, void *ctx) {
   return 0;
 }
 
-int keep_raw(const struct nlmsghdr *h, void *ctx) {
-  struct raw *r = ctx;
+int raw_append(struct raw *r, const struct nlmsghdr *h) {
   if (r->len + h->nlmsg_len > r->cap) {
     size_t cap = r->cap == 0 ? 16384 : r->cap;
     while (cap < r->len + h->nlmsg_len) cap *= 2;
@@ -91,16 +93,27 @@ int keep_raw(const struct nlmsghdr *h, void *ctx) {
   return 0;
 }
 
-static void each_raw(const struct raw *r, rtnl_each each, void *ctx) {
+void each_raw(const struct raw *r, rtnl_each each, void *ctx) {
   size_t left = r->len;
   for (const struct nlmsghdr *h = (const struct nlmsghdr *)r->data; left > 0 && NLMSG_OK(h, left);
        h = NLMSG_NEXT(h, left))
     each(h, ctx);
 }
 
+/* Addresses are kept raw until their links are listed; only those of the link read, if one is. */
+int keep_addr(const struct nlmsghdr *h, void *ctx) {
+  struct dump *d = ctx;
+  if (h->nlmsg_type != RTM_NEWADDR) return 0;
+  d->received.addresses++;
+  const struct ifaddrmsg *ifa = NLMSG_DATA(h);
+  if (d->family != 0 && ifa->ifa_family != d->family) return 0;
+  if (d->ifindex != 0 && (int)ifa->ifa_index != d->ifindex) return 0;
+  int rc = keep(d);
+  return rc < 0 ? rc : raw_append(&d->addrs, h);
+}
+
 int emit_link(const struct nlmsghdr *h, void *ctx) {
-  struct link_ctx *lc = ctx;
-  struct dump *d = lc->d;
+  struct dump *d = ctx;
   struct jbuf *b = d->out;
   if (h->nlmsg_type != RTM_NEWLINK) return 0;
   const struct ifinfomsg *ifi = NLMSG_DATA(h);
@@ -151,7 +164,7 @@ int emit_link(const struct nlmsghdr *h, void *ctx) {
   }
   jbuf_raw(b, ",\"addr_info\":[");
   struct addr_ctx ac = {.out = b, .index = ifi->ifi_index, .first = 1};
-  each_raw(lc->addrs, emit_addr, &ac);
+  each_raw(&d->addrs, emit_addr, &ac);
   jbuf_raw(b, "]}");
   return 0;
 }

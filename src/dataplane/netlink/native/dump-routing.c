@@ -33,13 +33,18 @@ int emit_route(const struct nlmsghdr *h, void *ctx) {
   struct dump *d = ctx;
   struct jbuf *b = d->out;
   if (h->nlmsg_type != RTM_NEWROUTE) return 0;
+  d->received.routes++;
   const struct rtmsg *rt = NLMSG_DATA(h);
   int family = rt->rtm_family;
   if ((family != AF_INET && family != AF_INET6) || (rt->rtm_flags & RTM_F_CLONED)) return 0;
+  if (d->family != 0 && family != d->family) return 0;
   const struct rtattr *tb[RTA_MAX + 1];
   attrs(RTM_RTA(rt), RTM_PAYLOAD(h), tb, RTA_MAX);
   uint32_t table = tb[RTA_TABLE] != NULL ? u32_of(tb[RTA_TABLE]) : rt->rtm_table;
-  if (table == RT_TABLE_LOCAL) return 0;
+  if (table == RT_TABLE_LOCAL || (d->table != 0 && table != d->table)) return 0;
+  if (d->ifindex != 0 && (tb[RTA_OIF] == NULL || (int)u32_of(tb[RTA_OIF]) != d->ifindex)) return 0;
+  int rc = keep(d);
+  if (rc < 0) return rc;
   comma(d);
   char text[INET6_ADDRSTRLEN] = "";
   if (tb[RTA_DST] != NULL) inet_ntop(family, RTA_DATA(tb[RTA_DST]), text, sizeof text);
@@ -81,17 +86,29 @@ static const struct rule_attr_key RULE_OTHER[] = {
     {FRA_DPORT_RANGE, "dport"},
 };
 
+/* No kernel filters rule dumps by priority: the helper keeps those at the scope's own. */
+static bool in_scope(const struct read_scope *scope, uint32_t priority) {
+  for (int i = 0; i < scope->nrules; i++)
+    if (scope->priorities[i] == priority) return true;
+  return false;
+}
+
 int emit_rule(const struct nlmsghdr *h, void *ctx) {
   struct dump *d = ctx;
   struct jbuf *b = d->out;
   if (h->nlmsg_type != RTM_NEWRULE) return 0;
+  d->received.rules++;
   const struct fib_rule_hdr *frh = NLMSG_DATA(h);
   if (frh->family != AF_INET) return 0;
   const struct rtattr *tb[FRA_MAX + 1];
   size_t len = h->nlmsg_len - NLMSG_LENGTH(sizeof *frh);
   attrs((const char *)frh + NLMSG_ALIGN(sizeof *frh), len, tb, FRA_MAX);
+  uint32_t priority = tb[FRA_PRIORITY] != NULL ? u32_of(tb[FRA_PRIORITY]) : 0;
+  if (d->scope != NULL && !in_scope(d->scope, priority)) return 0;
+  int rc = keep(d);
+  if (rc < 0) return rc;
   comma(d);
-  jbuf_printf(b, "{\"priority\":%u", tb[FRA_PRIORITY] != NULL ? u32_of(tb[FRA_PRIORITY]) : 0);
+  jbuf_printf(b, "{\"priority\":%u", priority);
   if (frh->flags & FIB_RULE_INVERT) jbuf_raw(b, ",\"not\":null");
   if (tb[FRA_SRC] != NULL) {
     key_addr(b, "src", AF_INET, tb[FRA_SRC]);
@@ -142,12 +159,16 @@ int emit_neighbour(const struct nlmsghdr *h, void *ctx) {
   struct dump *d = ctx;
   struct jbuf *b = d->out;
   if (h->nlmsg_type != RTM_NEWNEIGH) return 0;
+  d->received.neighbours++;
   const struct ndmsg *nd = NLMSG_DATA(h);
   if (nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6) return 0;
   if (!(nd->ndm_state & (0xFF & ~NUD_NOARP)) && !(nd->ndm_flags & (NTF_PROXY | NTF_EXT_LEARNED))) return 0;
+  if (d->ifindex != 0 && nd->ndm_ifindex != d->ifindex) return 0;
   const struct rtattr *tb[NDA_MAX + 1];
   attrs((const char *)nd + NLMSG_ALIGN(sizeof *nd), h->nlmsg_len - NLMSG_LENGTH(sizeof *nd), tb, NDA_MAX);
   if (tb[NDA_DST] == NULL) return 0;
+  int rc = keep(d);
+  if (rc < 0) return rc;
   comma(d);
   jbuf_raw(b, "{");
   jbuf_key(b, "dst");

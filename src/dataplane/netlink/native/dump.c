@@ -83,8 +83,7 @@ static size_t dump_header_size(uint16_t type) {
   }
 }
 
-static int request_dump(struct rtnl *r, uint16_t type, unsigned char family, rtnl_each each, void *ctx) {
-  struct rtnl_msg m;
+void *dump_request(struct rtnl_msg *m, uint16_t type, unsigned char family) {
   /* Every one of these headers begins with the family byte; the rest stays zero (no filter). */
   union {
     struct ifinfomsg link;
@@ -96,69 +95,101 @@ static int request_dump(struct rtnl *r, uint16_t type, unsigned char family, rtn
   } hdr;
   memset(&hdr, 0, sizeof hdr);
   hdr.family = family;
-  rtnl_start(&m, type, 0, &hdr, dump_header_size(type));
+  return rtnl_start(m, type, 0, &hdr, dump_header_size(type));
+}
+
+static int request_dump(struct rtnl *r, uint16_t type, unsigned char family, rtnl_each each, void *ctx) {
+  struct rtnl_msg m;
+  dump_request(&m, type, family);
   return rtnl_dump(r, &m, each, ctx);
 }
 
-static int failed(const char *what, int rc, char *msg, size_t len) {
-  if (rc == -EINTR)
-    snprintf(msg, len, "%s: the namespace kept changing during %d dumps", what, DUMP_ATTEMPTS);
-  else
-    snprintf(msg, len, "%s: RTNETLINK answers: %s", what, strerror(-rc));
-  return -1;
+int keep(struct dump *d) {
+  if (d->bound != 0 && d->kept >= d->bound) return TOO_MANY;
+  d->kept++;
+  return 0;
 }
 
-/* One attempt; -EINTR when a dump was interrupted by a change. */
-static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len);
+int index_of(const struct dump *d, const char *name) {
+  for (size_t i = 0; i < d->links.n; i++)
+    if (strcmp(d->links.items[i].name, name) == 0) return d->links.items[i].index;
+  return 0;
+}
 
-int dump_namespace(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len) {
+void step(struct dump *d, const char *ip_words, const char *kind) {
+  snprintf(d->step, sizeof d->step, "%s", ip_words);
+  snprintf(d->kind, sizeof d->kind, "%s", kind);
+  d->kept = 0;
+}
+
+bool dump_strict_check = true;
+
+/* One attempt at a whole namespace. */
+static int dump_whole(struct rtnl *r, struct dump *d, bool with_neighbours) {
+  struct jbuf *out = d->out;
+  step(d, "addr show", "links");
+  int rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, collect_link, d);
+  if (rc < 0) return rc;
+  step(d, "addr show", "addresses");
+  rc = request_dump(r, RTM_GETADDR, AF_UNSPEC, keep_addr, d);
+  if (rc < 0) return rc;
+  /* The links again, listed with their addresses (the names came first: others refer to indexes). */
+  jbuf_raw(out, "\"links\":[");
+  d->first = 1;
+  rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, emit_link, d);
+  if (rc < 0) return rc;
+  step(d, "route show table all", "routes");
+  jbuf_raw(out, "],\"routes\":[");
+  d->first = 1;
+  rc = request_dump(r, RTM_GETROUTE, AF_UNSPEC, emit_route, d);
+  if (rc < 0) return rc;
+  step(d, "rule show", "rules");
+  jbuf_raw(out, "],\"rules\":[");
+  d->first = 1;
+  rc = request_dump(r, RTM_GETRULE, AF_INET, emit_rule, d);
+  if (rc < 0) return rc;
+  if (with_neighbours) {
+    step(d, "neigh show", "neighbours");
+    jbuf_raw(out, "],\"neighbours\":[");
+    d->first = 1;
+    rc = request_dump(r, RTM_GETNEIGH, AF_UNSPEC, emit_neighbour, d);
+    if (rc < 0) return rc;
+  }
+  jbuf_raw(out, "]");
+  return 0;
+}
+
+static int once(struct rtnl *r, struct jbuf *out, bool pod, const struct read_scope *scope, char *msg,
+                size_t len) {
+  struct dump d = {.out = out, .bound = pod ? POD_READ_BOUND : 0};
+  int rc = scope != NULL ? dump_scoped(r, &d, scope) : dump_whole(r, &d, pod);
+  if (rc == 0) {
+    jbuf_printf(out,
+                ",\"received\":{\"links\":%zu,\"addresses\":%zu,\"routes\":%zu,\"rules\":%zu,\"neighbours\":%zu}",
+                d.received.links, d.received.addresses, d.received.routes, d.received.rules,
+                d.received.neighbours);
+  } else if (rc == TOO_MANY) {
+    snprintf(msg, len, "holds more than %zu %s; vpcnet reads no more of a kind in a pod's namespace", d.bound,
+             d.kind);
+  } else if (rc == -EINTR) {
+    snprintf(msg, len, "%s: the namespace kept changing during %d dumps", d.step, DUMP_ATTEMPTS);
+  } else {
+    snprintf(msg, len, "%s: RTNETLINK answers: %s", d.step, strerror(-rc));
+  }
+  free(d.links.items);
+  free(d.addrs.data);
+  return rc;
+}
+
+int dump_namespace(struct rtnl *r, struct jbuf *out, bool pod, const struct read_scope *scope, char *msg,
+                   size_t len) {
   size_t start = out->len;
   for (int attempt = 1;; attempt++) {
-    int rc = dump_once(r, out, with_neighbours, msg, len);
-    if (rc != -EINTR || attempt == DUMP_ATTEMPTS) return rc < 0 ? -1 : 0;
+    int rc = once(r, out, pod, scope, msg, len);
+    if (rc == 0) return 0;
+    if (rc == TOO_MANY) return DUMP_TOO_LARGE;
+    if (rc != -EINTR || attempt == DUMP_ATTEMPTS) return DUMP_FAILED;
     out->len = start;
     if (out->data != NULL) out->data[start] = '\0';
   }
 }
-
-static int dump_once(struct rtnl *r, struct jbuf *out, int with_neighbours, char *msg, size_t len) {
-  struct dump d = {.out = out};
-  struct raw addrs = {0};
-  int rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, collect_link, &d);
-  if (rc == 0) rc = request_dump(r, RTM_GETADDR, AF_UNSPEC, keep_raw, &addrs);
-  if (rc < 0) {
-    free(d.links.items);
-    free(addrs.data);
-    failed("addr show", rc, msg, len);
-    return rc;
-  }
-  struct link_ctx lc = {.d = &d, .addrs = &addrs};
-  const char *step = "addr show";
-  jbuf_raw(out, "\"links\":[");
-  d.first = 1;
-  rc = request_dump(r, RTM_GETLINK, AF_UNSPEC, emit_link, &lc);
-  if (rc == 0) {
-    step = "route show table all";
-    jbuf_raw(out, "],\"routes\":[");
-    d.first = 1;
-    rc = request_dump(r, RTM_GETROUTE, AF_UNSPEC, emit_route, &d);
-  }
-  if (rc == 0) {
-    step = "rule show";
-    jbuf_raw(out, "],\"rules\":[");
-    d.first = 1;
-    rc = request_dump(r, RTM_GETRULE, AF_INET, emit_rule, &d);
-  }
-  if (rc == 0 && with_neighbours) {
-    step = "neigh show";
-    jbuf_raw(out, "],\"neighbours\":[");
-    d.first = 1;
-    rc = request_dump(r, RTM_GETNEIGH, AF_UNSPEC, emit_neighbour, &d);
-  }
-  jbuf_raw(out, "]");
-  free(d.links.items);
-  free(addrs.data);
-  if (rc < 0) failed(step, rc, msg, len);
-  return rc;
-}
-

@@ -8,6 +8,8 @@
 
 #include "jbuf.h"
 
+struct read_scope;
+
 #define MSG_MAX 512
 /* Longest nftables table or set name (NFT_NAME_MAXLEN is 256 with its NUL). */
 #define NFT_NAME 256
@@ -28,7 +30,12 @@ struct request {
   /* PLAN: runs ('stop' mode) carried out in turn. */
   int nparts;
   struct request **parts;
+  /* READ of a pod: what of its namespace (NULL: all of it, up to the bound). */
+  struct read_scope *scope;
 };
+
+/* main.c: `n` hex digits (lower case) into n/2 bytes; -1 for anything else, or a NUL byte. */
+int unhex(const char *hex, size_t n, char *out);
 
 /* answer.c */
 _Noreturn void die(const char *what);

@@ -22,14 +22,17 @@
  * netns.c (entering a namespace and coming back), answer.c (the answers' lines), helper.h (what
  * they share), ops.c (one operation as rtnetlink, or for the SNAT set as nfnetlink: nft-set.c,
  * through the sockets of nfnl-socket.c), link-del.c (a link deletion answered at its
- * announcement), rtnl.c (the socket and message builder), dump*.c (reads in `ip -d -j` shape),
- * jbuf.c (the answer's text).
+ * announcement), rtnl.c (the socket and message builder), dump*.c (reads in `ip -d -j` shape; a
+ * pod's within the scope of read-scope.c and a bound, dump-scoped.c), jbuf.c (the answer's text).
  *
- * Usage: vpcnet-netlink [--node-netns PATH]   (the node's namespace; default: the helper's own)
+ * Usage: vpcnet-netlink [--node-netns PATH] [--no-strict-check]
+ *   --node-netns: the node's namespace (default: the helper's own)
+ *   --no-strict-check: reads as on a kernel before 4.20, whose dumps ignore filters (tests)
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dump.h"
 #include "helper.h"
 #include "link-del.h"
 #include "nfnl-socket.h"
@@ -66,6 +70,7 @@ static void free_request(struct request *q) {
   for (int i = 0; i < q->nparts; i++) free_request(q->parts[i]);
   free(q->ops);
   free(q->parts);
+  free(q->scope);
   free(q->path);
   free(q);
 }
@@ -112,6 +117,16 @@ static int hexval(char c) {
   return -1;
 }
 
+int unhex(const char *hex, size_t n, char *out) {
+  if (n % 2 != 0) return -1;
+  for (size_t i = 0; i < n / 2; i++) {
+    int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return -1;
+    out[i] = (char)(hi * 16 + lo);
+  }
+  return 0;
+}
+
 /* "node", or "pod:<path as lower-case hex>". */
 static int parse_target(const char *t, char **path) {
   *path = NULL;
@@ -122,13 +137,9 @@ static int parse_target(const char *t, char **path) {
   if (n == 0 || n % 2 != 0) return -1;
   char *p = malloc(n / 2 + 1);
   if (p == NULL) die("out of memory");
-  for (size_t i = 0; i < n / 2; i++) {
-    int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-      free(p);
-      return -1;
-    }
-    p[i] = (char)(hi * 16 + lo);
+  if (unhex(hex, n, p) < 0) {
+    free(p);
+    return -1;
   }
   p[n / 2] = '\0';
   *path = p;
@@ -185,7 +196,7 @@ static void read_parts(struct request *q, int nparts) {
 /*
  * Header lines: `run <id> <stop|all> <nops> <target>` followed by nops operation lines,
  * `plan <id> <nparts>` followed by nparts runs (read_parts),
- * `read <id> <target>`, or `nftset <id> <target> <table> <set>`. A line that does not parse means the two sides disagree on the wire:
+ * `read <id> <target>[ scope <item>...]` (read-scope.c), or `nftset <id> <target> <table> <set>`. A line that does not parse means the two sides disagree on the wire:
  * the helper stops rather than guess (the agent fails what is in flight and restarts it).
  */
 static void read_requests(void) {
@@ -196,12 +207,14 @@ static void read_requests(void) {
     struct request *q = calloc(1, sizeof *q);
     if (q == NULL) die("out of memory");
     char mode[8], target[8200] = "node";
-    int nops, nparts;
+    int nops, nparts, used = 0;
     if (sscanf(line, "plan %llu %d", &q->id, &nparts) == 2 && nparts >= 0 && nparts <= MAX_PARTS) {
       q->kind = PLAN;
       read_parts(q, nparts);
-    } else if (sscanf(line, "read %llu %8199s", &q->id, target) == 2) {
+    } else if (sscanf(line, "read %llu %8199s%n", &q->id, target, &used) == 2) {
       q->kind = READ;
+      if (line[used] != '\0' && (strncmp(target, "pod:", 4) != 0 || read_scope_parse(line + used, &q->scope) < 0))
+        refuse_line("cannot parse the scope of a read", line);
     } else if (sscanf(line, "nftset %llu %8199s %255s %255s", &q->id, target, q->table, q->set) == 4) {
       q->kind = NFT_SET;
     } else if (sscanf(line, "run %llu %7s %d %8199s", &q->id, mode, &nops, target) == 4 && nops >= 0 &&
@@ -233,13 +246,21 @@ static void keep_nfnl_in_node_netns(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--node-netns") == 0) {
-    node_netns_path = argv[2];
-  } else if (argc != 1) {
-    fprintf(stderr, "usage: vpcnet-netlink [--node-netns PATH]\n");
-    return 64;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--node-netns") == 0 && i + 1 < argc) {
+      node_netns_path = argv[++i];
+    } else if (strcmp(argv[i], "--no-strict-check") == 0) {
+      dump_strict_check = false;
+    } else {
+      fprintf(stderr, "usage: vpcnet-netlink [--node-netns PATH] [--no-strict-check]\n");
+      return 64;
+    }
   }
   signal(SIGPIPE, SIG_IGN);
+  /* An answer of a few hundred KiB (a node's, or a pod read refused at its bound) is mmapped and
+     goes back to the kernel when freed. glibc raises this threshold as large blocks are freed, and
+     then each of the workers' arenas keeps the largest answer it built. */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   own_ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   if (own_ns_fd < 0) die("cannot open its own network namespace (/proc/thread-self/ns/net)");
   keep_nfnl_in_node_netns();

@@ -145,9 +145,11 @@ void read_request(struct request *q) {
   jbuf_init(&b);
   jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,", q->id);
   char msg[MSG_MAX];
-  if (dump_namespace(&r, &b, q->path != NULL, msg, sizeof msg) < 0) {
+  int rc = dump_namespace(&r, &b, q->path != NULL, q->scope, msg, sizeof msg);
+  if (rc < 0) {
+    /* What was read so far goes: a refused read keeps nothing. */
     jbuf_free(&b);
-    jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,\"error\":", q->id);
+    jbuf_printf(&b, "{\"id\":%llu,\"entered\":true,\"%s\":", q->id, rc == DUMP_TOO_LARGE ? "tooLarge" : "error");
     jbuf_str(&b, msg);
   }
   jbuf_raw(&b, "}");

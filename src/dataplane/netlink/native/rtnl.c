@@ -11,6 +11,11 @@
 /* A dump answer of many links or routes arrives in pieces of up to a page or so each. */
 #define RTNL_RECV_MAX 65536
 
+/* Headers older than 4.20, whose kernels have no strict checking (nor honour dump filters). */
+#ifndef NETLINK_GET_STRICT_CHK
+#define NETLINK_GET_STRICT_CHK 12
+#endif
+
 int rtnl_open(struct rtnl *r) {
   r->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (r->fd < 0) return -errno;
@@ -118,7 +123,8 @@ static void extended_ack(struct rtnl *r, const struct nlmsghdr *h) {
   }
 }
 
-/* Reads answers to `seq` until its ack or end of dump; messages of other sequence numbers are stale. */
+/* Reads answers to `seq` until its ack or end of dump; messages of other sequence numbers are stale.
+   A failing `each` ends the reading at once: what the kernel still has to send is not read. */
 static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int dump) {
   char *buf = malloc(RTNL_RECV_MAX);
   if (buf == NULL) return -ENOMEM;
@@ -156,9 +162,13 @@ static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int 
       }
       /* The namespace changed while it was dumped: the caller dumps it again. */
       if (dump && (h->nlmsg_flags & NLM_F_DUMP_INTR) && result == 0) result = -EINTR;
-      if (dump && each != NULL) {
+      if (each != NULL) {
         int rc = each(h, ctx);
-        if (rc < 0 && result == 0) result = rc;
+        if (rc < 0) {
+          result = rc;
+          finished = 1;
+          break;
+        }
       }
     }
     if (finished) break;
@@ -173,6 +183,19 @@ int rtnl_talk(struct rtnl *r, struct rtnl_msg *m) {
   int rc = send_msg(r, m);
   if (rc < 0) return rc;
   return receive(r, r->seq, NULL, NULL, 0);
+}
+
+int rtnl_get(struct rtnl *r, struct rtnl_msg *m, rtnl_each each, void *ctx) {
+  m->u.hdr.nlmsg_flags |= NLM_F_ACK;
+  r->why[0] = '\0';
+  int rc = send_msg(r, m);
+  if (rc < 0) return rc;
+  return receive(r, r->seq, each, ctx, 0);
+}
+
+int rtnl_strict_check(struct rtnl *r) {
+  int one = 1;
+  return setsockopt(r->fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one) < 0 ? -errno : 0;
 }
 
 int rtnl_dump(struct rtnl *r, struct rtnl_msg *m, rtnl_each each, void *ctx) {

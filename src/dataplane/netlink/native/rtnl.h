@@ -44,8 +44,17 @@ void *rtnl_reserve(struct rtnl_msg *m, size_t len);
 int rtnl_talk(struct rtnl *r, struct rtnl_msg *m);
 
 /* Sends a dump request; calls `each` for every message of the answer. 0, or -errno (-EINTR: the
- * kernel says the objects changed during the dump, so it may be inconsistent). */
+ * kernel says the objects changed during the dump, so it may be inconsistent). A negative value
+ * from `each` ends the reading at once and is returned: the rest of the dump stays unread, so the
+ * socket serves no further request (close it). */
 typedef int (*rtnl_each)(const struct nlmsghdr *h, void *ctx);
 int rtnl_dump(struct rtnl *r, struct rtnl_msg *m, rtnl_each each, void *ctx);
+
+/* Sends a get request (one object, with NLM_F_ACK); calls `each` for its answer. 0, or -errno. */
+int rtnl_get(struct rtnl *r, struct rtnl_msg *m, rtnl_each each, void *ctx);
+
+/* Asks the kernel to check get and dump requests strictly, which makes it honour their filters
+ * (4.20 and later); -errno where it cannot (older kernels: they ignore the filters). */
+int rtnl_strict_check(struct rtnl *r);
 
 #endif
