@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dataplane } from './dataplane.ts';
+import { removeV4EgressScript, setupV4EgressScript } from './ip-cli/egress-snat.ts';
 import { IPV6_FORWARDING_SYSCTL, Ipv6NodeError } from './ipv6-node.ts';
-import { removeV4EgressScript, setupV4EgressScript } from './linux/egress-snat.ts';
 import { FakeKernel } from './testing/fake-kernel.ts';
 
 test('IPv6 mode refuses to start where IPv6 forwarding is off, naming the sysctl, and changes nothing', async () => {

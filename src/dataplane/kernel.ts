@@ -1,14 +1,11 @@
 // A kernel as the dataplane drives it: it runs primitive operations (../plan/kernel-op.ts) in the
 // node's or a pod's namespace and reads namespaces back as views (../plan/views.ts). Three drivers
-// implement it: netlink/ (rtnetlink through a resident helper; the agent's), linux/ (ip and nft)
+// implement it: netlink/ (rtnetlink through a resident helper; the agent's), ip-cli/ (the ip and nft commands)
 // and testing/ (an in-memory model). Everything above it (what to create, in which order, how to
 // undo, what counts as drift) is shared, so the fake can only differ from the real drivers in how
 // it applies one operation.
 import type { KernelOp } from '../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../plan/views.ts';
-import type { V4EgressConfig } from './linux/egress-snat.ts';
-
-export type { V4EgressConfig } from './linux/egress-snat.ts';
 
 export type Namespace = { readonly side: 'node' } | { readonly side: 'pod'; readonly path: string };
 
@@ -23,6 +20,14 @@ export interface PodScope {
   readonly links: readonly string[];
   readonly routes: readonly { readonly table: number; readonly dev: string }[];
   readonly rulePriorities: readonly number[];
+}
+
+/** The SNAT of IPv6 pods' IPv4 egress range (ip-cli/egress-snat.ts). */
+export interface V4EgressConfig {
+  /** The node's primary IPv4: what the egress range's traffic leaves with. */
+  readonly snatSource: string;
+  /** AWS_VPC_K8S_CNI_RANDOMIZESNAT (default `prng`). */
+  readonly randomizeSnat?: RandomizeSnat;
 }
 
 /** Operations for one namespace. */
@@ -57,7 +62,7 @@ export interface NodeNetworkConfig {
 /** Upstream's values: `prng` = fully random ports, `hashrandom` = hash-based random, `none`. */
 export type RandomizeSnat = 'prng' | 'hashrandom' | 'none';
 
-/** NodePort support (linux/node-port.ts): the conntrack mark and the rule that reads it. */
+/** NodePort support (ip-cli/node-port.ts): the conntrack mark and the rule that reads it. */
 export interface NodePortConfig {
   /** AWS_VPC_CNI_NODE_PORT_SUPPORT; false removes the chain and the rule. */
   readonly enabled: boolean;
@@ -94,7 +99,7 @@ export interface Kernel {
   /** Idempotent: the NodePort chain in vpcnet's table and its policy rule, or neither when disabled. */
   setupNodePort(cfg: NodePortConfig): Promise<void>;
   /**
-   * Idempotent: the SNAT of IPv6 pods' IPv4 egress range exists with `cfg` (linux/egress-snat.ts),
+   * Idempotent: the SNAT of IPv6 pods' IPv4 egress range exists with `cfg` (ip-cli/egress-snat.ts),
    * or (undefined) does not exist.
    */
   setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void>;

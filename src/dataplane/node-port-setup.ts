@@ -6,7 +6,7 @@ import { errorText } from '../infra/error-text.ts';
 import type { Logger } from '../infra/log.ts';
 import { BRANCH_DEVICE_PREFIX } from '../plan/kinds/trunk-device.ts';
 import type { Dataplane } from './dataplane.ts';
-import { rpFilterProblem } from './linux/node-port.ts';
+import { rpFilterProblem } from './ip-cli/node-port.ts';
 
 export interface NodePortSetup {
   readonly enabled: boolean;

@@ -1,6 +1,6 @@
 // The storm's invariants, as pure functions of what it observed (views.ts). Each returns the
 // violations it finds, one line each, naming the sandbox, address, ENI or kernel object at fault.
-import { NODE_PORT_RULE_PRIORITY } from '../dataplane/linux/node-port.ts';
+import { NODE_PORT_RULE_PRIORITY } from '../dataplane/ip-cli/node-port.ts';
 import type { AgentView, Ec2View, KernelRoute, KernelRule, KernelView, OwnedResource } from './views.ts';
 
 /** A sandbox the runtime believes is running, with what the storm saw inside its namespace. */

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Dataplane } from '../../src/dataplane/dataplane.ts';
+import { IpCliKernel } from '../../src/dataplane/ip-cli/ip-cli-kernel.ts';
 import { NODE } from '../../src/dataplane/kernel.ts';
-import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../../src/dataplane/netlink/netlink-kernel.ts';
 import { hostVeth, plan } from '../../src/dataplane/testing/scenario-helpers.ts';
 import { SCENARIO_VPC, scenarios } from '../../src/dataplane/testing/scenarios.ts';
@@ -30,7 +30,7 @@ test('a pod plan, SNAT element included, is created, inspected and removed witho
     const pod = netnsPath(await create('nl9-pod-'));
     // The nft side counts what it starts; the helper is started once, before the operations, and
     // nft only sets up the node's table.
-    const nft = new LinuxKernel({ hostNetns: netnsPath(node), snat: true });
+    const nft = new IpCliKernel({ hostNetns: netnsPath(node), snat: true });
     const kernel = new NetlinkKernel({ program: NETLINK_HELPER, hostNetns: netnsPath(node), nft });
     try {
       await kernel.start();
@@ -118,7 +118,7 @@ test('reads through the helper give the same views as ip -j, on the node and in 
       'metric',
       '5',
     ]);
-    const linux = new LinuxKernel({ hostNetns: netnsPath(node) });
+    const linux = new IpCliKernel({ hostNetns: netnsPath(node) });
     await withNetlinkKernel(netnsPath(node), async (kernel) => {
       const dp = new Dataplane(kernel);
       await dp.setupNode(SCENARIO_VPC);
@@ -153,7 +153,7 @@ test("failures name the same operations as the Linux driver does, in ip's words 
       { op: 'neighAdd', dev: 'nl9nothere', ip: '10.1.0.9', lladdr: '02:00:00:00:00:01' },
     ];
     const expected = [1, 2, 5, 6, 8, 9, 10, 11];
-    const viaIp = await new LinuxKernel({ hostNetns: netnsPath(node) }).run({ side: 'node' }, ops, 'all');
+    const viaIp = await new IpCliKernel({ hostNetns: netnsPath(node) }).run({ side: 'node' }, ops, 'all');
     await mustExecIn(node, ['ip', 'rule', 'del', 'prio', '100']);
     await mustExecIn(node, ['ip', 'addr', 'flush', 'dev', 'lo']);
     await mustExecIn(node, ['ip', 'route', 'flush', 'table', '2']);

@@ -3,7 +3,7 @@
 // own node namespace (the node side runs there through hostNetns) and pod namespaces, all removed
 // afterwards, also on failure. This kernel has no 802.1q: branch devices use the macvlan driver.
 import { test } from 'node:test';
-import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
+import { IpCliKernel } from '../../src/dataplane/ip-cli/ip-cli-kernel.ts';
 import { type Harness, SCENARIO_VPC, scenarios } from '../../src/dataplane/testing/scenarios.ts';
 import { netnsPath, netnsTracker } from '../netns-fixture.ts';
 import { kernelHarness } from './scenario-harness.ts';
@@ -13,7 +13,7 @@ async function linuxHarness(
   nodeSetUp: boolean,
 ): Promise<Harness> {
   const node = await create('vpcsc-node-');
-  const kernel = new LinuxKernel({ hostNetns: netnsPath(node) });
+  const kernel = new IpCliKernel({ hostNetns: netnsPath(node) });
   const h = kernelHarness(kernel, node, create, 'vpcsc-pod-', 'macvlan');
   if (nodeSetUp) await h.dataplane.setupNode(SCENARIO_VPC);
   return h;

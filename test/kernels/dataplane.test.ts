@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dataplane } from '../../src/dataplane/dataplane.ts';
 import { DataplaneError } from '../../src/dataplane/errors.ts';
-import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
+import { IpCliKernel } from '../../src/dataplane/ip-cli/ip-cli-kernel.ts';
 import { ENI } from '../../src/dataplane/testing/scenario-helpers.ts';
 import type { AttachmentKey } from '../../src/plan/attachment.ts';
 import { hostVethMac, hostVethName, podVethMac } from '../../src/plan/names.ts';
@@ -30,10 +30,10 @@ const oldSandbox: AttachmentKey = { network: 'vpcnet', containerId: 'a279aaaa000
 const newSandbox: AttachmentKey = { network: 'vpcnet', containerId: '30c8bbbb0002', ifName: 'eth0' };
 
 /** A node namespace with an address on lo (something for pods to reach) and a dataplane driving it. */
-async function makeNode(create: Create): Promise<{ node: string; dp: Dataplane; kernel: LinuxKernel }> {
+async function makeNode(create: Create): Promise<{ node: string; dp: Dataplane; kernel: IpCliKernel }> {
   const node = await create('vpcdp-node-');
   await mustExecIn(node, ['ip', 'addr', 'add', `${NODE_LOCAL_IP}/32`, 'dev', 'lo']);
-  const kernel = new LinuxKernel({ hostNetns: netnsPath(node) });
+  const kernel = new IpCliKernel({ hostNetns: netnsPath(node) });
   return { node, dp: new Dataplane(kernel), kernel };
 }
 
@@ -198,8 +198,8 @@ test('without hostNetns (production), the host end lands in the namespace the ag
     const src = (f: string) => JSON.stringify(new URL(`../src/dataplane/${f}`, import.meta.url).pathname);
     const script = [
       `import { Dataplane } from ${src('dataplane.ts')};`,
-      `import { LinuxKernel } from ${src('linux/linux-kernel.ts')};`,
-      'const dp = new Dataplane(new LinuxKernel());',
+      `import { IpCliKernel } from ${src('linux/linux-kernel.ts')};`,
+      'const dp = new Dataplane(new IpCliKernel());',
       'const [netns, resources] = JSON.parse(process.argv[1]);',
       'await dp.create(netns, resources);',
       'console.log(JSON.stringify((await dp.inspect(netns, resources)).findings));',

@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Dataplane } from '../../src/dataplane/dataplane.ts';
+import { IpCliKernel } from '../../src/dataplane/ip-cli/ip-cli-kernel.ts';
 import { Ipv6NodeError } from '../../src/dataplane/ipv6-node.ts';
 import type { Kernel } from '../../src/dataplane/kernel.ts';
-import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
 import { NetlinkKernel } from '../../src/dataplane/netlink/netlink-kernel.ts';
 import { KeyedSerializer } from '../../src/infra/keyed-serializer.ts';
 import { silentLogger } from '../../src/infra/log.ts';
@@ -40,7 +40,7 @@ const drivers: readonly { name: string; make: (node: string) => Kernel & { close
       name: 'netlink helper',
       make: (node) => new NetlinkKernel({ program: HELPER, hostNetns: netnsPath(node) }),
     },
-    { name: 'ip driver', make: (node) => new LinuxKernel({ hostNetns: netnsPath(node) }) },
+    { name: 'ip driver', make: (node) => new IpCliKernel({ hostNetns: netnsPath(node) }) },
   ];
 
 /** Node and VPC namespaces joined by a link; the VPC routes the pods' /80 via the node. */

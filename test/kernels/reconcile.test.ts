@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dataplane } from '../../src/dataplane/dataplane.ts';
-import { LinuxKernel } from '../../src/dataplane/linux/linux-kernel.ts';
+import { IpCliKernel } from '../../src/dataplane/ip-cli/ip-cli-kernel.ts';
 import { KeyedSerializer } from '../../src/infra/keyed-serializer.ts';
 import { silentLogger } from '../../src/infra/log.ts';
 import { Ledger } from '../../src/ledger/ledger.ts';
@@ -71,7 +71,7 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 3000): Prom
 async function makeNode(create: Create) {
   const node = await create('vpcrec-node-');
   await mustExecIn(node, ['ip', 'addr', 'add', `${NODE_LOCAL_IP}/32`, 'dev', 'lo']);
-  const kernel = new LinuxKernel({ hostNetns: netnsPath(node) });
+  const kernel = new IpCliKernel({ hostNetns: netnsPath(node) });
   const dp = new Dataplane(kernel);
   await dp.setupNode({ vpcCidrs: ['10.0.0.0/16'], snatSource: '10.200.0.1' });
   const mac = '02:0e:0e:00:00:01';

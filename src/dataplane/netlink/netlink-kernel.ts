@@ -7,6 +7,9 @@
 import { isSnatOp, type KernelOp, validateOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError, PodNamespaceTooLarge } from '../errors.ts';
+import { IpCliKernel } from '../ip-cli/ip-cli-kernel.ts';
+import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../ip-cli/ip-json.ts';
+import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../ip-cli/snat.ts';
 import {
   type Kernel,
   type KernelRun,
@@ -18,9 +21,6 @@ import {
   type RunResult,
   type V4EgressConfig,
 } from '../kernel.ts';
-import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../linux/ip-json.ts';
-import { LinuxKernel } from '../linux/linux-kernel.ts';
-import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 import { NetlinkHelper } from './helper-process.ts';
 import { type Answer, planRequest, readRequest, runRequest, snatSetRequest } from './wire.ts';
 
@@ -29,10 +29,10 @@ export interface NetlinkKernelDeps {
   readonly program: string;
   /** Path of the node's network namespace; unset (production): the agent's own. */
   readonly hostNetns?: string;
-  /** Whether the node does SNAT (default true); see LinuxKernelDeps. */
+  /** Whether the node does SNAT (default true); see IpCliKernelDeps. */
   readonly snat?: boolean;
-  /** The nft side; default: a LinuxKernel on the same node namespace. */
-  readonly nft?: LinuxKernel;
+  /** The nft side; default: an IpCliKernel on the same node namespace. */
+  readonly nft?: IpCliKernel;
 }
 
 interface Indexed {
@@ -42,7 +42,7 @@ interface Indexed {
 
 export class NetlinkKernel implements Kernel {
   readonly #helper: NetlinkHelper;
-  readonly #nft: LinuxKernel;
+  readonly #nft: IpCliKernel;
   readonly #snat: boolean;
 
   constructor(deps: NetlinkKernelDeps) {
@@ -52,7 +52,7 @@ export class NetlinkKernel implements Kernel {
     });
     this.#nft =
       deps.nft ??
-      new LinuxKernel({
+      new IpCliKernel({
         ...(deps.hostNetns === undefined ? {} : { hostNetns: deps.hostNetns }),
         snat: deps.snat ?? true,
       });

@@ -20,8 +20,8 @@
 // a plan: {"id","parts":[...]}, each part as a run's answer without its id, only the parts that ran;
 // an nftset: {"id","entered":true,"elements":[...] | null (no such table or set)}, or "error".
 import type { KernelOp } from '../../plan/kernel-op.ts';
+import { SNAT_SET, SNAT_TABLE } from '../ip-cli/snat.ts';
 import type { Namespace, PodScope } from '../kernel.ts';
-import { SNAT_SET, SNAT_TABLE } from '../linux/snat.ts';
 
 const opt = (v: string | number | undefined): string => (v === undefined ? '-' : String(v));
 const flag = (v: boolean | undefined): string => (v === true ? '1' : '0');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRules } from '../../dataplane/linux/ip-json.ts';
+import { parseRules } from '../../dataplane/ip-cli/ip-json.ts';
 import type { NodeView } from '../views.ts';
 import { podRuleOf, ruleKind, ruleMatches } from './rule.ts';
 

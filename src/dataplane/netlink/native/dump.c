@@ -1,5 +1,5 @@
 /* Reads of a namespace, rendered with the key names and value forms of `ip -d -j` so the Linux
- * driver's parser (src/dataplane/linux/ip-json.ts) turns both into the same views. This file runs
+ * driver's parser (src/dataplane/ip-cli/ip-json.ts) turns both into the same views. This file runs
  * the dumps; dump-links.c and dump-routing.c render their messages. */
 #define _GNU_SOURCE
 #include "dump.h"

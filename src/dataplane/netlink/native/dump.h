@@ -1,4 +1,4 @@
-/* A namespace read back as `ip -d -j` prints it (only the keys src/dataplane/linux/ip-json.ts reads). */
+/* A namespace read back as `ip -d -j` prints it (only the keys src/dataplane/ip-cli/ip-json.ts reads). */
 #ifndef VPCNET_NETLINK_DUMP_H
 #define VPCNET_NETLINK_DUMP_H
 

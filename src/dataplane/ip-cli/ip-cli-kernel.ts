@@ -1,4 +1,6 @@
-// The real kernel driver. Budget: a handful of processes per pod operation, never one per route or
+// The kernel driver that speaks through the `ip` and `nft` commands (the agent's own driver is
+// netlink/, its resident helper; this one stays as the reference the helper is held to, and sets up
+// the node's nftables tables). Budget: a handful of processes per operation, never one per route or
 // rule: one `ip -batch` per namespace an operation touches, and one `nft -f` for the SNAT set.
 import { isAlreadyGone, isSnatOp, type KernelOp, opText } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
@@ -25,7 +27,7 @@ import {
   setupNodeScript,
 } from './snat.ts';
 
-export interface LinuxKernelDeps {
+export interface IpCliKernelDeps {
   readonly runner?: CommandRunner;
   /**
    * Path of the node's network namespace. Unset (production): the agent's own namespace, commands
@@ -48,7 +50,7 @@ function firstLines(text: string): string {
 const NODE_READ = ['addr show', 'route show table all', 'rule show'];
 const POD_READ = ['addr show', 'route show table all', 'neigh show', 'rule show'];
 
-export class LinuxKernel implements Kernel {
+export class IpCliKernel implements Kernel {
   readonly #runner: CommandRunner;
   readonly #hostPrefix: readonly string[];
   /** How a pod's namespace names the node's, for the host end of a veth created from inside it. */
@@ -56,7 +58,7 @@ export class LinuxKernel implements Kernel {
   readonly #snat: boolean;
   #commands = 0;
 
-  constructor(deps: LinuxKernelDeps = {}) {
+  constructor(deps: IpCliKernelDeps = {}) {
     this.#runner = deps.runner ?? spawnRunner;
     this.#hostPrefix = deps.hostNetns === undefined ? [] : ['nsenter', `--net=${deps.hostNetns}`];
     // nsenter --net changes only the network namespace, so /proc still shows the agent's pid.

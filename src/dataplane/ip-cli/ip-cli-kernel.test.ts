@@ -7,7 +7,7 @@ import { planRegularPod } from '../../plan/pod-plan.ts';
 import { Dataplane } from '../dataplane.ts';
 import { DataplaneError } from '../errors.ts';
 import type { CommandResult } from './command.ts';
-import { LinuxKernel, type LinuxKernelDeps } from './linux-kernel.ts';
+import { IpCliKernel, type IpCliKernelDeps } from './ip-cli-kernel.ts';
 
 interface Call {
   readonly argv: readonly string[];
@@ -24,8 +24,8 @@ function scripted(results: Partial<CommandResult>[]) {
   return { calls, runner };
 }
 
-function dataplane(deps: LinuxKernelDeps): { dp: Dataplane; kernel: LinuxKernel } {
-  const kernel = new LinuxKernel(deps);
+function dataplane(deps: IpCliKernelDeps): { dp: Dataplane; kernel: IpCliKernel } {
+  const kernel = new IpCliKernel(deps);
   return { dp: new Dataplane(kernel), kernel };
 }
 
@@ -208,7 +208,7 @@ test('readNode reads links with addresses, all tables but local, rules and the S
     },
     { code: 1, stderr: 'Error: No such file or directory\nlist set ip vpcnet snat_pods\n' },
   ]);
-  const node = await new LinuxKernel({ runner }).readNode();
+  const node = await new IpCliKernel({ runner }).readNode();
   assert.deepEqual(
     calls.map((c) => c.argv.join(' ')),
     ['ip -d -j -batch -', 'nft -j list set ip vpcnet snat_pods'],
@@ -227,14 +227,14 @@ test('readNode reads links with addresses, all tables but local, rules and the S
   ]);
   assert.equal(node.snatElements, undefined, 'no set yet: no elements');
   const withSet = scripted([{ stdout: '[]\n[]\n[]\n' }, { stdout: snatSetWith(['10.0.0.5']) }]);
-  assert.deepEqual((await new LinuxKernel({ runner: withSet.runner }).readNode()).snatElements, ['10.0.0.5']);
+  assert.deepEqual((await new IpCliKernel({ runner: withSet.runner }).readNode()).snatElements, ['10.0.0.5']);
 });
 
 test('readPod reports a namespace it cannot enter instead of failing', async () => {
   const { runner } = scripted([
     { code: 1, stderr: `nsenter: cannot open ${POD}: No such file or directory\n` },
   ]);
-  assert.deepEqual(await new LinuxKernel({ runner }).readPod(POD), {
+  assert.deepEqual(await new IpCliKernel({ runner }).readPod(POD), {
     reachable: false,
     reason: `nsenter: cannot open ${POD}: No such file or directory`,
   });

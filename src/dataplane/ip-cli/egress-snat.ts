@@ -5,18 +5,11 @@
 // `nft -f -` (atomic); the chain is flushed and refilled, so a changed source or port mode takes
 // effect without a gap. Only table `ip vpcnet_v4egress` is touched.
 import { V4_EGRESS_CIDR } from '../../plan/ipv6-pod-plan.ts';
-import type { RandomizeSnat } from '../kernel.ts';
+import type { V4EgressConfig } from '../kernel.ts';
 import { assertIpv4, snatPortFlag } from './snat.ts';
 
 export const V4_EGRESS_TABLE = 'vpcnet_v4egress';
 const CHAIN = 'postrouting';
-
-export interface V4EgressConfig {
-  /** The node's primary IPv4: what the egress range's traffic leaves with. */
-  readonly snatSource: string;
-  /** AWS_VPC_K8S_CNI_RANDOMIZESNAT (default `prng`). */
-  readonly randomizeSnat?: RandomizeSnat;
-}
 
 /** Idempotent: the table, chain and its one rule exist with this source and port mode. */
 export function setupV4EgressScript(cfg: V4EgressConfig): string {
