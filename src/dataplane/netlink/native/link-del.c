@@ -1,23 +1,23 @@
 /*
  * A link deletion answered when the kernel announces it, not when it acknowledges it.
  *
- * Why: measured on the development machine (`ip -ts monitor link` beside `ip link del` of a veth),
- * the kernel multicasts RTM_DELLINK on RTNLGRP_LINK ~0.5 ms after the request, but the ack comes
- * 17-25 ms later: after unregistering the device under RTNL, the deleting sendmsg waits for RCU and
- * for the device's last references (netdev_run_todo) before it returns. By the announcement the
- * device is unlisted (its name and index are free), its routes are flushed and a veth's peer is
- * unlisted too; what is left is the kernel freeing memory. That wait was most of a DEL's kernel step.
+ * Why: the kernel multicasts RTM_DELLINK on RTNLGRP_LINK as soon as it has unregistered the
+ * device under RTNL, but the deleting sendmsg returns (and the ack comes) only after it has waited
+ * for RCU and for the device's last references (netdev_run_todo), many times longer
+ * (`ip -ts monitor link` beside `ip link del` of a veth shows both). By the announcement the device
+ * is unlisted (its name and index are free), its routes are flushed and a veth's peer is unlisted
+ * too; what is left is the kernel freeing memory, which a DEL need not wait for.
  *
  * So the worker subscribes to link announcements in the request's namespace, and a "finisher"
  * thread sends the request on a socket of its own (a socket stays in the namespace it was made in,
  * whichever thread uses it) and waits for the ack. The worker takes whichever comes first: the
  * announcement for that ifindex (success), or the finisher's result (an error before any
- * announcement is the operation's error, as today). After an announcement the worker goes on and
+ * announcement is the operation's error). After an announcement the worker goes on and
  * the finisher's result, which can then only be success, is dropped.
  *
  * Never success without evidence: when the announcements cannot be watched (no socket, an overrun,
  * anything unclear), the ack decides. When no finisher can be started (or 256 are outstanding),
- * the worker sends and waits itself, as before.
+ * the worker sends and waits for the ack itself.
  */
 #define _GNU_SOURCE
 #include "link-del.h"

@@ -12,8 +12,8 @@
  * is refused before anything runs. If a worker cannot return, the helper exits at once: a thread
  * left in a pod's namespace must never run the next request (the agent restarts the helper).
  *
- * Link deletions: the kernel announces a deletion ~0.5 ms after the request but acks it only after
- * waiting for RCU (~15-25 ms more). A worker answers a `linkDel` at the announcement and goes on; a
+ * Link deletions: the kernel announces a deletion at once but acks it only after waiting for RCU
+ * (link-del.c). A worker answers a `linkDel` at the announcement and goes on; a
  * detached "finisher" thread, which never changes namespace (its socket was made in the request's),
  * sends the request and waits for that ack (link-del.c). When stdin closes, the helper waits for
  * outstanding finishers before it exits.
