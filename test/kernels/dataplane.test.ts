@@ -195,10 +195,10 @@ test('without hostNetns (production), the host end lands in the namespace the ag
     const pod = await create('vpcdp-pod-');
     const p = planFor(pod, oldSandbox, '10.0.0.5');
     // The agent process itself runs inside the node namespace, as vpcnetd does on a node.
-    const src = (f: string) => JSON.stringify(new URL(`../src/dataplane/${f}`, import.meta.url).pathname);
+    const src = (f: string) => JSON.stringify(new URL(`../../src/dataplane/${f}`, import.meta.url).pathname);
     const script = [
       `import { Dataplane } from ${src('dataplane.ts')};`,
-      `import { IpCliKernel } from ${src('linux/linux-kernel.ts')};`,
+      `import { IpCliKernel } from ${src('ip-cli/ip-cli-kernel.ts')};`,
       'const dp = new Dataplane(new IpCliKernel());',
       'const [netns, resources] = JSON.parse(process.argv[1]);',
       'await dp.create(netns, resources);',
