@@ -1,13 +1,14 @@
 // Graceful stop: an ADD in flight when the stop begins is finished, answered and durable; a
 // request arriving after it began gets no answer (its connection is closed or refused), which the
 // plugin treats as an unreachable agent: it spools a DEL and fails an ADD with "try again later".
+
 import assert from 'node:assert/strict';
-import { access } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Dataplane } from '../dataplane/dataplane.ts';
+import { pathExists } from '../infra/path-exists.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { agentWorlds, until } from './testing/agent-world.ts';
@@ -19,13 +20,6 @@ const worlds = agentWorlds();
 
 const body = (command: string, containerId: string, netns: string) =>
   JSON.stringify(cniRequest(command, containerId, netns, `pod-${containerId}`, `uid-${containerId}`));
-
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** Sends the request head now and its body when told; reports whether any answer came. */
 function splitRequest(socketPath: string, payload: Buffer) {
@@ -80,7 +74,7 @@ test('stop finishes the ADD in flight (answered, in the ledger on disk) and answ
       timeoutMs: 10_000,
     });
     assert.equal(fresh.status, undefined, `a new connection got an answer: ${fresh.body}`);
-    assert.equal(await exists(socket), false, 'the socket file is gone once the stop began');
+    assert.equal(await pathExists(socket), false, 'the socket file is gone once the stop began');
     assert.equal(await late.answer, '', 'a request completed after the stop began got an answer');
     await sleep(100);
     assert.equal(stopped, false, 'stop did not wait for the ADD in flight');

@@ -11,9 +11,10 @@
 // from the kernel's memory (procfs, nsfs). Through libuv's thread pool the same look cost three
 // round trips, and in a burst of ADDs each round trip waits behind the burst's other work, many
 // times the look itself.
+
 import { closeSync, fstatSync, openSync, readlinkSync, statSync } from 'node:fs';
-import { access } from 'node:fs/promises';
 import { netnsIdentity } from '../../dataplane/netns-identity.ts';
+import { pathExists } from '../../infra/path-exists.ts';
 
 /**
  * open(2)'s O_PATH on Linux, which Node's fs.constants leaves out: a descriptor that names the
@@ -35,16 +36,6 @@ let nsfsDev: number | undefined;
 function nsfsDevice(): number {
   nsfsDev ??= statSync('/proc/self/ns/net').dev;
   return nsfsDev;
-}
-
-/** Whether the path exists (for ADD: a namespace that is gone answers code 3). */
-async function pathExists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Each question on its own, as before: for what the quick look cannot vouch for. */
