@@ -35,6 +35,9 @@ export const BASE_RECIPE: BaseRecipe = {
     // The agent runs `nft -f` once at start; support bundles run `ip` and `nft`.
     'iproute2',
     'nftables',
+    // Both iptables backends (nft and legacy): adopting aws-node's pods removes the chains aws-node
+    // left through whichever one the node's iptables uses.
+    'iptables',
     // portmap and bandwidth, chained after vpcnet by the conflist.
     'containernetworking-plugins',
     // /bin/sh and /usr/bin/env (the bundles' `#!/usr/bin/env node`), 0.8 MB.

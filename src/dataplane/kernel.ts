@@ -74,6 +74,13 @@ export interface NodePortConfig {
   readonly podLinkPrefixes: readonly string[];
 }
 
+export interface AwsNodeFirewallRemoval {
+  /** What was removed, one line each ("iptables-nft nat: -D POSTROUTING ...", "nft table ip aws-cni"). */
+  readonly removed: readonly string[];
+  /** What could not be read or removed, with why (a tool set missing where its tables exist, too). */
+  readonly problems: readonly string[];
+}
+
 export interface Kernel {
   /**
    * Runs `ops` in order in one namespace. 'stop': the first failure ends the run (the ops before
@@ -105,4 +112,10 @@ export interface Kernel {
   setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void>;
   /** A sysctl of the node's namespace ("net.ipv6.conf.all.forwarding"), as its /proc/sys file reads. */
   readNodeSysctl(name: string): Promise<string>;
+  /**
+   * Removes what aws-node left in the node's firewall (ip-cli/aws-node-firewall.ts): its iptables
+   * chains and rules, by either backend, and its `ip aws-cni` nftables table. Never throws: what
+   * could not be removed is in `problems`.
+   */
+  removeAwsNodeFirewall(): Promise<AwsNodeFirewallRemoval>;
 }

@@ -33,7 +33,14 @@ test('mmdebstrap unpacks only the listed packages, without docs, keeping portmap
     .find((a) => a.startsWith('--include='))!
     .slice('--include='.length)
     .split(',');
-  for (const p of ['iproute2', 'nftables', 'containernetworking-plugins', 'libstdc++6', 'busybox']) {
+  for (const p of [
+    'iproute2',
+    'nftables',
+    'iptables',
+    'containernetworking-plugins',
+    'libstdc++6',
+    'busybox',
+  ]) {
     assert.ok(include.includes(p), `${p} is included`);
   }
   assert.ok(argv.includes('--dpkgopt=path-exclude=/usr/share/doc/*'));

@@ -2,10 +2,12 @@
 // netlink/, its resident helper; this one stays as the reference the helper is held to, and sets up
 // the node's nftables tables). Budget: a handful of processes per operation, never one per route or
 // rule: one `ip -batch` per namespace an operation touches, and one `nft -f` for the SNAT set.
+
 import { isAlreadyGone, isSnatOp, type KernelOp, opText } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
 import type {
+  AwsNodeFirewallRemoval,
   Kernel,
   Namespace,
   NodeNetworkConfig,
@@ -14,6 +16,7 @@ import type {
   RunResult,
   V4EgressConfig,
 } from '../kernel.ts';
+import { removeAwsNodeFirewall } from './aws-node-firewall.ts';
 import { type CommandResult, type CommandRunner, spawnRunner } from './command.ts';
 import { removeV4EgressScript, setupV4EgressScript, V4_EGRESS_TABLE } from './egress-snat.ts';
 import { batchOutputs, parseBatchFailures } from './ip-batch.ts';
@@ -181,6 +184,10 @@ export class IpCliKernel implements Kernel {
     const r = await this.#exec({ side: 'node' }, ['cat', file]);
     if (r.code !== 0) throw new DataplaneError('setupNode', `cat ${file}`, '', firstLines(r.stderr));
     return r.stdout.trim();
+  }
+
+  removeAwsNodeFirewall(): Promise<AwsNodeFirewallRemoval> {
+    return removeAwsNodeFirewall((argv, stdin) => this.#exec({ side: 'node' }, argv, stdin));
   }
 
   async setupSnat(cfg: NodeNetworkConfig): Promise<void> {

@@ -11,6 +11,7 @@ import { IpCliKernel } from '../ip-cli/ip-cli-kernel.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../ip-cli/ip-json.ts';
 import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../ip-cli/snat.ts';
 import {
+  type AwsNodeFirewallRemoval,
   type Kernel,
   type KernelRun,
   type Namespace,
@@ -179,6 +180,10 @@ export class NetlinkKernel implements Kernel {
 
   readNodeSysctl(name: string): Promise<string> {
     return this.#nft.readNodeSysctl(name);
+  }
+
+  removeAwsNodeFirewall(): Promise<AwsNodeFirewallRemoval> {
+    return this.#nft.removeAwsNodeFirewall();
   }
 }
 

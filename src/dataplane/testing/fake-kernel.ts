@@ -6,6 +6,7 @@
 import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import type {
+  AwsNodeFirewallRemoval,
   Kernel,
   Namespace,
   NodeNetworkConfig,
@@ -220,6 +221,14 @@ export class FakeKernel implements Kernel {
   async setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
     this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupV4Egress');
     this.v4EgressConfig = cfg;
+  }
+
+  /** What aws-node left in the node's firewall, one line each (removeAwsNodeFirewall empties it). */
+  readonly awsNodeFirewall: string[] = [];
+
+  async removeAwsNodeFirewall(): Promise<AwsNodeFirewallRemoval> {
+    const removed = this.awsNodeFirewall.splice(0);
+    return { removed, problems: [] };
   }
 
   async readNodeSysctl(name: string): Promise<string> {

@@ -12,5 +12,6 @@ export function kernelWithRun(inner: Kernel, run: Kernel['run']): Kernel {
     setupNodePort: (cfg) => inner.setupNodePort(cfg),
     setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
     readNodeSysctl: (name) => inner.readNodeSysctl(name),
+    removeAwsNodeFirewall: () => inner.removeAwsNodeFirewall(),
   };
 }
