@@ -48,6 +48,8 @@ export interface AgentDeps {
   readonly events?: EventRecorder;
   /** The node's ENIConfig, read from the API (custom networking only). */
   readonly eniConfigs?: NodeEniConfigSource;
+  /** Where the runtime binds pods' network namespaces (adoption looks there; default /var/run/netns). */
+  readonly runtimeNetnsDir?: string;
 }
 
 export interface RunningAgent {

@@ -20,6 +20,7 @@ import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
+import { adoptOnStart, refuseBesideAwsNode } from './adoption/adoption-start.ts';
 import type { AgentDeps, RunningAgent } from './agent-deps.ts';
 import { TrunkFacts } from './branch/trunk-facts.ts';
 import { handleCni } from './cni-ops/cni-handler.ts';
@@ -52,6 +53,7 @@ import { AgentCounters, OperationStats } from './stats.ts';
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
+  await refuseBesideAwsNode(deps.config);
   const state = await openState(deps);
   const node = await rebuildFromCloud(deps, state);
   const recovered = await recover(deps, state, node);
@@ -143,12 +145,17 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
 }
 
 /**
- * Before anything is collected or lent: what a missing or refused ledger leaves (held from the
- * node), ADDs a crash left half done (undone), and the trunk found and configured.
+ * Before anything is collected or lent: on a start without a ledger, aws-node's pods adopted (when
+ * it ran here) and what else the node holds (recovery); ADDs a crash left half done (undone), and
+ * the trunk found and configured.
  */
 async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeState) {
   const { config, dataplane, log } = deps;
   const { manager, addressing, trunkFacts } = n;
+  const adoption = await adoptOnStart(
+    { ...deps, ledger, pool: n.pool, family: addressing.family, ...netnsDirOf(deps) },
+    loss,
+  );
   const recovery: RecoveryStart | undefined =
     loss &&
     (await recoverFromNode(
@@ -157,6 +164,7 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
         ledger,
         addresses: addressing.recovery,
         vethPrefix: config.vethPrefix,
+        ...(config.adoptAwsNode === undefined ? {} : { awsVethPrefix: config.adoptAwsNode.vethPrefix }),
         protectedAddresses: manager.protectedAddresses(),
         ...(trunkFacts === undefined
           ? {}
@@ -182,7 +190,11 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
       })
     : undefined;
   await trunk?.start();
-  return { recovery, trunk };
+  return { adoption, recovery, trunk };
+}
+
+function netnsDirOf(deps: AgentDeps): { netnsDir?: string } {
+  return deps.runtimeNetnsDir === undefined ? {} : { netnsDir: deps.runtimeNetnsDir };
 }
 
 /** The operations' context, the reconcile loop and the RPC server: the agent serves from here on. */
@@ -190,7 +202,7 @@ async function serve(
   deps: AgentDeps,
   { observed, ledger }: OpenState,
   n: NodeState,
-  { recovery, trunk }: Awaited<ReturnType<typeof recover>>,
+  { adoption, recovery, trunk }: Awaited<ReturnType<typeof recover>>,
 ): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   const { meta, limits, pool, manager, addressing, trunkFacts } = n;
@@ -271,6 +283,7 @@ async function serve(
     ...addressing.withPoolView(introspection(meta, ledger, pool, stats, counters, now, manager)),
     deadPodGc: deadPodGc?.state() ?? 'off',
     recovery: recoveryView(ledger, recovery, now()),
+    ...(adoption === undefined ? {} : { adoption }),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
     cloudErrors: observed.cloudErrors(),
     recentErrors: recentErrors.list(),

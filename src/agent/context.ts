@@ -50,7 +50,7 @@ export interface DelContext {
  * something would not compile).
  */
 export interface CheckContext {
-  readonly ledger: Pick<Ledger, 'get' | 'binding'>;
+  readonly ledger: Pick<Ledger, 'get' | 'list' | 'binding'>;
   readonly dataplane: Pick<Dataplane, 'inspect'>;
   readonly addresses: Pick<AddressSource, 'lostEni'>;
 }

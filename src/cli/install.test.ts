@@ -204,3 +204,22 @@ test('--ipv6-forwarding and ENABLE_IPv6=true set net.ipv6.conf.all.forwarding=1 
     await assert.rejects(readdir(s.conf), 'the conflist was written although forwarding could not be set');
   });
 });
+
+test("aws-node's conflist stops a plain install, and --replace-aws-node moves it aside after vpcnet's is written", async () => {
+  await withScratch(async (s) => {
+    const aws = join(s.conf, '10-aws.conflist');
+    await mkdir(s.conf, { recursive: true });
+    await writeFile(aws, '{"cniVersion":"0.4.0","name":"aws-cni","plugins":[{"type":"aws-cni"}]}\n');
+    await assert.rejects(
+      s.install([]),
+      /aws-node's .*10-aws\.conflist is in the CNI conf dir .*--replace-aws-node/,
+    );
+    assert.deepEqual(await readdir(s.bin).catch(() => []), [], 'a refused install writes nothing');
+    const printed = await s.install(['--replace-aws-node']);
+    assert.match(printed, /aws-node's conflist moved to .*10-aws\.conflist\.replaced-by-vpcnet/);
+    assert.deepEqual((await readdir(s.conf)).sort(), ['10-aws.conflist.replaced-by-vpcnet', CONFLIST_NAME]);
+    // Run again (a restarted init container): nothing of aws-node's is left to move.
+    await s.install(['--replace-aws-node']);
+    assert.deepEqual((await readdir(s.conf)).sort(), ['10-aws.conflist.replaced-by-vpcnet', CONFLIST_NAME]);
+  });
+});

@@ -3,10 +3,13 @@
 // so a runtime never execs a half-written plugin or reads a half-written conflist. The conflist
 // chains the reference portmap (and, when asked, bandwidth) after vpcnet; their binaries are put in
 // place before the conflist that names them.
+
 import { chmod, copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { VPCNET_NETWORK_NAME } from '../cni/identifiers.ts';
 import { trueOrFalse } from '../config/value-kinds.ts';
+import { pathExists } from '../infra/path-exists.ts';
 import {
   type ChainChoice,
   chainedEntries,
@@ -17,7 +20,10 @@ import {
 import { enableIpv6Forwarding } from './ipv6-forwarding.ts';
 
 export const CONFLIST_NAME = '10-vpcnet.conflist';
-export const NETWORK_NAME = 'vpcnet';
+/** aws-node's conflist: runtimes take the first conflist by name, and it sorts before vpcnet's. */
+export const AWS_NODE_CONFLIST = '10-aws.conflist';
+/** Where --replace-aws-node moves it: a name no CNI loader reads (.conf, .conflist, .json only). */
+export const AWS_NODE_CONFLIST_REPLACED = `${AWS_NODE_CONFLIST}.replaced-by-vpcnet`;
 
 export interface VpcnetPluginOptions {
   readonly agentSocket?: string;
@@ -35,6 +41,11 @@ export interface InstallOptions extends VpcnetPluginOptions {
   readonly partnerPluginsDir: string;
   /** Set net.ipv6.conf.all.forwarding=1 under this /proc/sys first (IPv6 mode); absent: leave it. */
   readonly ipv6ForwardingProcSys?: string;
+  /**
+   * Moving a node from aws-node: aws-node's conflist is moved aside once vpcnet's is written.
+   * Without it, an aws-node conflist in the conf dir stops the install (runtimes would keep using it).
+   */
+  readonly replaceAwsNode?: boolean;
 }
 
 export function conflist(opts: VpcnetPluginOptions & { readonly chain: ChainChoice }): object {
@@ -42,7 +53,7 @@ export function conflist(opts: VpcnetPluginOptions & { readonly chain: ChainChoi
   if (opts.agentSocket !== undefined) plugin.agentSocket = opts.agentSocket;
   if (opts.delSpoolDir !== undefined) plugin.delSpoolDir = opts.delSpoolDir;
   if (opts.mtu !== undefined) plugin.mtu = opts.mtu;
-  return { cniVersion: '1.0.0', name: NETWORK_NAME, plugins: [plugin, ...chainedEntries(opts.chain)] };
+  return { cniVersion: '1.0.0', name: VPCNET_NETWORK_NAME, plugins: [plugin, ...chainedEntries(opts.chain)] };
 }
 
 async function atomicWrite(path: string, write: (tmp: string) => Promise<void>, mode: number): Promise<void> {
@@ -57,9 +68,17 @@ export interface Installed {
   readonly conflist: string;
   /** Chained plugins' binaries this run copied into the bin dir. */
   readonly copied: readonly string[];
+  /** Where aws-node's conflist was moved (--replace-aws-node), if it was there. */
+  readonly replaced?: string;
 }
 
 export async function install(opts: InstallOptions): Promise<Installed> {
+  const awsConflist = join(opts.cniConfDir, AWS_NODE_CONFLIST);
+  if (!opts.replaceAwsNode && (await pathExists(awsConflist))) {
+    throw new Error(
+      `aws-node's ${awsConflist} is in the CNI conf dir and runtimes would keep using it (it sorts before ${CONFLIST_NAME}): install with --replace-aws-node to move it aside (deploy/overlays/migration does; README, "Switching from aws-node"), or remove it`,
+    );
+  }
   // Before the conflist: no IPv6 pod is set up on a node that cannot forward to it.
   if (opts.ipv6ForwardingProcSys !== undefined) await enableIpv6Forwarding(opts.ipv6ForwardingProcSys);
   // Every missing partner binary is found before anything is written.
@@ -81,12 +100,18 @@ export async function install(opts: InstallOptions): Promise<Installed> {
   await atomicWrite(plugin, (tmp) => copyFile(opts.pluginSource, tmp), 0o755);
   // Last: once a runtime can read the conflist, every plugin it names is in place.
   await atomicWrite(conf, (tmp) => writeFile(tmp, `${JSON.stringify(conflist(opts), null, 2)}\n`), 0o644);
+  // After vpcnet's conflist is in place: the conf dir never holds no network at all.
+  if (opts.replaceAwsNode && (await pathExists(awsConflist))) {
+    const replaced = join(opts.cniConfDir, AWS_NODE_CONFLIST_REPLACED);
+    await rename(awsConflist, replaced);
+    return { plugin, conflist: conf, copied, replaced };
+  }
   return { plugin, conflist: conf, copied };
 }
 
 export const INSTALL_HELP = `Usage: vpcnetctl install --cni-bin-dir DIR --cni-conf-dir DIR [--agent-socket PATH]
                          [--del-spool-dir DIR] [--mtu N] [--no-portmap] [--bandwidth]
-                         [--partner-plugins-dir DIR] [--ipv6-forwarding]
+                         [--partner-plugins-dir DIR] [--ipv6-forwarding] [--replace-aws-node]
 
 Installs the vpcnet CNI plugin as DIR/vpcnet (one self-contained file) and writes
 ${CONFLIST_NAME} into the conf dir. Both are replaced atomically. The conflist chains
@@ -108,6 +133,10 @@ is in neither place, install fails and writes nothing.
   --ipv6-forwarding     set net.ipv6.conf.all.forwarding=1 (IPv6 mode needs it; the
                         agent refuses to start without it); the same as ENABLE_IPv6=true
                         in the environment. Needs a privileged, host-network container
+  --replace-aws-node    moving a node from aws-node: once ${CONFLIST_NAME} is written,
+                        aws-node's ${AWS_NODE_CONFLIST} is renamed ${AWS_NODE_CONFLIST_REPLACED}
+                        (runtimes ignore it then). Without it, install refuses to run while
+                        ${AWS_NODE_CONFLIST} is in the conf dir
   -h, --help            this text
 `;
 
@@ -122,6 +151,7 @@ export const INSTALL_OPTIONS = {
   bandwidth: { type: 'boolean' },
   'partner-plugins-dir': { type: 'string' },
   'ipv6-forwarding': { type: 'boolean' },
+  'replace-aws-node': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -173,8 +203,10 @@ export async function runInstallCommand(
     ...(values['ipv6-forwarding'] === true || flagFromEnv(env, 'ENABLE_IPv6')
       ? { ipv6ForwardingProcSys: procSys }
       : {}),
+    ...(values['replace-aws-node'] === true ? { replaceAwsNode: true } : {}),
   });
   const copied = done.copied.length > 0 ? ` (copied ${done.copied.join(', ')})` : '';
-  out(`installed ${done.plugin} and ${done.conflist}${copied}\n`);
+  const replaced = done.replaced === undefined ? '' : `; aws-node's conflist moved to ${done.replaced}`;
+  out(`installed ${done.plugin} and ${done.conflist}${copied}${replaced}\n`);
   return 0;
 }

@@ -22,3 +22,10 @@ export function ifNameProblem(name: string): string | undefined {
   if (/[/:\s]/.test(name)) return "may not contain '/', ':' or whitespace";
   return undefined;
 }
+
+/**
+ * The network name of the conflist `vpcnetctl install` writes: the name a runtime's requests carry
+ * (the first part of an attachment's key), and the one under which the agent records pods it
+ * adopts from aws-node, whose DELs the runtime then sends with it.
+ */
+export const VPCNET_NETWORK_NAME = 'vpcnet';

@@ -78,6 +78,11 @@ export interface AgentConfig {
   readonly introspection: { readonly host: string; readonly port: number } | undefined;
   /** Taint key removed from the node once the agent serves with addresses in its pool. */
   readonly startupTaint: string;
+  /**
+   * Adoption of aws-node's pods on a start without a ledger (src/agent/adoption): undefined when
+   * VPCNET_ADOPT_AWS_NODE=false.
+   */
+  readonly adoptAwsNode: { readonly checkpoint: string; readonly vethPrefix: string } | undefined;
 }
 
 /** INTROSPECTION_BIND_ADDRESS, already checked to be a loopback HOST:PORT. */
@@ -203,5 +208,8 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     metricsPort: v.disableMetrics ? undefined : v.metricsPort,
     introspection: v.disableIntrospection ? undefined : loopbackHostPort(v.introspectionBindAddress),
     startupTaint: v.startupTaint,
+    adoptAwsNode: v.adoptAwsNode
+      ? { checkpoint: v.awsNodeCheckpoint, vethPrefix: v.awsNodeVethPrefix }
+      : undefined,
   };
 }

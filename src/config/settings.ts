@@ -268,6 +268,27 @@ export const AGENT_SETTINGS = {
     description:
       'taint key the agent removes from its node once it serves and its pool has addresses (register nodes with it so that no pod lands before the CNI can serve it); absent taint: nothing to do',
   }),
+  adoptAwsNode: withDefault({
+    env: 'VPCNET_ADOPT_AWS_NODE',
+    kind: trueOrFalse,
+    default: true,
+    description:
+      "true: on a start without a ledger where aws-node's IPAM checkpoint exists, the agent adopts aws-node's live pods in place (each becomes a vpcnet attachment with its veth, address, routes and rules as found; DEL and CHECK work on it) and removes what aws-node made that nothing uses (its iptables chains and rules, its `aws-cni` nftables table, its ENIs' source rules); it refuses to start while aws-node's ipamd listens on 127.0.0.1:50051",
+  }),
+  awsNodeCheckpoint: withDefault({
+    env: 'VPCNET_AWS_NODE_CHECKPOINT',
+    kind: path,
+    default: '/var/run/aws-node/ipam.json',
+    description: "aws-node's IPAM checkpoint (its `vpc-cni-ipam/1` format), read once when adopting its pods",
+  }),
+  awsNodeVethPrefix: withDefault({
+    env: 'AWS_VPC_K8S_CNI_VETHPREFIX',
+    kind: matching(/^[A-Za-z0-9]{1,4}$/, '1-4 letters or digits'),
+    default: 'eni',
+    upstream: true,
+    description:
+      "the prefix aws-node gave its pods' host veths: adoption finds aws-node's pods by it (vpcnet's own veths use VPCNET_VETH_PREFIX)",
+  }),
 } as const;
 
 /**
@@ -279,7 +300,6 @@ export const UNHONOURED_UPSTREAM_VARIABLES: Readonly<Record<string, string>> = {
   ANNOTATE_POD_IP: 'pods are not annotated with their address',
   DISABLE_TCP_EARLY_DEMUX: 'the agent changes no sysctl',
   ENABLE_V6_EGRESS: 'IPv6 egress for IPv4 pods is not built',
-  AWS_VPC_K8S_CNI_VETHPREFIX: 'renamed: VPCNET_VETH_PREFIX',
   AWS_VPC_ENI_MTU: 'renamed: VPCNET_MTU',
   AWS_VPC_K8S_CNI_LOGLEVEL: 'renamed: VPCNET_LOG_LEVEL',
 };

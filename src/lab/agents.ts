@@ -44,6 +44,7 @@ export function agentEnv(
     VPCNET_STATE_DIR: node.stateDir,
     VPCNET_DEL_SPOOL_DIR: node.spoolDir,
     VPCNET_NODE_NAME: node.name,
+    VPCNET_AWS_NODE_CHECKPOINT: node.awsNodeCheckpoint,
     VPCNET_KUBE_API: layout.emulator.kubeEndpoint,
     AWS_ENDPOINT_URL_EC2: layout.emulator.ec2Endpoint,
     AWS_EC2_METADATA_SERVICE_ENDPOINT: layout.emulator.imdsEndpoint,

@@ -54,6 +54,11 @@ export interface LabNode {
   readonly cniBinDir: string;
   readonly cniConfDir: string;
   readonly agentLog: string;
+  /**
+   * Where the node's agent looks for aws-node's IPAM checkpoint (VPCNET_AWS_NODE_CHECKPOINT): the
+   * lab's own, never this machine's /var/run/aws-node.
+   */
+  readonly awsNodeCheckpoint: string;
 }
 
 export interface LabHost {
@@ -149,6 +154,7 @@ export function labLayout(name: string, nodeCount: number, ipv6 = false): LabLay
       cniBinDir: join(dir, 'cni', 'bin'),
       cniConfDir: join(dir, 'cni', 'net.d'),
       agentLog: join(dir, 'agent.log'),
+      awsNodeCheckpoint: join(dir, 'aws-node', 'ipam.json'),
     });
   }
   return {

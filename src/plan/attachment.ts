@@ -48,6 +48,18 @@ export interface Attachment {
   readonly resources: readonly Resource[];
   /** A sandbox of a pod with its own security groups: the branch binding it belongs to (its key string). */
   readonly branch?: string;
+  /**
+   * A pod another CNI (aws-node) wired before vpcnet ran on the node, recorded in place
+   * (src/agent/adoption): `at` is when vpcnet adopted it (ms since epoch). Its resources are what
+   * was found, so its DEL and CHECK work as for any attachment.
+   */
+  readonly adopted?: AdoptedFrom;
+}
+
+export interface AdoptedFrom {
+  readonly from: 'aws-node';
+  /** ms since epoch */
+  readonly at: number;
 }
 
 /** The attachment's VPC address (every regular attachment holds exactly one). */

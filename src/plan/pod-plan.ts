@@ -25,6 +25,11 @@ export interface RegularPodSpec {
   readonly mtu: number;
   /** The address joins the SNAT set (traffic leaving the VPC gets the node's IP). */
   readonly snat: boolean;
+  /**
+   * A pod another CNI wired, adopted in place (src/agent/adoption): the veth's names and MACs as
+   * found, instead of those derived from the key.
+   */
+  readonly foundVeth?: { readonly hostName: string; readonly hostMac: string; readonly podMac: string };
 }
 
 /** The pod interface whose routes are the pod's defaults: kubelet, containerd and podman name it eth0. */
@@ -81,13 +86,14 @@ export function podSideRouting(
 
 /** A pod with a secondary IP of one of the node's ENIs. */
 export function planRegularPod(spec: RegularPodSpec): Resource[] {
-  const { key, ip } = spec;
-  const hostName = hostVethName(key, spec.vethPrefix);
-  const hostMac = hostVethMac(key);
+  const { key, ip, foundVeth } = spec;
+  const hostName = foundVeth?.hostName ?? hostVethName(key, spec.vethPrefix);
+  const hostMac = foundVeth?.hostMac ?? hostVethMac(key);
+  const podMac = foundVeth?.podMac ?? podVethMac(key);
   const ifName = key.ifName;
   const out: Resource[] = [
     { kind: 'vpcAddress', ip, eniId: spec.eniId },
-    { kind: 'veth', hostName, hostMac, podIfName: ifName, podMac: podVethMac(key), mtu: spec.mtu },
+    { kind: 'veth', hostName, hostMac, podIfName: ifName, podMac, mtu: spec.mtu },
     ...podSideRouting(ifName, ip, hostMac),
     // Node side: the host route to the pod, its rules, its SNAT membership.
     { kind: 'route', side: 'node', dst: `${ip}/32`, dev: hostName, table: MAIN_TABLE, scopeLink: true },

@@ -3,11 +3,12 @@ import { CNI_ERR_CHECK_DRIFT, CNI_ERR_CONTAINER_UNKNOWN, CniError } from '../../
 import { type Attachment, attachmentHostVeth, sameAttachmentKey } from '../../plan/attachment.ts';
 import { planBranchShared } from '../../plan/branch-plan.ts';
 import { type Resource, vpcAddressOf } from '../../plan/resource.ts';
+import { recordFor } from '../adoption/adopted-lookup.ts';
 import type { AttachRequest, CheckContext } from '../context.ts';
 import { podAddress } from './result.ts';
 
 export async function checkAttachment(ctx: CheckContext, req: AttachRequest): Promise<void> {
-  const att = ctx.ledger.get(req.key);
+  const att = recordFor(ctx.ledger, req.key);
   if (!att || att.phase !== undefined) {
     throw new CniError(
       CNI_ERR_CONTAINER_UNKNOWN,

@@ -9,12 +9,13 @@ import { egressVethMac, egressVethName, V4_EGRESS_IF } from '../../plan/ipv6-pod
 import { hostVethMac, hostVethName } from '../../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../../plan/resource.ts';
+import { recordFor } from '../adoption/adopted-lookup.ts';
 import { delBranchAttachment } from '../branch/del-branch.ts';
 import type { AttachRequest, DelContext } from '../context.ts';
 import { recoveredByVeth, releaseRecovered } from '../recovery/recovered-release.ts';
 
 export async function delAttachment(ctx: DelContext, req: AttachRequest): Promise<void> {
-  const att = ctx.ledger.get(req.key);
+  const att = recordFor(ctx.ledger, req.key);
   if (att?.branch !== undefined) {
     await delBranchAttachment(ctx, att, att.branch);
     ctx.log.info('detached', { key: req.key, hostVeth: attachmentHostVeth(att), binding: att.branch });
@@ -28,7 +29,7 @@ export async function delAttachment(ctx: DelContext, req: AttachRequest): Promis
     const t0 = performance.now();
     await ctx.dataplane.remove(att.resources, { netns: att.netns });
     const t1 = performance.now();
-    ctx.ledger.remove(req.key);
+    ctx.ledger.remove(att.key);
     const address = vpcAddressOf(att.resources);
     // Ownership: an address another record still holds is not this DEL's to free (two records of
     // one address are refused at load; here only a bug makes them). Convergence: a freed address

@@ -44,17 +44,22 @@ function routeOf(r: NodeView['routes'][number], dev: string): RouteResource {
 
 /**
  * Every pod's kernel objects on the node. `protectedAddresses` (the ENIs' primary IPs, whose
- * from-rules are the ENIs' own) are no pod's.
+ * from-rules are the ENIs' own) are no pod's. `foreignVethPrefix`: another CNI's host veths
+ * (aws-node's, on the first start after it) group their pods' objects too, so that a pod of it that
+ * was not adopted is held like one of vpcnet's until its veth goes.
  */
 export function kernelEvidence(
   node: NodeView,
   vethPrefix: string,
   protectedAddresses: ReadonlySet<string>,
+  foreignVethPrefix?: string,
 ): KernelEvidence[] {
   const byVeth = new Map<string, Group>();
   const byIp = new Map<string, Group>();
   for (const l of node.links) {
-    if (l.kind !== 'veth' || !l.ifname.startsWith(vethPrefix)) continue;
+    const ours = l.ifname.startsWith(vethPrefix);
+    const foreign = foreignVethPrefix !== undefined && l.ifname.startsWith(foreignVethPrefix);
+    if (l.kind !== 'veth' || !(ours || foreign)) continue;
     const veth: Resource = {
       kind: 'veth',
       hostName: l.ifname,

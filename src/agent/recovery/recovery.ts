@@ -105,6 +105,11 @@ export interface RecoveryDeps {
   readonly log: Logger;
   readonly now: () => number;
   readonly vethPrefix: string;
+  /**
+   * aws-node's host veth prefix, when vpcnet may follow it (adoption on): its pods that were not
+   * adopted are held like vpcnet's own until their veths go (recovery-evidence.ts).
+   */
+  readonly awsVethPrefix?: string;
   /** The ENIs' primary IPs: their rules are the ENIs' own, not a pod's. */
   readonly protectedAddresses: ReadonlySet<string>;
   /**
@@ -171,20 +176,28 @@ export async function recoverFromNode(
           now: t,
         });
   // What a rebuilt binding owns is its own, not a pod record's; its holder veth is linked to it.
-  const bindingOwned = new Set(branches.flatMap((b) => b.binding.resources.map(identityOf)));
+  // So is what an attachment already in the ledger owns (a pod adopted from aws-node).
+  const owned = new Set([
+    ...branches.flatMap((b) => b.binding.resources.map(identityOf)),
+    ...ledger.list().flatMap((a) => a.resources.map(identityOf)),
+  ]);
   const holderOf = new Map(
     branches.flatMap((b) =>
       b.holderVeth === undefined ? [] : [[b.holderVeth, bindingKeyString(b.binding.key)]],
     ),
   );
-  const kernel = kernelEvidence(node, deps.vethPrefix, deps.protectedAddresses)
-    .map((k) => ({ ...k, resources: k.resources.filter((r) => !bindingOwned.has(identityOf(r))) }))
-    .filter((k) => k.resources.length > 0);
+  const kernel = kernelEvidence(node, deps.vethPrefix, deps.protectedAddresses, deps.awsVethPrefix)
+    .map((k) => ({ ...k, resources: k.resources.filter((r) => !owned.has(identityOf(r))) }))
+    .filter((k) => k.resources.length > 0 && (k.ip === undefined || !ledger.addressInUse(k.ip)));
   const ec2 = addresses.listed();
   const kernelIps = new Set(kernel.flatMap((k) => (k.ip === undefined ? [] : [k.ip])));
-  // A live pod's podIP that EC2 lists on this node but no veth carries (its address and ENI).
+  // A live pod's podIP that EC2 lists on this node but no veth carries (its address and ENI); an
+  // address a record holds already (a pod adopted from aws-node) is that record's.
   const apiHeld = pods.flatMap((p) => {
-    const eniId = p.podIp === undefined || kernelIps.has(p.podIp) ? undefined : addresses.eniOf(p.podIp);
+    const eniId =
+      p.podIp === undefined || kernelIps.has(p.podIp) || ledger.addressInUse(p.podIp)
+        ? undefined
+        : addresses.eniOf(p.podIp);
     return p.podIp === undefined || eniId === undefined ? [] : [{ pod: p, ip: p.podIp, eniId }];
   });
   // Addresses on ENIs vpcnet attached are its own; the primary ENI's may have been assigned by
@@ -238,7 +251,20 @@ export async function recoverFromNode(
     quarantined.push({ ip, eniId, until });
   }
   await ledger.commit();
-  log.error('LEDGER LOST: recovered from the node; holding what pods may use until DEL, GC or reconcile', {
+  // After aws-node (its pods adopted) a missing ledger is expected: the node was never vpcnet's.
+  const afterAwsNode = ledger.list().some((a) => a.adopted !== undefined);
+  const say = afterAwsNode
+    ? (fields: Record<string, unknown>) =>
+        log.warn(
+          'first start after aws-node: holding what its other pods may use until DEL, GC or reconcile',
+          fields,
+        )
+    : (fields: Record<string, unknown>) =>
+        log.error(
+          'LEDGER LOST: recovered from the node; holding what pods may use until DEL, GC or reconcile',
+          fields,
+        );
+  say({
     reason: loss.reason,
     keptAt: loss.keptAt,
     heldFromKernel: kernel.length,

@@ -32,7 +32,10 @@ export interface AgentWorld {
 
 /** `dataplane` replaces the world's (e.g. one over a held or gated wrapper of `kernel`). */
 export type WorldExtras = Partial<
-  Pick<AgentDeps, 'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace' | 'dataplane'>
+  Pick<
+    AgentDeps,
+    'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace' | 'dataplane' | 'runtimeNetnsDir'
+  >
 >;
 
 export interface AgentWorlds {
@@ -52,6 +55,8 @@ export function agentEnv(dir: string, extraEnv: Record<string, string>): Record<
     VPCNET_STATE_DIR: join(dir, 'state'),
     VPCNET_DEL_SPOOL_DIR: join(dir, 'state', 'del-spool'),
     VPCNET_NODE_NAME: 'node1',
+    // Never this machine's /var/run/aws-node: a test that adopts writes its own checkpoint here.
+    VPCNET_AWS_NODE_CHECKPOINT: join(dir, 'aws-node', 'ipam.json'),
     // In-process agents share the machine's network namespace: no fixed ports unless a test asks.
     DISABLE_METRICS: 'true',
     DISABLE_INTROSPECTION: 'true',

@@ -3,7 +3,7 @@
 // would forget what vpcnet owns (ownership) and the cooldown of freed addresses (convergence:
 // cooldown survives restarts).
 
-import { type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
+import { type AdoptedFrom, type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../../plan/binding.ts';
 import { type RecoveredRecord, recoveredRecordId } from '../../plan/recovered.ts';
 import { parseBinding } from './binding-format.ts';
@@ -66,6 +66,14 @@ function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
   throw new LedgerFormatError(`${at}.phase`, `expected "adding" or absent, got ${describe(o.phase)}`);
 }
 
+function parseAdopted(o: Obj, at: string): { adopted?: AdoptedFrom } {
+  if (o.adopted === undefined) return {};
+  const a = obj(o.adopted, `${at}.adopted`);
+  if (a.from !== 'aws-node')
+    throw new LedgerFormatError(`${at}.adopted.from`, `expected "aws-node", got ${describe(a.from)}`);
+  return { adopted: { from: 'aws-node', at: int(a, 'at', `${at}.adopted`) } };
+}
+
 function parseNetnsId(o: Obj, at: string): { netnsId?: string } {
   if (o.netnsId === undefined) return {};
   return { netnsId: nonEmpty(o, 'netnsId', at) };
@@ -78,6 +86,7 @@ export function parseAttachment(v: unknown, at: string, version: number): Attach
   return {
     ...parsePhase(o, at),
     ...parseNetnsId(o, at),
+    ...parseAdopted(o, at),
     ...(branch === undefined ? {} : { branch }),
     key,
     pod: parsePod(o.pod, `${at}.pod`),
