@@ -168,15 +168,20 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(podSpec(base.daemonSet).securityContext, { seccompProfile: { type: 'RuntimeDefault' } });
   });
 
-  test('the agent sees pod namespaces mounted after it started (HostToContainer), and its state and socket dirs', () => {
+  test("the agent sees pod namespaces mounted after it started (HostToContainer), its state and socket dirs, and aws-node's checkpoint (read-only)", () => {
     assert.deepEqual(
       hostMounts(base.daemonSet, agentOf(base)).sort((a, b) => a.inside.localeCompare(b.inside)),
       [
         { host: '/run/vpcnet', inside: '/run/vpcnet', propagation: 'None' },
         { host: '/var/lib/vpcnet', inside: '/var/lib/vpcnet', propagation: 'None' },
+        { host: '/var/run/aws-node', inside: '/var/run/aws-node', propagation: 'None' },
         { host: '/var/run/netns', inside: '/var/run/netns', propagation: 'HostToContainer' },
       ],
     );
+    const checkpointDir = agentOf(base).volumeMounts?.find((m) => m.mountPath === '/var/run/aws-node');
+    assert.equal(checkpointDir?.readOnly, true);
+    // Where the agent looks by default is inside that mount.
+    assert.ok(agentConfigFromEnv(agentEnv(base)).adoptAwsNode?.checkpoint.startsWith('/var/run/aws-node/'));
   });
 
   test("the init container installs the plugin and the conflist into the host's CNI dirs", () => {
@@ -311,10 +316,12 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.equal(agentConfigFromEnv(agentEnv(overlay)).metricsPort, undefined);
   });
 
-  test('overlays/migration runs the agent only on nodes labelled as moved off aws-node, and changes nothing else', async () => {
+  test("overlays/migration runs the agent only on nodes labelled as moved off aws-node, moves aws-node's conflist aside, and changes nothing else", async () => {
     const overlay = await render('overlays/migration');
     assertOverlayIs(base, overlay, (m) => {
       podSpec(m.daemonSet).nodeSelector = { 'kubernetes.io/os': 'linux', 'node.vpcnet.io/cni': 'vpcnet' };
+      const installer = installerOf(m);
+      installer.command = [...(installer.command ?? []), '--replace-aws-node'];
     });
   });
 });
