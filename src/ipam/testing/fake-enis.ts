@@ -82,6 +82,7 @@ export function fakeInstanceMetadata(primaryIp: string, ipv6Subnet: string | und
     primaryIp,
     subnetId: 'subnet-1',
     subnetCidr: '10.0.0.0/16',
+    vpcId: 'vpc-1',
     vpcCidrs: ['10.0.0.0/16'],
     securityGroupIds: ['sg-1'],
     ...(ipv6Subnet === undefined
@@ -98,7 +99,7 @@ export function fakeInstanceMetadata(primaryIp: string, ipv6Subnet: string | und
 export function instanceSubnet(meta: InstanceMetadata): SubnetInfo {
   return {
     subnetId: meta.subnetId,
-    vpcId: 'vpc-1',
+    vpcId: meta.vpcId,
     availabilityZone: meta.availabilityZone,
     cidr: meta.subnetCidr,
     availableIpCount: 1000,
