@@ -124,6 +124,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
     syncIntervalMs: config.ec2SyncSeconds * 1000,
+    subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
   });
   const addressing: Addressing = await startAddressing({
