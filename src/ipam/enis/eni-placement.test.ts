@@ -94,7 +94,9 @@ test('subnet discovery with no free address in any candidate says so with the co
   const meta = new FakeCloud().meta;
   assert.throws(
     () => chooseDiscoveredSubnet([subnet('subnet-1', 0), subnet('subnet-t', 0, { tags: tagged })], meta),
-    rejectsWith(/no subnet of vpc-1 in us-east-1a can take a new ENI: subnet-1 has no free address; subnet-t has no free address$/),
+    rejectsWith(
+      /no subnet of vpc-1 in us-east-1a can take a new ENI: subnet-1 has no free address; subnet-t has no free address$/,
+    ),
   );
 });
 
