@@ -131,3 +131,15 @@ test('removing the 0 tag ends the drain at the next read: the ENI lends again', 
   assert.equal(cloud.calls.filter((c) => c.startsWith('assignPrivateIps eni-primary')).length, before + 1);
   assert.equal(manager.allocate('vpcnet/p3/eth0')?.eniId, 'eni-primary', 'it lends again');
 });
+
+test('an ENI found later in a drained subnet lends nothing from the moment it joins the pool', async () => {
+  const { cloud, manager, clock, pool } = await discoveryNode(0);
+  tag(cloud, 'subnet-1', { [ROLE]: '0' });
+  clock.t = T0 + TAGS_MS;
+  await settle(manager);
+  const found = cloud.attachForeignEni({ deviceIndex: 2, secondaryIps: 2 });
+  await manager.refreshEnis();
+  assert.ok(pool.eni(found), 'adopted into the pool');
+  assert.ok(pool.isDraining(found), 'draining before any pass ran');
+  assert.ok(manager.health().drain?.enis.includes(found));
+});

@@ -152,6 +152,8 @@ export class PoolManager {
         }),
       );
     }
+    // An ENI found in a drained subnet lends nothing, not even before the next pass.
+    this.#drain.apply();
     if (managed.length > 0) this.nudge();
     return [...unmanaged, ...managed];
   }
