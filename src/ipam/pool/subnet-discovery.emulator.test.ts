@@ -124,7 +124,9 @@ test('prefix mode: the node subnet without a free /28 sends the prefixes to a ne
   assert.equal(manager.prefixMode().mode, 'prefixes');
   assert.equal(manager.prefixMode().fallbacks, 0);
   assert.ok(
-    logs.some((l) => l.startsWith('warn no free /28 prefix in this subnet') && l.includes('subnet-0ipam')),
+    logs.some(
+      (l) => l.startsWith('warn the subnet of this ENI has no free /28 prefix') && l.includes('subnet-0ipam'),
+    ),
     logs.join('\n'),
   );
   const got = manager.allocate('vpcnet/p0/eth0');

@@ -210,11 +210,14 @@ export class PrefixPool {
       }
       const failures = (this.#noFreePrefix.get(subnetId)?.failures ?? 0) + 1;
       this.#noFreePrefix.set(subnetId, { until: this.#p.clock.now() + this.#retryWait(failures), failures });
-      this.#p.log.warn('no free /28 prefix in this subnet; trying another subnet', {
-        eni: eniId,
-        subnet: subnetId,
-        error: cloudErrorText(err),
-      });
+      this.#p.log.warn(
+        'the subnet of this ENI has no free /28 prefix; other subnets are tried first for a while',
+        {
+          eni: eniId,
+          subnet: subnetId,
+          error: cloudErrorText(err),
+        },
+      );
       return { kind: 'noFreePrefix', error: err };
     }
     this.#noFreePrefix.delete(subnetId);
