@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import { cidrContains, parseCidr, parseIpv4 } from '../../src/infra/ipv4.ts';
 import { labLayout } from '../../src/lab/layout.ts';
 import {
   addPod,
@@ -15,6 +14,7 @@ import {
   cni,
   ctl,
   emulatorState,
+  inCidr,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -30,17 +30,8 @@ import {
 const ROLE = 'kubernetes.io/role/cni';
 const CLUSTER_TAG = 'cni.networking.k8s.aws/cluster/';
 
-interface PoolView {
-  enis: { eniId: string; deviceNumber: number; subnetId: string }[];
-  drain?: { subnets: Record<string, string>; enis: string[] };
-}
-
-async function poolOf(node: LabNodeDesc): Promise<PoolView> {
-  return (await agentState(node)).pool as unknown as PoolView;
-}
-
-function inCidr(ip: string, cidr: string): boolean {
-  return cidrContains(parseCidr(cidr), parseIpv4(ip));
+async function poolOf(node: LabNodeDesc) {
+  return (await agentState(node)).pool;
 }
 
 describe('subnet tags 0, 1 and cluster on a running lab', () => {
@@ -51,6 +42,9 @@ describe('subnet tags 0, 1 and cluster on a running lab', () => {
   let lab: LabDesc;
   let node: LabNodeDesc;
   const pods: TestPod[] = [];
+  /** `vpcnetctl lab subnet` on this lab, for `subnetId`. */
+  const labSubnet = (subnetId: string, ...args: string[]) =>
+    ctl(['lab', 'subnet', '--name', name, '--subnet-id', subnetId, ...args]);
 
   before(async () => {
     await labDown(name);
@@ -75,32 +69,9 @@ describe('subnet tags 0, 1 and cluster on a running lab', () => {
       'VPCNET_ADD_WAIT_SECONDS=30',
     ]);
     node = lab.nodes[0]!;
-    await ctl([
-      'lab',
-      'subnet',
-      '--name',
-      name,
-      '--subnet-id',
-      offered.id,
-      '--cidr',
-      offered.cidr,
-      '--tag',
-      `${ROLE}=1`,
-    ]);
-    await ctl([
-      'lab',
-      'subnet',
-      '--name',
-      name,
-      '--subnet-id',
-      otherCluster.id,
-      '--cidr',
-      otherCluster.cidr,
-      '--tag',
-      `${ROLE}=1`,
-      '--tag',
-      `${CLUSTER_TAG}someone-else=shared`,
-    ]);
+    await labSubnet(offered.id, '--cidr', offered.cidr, '--tag', `${ROLE}=1`);
+    const other = ['--tag', `${ROLE}=1`, '--tag', `${CLUSTER_TAG}someone-else=shared`];
+    await labSubnet(otherCluster.id, '--cidr', otherCluster.cidr, ...other);
   });
   after(async () => {
     for (const pod of pods) {
@@ -124,22 +95,12 @@ describe('subnet tags 0, 1 and cluster on a running lab', () => {
     assert.ok(inCidr(ips[5]!, offered.cidr), `the sixth pod's ${ips[5]} is not in ${offered.cidr}`);
 
     // Drain the subnet the ENI is in; hand the other one to this cluster.
-    const drained = JSON.parse(
-      await ctl(['lab', 'subnet', '--name', name, '--subnet-id', offered.id, '--tag', `${ROLE}=0`]),
-    ) as { tags: Record<string, string> };
+    const drained = JSON.parse(await labSubnet(offered.id, '--tag', `${ROLE}=0`)) as {
+      tags: Record<string, string>;
+    };
     assert.equal(drained.tags[ROLE], '0');
-    await ctl([
-      'lab',
-      'subnet',
-      '--name',
-      name,
-      '--subnet-id',
-      otherCluster.id,
-      '--untag',
-      `${CLUSTER_TAG}someone-else`,
-      '--tag',
-      `${CLUSTER_TAG}${cluster}=shared`,
-    ]);
+    const mine = ['--tag', `${CLUSTER_TAG}${cluster}=shared`];
+    await labSubnet(otherCluster.id, '--untag', `${CLUSTER_TAG}someone-else`, ...mine);
     const draining = await waitFor('the ENI of the drained subnet to drain', async () => {
       const p = await poolOf(node);
       return p.drain?.enis.includes(first.eniId) === true ? p : undefined;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CloudError, type SubnetInfo } from '../../cloud/cloud.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
+import { zoneSubnet } from '../testing/fake-enis.ts';
 import { EniPlacementError } from './eni-placement.ts';
 import {
   discoveredSubnetPlacer,
@@ -19,14 +20,7 @@ const ROLE = 'kubernetes.io/role/cni';
 const cluster = (name: string) => `cni.networking.k8s.aws/cluster/${name}`;
 
 function subnet(subnetId: string, free: number, tags: Record<string, string> = {}): SubnetInfo {
-  return {
-    subnetId,
-    vpcId: 'vpc-1',
-    availabilityZone: 'us-east-1a',
-    cidr: '10.1.0.0/24',
-    availableIpCount: free,
-    tags,
-  };
+  return zoneSubnet(subnetId, free, { tags });
 }
 
 const meta = new FakeCloud().meta; // primary subnet subnet-1, vpc-1, us-east-1a

@@ -107,6 +107,19 @@ export function instanceSubnet(meta: InstanceMetadata): SubnetInfo {
   };
 }
 
+/** Another subnet of the fake instance's VPC and zone, with `free` addresses, as DescribeSubnets shows it. */
+export function zoneSubnet(subnetId: string, free: number, more: Partial<SubnetInfo> = {}): SubnetInfo {
+  return {
+    subnetId,
+    vpcId: 'vpc-1',
+    availabilityZone: 'us-east-1a',
+    cidr: '10.1.0.0/24',
+    availableIpCount: free,
+    tags: {},
+    ...more,
+  };
+}
+
 /** An ENI as DescribeNetworkInterfaces shows it, attached. */
 export function eniInfoOf(e: FakeEni, subnetCidr: string): EniInfo {
   return {
