@@ -258,8 +258,17 @@ export interface AgentState {
   cooling: { ip: string; freedAt: number }[];
   pool: {
     stats: { total: number; assigned: number; cooling: number; available: number };
-    enis: { eniId: string; deviceNumber: number }[];
+    enis: { eniId: string; deviceNumber: number; subnetId: string }[];
+    /** Why the pool cannot grow, if it cannot. */
+    growth: { blocked: string | null };
+    /** Subnet discovery: the subnets whose ENIs drain (and why), and those ENIs. */
+    drain?: { subnets: Record<string, string>; enis: string[] };
   };
+}
+
+/** Whether IPv4 address `ip` lies in `cidr`. */
+export function inCidr(ip: string, cidr: string): boolean {
+  return cidrContains(parseCidr(cidr), parseIpv4(ip));
 }
 
 export async function agentState(node: LabNodeDesc): Promise<AgentState> {

@@ -114,12 +114,19 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     prefixMode: config.prefixMode,
     ledger,
     eniTags: config.eniTags,
-    eniPlacement: eniPlacerFor(config.eniPlacement.mode, cloud, meta, deps.eniConfigs),
+    eniPlacement: eniPlacerFor(
+      config.eniPlacement.mode,
+      cloud,
+      meta,
+      deps.eniConfigs,
+      config.eniTags.clusterName,
+    ),
     minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
     syncIntervalMs: config.ec2SyncSeconds * 1000,
+    subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
   });
   const addressing: Addressing = await startAddressing({

@@ -121,3 +121,39 @@ test('createEni sends security groups, description, client token and tags in EC2
     },
   });
 });
+
+test('describeSubnets of a zone asks for the node VPC only, in pages of up to 1000, and follows NextToken through short pages', async () => {
+  // A paging EC2 that answers two subnets a page, whatever MaxResults asks: the node's own
+  // subnet (the twelfth) is on the last page.
+  const subnets = Array.from(
+    { length: 12 },
+    (_, i) =>
+      `<item><subnetId>subnet-${i}</subnetId><vpcId>vpc-0a</vpcId><availabilityZone>us-west-2a</availabilityZone>` +
+      `<cidrBlock>10.0.${i}.0/24</cidrBlock><availableIpAddressCount>${200 + i}</availableIpAddressCount></item>`,
+  );
+  const ec2 = new CannedEc2((action, params) => {
+    const at = typeof params.NextToken === 'string' ? Number(params.NextToken) : 0;
+    const next = at + 2 < subnets.length ? `<nextToken>${at + 2}</nextToken>` : '';
+    return ec2Reply(action, `<subnetSet>${subnets.slice(at, at + 2).join('')}</subnetSet>${next}`);
+  });
+  const cloud = new AwsCloud({ ec2, imds: imds() });
+  const found = await cloud.describeSubnets({ availabilityZone: 'us-west-2a', vpcId: 'vpc-0a' });
+  assert.deepEqual(
+    found.map((s) => s.subnetId),
+    subnets.map((_, i) => `subnet-${i}`),
+    'all 12, not the first page',
+  );
+  assert.equal(found.at(-1)?.availableIpCount, 211);
+  assert.deepEqual(
+    ec2.calls.map((c) => c.params.NextToken),
+    [undefined, '2', '4', '6', '8', '10'],
+  );
+  assert.deepEqual(ec2.calls[0]?.params, {
+    Filter: [
+      { Name: 'vpc-id', Value: ['vpc-0a'] },
+      { Name: 'availability-zone', Value: ['us-west-2a'] },
+    ],
+    MaxResults: 1000,
+    NextToken: undefined,
+  });
+});

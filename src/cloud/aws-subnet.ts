@@ -6,19 +6,31 @@ import { invalidResponse } from './ec2-errors.ts';
 import type { QueryStruct } from './ec2-query/query-form.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
 
-/** DescribeSubnets' parameters for a query: IDs, or the zone (and VPC) as filters. */
+/**
+ * Subnets per DescribeSubnets page when listing a zone: EC2's largest page (MaxResults takes
+ * 5-1000), as upstream asks for its own describes. EC2 may still answer with fewer and a NextToken.
+ */
+export const SUBNETS_PER_PAGE = 1000;
+
+/**
+ * DescribeSubnets' parameters for a query: IDs (EC2 answers each, or InvalidSubnetID.NotFound), or
+ * the zone and VPC as filters, paged: a VPC shared by many accounts' subnets can hold hundreds.
+ */
 export function subnetQueryParams(query: SubnetQuery): QueryStruct {
   if ('subnetIds' in query) return { SubnetId: [...query.subnetIds] };
-  const filters: QueryStruct[] = [{ Name: 'availability-zone', Value: [query.availabilityZone] }];
-  if (query.vpcId !== undefined) filters.push({ Name: 'vpc-id', Value: [query.vpcId] });
-  return { Filter: filters };
+  return {
+    Filter: [
+      { Name: 'vpc-id', Value: [query.vpcId] },
+      { Name: 'availability-zone', Value: [query.availabilityZone] },
+    ],
+    MaxResults: SUBNETS_PER_PAGE,
+  };
 }
 
 /** What a query is, for error messages. */
 export function subnetQueryText(query: SubnetQuery): string {
   if ('subnetIds' in query) return `describe subnets ${query.subnetIds.join(', ')}`;
-  const vpc = query.vpcId === undefined ? '' : ` of ${query.vpcId}`;
-  return `describe the subnets${vpc} in ${query.availabilityZone}`;
+  return `describe the subnets of ${query.vpcId} in ${query.availabilityZone}`;
 }
 
 /** Reads one `<item>` of subnetSet. */

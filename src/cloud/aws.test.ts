@@ -86,6 +86,7 @@ describe('AwsCloud against the emulator', () => {
       primaryIp: node.primaryEni.primaryIp,
       subnetId: 'subnet-0a',
       subnetCidr: '10.0.0.0/20',
+      vpcId: VPC.vpcId,
       vpcCidrs: ['10.0.0.0/16'],
       securityGroupIds: NODE_SGS,
     });

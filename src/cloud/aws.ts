@@ -140,12 +140,11 @@ export class AwsCloud implements Cloud {
     return cached(this.limitsCache, instanceType, () => this.fetchLimits(instanceType));
   }
 
-  async describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+  describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
     const doing = subnetQueryText(query);
-    const raw = await this.call(doing, 'DescribeSubnets', subnetQueryParams(query), (r) =>
-      r.items('subnetSet'),
+    return this.allPages(doing, 'DescribeSubnets', subnetQueryParams(query), (r) =>
+      r.items('subnetSet').map((xml) => readSubnet(doing, xml)),
     );
-    return raw.map((xml) => readSubnet(doing, xml));
   }
 
   assignPrivateIps(eniId: string, count: number): Promise<string[]> {

@@ -12,6 +12,8 @@ export interface InstanceMetadata {
   readonly primaryIp: string;
   readonly subnetId: string;
   readonly subnetCidr: string;
+  /** The VPC of the primary ENI (IMDS `vpc-id`): subnet discovery looks only inside it. */
+  readonly vpcId: string;
   readonly vpcCidrs: readonly string[];
   readonly securityGroupIds: readonly string[];
   /** IPv6 facts of a dual-stack node (IMDS ipv6s, subnet-/vpc-ipv6-cidr-blocks); absent on IPv4-only. */
@@ -69,10 +71,10 @@ export interface SubnetInfo {
   readonly tags: Readonly<Record<string, string>>;
 }
 
-/** Which subnets describeSubnets lists: by ID, or every subnet of one zone (and VPC). */
+/** Which subnets describeSubnets lists: by ID, or every subnet of one zone of one VPC. */
 export type SubnetQuery =
   | { readonly subnetIds: readonly string[] }
-  | { readonly availabilityZone: string; readonly vpcId?: string };
+  | { readonly availabilityZone: string; readonly vpcId: string };
 
 export interface InstanceTypeLimits {
   readonly maxEnis: number;
@@ -138,7 +140,10 @@ export interface Cloud {
   describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]>;
   /** The ENIs asked for, from EC2 DescribeNetworkInterfaces; an ID EC2 does not know is left out. */
   describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]>;
-  /** EC2 DescribeSubnets: the subnets asked for (an unknown ID fails with InvalidSubnetID.NotFound). */
+  /**
+   * EC2 DescribeSubnets, every page: the subnets asked for (an unknown ID fails with
+   * InvalidSubnetID.NotFound).
+   */
   describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]>;
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
   assignPrivateIps(eniId: string, count: number): Promise<string[]>;

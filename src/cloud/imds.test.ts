@@ -255,6 +255,7 @@ describe('ImdsClient', () => {
       ['local-ipv4', '10.0.0.10'],
       [`${eni}/subnet-id`, 'subnet-1'],
       [`${eni}/subnet-ipv4-cidr-block`, '10.0.0.0/20'],
+      [`${eni}/vpc-id`, 'vpc-0abc'],
       [`${eni}/vpc-ipv4-cidr-blocks`, '10.0.0.0/16\n100.64.0.0/16'],
       [`${eni}/security-group-ids`, 'sg-1\nsg-2'],
     ] as const) {
@@ -269,6 +270,7 @@ describe('ImdsClient', () => {
       primaryIp: '10.0.0.10',
       subnetId: 'subnet-1',
       subnetCidr: '10.0.0.0/20',
+      vpcId: 'vpc-0abc',
       vpcCidrs: ['10.0.0.0/16', '100.64.0.0/16'],
       securityGroupIds: ['sg-1', 'sg-2'],
     });
@@ -300,6 +302,7 @@ describe('ImdsClient', () => {
       ['local-ipv4', '10.0.0.10'],
       [`${eni}/subnet-id`, 'subnet-1'],
       [`${eni}/subnet-ipv4-cidr-block`, '10.0.0.0'],
+      [`${eni}/vpc-id`, 'vpc-0abc'],
       [`${eni}/vpc-ipv4-cidr-blocks`, '10.0.0.0/16'],
       [`${eni}/security-group-ids`, 'sg-1'],
     ] as const) {

@@ -15,9 +15,10 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
     scalar(imds, 'local-ipv4'),
   ]);
   const eniPath = `network/interfaces/macs/${mac}`;
-  const [subnetId, subnetCidr, vpcCidrs, securityGroupIds, ipv6] = await Promise.all([
+  const [subnetId, subnetCidr, vpcId, vpcCidrs, securityGroupIds, ipv6] = await Promise.all([
     scalar(imds, `${eniPath}/subnet-id`),
     scalar(imds, `${eniPath}/subnet-ipv4-cidr-block`),
+    scalar(imds, `${eniPath}/vpc-id`),
     readVpcCidrs(imds, mac),
     imds.getLines(`${eniPath}/security-group-ids`),
     readIpv6Facts(imds, eniPath),
@@ -33,6 +34,7 @@ export async function readInstanceMetadata(imds: ImdsClient): Promise<InstanceMe
     primaryIp,
     subnetId,
     subnetCidr,
+    vpcId,
     vpcCidrs,
     securityGroupIds,
     ...ipv6,

@@ -50,6 +50,8 @@ export interface AgentConfig {
   readonly eniPlacement:
     | { readonly mode: 'primary' | 'discovery' }
     | ({ readonly mode: 'custom' } & EniConfigKeys);
+  /** VPCNET_SUBNET_TAGS_SECONDS: how often subnet discovery reads which subnets drain. */
+  readonly subnetTagsSeconds: number;
   /** ENABLE_PREFIX_DELEGATION and WARM_PREFIX_TARGET (upstream names and meanings). */
   readonly prefixMode: { readonly enabled: boolean; readonly warmPrefixTarget: number };
   /** ENABLE_IPv6 and ENABLE_V4_EGRESS (upstream names and meanings): IPv6 pods out of a /80. */
@@ -189,6 +191,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     },
     targets,
     eniPlacement,
+    subnetTagsSeconds: v.subnetTagsSeconds,
     prefixMode: { enabled: v.enablePrefixDelegation, warmPrefixTarget: v.warmPrefixTarget },
     ipv6: { enabled: v.enableIpv6, v4Egress: v.enableV4Egress },
     eniTags,

@@ -1,7 +1,7 @@
 // The agent's settings for SNAT, NodePort support and the address modes (prefix delegation, IPv6,
 // custom networking, subnet discovery): part of AGENT_SETTINGS (settings.ts), in the docs' order.
 import { unsetByDefault, withDefault } from './setting.ts';
-import { markBits, nonNegativeInt, oneOf, text, trueOrFalse } from './value-kinds.ts';
+import { markBits, nonNegativeInt, oneOf, positiveInt, text, trueOrFalse } from './value-kinds.ts';
 
 export const ADDRESS_MODE_SETTINGS = {
   externalSnat: withDefault({
@@ -113,6 +113,13 @@ export const ADDRESS_MODE_SETTINGS = {
     default: true,
     upstream: true,
     description:
-      "true: a new ENI goes into the subnet with the most free addresses among the primary ENI's subnet and the subnets of its VPC and zone tagged `kubernetes.io/role/cni`, with the primary ENI's security groups; false: always the primary ENI's subnet",
+      "true: a new ENI goes into the subnet with the most free addresses, with the primary ENI's security groups, among the subnets of the node's VPC and zone that their tags offer, as upstream 1.22.1+: the primary ENI's subnet unless tagged `kubernetes.io/role/cni=0`, any other only when tagged `kubernetes.io/role/cni` with another value (`1`), and with `CLUSTER_NAME` set, a subnet tagged `cni.networking.k8s.aws/cluster/<name>` only for the clusters named (an untagged primary subnet whatever they say). The ENIs of a subnet tagged 0 (or another cluster's) drain: they lend no new address, give free ones back, and are freed once no pod uses them (the primary ENI stays). A subnet with no free /28 in prefix mode sends prefixes to an ENI in the next subnet. false: always the primary ENI's subnet, refused while it is tagged 0",
+  }),
+  subnetTagsSeconds: withDefault({
+    env: 'VPCNET_SUBNET_TAGS_SECONDS',
+    kind: positiveInt,
+    default: 300,
+    description:
+      "with ENABLE_SUBNET_DISCOVERY: seconds between reads of the tags of the subnets of the node's VPC and zone (one paginated DescribeSubnets, also at start) that decide which ENIs drain; a tag set or removed takes effect at the next read (upstream reads them when it starts)",
   }),
 } as const;

@@ -1,6 +1,7 @@
 // Admin routes for what custom networking and subnet discovery need in a lab: more subnets in the
-// VPC (with a zone and tags, as CreateSubnet + CreateTags would make them) and ENIConfig objects in
-// the Kubernetes slice (as `kubectl apply` would). The fabric routes any address of the VPC, so an
+// VPC (with a zone and tags, as CreateSubnet + CreateTags would make them), tags set on or removed
+// from any subnet (as CreateTags and DeleteTags would), and ENIConfig objects in the Kubernetes
+// slice (as `kubectl apply` would). The fabric routes any address of the VPC, so an
 // ENI of a new subnet is reachable like one of the node's.
 import { formatIpv6Cidr, parseIpv6Cidr } from '../infra/ipv6-cidr.ts';
 import type { SubnetSpec } from './api.ts';
@@ -18,18 +19,48 @@ function requiredString(v: unknown, name: string): string {
   return v;
 }
 
-export function parseSubnetRequest(body: unknown, defaultZone: string): SubnetSpec {
-  const v = record(body);
-  const tags = v.tags === undefined ? {} : record(v.tags);
+function stringTags(v: unknown): Record<string, string> {
+  const tags = v === undefined ? {} : record(v);
   for (const [key, value] of Object.entries(tags)) {
     if (typeof value !== 'string') throw new Error(`tag ${key} must have a string value`);
   }
+  return tags as Record<string, string>;
+}
+
+export function parseSubnetRequest(body: unknown, defaultZone: string): SubnetSpec {
+  const v = record(body);
+  const tags = stringTags(v.tags);
   return {
     subnetId: requiredString(v.subnetId, 'subnetId'),
     cidr: requiredString(v.cidr, 'cidr'),
     availabilityZone:
       v.availabilityZone === undefined ? defaultZone : requiredString(v.availabilityZone, 'availabilityZone'),
-    tags: tags as Record<string, string>,
+    tags,
+  };
+}
+
+/**
+ * POST /admin/subnets/ID/tags: `{ set?: {key: value}, remove?: [key] }`, removals first (as a
+ * DeleteTags then a CreateTags); answers the subnet's tags and free address count.
+ */
+export function changeSubnetTags(
+  state: VpcState,
+  subnetId: string,
+  body: unknown,
+): { subnetId: string; cidr: string; tags: Record<string, string>; available: number } {
+  const v = record(body);
+  const set = stringTags(v.set);
+  const remove = v.remove ?? [];
+  if (!Array.isArray(remove) || !remove.every((k) => typeof k === 'string'))
+    throw new Error('remove must be a string array of tag keys');
+  if (remove.length > 0) state.deleteTags([subnetId], new Map(remove.map((k) => [k, undefined])));
+  if (Object.keys(set).length > 0) state.createTags([subnetId], new Map(Object.entries(set)));
+  const pool = state.subnet(subnetId);
+  return {
+    subnetId,
+    cidr: pool.spec.cidr,
+    tags: Object.fromEntries(pool.tags),
+    available: pool.availableCount,
   };
 }
 

@@ -1,7 +1,7 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
 import { errorText } from '../infra/error-text.ts';
-import { addEniConfig, addSubnet } from './admin-subnets.ts';
+import { addEniConfig, addSubnet, changeSubnetTags } from './admin-subnets.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
@@ -83,6 +83,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   const latencyMs = optionalNumber(v.latencyMs, 'latencyMs');
   const staleReadMs = optionalNumber(v.staleReadMs, 'staleReadMs');
   const imdsStaleReadMs = optionalNumber(v.imdsStaleReadMs, 'imdsStaleReadMs');
+  const pageItems = optionalNumber(v.pageItems, 'pageItems');
   const actions = optionalStrings(v.actions, 'actions');
   if (v.imds !== undefined && typeof v.imds !== 'boolean') throw new Error('imds must be a boolean');
   return {
@@ -92,6 +93,7 @@ export function parseFaultSettings(v: unknown): FaultSettings {
     ...(latencyMs === undefined ? {} : { latencyMs }),
     ...(staleReadMs === undefined ? {} : { staleReadMs }),
     ...(imdsStaleReadMs === undefined ? {} : { imdsStaleReadMs }),
+    ...(pageItems === undefined ? {} : { pageItems }),
     ...(actions === undefined ? {} : { actions }),
     ...(v.imds === undefined ? {} : { imds: v.imds }),
   };
@@ -126,7 +128,11 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
       interfaceType: e.interfaceType,
       trunkAssociation: e.trunkAssociation ?? null,
     })),
-    subnets: state.subnets().map((s) => ({ subnetId: s.spec.subnetId, available: s.availableCount })),
+    subnets: state.subnets().map((s) => ({
+      subnetId: s.spec.subnetId,
+      available: s.availableCount,
+      tags: Object.fromEntries(s.tags),
+    })),
     // EC2 calls answered since start, per action: { calls, errors }.
     ec2Calls: calls?.snapshot() ?? {},
   };
@@ -161,6 +167,10 @@ export async function handleAdmin(
     }
     if (method === 'POST' && path === '/admin/subnets')
       return jsonReply(201, addSubnet(deps.ops.state, parsed));
+    const tags = /^\/admin\/subnets\/([^/]+)\/tags$/.exec(path);
+    if (method === 'POST' && tags?.[1] !== undefined) {
+      return jsonReply(200, changeSubnetTags(deps.ops.state, decodeURIComponent(tags[1]), parsed));
+    }
     if (method === 'POST' && path === '/admin/eniconfigs' && deps.eniConfigs !== undefined) {
       return jsonReply(201, addEniConfig(deps.eniConfigs, parsed));
     }

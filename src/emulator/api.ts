@@ -49,6 +49,12 @@ export interface FaultSettings {
    * InternalError although the change happened (a reply that never arrived).
    */
   readonly replyLostRate?: number;
+  /**
+   * Short pages: matching Describe* replies that page hold at most this many items, with a NextToken
+   * for the rest, whatever MaxResults asks (EC2 may answer a page with fewer items than asked for).
+   * A client that stops before the last NextToken misses what follows.
+   */
+  readonly pageItems?: number;
   /** Limit to these EC2 actions (e.g. ["AssignPrivateIpAddresses"]); all when absent. */
   readonly actions?: readonly string[];
   readonly imds?: boolean;

@@ -13,6 +13,8 @@ export interface FaultDecision {
   readonly error: Ec2Error | undefined;
   /** Run the call, then answer InternalError as if its reply were lost. */
   readonly replyLost?: boolean;
+  /** A Describe* page holds at most this many items (FaultSettings.pageItems). */
+  readonly pageItems?: number;
 }
 
 const NONE: FaultDecision = { latencyMs: 0, staleReadMs: 0, error: undefined };
@@ -54,6 +56,12 @@ export class FaultInjector {
     ] as const) {
       if (ms !== undefined && !(ms >= 0)) throw new Error(`${name} must be >= 0, got ${ms}`);
     }
+    if (
+      settings.pageItems !== undefined &&
+      !(Number.isInteger(settings.pageItems) && settings.pageItems >= 1)
+    ) {
+      throw new Error(`pageItems must be an integer >= 1, got ${settings.pageItems}`);
+    }
     this.#settings = settings;
     this.#onSet(settings);
   }
@@ -67,6 +75,7 @@ export class FaultInjector {
     }
     if (action !== undefined && s.actions !== undefined && !s.actions.includes(action)) return NONE;
     const latencyMs = s.latencyMs ?? 0;
+    const pages = action !== undefined && s.pageItems !== undefined ? { pageItems: s.pageItems } : {};
     const staleReadMs = (action === undefined ? s.imdsStaleReadMs : undefined) ?? s.staleReadMs ?? 0;
     // One draw per configured rate, so a rate's decisions do not shift when the other changes.
     const throttled = s.throttleRate !== undefined && this.#random() < s.throttleRate;
@@ -76,16 +85,18 @@ export class FaultInjector {
         latencyMs,
         staleReadMs,
         error: new Ec2Error('RequestLimitExceeded', 'Request limit exceeded.', 503),
+        ...pages,
       };
     if (failed) {
       return {
         latencyMs,
         staleReadMs,
         error: new Ec2Error('InternalError', 'An internal error has occurred', 500),
+        ...pages,
       };
     }
     // Drawn only when set, so seeded runs without it see the same faults as before.
     const replyLost = s.replyLostRate !== undefined && this.#random() < s.replyLostRate;
-    return { latencyMs, staleReadMs, error: undefined, ...(replyLost ? { replyLost } : {}) };
+    return { latencyMs, staleReadMs, error: undefined, ...(replyLost ? { replyLost } : {}), ...pages };
   }
 }

@@ -24,7 +24,7 @@ Commands:
   up          bring a lab up
   down        remove a lab (every namespace, process and file of it)
   pod         register a pod in the lab's Kubernetes API (or --delete it)
-  subnet      add a subnet (zone, tags) to the lab's VPC
+  subnet      add a subnet (zone, tags) to the lab's VPC, or set or remove a subnet's tags
   eni-config  add an ENIConfig (custom networking) to the lab's Kubernetes API
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,

@@ -1,17 +1,23 @@
 // `vpcnetctl lab subnet` and `vpcnetctl lab eni-config`: more subnets in a running lab's VPC (with a
-// zone and tags, e.g. `kubernetes.io/role/cni=1` for subnet discovery) and ENIConfig objects in its
-// Kubernetes API (custom networking), through the emulator's admin socket. The lab's VPC namespace
+// zone and tags, e.g. `kubernetes.io/role/cni=1` for subnet discovery), tags set on or removed from
+// any subnet of it (the nodes' own too: `kubernetes.io/role/cni=0` drains a subnet), and ENIConfig
+// objects in its Kubernetes API (custom networking), through the emulator's admin socket. The lab's VPC namespace
 // routes every address of the VPC, so pods of an ENI in a new subnet reach hosts and other pods.
 import { parseArgs } from 'node:util';
-import { labLayout } from './layout.ts';
+import { labLayout, NODE_SUBNET } from './layout.ts';
 import { unixJson } from './unix-http.ts';
 
 export const SUBNET_HELP = `Usage: vpcnetctl lab subnet --name L --subnet-id ID --cidr CIDR [--zone Z] [--tag KEY=VALUE ...]
+       vpcnetctl lab subnet --name L --subnet-id ID [--tag KEY=VALUE ...] [--untag KEY ...]
 
-Adds subnet ID with CIDR (inside the lab VPC's 10.0.0.0/16, not overlapping its other subnets,
-10.0.32.0/24 of the VPC hosts nor 10.0.255.254) in zone Z (default the nodes' us-west-2a) with
-the tags given, e.g. --tag kubernetes.io/role/cni=1 for ENABLE_SUBNET_DISCOVERY. Prints the
-subnet and its free address count as JSON.
+With --cidr: adds subnet ID with CIDR (inside the lab VPC's 10.0.0.0/16, not overlapping its
+other subnets, 10.0.32.0/24 of the VPC hosts nor 10.0.255.254) in zone Z (default the nodes'
+us-west-2a) with the tags given. Without it: sets the tags given on the existing subnet ID (the
+nodes' own is ${NODE_SUBNET.subnetId}) and removes those named by --untag, as EC2's CreateTags
+and DeleteTags would. For ENABLE_SUBNET_DISCOVERY: kubernetes.io/role/cni=1 offers a subnet to
+new ENIs, kubernetes.io/role/cni=0 drains it (no new addresses from its ENIs, which are freed once
+empty), cni.networking.k8s.aws/cluster/NAME=shared keeps it to the cluster CLUSTER_NAME=NAME.
+Prints the subnet, its tags and its free address count as JSON.
 `;
 
 export const ENI_CONFIG_HELP = `Usage: vpcnetctl lab eni-config --name L --eni-config NAME --subnet ID [--security-groups sg-1,sg-2]
@@ -49,16 +55,35 @@ export async function labSubnetCommand(args: string[]): Promise<number> {
       cidr: { type: 'string' },
       zone: { type: 'string' },
       tag: { type: 'string', multiple: true },
+      untag: { type: 'string', multiple: true },
     },
   });
   const layout = labLayout(required(values, 'name'), 0);
-  const added = await unixJson(layout.emulator.adminSocket, 'POST', '/admin/subnets', {
-    subnetId: required(values, 'subnet-id'),
-    cidr: required(values, 'cidr'),
-    ...(values.zone === undefined ? {} : { availabilityZone: values.zone }),
-    tags: parseTags(values.tag ?? []),
-  });
-  process.stdout.write(`${JSON.stringify(added)}\n`);
+  const subnetId = required(values, 'subnet-id');
+  const tags = parseTags(values.tag ?? []);
+  const untag = values.untag ?? [];
+  let answer: unknown;
+  if (values.cidr !== undefined) {
+    if (untag.length > 0) throw new Error('--untag changes an existing subnet: leave out --cidr');
+    answer = await unixJson(layout.emulator.adminSocket, 'POST', '/admin/subnets', {
+      subnetId,
+      cidr: required(values, 'cidr'),
+      ...(values.zone === undefined ? {} : { availabilityZone: values.zone }),
+      tags,
+    });
+  } else {
+    if (values.zone !== undefined) throw new Error('--zone needs --cidr: a subnet keeps its zone');
+    if (Object.keys(tags).length === 0 && untag.length === 0) {
+      throw new Error('give --cidr to add a subnet, or --tag/--untag to change the tags of one');
+    }
+    answer = await unixJson(
+      layout.emulator.adminSocket,
+      'POST',
+      `/admin/subnets/${encodeURIComponent(subnetId)}/tags`,
+      { set: tags, remove: untag },
+    );
+  }
+  process.stdout.write(`${JSON.stringify(answer)}\n`);
   return 0;
 }
 

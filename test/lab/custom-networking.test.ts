@@ -6,12 +6,12 @@
 // untagged one.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { cidrContains, parseCidr, parseIpv4 } from '../../src/infra/ipv4.ts';
 import {
   addPod,
   agentState,
   cni,
   ctl,
+  inCidr,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -24,17 +24,8 @@ import {
   waitFor,
 } from '../lab-fixture.ts';
 
-interface PoolView {
-  growth: { blocked: string | null };
-  enis: { eniId: string; deviceNumber: number; subnetId: string }[];
-}
-
-async function poolOf(node: LabNodeDesc): Promise<PoolView> {
-  return (await agentState(node)).pool as unknown as PoolView;
-}
-
-function inCidr(ip: string, cidr: string): boolean {
-  return cidrContains(parseCidr(cidr), parseIpv4(ip));
+async function poolOf(node: LabNodeDesc) {
+  return (await agentState(node)).pool;
 }
 
 describe('custom networking in a one-node lab', () => {

@@ -43,6 +43,7 @@ export class ScriptedCloud implements Cloud {
       primaryIp: '10.0.0.10',
       subnetId: 'subnet-0a',
       subnetCidr: '10.0.0.0/24',
+      vpcId: 'vpc-0test',
       vpcCidrs: ['10.0.0.0/16'],
       securityGroupIds: ['sg-0a'],
     });

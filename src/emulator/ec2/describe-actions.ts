@@ -1,5 +1,6 @@
 // Read-only EC2 actions: DescribeInstances, DescribeInstanceTypes, DescribeSubnets,
-// DescribeNetworkInterfaces.
+// DescribeNetworkInterfaces. Those that page (all but DescribeInstanceTypes) take MaxResults and
+// NextToken as EC2 does (pagination.ts).
 
 import { knownInstanceTypes, networkLimits } from '../vpc/instance-types.ts';
 import type { SubnetPool } from '../vpc/subnet-pool.ts';
@@ -62,10 +63,6 @@ function subnetFilters(state: VpcView): FilterSchema<SubnetPool> {
 
 const noTags = new Map<string, string>();
 
-function subnetTags(s: SubnetPool): ReadonlyMap<string, string> {
-  return new Map(Object.entries(s.spec.tags ?? {}));
-}
-
 export function describeNetworkInterfaces(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('NetworkInterfaceId');
   for (const id of ids) state.eni(id);
@@ -90,8 +87,11 @@ export function describeInstances(p: QueryParams, state: VpcView): XmlObject {
 export function describeSubnets(p: QueryParams, state: VpcView): XmlObject {
   const ids = p.list('SubnetId');
   const chosen = ids.length > 0 ? ids.map((id) => state.subnet(id)) : state.subnets();
-  const found = applyFilters(chosen, p.filters(), subnetFilters(state), (s) => subnetTags(s));
-  return { subnetSet: found.map((s) => renderSubnet(state, s)) };
+  const page = paginate(
+    applyFilters(chosen, p.filters(), subnetFilters(state), (s) => s.tags),
+    p,
+  );
+  return { subnetSet: page.items.map((s) => renderSubnet(state, s)), nextToken: page.nextToken };
 }
 
 export function describeInstanceTypes(p: QueryParams): XmlObject {

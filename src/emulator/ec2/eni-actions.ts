@@ -145,3 +145,13 @@ export function createTags(p: QueryParams, ops: VpcOperations): XmlObject {
   ops.state.createTags(ids, tags);
   return OK;
 }
+
+/** DeleteTags: `Tag.N.Key`, with `Tag.N.Value` only when the tag must have that value to go. */
+export function deleteTags(p: QueryParams, ops: VpcOperations): XmlObject {
+  const ids = p.list('ResourceId');
+  if (ids.length === 0) throw missingParameter('ResourceId');
+  const tags = p.tagKeys('Tag');
+  if (tags.size === 0) throw missingParameter('Tag');
+  ops.state.deleteTags(ids, tags);
+  return OK;
+}

@@ -6,9 +6,19 @@ export type Filters = ReadonlyMap<string, readonly string[]>;
 
 export class QueryParams {
   readonly #form: URLSearchParams;
+  #pageItems: number | undefined;
 
   constructor(body: string) {
     this.#form = new URLSearchParams(body);
+  }
+
+  /** The short-pages fault: a Describe* page holds at most `items`, whatever MaxResults asks. */
+  limitPages(items: number): void {
+    this.#pageItems = items;
+  }
+
+  get pageItems(): number | undefined {
+    return this.#pageItems;
   }
 
   get action(): string | undefined {
@@ -74,6 +84,16 @@ export class QueryParams {
     for (const i of this.#indexed(prefix)) {
       const key = this.get(`${prefix}.${i}.Key`);
       if (key !== undefined) tags.set(key, this.get(`${prefix}.${i}.Value`) ?? '');
+    }
+    return tags;
+  }
+
+  /** `${prefix}.N.Key` with its `${prefix}.N.Value` when one was sent (DeleteTags tells the two apart). */
+  tagKeys(prefix: string): Map<string, string | undefined> {
+    const tags = new Map<string, string | undefined>();
+    for (const i of this.#indexed(prefix)) {
+      const key = this.get(`${prefix}.${i}.Key`);
+      if (key !== undefined) tags.set(key, this.get(`${prefix}.${i}.Value`));
     }
     return tags;
   }

@@ -22,6 +22,7 @@ import {
   createNetworkInterface,
   createTags,
   deleteNetworkInterface,
+  deleteTags,
   detachNetworkInterface,
   modifyNetworkInterfaceAttribute,
   unassignPrivateIpAddresses,
@@ -55,6 +56,7 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['AssignIpv6Addresses', assignIpv6Addresses],
   ['UnassignIpv6Addresses', unassignIpv6Addresses],
   ['CreateTags', createTags],
+  ['DeleteTags', deleteTags],
   ['AssociateTrunkInterface', associateTrunkInterface],
   ['DisassociateTrunkInterface', disassociateTrunkInterface],
   ['DescribeTrunkInterfaceAssociations', (p, _ops, view) => describeTrunkInterfaceAssociations(p, view)],
@@ -103,6 +105,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     if (run === undefined)
       throw new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);
     const fault = deps.faults.decide(action);
+    if (fault.pageItems !== undefined) p.limitPages(fault.pageItems);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) throw fault.error;
     xml = ec2Response(action, requestId, await run(p, deps.ops, deps.history.view(fault.staleReadMs)));

@@ -155,7 +155,7 @@ export function renderSubnet(state: VpcView, pool: SubnetPool): XmlObject {
     availabilityZone: pool.spec.availabilityZone,
     defaultForAz: false,
     mapPublicIpOnLaunch: false,
-    tagSet: tagSet(new Map(Object.entries(pool.spec.tags ?? {}))),
+    tagSet: tagSet(pool.tags),
     ipv6CidrBlockAssociationSet:
       pool.spec.ipv6Cidr === undefined
         ? []

@@ -299,13 +299,28 @@ export class VpcState extends VpcView {
   }
 
   createTags(resourceIds: readonly string[], tags: ReadonlyMap<string, string>): void {
-    const targets = resourceIds.map((id) => {
-      if (id.startsWith('i-')) return this.instance(id).tags;
-      if (id.startsWith('eni-')) return this.eni(id).tags;
-      throw new Ec2Error('InvalidID', `The ID '${id}' is not valid`);
-    });
+    const targets = resourceIds.map((id) => this.#tagsOf(id));
     for (const t of targets) for (const [k, v] of tags) t.set(k, v);
     this.onChange?.();
+  }
+
+  /**
+   * DeleteTags: each key goes; with a value (not undefined), only where the tag has that value, as
+   * EC2 does. All resources are checked before any tag goes.
+   */
+  deleteTags(resourceIds: readonly string[], tags: ReadonlyMap<string, string | undefined>): void {
+    const targets = resourceIds.map((id) => this.#tagsOf(id));
+    for (const t of targets) {
+      for (const [k, v] of tags) if (v === undefined || t.get(k) === v) t.delete(k);
+    }
+    this.onChange?.();
+  }
+
+  #tagsOf(resourceId: string): Map<string, string> {
+    if (resourceId.startsWith('i-')) return this.instance(resourceId).tags;
+    if (resourceId.startsWith('eni-')) return this.eni(resourceId).tags;
+    if (resourceId.startsWith('subnet-')) return this.subnet(resourceId).tags;
+    throw new Ec2Error('InvalidID', `The ID '${resourceId}' is not valid`);
   }
 
   setDeleteOnTermination(eniId: string, attachmentId: string, value: boolean): void {

@@ -22,6 +22,11 @@ export class SubnetPool {
   readonly spec: SubnetSpec;
   readonly cidr: Ipv4Cidr;
   readonly gateway: string;
+  /**
+   * The subnet's tags now: the spec's at creation, then CreateTags and DeleteTags. Live in the
+   * stale-read fault's snapshots too, as the free count is.
+   */
+  readonly tags: Map<string, string>;
   readonly #inUse = new Set<number>();
   /** Addresses taken by `fragment()` (admin), given back by `unfragment()`. */
   readonly #fragmenting = new Set<number>();
@@ -30,6 +35,7 @@ export class SubnetPool {
     this.spec = spec;
     this.cidr = parseCidr(spec.cidr);
     this.gateway = formatIpv4(routerAddress(this.cidr));
+    this.tags = new Map(Object.entries(spec.tags ?? {}));
   }
 
   get availableCount(): number {

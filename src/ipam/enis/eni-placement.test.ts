@@ -1,8 +1,9 @@
 // Where the next ENI goes: the default, subnet discovery's choice, custom networking's checks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CloudError, type SubnetInfo } from '../../cloud/cloud.ts';
+import { CloudError } from '../../cloud/cloud.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
+import { zoneSubnet } from '../testing/fake-enis.ts';
 import { EniPlacementError, primarySubnetPlacer } from './eni-placement.ts';
 import { customNetworkPlacer, type NodeEniConfigSource } from './eni-placement-custom.ts';
 import {
@@ -12,17 +13,7 @@ import {
   SUBNET_DISCOVERY_TAG,
 } from './eni-placement-discovery.ts';
 
-function subnet(subnetId: string, free: number, more: Partial<SubnetInfo> = {}): SubnetInfo {
-  return {
-    subnetId,
-    vpcId: 'vpc-1',
-    availabilityZone: 'us-east-1a',
-    cidr: '10.1.0.0/24',
-    availableIpCount: free,
-    tags: {},
-    ...more,
-  };
-}
+const subnet = zoneSubnet;
 const tagged = { [SUBNET_DISCOVERY_TAG]: '1' };
 
 function configs(config: Partial<Awaited<ReturnType<NodeEniConfigSource['current']>>>): NodeEniConfigSource {
@@ -94,7 +85,9 @@ test('subnet discovery with no free address in any candidate says so with the co
   const meta = new FakeCloud().meta;
   assert.throws(
     () => chooseDiscoveredSubnet([subnet('subnet-1', 0), subnet('subnet-t', 0, { tags: tagged })], meta),
-    rejectsWith(/no subnet of us-east-1a has a free address \(free: subnet-1 0, subnet-t 0\)/),
+    rejectsWith(
+      /no subnet of vpc-1 in us-east-1a can take a new ENI: subnet-1 has no free address; subnet-t has no free address$/,
+    ),
   );
 });
 

@@ -1,8 +1,8 @@
 // The agent's placement mode (AgentConfig.eniPlacement) turned into the placer the pool manager asks.
 import type { Cloud, InstanceMetadata } from '../../cloud/cloud.ts';
-import { type EniPlacer, primarySubnetPlacer } from './eni-placement.ts';
+import type { EniPlacer } from './eni-placement.ts';
 import { customNetworkPlacer, type NodeEniConfigSource } from './eni-placement-custom.ts';
-import { discoveredSubnetPlacer } from './eni-placement-discovery.ts';
+import { discoveredSubnetPlacer, primarySubnetPlacerUnlessExcluded } from './eni-placement-discovery.ts';
 
 export type EniPlacementMode = 'primary' | 'discovery' | 'custom';
 
@@ -11,12 +11,13 @@ export function eniPlacerFor(
   cloud: Cloud,
   metadata: InstanceMetadata,
   eniConfigs: NodeEniConfigSource | undefined,
+  clusterName?: string,
 ): EniPlacer {
   switch (mode) {
     case 'primary':
-      return primarySubnetPlacer(metadata);
+      return primarySubnetPlacerUnlessExcluded(cloud, metadata);
     case 'discovery':
-      return discoveredSubnetPlacer(cloud, metadata);
+      return discoveredSubnetPlacer(cloud, metadata, clusterName);
     case 'custom':
       if (eniConfigs === undefined) {
         throw new Error(

@@ -6,7 +6,11 @@ import { CloudError, type EniInfo } from '../../cloud/cloud.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { createAndAttachEni } from '../enis/eni-attach.ts';
-import { SUBNET_SPECIFIC_CREATE_ERRORS } from '../enis/eni-placement.ts';
+import {
+  type EniPlacement,
+  type PlacementOptions,
+  SUBNET_SPECIFIC_CREATE_ERRORS,
+} from '../enis/eni-placement.ts';
 import { lendableAddresses } from '../prefixes/prefixes.ts';
 import type { EniSpec } from './pool.ts';
 import type { PoolParts } from './pool-parts.ts';
@@ -22,11 +26,11 @@ export class PoolGrowth {
     this.#entered = entered;
   }
 
-  /** Assigns up to `wanted` new secondary IPs to the lowest ENI in the pool that has room. */
+  /** Assigns up to `wanted` new secondary IPs to the lowest lending ENI in the pool that has room. */
   async assign(wanted: number): Promise<PoolDecision> {
     const { pool, cloud, clock, limits } = this.#p;
     const perEni = secondaryIpsPerEni(limits);
-    const target = pool.eniStats(clock.now()).find((s) => s.total < perEni);
+    const target = pool.eniStats(clock.now()).find((s) => s.total < perEni && s.draining !== true);
     if (!target) return { kind: 'none' };
     const count = Math.min(wanted, perEni - target.total);
     let ips: string[];
@@ -43,13 +47,21 @@ export class PoolGrowth {
   }
 
   /**
-   * Creates and attaches an ENI at the lowest free device index, then configures it. Its ledger
-   * record (attaching) goes once the registry has it: from then on the registry and EC2's list of
-   * attached ENIs say what it is.
+   * Creates and attaches an ENI at the lowest free device index where the placement says (subnets
+   * in `options.avoidSubnets` last), then configures it.
    */
-  async attachEni(): Promise<PoolDecision> {
+  async attachEni(options: PlacementOptions = {}): Promise<PoolDecision> {
+    await this.attachAt(await this.#p.placement.next(options));
+    return { kind: 'attachEni' };
+  }
+
+  /**
+   * Creates and attaches an ENI in the placement's subnet (or its fallbacks, for a reason of the
+   * subnet), then configures it; returns its ID. Its ledger record (attaching) goes once the
+   * registry has it: from then on the registry and EC2's list of attached ENIs say what it is.
+   */
+  async attachAt(first: EniPlacement): Promise<string> {
     const { cloud, metadata, log, registry, clock, journal } = this.#p;
-    const first = await this.#p.placement.next();
     const candidates = [first, ...(first.fallbacks ?? [])];
     const failed: string[] = [];
     let eni: EniInfo | undefined;
@@ -101,7 +113,7 @@ export class PoolGrowth {
     await journal.done(eni.eniId);
     await this.retryDeleteOnTermination();
     await this.configure(eni.eniId);
-    return { kind: 'attachEni' };
+    return eni.eniId;
   }
 
   async retryDeleteOnTermination(): Promise<void> {

@@ -9,6 +9,7 @@ import type { PendingEniRecords } from '../enis/pending-enis.ts';
 import type { PrefixModeOptions, PrefixModeState } from '../prefixes/prefix-pool.ts';
 import type { AddressPool } from './pool.ts';
 import type { PoolLedger } from './pool-addresses.ts';
+import type { DrainState } from './pool-drain.ts';
 import type { GrowthState } from './pool-growth-health.ts';
 import type { EniLinkHooks, PoolLog } from './pool-parts.ts';
 import type { WarmPoolTargets } from './targets.ts';
@@ -46,6 +47,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly syncIntervalMs?: number;
   /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
   readonly staleWindowMs?: number;
+  /** Period of the reads of the subnets' tags that decide what drains (pool-drain.ts; default 5 min). */
+  readonly subnetTagsIntervalMs?: number;
 }
 
 /** The pool's health, for the agent's state. */
@@ -54,6 +57,8 @@ export interface PoolHealth {
   readonly sync: CloudSyncState;
   /** ENABLE_PREFIX_DELEGATION, and whether the pool fell back to secondary IPs (no free /28). */
   readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
+  /** Subnet discovery: the subnets whose ENIs drain, and those ENIs. */
+  readonly drain?: DrainState;
 }
 
 export interface PoolInitOptions {

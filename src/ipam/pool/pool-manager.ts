@@ -4,15 +4,16 @@
 // deadline and an error that names the limit it ran into.
 //
 // Each ENI has one lifecycle state in the registry (eni-registry.ts); growing (pool-growth.ts) and
-// shrinking (pool-shrink.ts) move ENIs between states; the addresses ADD and DEL use, and their
-// cooldown records, are pool-addresses.ts. This file discovers ENIs and runs the passes.
+// shrinking (pool-shrink.ts) move ENIs between states; ENIs of subnets their tags exclude drain
+// (pool-drain.ts); the addresses ADD and DEL use, and their cooldown records, are
+// pool-addresses.ts. This file discovers ENIs and runs the passes.
 
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { CloudSync, type LostEni } from '../cloud-sync/cloud-sync.ts';
 import { adoptEnis } from '../enis/eni-discovery.ts';
-import { primarySubnetPlacer } from '../enis/eni-placement.ts';
+import { type EniPlacement, EniPlacementError, primarySubnetPlacer } from '../enis/eni-placement.ts';
 import { type EniEntry, EniRegistry } from '../enis/eni-registry.ts';
 import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from '../enis/leaked-enis.ts';
 import { EniJournal, type PendingEniRecord, resumePendingEnis } from '../enis/pending-enis.ts';
@@ -20,6 +21,7 @@ import { type PrefixModeState, PrefixPool } from '../prefixes/prefix-pool.ts';
 import type { UnitDecision } from '../prefixes/prefix-targets.ts';
 import { PrefixBook } from '../prefixes/prefixes.ts';
 import { type ManagedAddress, PoolAddresses } from './pool-addresses.ts';
+import { PoolDrain } from './pool-drain.ts';
 import { PoolGrowth } from './pool-growth.ts';
 import { PoolGrowthHealth } from './pool-growth-health.ts';
 import type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
@@ -43,6 +45,7 @@ export class PoolManager {
   /** Prefixes per ENI; the prefix pool decides while prefix mode is on or any ENI holds one. */
   readonly #book = new PrefixBook();
   readonly #prefixes: PrefixPool;
+  readonly #drain: PoolDrain;
   /** Serializes passes and ENI discovery: two concurrent passes could both attach an ENI. */
   #chain: Promise<unknown> = Promise.resolve();
   readonly #loop: PeriodicLoop;
@@ -78,7 +81,9 @@ export class PoolManager {
       this.#parts,
       this.#book,
       deps.prefixMode ?? { enabled: false, warmPrefixTarget: 0 },
+      (avoid) => this.#attachOutside(avoid),
     );
+    this.#drain = new PoolDrain(this.#parts, this.#book, deps.subnetTagsIntervalMs ?? 300_000);
     this.#growthHealth = new PoolGrowthHealth(deps.log, deps.clock);
     this.#sync = new CloudSync(this.#parts, this.#addresses, {
       adopt: (described) => this.#adopt(described),
@@ -115,6 +120,8 @@ export class PoolManager {
     for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
     if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
     this.#addresses.restore();
+    // Before anything is lent: an ENI whose subnet drains lends nothing from the start.
+    await this.#drain.refreshIfDue();
     log.info('address pool rebuilt from the cloud', {
       ...pool.stats(clock.now()),
       unmanaged: this.#registry.inState('unmanaged').length,
@@ -145,6 +152,8 @@ export class PoolManager {
         }),
       );
     }
+    // An ENI found in a drained subnet lends nothing, not even before the next pass.
+    this.#drain.apply();
     if (managed.length > 0) this.nudge();
     return [...unmanaged, ...managed];
   }
@@ -154,9 +163,14 @@ export class PoolManager {
     return this.#sync.run();
   }
 
-  /** Why the pool cannot grow (if it cannot), and the sync's figures. */
+  /** Why the pool cannot grow (if it cannot), the sync's figures, and what drains. */
   health(): PoolHealth {
-    return { growth: this.#growthHealth.state, sync: this.#sync.state(), prefixes: this.prefixMode() };
+    return {
+      growth: this.#growthHealth.state,
+      sync: this.#sync.state(),
+      prefixes: this.prefixMode(),
+      drain: this.#drain.state(),
+    };
   }
 
   /** The ENI, if EC2 no longer lists it as attached (CHECK names it for attachments on it). */
@@ -206,7 +220,10 @@ export class PoolManager {
     };
   }
 
-  /** What nextPoolStep() (or, with prefixes, prefixStep()) says for the pool as it is now. */
+  /**
+   * What nextPoolStep() (or, with prefixes, prefixStep()) says for the lending ENIs as they are
+   * now; when that does not grow the pool, what draining asks for comes first.
+   */
   decision(): PoolDecision | UnitDecision {
     const { pool, limits, targets, clock } = this.#d;
     const freeable = this.#registry.freeable();
@@ -214,9 +231,12 @@ export class PoolManager {
     // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
     // Asked per ENI of an index, not by listing every attachment: this runs on every ADD.
     for (const eniId of freeable) if (this.#d.ledger?.eniHeld(eniId)) freeable.delete(eniId);
-    const byPrefix = this.#prefixes.decision(this.attachedEniCount(), freeable);
-    if (byPrefix !== undefined) return byPrefix;
-    return nextPoolStep(pool.eniStats(clock.now()), limits, targets, this.attachedEniCount(), freeable);
+    const lending = pool.eniStats(clock.now()).filter((s) => s.draining !== true);
+    const step =
+      this.#prefixes.decision(this.attachedEniCount(), freeable) ??
+      nextPoolStep(lending, limits, targets, this.attachedEniCount(), freeable);
+    if (step.kind === 'assign' || step.kind === 'attachEni') return step;
+    return this.#drain.step(freeable) ?? step;
   }
 
   /** One pass: finish half-done ENI set-up and deletes, expire cooldowns, then apply one decision. */
@@ -236,13 +256,16 @@ export class PoolManager {
     await this.#shrink.retryEniDeletes();
     await this.#sweep.runIfDue();
     await this.#growth.configurePending();
+    await this.#drain.refreshIfDue();
     this.#addresses.expireCooling();
     const decision = this.decision();
     switch (decision.kind) {
       case 'assign':
         return 'unit' in decision ? this.#prefixes.assign(decision) : this.#growth.assign(decision.count);
       case 'attachEni':
-        return this.#growth.attachEni();
+        return this.#growth.attachEni({ avoidSubnets: this.#prefixes.subnetsWithoutPrefixes() });
+      case 'drain':
+        return this.#drain.drain(decision.eniId);
       case 'release':
         return 'unit' in decision
           ? this.#prefixes.release(decision)
@@ -252,6 +275,24 @@ export class PoolManager {
       case 'none':
         return decision;
     }
+  }
+
+  /**
+   * For prefixes: an ENI in a subnet outside `avoid` (those without a free /28 lately), if a device
+   * slot is left and the placement offers such a subnet; its ID, else undefined.
+   */
+  async #attachOutside(avoid: ReadonlySet<string>): Promise<string | undefined> {
+    const { limits, targets } = this.#d;
+    if (this.attachedEniCount() >= effectiveMaxEnis(limits, targets)) return undefined;
+    let placement: EniPlacement;
+    try {
+      placement = await this.#parts.placement.next({ avoidSubnets: avoid });
+    } catch (err) {
+      if (err instanceof EniPlacementError) return undefined;
+      throw err;
+    }
+    if (avoid.has(placement.subnetId)) return undefined;
+    return this.#growth.attachAt(placement);
   }
 
   // ---- background loop ----

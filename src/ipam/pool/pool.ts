@@ -1,6 +1,7 @@
 // The node's address pool: its ENIs and their secondary IPs, each free, assigned to one
 // attachment, or cooling down after release. Purely in memory and synchronous, so an ADD never
-// waits on the cloud while a free address exists. The durable copy of assignments and cooldowns
+// waits on the cloud while a free address exists. An ENI may be draining (its subnet is excluded
+// by its tags, subnet-tags.ts): its pods keep their addresses, it lends no new one. The durable copy of assignments and cooldowns
 // is the ledger; the pool is rebuilt from it with restoreAssigned/restoreCooling (convergence:
 // cooldown survives restarts).
 import { subnetGateway } from '../../infra/ipv4.ts';
@@ -28,12 +29,12 @@ export interface PoolEni extends EniSpec {
 }
 
 export interface PoolStats {
-  /** Addresses in the pool (assigned + cooling + available). */
+  /** Addresses in the pool (assigned + cooling + available), on draining ENIs too. */
   readonly total: number;
   readonly assigned: number;
   /** Freed addresses still inside their cooldown. */
   readonly cooling: number;
-  /** Addresses allocate() could hand out now. */
+  /** Addresses allocate() could hand out now: none of a draining ENI's. */
   readonly available: number;
   /** ENIs in the pool. */
   readonly enis: number;
@@ -42,6 +43,8 @@ export interface PoolStats {
 export interface EniStats extends Omit<PoolStats, 'enis'> {
   readonly eniId: string;
   readonly deviceNumber: number;
+  /** The ENI lends no new address (setDraining); its available ones are not to be lent. */
+  readonly draining?: boolean;
 }
 
 export interface Allocation {
@@ -70,6 +73,8 @@ export class AddressPool {
   readonly #eniOfIp = new Map<string, string>();
   /** owner → ip: one address per attachment. */
   readonly #ipOfOwner = new Map<string, string>();
+  /** ENIs that lend no new address (their subnet drains). */
+  readonly #draining = new Set<string>();
   readonly #listeners: MembershipListener[] = [];
 
   constructor(options: { readonly cooldownMs: number }) {
@@ -111,7 +116,24 @@ export class AddressPool {
       throw new Error(`cannot remove ENI ${eniId}: addresses still assigned: ${held.join(', ')}`);
     for (const ip of entry.addresses.keys()) this.#eniOfIp.delete(ip);
     this.#enis.delete(eniId);
+    this.#draining.delete(eniId);
     this.#changed(eniId, [...entry.addresses.keys()], true);
+  }
+
+  /**
+   * Marks an ENI as draining (no address of it is lent any more; what its pods hold stays theirs)
+   * or lending again. Returns whether that changed anything.
+   */
+  setDraining(eniId: string, draining: boolean): boolean {
+    this.#entry(eniId);
+    if (this.#draining.has(eniId) === draining) return false;
+    if (draining) this.#draining.add(eniId);
+    else this.#draining.delete(eniId);
+    return true;
+  }
+
+  isDraining(eniId: string): boolean {
+    return this.#draining.has(eniId);
   }
 
   /** Adds new free addresses to an ENI; an address already in the pool is an error. */
@@ -148,6 +170,7 @@ export class AddressPool {
    * used address before one whose cooldown has ended. Never an assigned or still-cooling one.
    * An address `secondChoice` names is taken only when no other is available (prefix mode
    * prefers prefix addresses, secondary-IP mode secondary IPs: pods follow the node's mode).
+   * Never an address of a draining ENI.
    */
   allocate(
     owner: string,
@@ -162,6 +185,7 @@ export class AddressPool {
         : [(e: string, ip: string) => !secondChoice(e, ip), secondChoice];
     for (const allowed of passes) {
       for (const { eni, addresses } of this.#sortedEntries()) {
+        if (this.#draining.has(eni.eniId)) continue;
         let pick: string | undefined;
         for (const [ip, state] of addresses) {
           if (!allowed(eni.eniId, ip)) continue;
@@ -261,7 +285,7 @@ export class AddressPool {
       sum.total += s.total;
       sum.assigned += s.assigned;
       sum.cooling += s.cooling;
-      sum.available += s.available;
+      if (!s.draining) sum.available += s.available;
     }
     return { ...sum, enis: this.#enis.size };
   }
@@ -279,6 +303,7 @@ export class AddressPool {
       return {
         eniId: eni.eniId,
         deviceNumber: eni.deviceNumber,
+        draining: this.#draining.has(eni.eniId),
         total,
         assigned,
         cooling,
@@ -290,11 +315,17 @@ export class AddressPool {
   /**
    * Up to `count` available addresses to give back to the cloud, all on one ENI (one
    * unassign call): the highest device number that has any, since allocate fills from the
-   * lowest. Never an assigned or still-cooling address.
+   * lowest. Never an assigned or still-cooling address. With `eniId`, that ENI's (a draining one's).
    */
-  excessFree(count: number, now: number): { eni: PoolEni; ips: string[] } | undefined {
+  excessFree(count: number, now: number, eniId?: string): { eni: PoolEni; ips: string[] } | undefined {
     if (count <= 0) return undefined;
-    for (const { eni, addresses } of this.#sortedEntries().reverse()) {
+    const from =
+      eniId === undefined
+        ? this.#sortedEntries()
+            .reverse()
+            .filter((e) => !this.#draining.has(e.eni.eniId))
+        : [this.#entry(eniId)];
+    for (const { eni, addresses } of from) {
       const ips = [...addresses]
         .filter(([, s]) => s.kind === 'free' || this.#cooled(s, now))
         .map(([ip]) => ip)

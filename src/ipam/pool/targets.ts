@@ -26,6 +26,8 @@ export type PoolDecision =
   | { readonly kind: 'attachEni' }
   | { readonly kind: 'release'; readonly count: number }
   | { readonly kind: 'freeEni'; readonly eniId: string }
+  /** Give back the free addresses (and idle prefixes) of a draining ENI (pool-drain.ts). */
+  | { readonly kind: 'drain'; readonly eniId: string; readonly count?: number }
   | { readonly kind: 'none' };
 
 /** Secondary addresses one ENI can hold: the ENI's own primary address takes one slot. */

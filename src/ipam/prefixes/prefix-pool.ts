@@ -1,12 +1,14 @@
 // The pool by prefixes: builds each ENI's slot view (prefix-targets.ts decides), assigns and
-// releases /28 prefixes, and falls back to secondary IPs on the same ENIs while the subnet has no
-// free /28 (InsufficientCidrBlocks), trying a prefix again on the pool's interval with backoff.
+// releases /28 prefixes. When a subnet has no free /28 (InsufficientCidrBlocks) the prefix is asked
+// of the pool's ENIs in other subnets, then of a new ENI in the next subnet subnet discovery ranks
+// (as upstream moves on to the next subnet); only when none has one does the pool fall back to
+// secondary IPs on the same ENIs, trying a prefix again on the pool's interval with backoff.
 // Also used with prefix delegation off while ENIs still hold prefixes (a node switched back):
 // those prefixes keep their pods' addresses and are given back once none of them is in use.
 
 import { CloudError } from '../../cloud/cloud.ts';
-import { isThrottled } from '../../cloud/ec2-retry.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
+import { giveBack } from '../pool/give-back.ts';
 import type { PoolParts } from '../pool/pool-parts.ts';
 import { nextPoolStep, type PoolDecision } from '../pool/targets.ts';
 import { type EniSlots, prefixStep, slotsUsed, type UnitDecision } from './prefix-targets.ts';
@@ -31,18 +33,34 @@ export interface PrefixModeState {
   readonly failedPrefixTries?: number;
 }
 
+/**
+ * Attaches an ENI in a subnet outside `avoid` and returns its ID, or undefined when none can be had
+ * (no device slot left, or no other subnet to offer).
+ */
+export type AttachOutside = (avoid: ReadonlySet<string>) => Promise<string | undefined>;
+
 export class PrefixPool {
   readonly #p: PoolParts;
   readonly #book: PrefixBook;
   readonly #o: PrefixModeOptions;
+  readonly #attachOutside: AttachOutside | undefined;
   #fallback: { since: number; retryAt: number; failures: number } | undefined;
+  /** Subnets that answered InsufficientCidrBlocks: not asked for a prefix again before `until`. */
+  readonly #noFreePrefix = new Map<string, { until: number; failures: number }>();
   /** Fallback episodes since start (the metric). */
   fallbacks = 0;
 
-  constructor(parts: PoolParts, book: PrefixBook, options: PrefixModeOptions) {
+  constructor(parts: PoolParts, book: PrefixBook, options: PrefixModeOptions, attachOutside?: AttachOutside) {
     this.#p = parts;
     this.#book = book;
     this.#o = options;
+    this.#attachOutside = attachOutside;
+  }
+
+  /** Subnets that had no free /28 lately: a new ENI for prefixes goes elsewhere if it can. */
+  subnetsWithoutPrefixes(): Set<string> {
+    const now = this.#p.clock.now();
+    return new Set([...this.#noFreePrefix].filter(([, m]) => m.until > now).map(([id]) => id));
   }
 
   get enabled(): boolean {
@@ -101,10 +119,11 @@ export class PrefixPool {
     return this.#o.enabled ? (eniId, ip) => !inPrefix(eniId, ip) : inPrefix;
   }
 
-  /** Every pool ENI by slot: prefix membership from the book, address states from the pool. */
+  /** Every pool ENI that lends (not a draining one), by slot: prefixes from the book, states from the pool. */
   slots(): EniSlots[] {
     const { pool } = this.#p;
-    return pool.enis().map((eni) => {
+    const lending = pool.enis().filter((eni) => !pool.isDraining(eni.eniId));
+    return lending.map((eni) => {
       const prefixes = this.#book.prefixesOf(eni.eniId).map((prefix) => ({ prefix, inUse: 0 }));
       let singles = 0;
       let singlesAvailable = 0;
@@ -138,32 +157,84 @@ export class PrefixPool {
     });
   }
 
-  /** Carries out an assign: prefixes (secondary IPs in fallback) on the lowest ENI with a free slot. */
+  /**
+   * Carries out an assign: prefixes on the lowest ENI with a free slot whose subnet has a free /28,
+   * else on a new ENI in the next subnet; secondary IPs on the lowest ENI with a free slot in
+   * fallback, or when no subnet has a free /28.
+   */
   async assign(decision: UnitDecision & { kind: 'assign' }): Promise<PoolDecision> {
     const perEni = Math.max(this.#p.limits.ipsPerEni - 1, 0);
-    const target = this.slots().find((e) => slotsUsed(e) < perEni);
+    const roomy = this.slots().filter((e) => slotsUsed(e) < perEni);
+    const target = roomy[0];
     if (target === undefined) return { kind: 'none' };
-    const room = perEni - slotsUsed(target);
+    const room = (e: EniSlots) => perEni - slotsUsed(e);
     if (decision.unit === 'ips' || !this.#o.enabled) {
-      return this.#assignIps(target.eniId, Math.min(decision.count, room));
+      return this.#assignIps(target.eniId, Math.min(decision.count, room(target)));
     }
-    const count = Math.min(decision.count, room);
+    const without = this.subnetsWithoutPrefixes();
+    let why: unknown = new Error(
+      `no subnet of the pool's ENIs has had a free /28 lately (${[...without].join(', ')})`,
+    );
+    for (const eni of roomy) {
+      if (without.has(this.#subnetOf(eni.eniId))) continue;
+      const got = await this.#assignPrefixes(eni.eniId, Math.min(decision.count, room(eni)));
+      if (got.kind === 'assign') return got;
+      without.add(this.#subnetOf(eni.eniId));
+      why = got.error;
+    }
+    // Every ENI with room is in a subnet without a free /28: a new ENI in the next subnet, if any.
+    const added = await this.#attachOutside?.(without);
+    if (added !== undefined) {
+      const got = await this.#assignPrefixes(added, Math.min(decision.count, perEni));
+      if (got.kind === 'assign') return got;
+      why = got.error;
+    }
+    this.#startFallback(target.eniId, why);
+    return this.#assignIps(target.eniId, Math.min(decision.count * PREFIX_SIZE, room(target)));
+  }
+
+  /** One AssignPrivateIpAddresses for prefixes; InsufficientCidrBlocks marks the ENI's subnet. */
+  async #assignPrefixes(
+    eniId: string,
+    count: number,
+  ): Promise<{ kind: 'assign'; count: number } | { kind: 'noFreePrefix'; error: unknown }> {
+    const subnetId = this.#subnetOf(eniId);
+    let prefixes: string[];
     try {
-      const prefixes = await this.#p.cloud.assignIpv4Prefixes(target.eniId, count);
-      this.#p.pool.addAddresses(target.eniId, prefixes.flatMap(prefixAddresses));
-      this.#book.add(target.eniId, prefixes);
-      this.#p.log.info('assigned prefixes', { eni: target.eniId, prefixes });
-      this.#endFallback();
-      return { kind: 'assign', count: prefixes.length };
+      prefixes = await this.#p.cloud.assignIpv4Prefixes(eniId, count);
     } catch (err) {
       if (!(err instanceof CloudError && err.code === 'InsufficientCidrBlocks')) {
-        throw new Error(`cannot assign ${count} prefixes to ENI ${target.eniId}: ${cloudErrorText(err)}`, {
+        throw new Error(`cannot assign ${count} prefixes to ENI ${eniId}: ${cloudErrorText(err)}`, {
           cause: err,
         });
       }
-      this.#startFallback(target.eniId, err);
-      return this.#assignIps(target.eniId, Math.min(count * PREFIX_SIZE, room));
+      const failures = (this.#noFreePrefix.get(subnetId)?.failures ?? 0) + 1;
+      this.#noFreePrefix.set(subnetId, { until: this.#p.clock.now() + this.#retryWait(failures), failures });
+      this.#p.log.warn(
+        'the subnet of this ENI has no free /28 prefix; other subnets are tried first for a while',
+        {
+          eni: eniId,
+          subnet: subnetId,
+          error: cloudErrorText(err),
+        },
+      );
+      return { kind: 'noFreePrefix', error: err };
     }
+    this.#noFreePrefix.delete(subnetId);
+    this.#p.pool.addAddresses(eniId, prefixes.flatMap(prefixAddresses));
+    this.#book.add(eniId, prefixes);
+    this.#p.log.info('assigned prefixes', { eni: eniId, subnet: subnetId, prefixes });
+    this.#endFallback();
+    return { kind: 'assign', count: prefixes.length };
+  }
+
+  #subnetOf(eniId: string): string {
+    return this.#p.pool.eni(eniId)?.subnetId ?? '';
+  }
+
+  /** The wait before the next try after `failures` tries without a /28: 5 s doubling to 5 min. */
+  #retryWait(failures: number): number {
+    return Math.min((this.#o.retryBaseMs ?? 5000) * 2 ** (failures - 1), this.#o.maxRetryMs ?? 300_000);
   }
 
   /** Carries out a release: free secondary IPs, or prefixes none of whose addresses is in use. */
@@ -199,7 +270,7 @@ export class PrefixPool {
         .slice(0, count);
       if (ips.length === 0) continue;
       pool.removeAddresses(eni.eniId, ips);
-      await this.#giveBack(`release ${ips.length} addresses of ENI ${eni.eniId}`, eni.eniId, ips, () =>
+      await giveBack(pool, `release ${ips.length} addresses of ENI ${eni.eniId}`, eni.eniId, ips, () =>
         cloud.unassignPrivateIps(eni.eniId, ips),
       );
       log.info('released addresses', { eni: eni.eniId, ips });
@@ -221,7 +292,8 @@ export class PrefixPool {
       // Out of the pool (and the book) before the call, so no ADD takes an address being given back.
       pool.removeAddresses(eni.eniId, ips);
       this.#book.remove(eni.eniId, idle);
-      await this.#giveBack(
+      await giveBack(
+        pool,
         `release prefixes ${idle.join(', ')} of ENI ${eni.eniId}`,
         eni.eniId,
         ips,
@@ -234,37 +306,14 @@ export class PrefixPool {
     return { kind: 'none' };
   }
 
-  /** As pool-shrink.ts: back into the pool only when EC2 certainly did not apply the call. */
-  async #giveBack(
-    doing: string,
-    eniId: string,
-    ips: readonly string[],
-    call: () => Promise<void>,
-    undo?: () => void,
-  ): Promise<void> {
-    try {
-      await call();
-    } catch (err) {
-      const notApplied =
-        isThrottled(err) ||
-        (err instanceof CloudError && !err.retryable && !err.code.startsWith('InvalidParameter'));
-      if (notApplied) {
-        this.#p.pool.addAddresses(eniId, ips);
-        undo?.();
-      }
-      throw new Error(`cannot ${doing}: ${cloudErrorText(err)}`, { cause: err });
-    }
-  }
-
   #startFallback(eniId: string, err: unknown): void {
     const now = this.#p.clock.now();
-    const base = this.#o.retryBaseMs ?? 5000;
     const failures = (this.#fallback?.failures ?? 0) + 1;
-    const wait = Math.min(base * 2 ** (failures - 1), this.#o.maxRetryMs ?? 300_000);
+    const wait = this.#retryWait(failures);
     if (this.#fallback === undefined) {
       this.fallbacks++;
       this.#p.log.warn(
-        'no /28 prefix can be had in the subnet; falling back to secondary IPs until one can',
+        'no /28 prefix can be had in any subnet the pool may use; falling back to secondary IPs until one can',
         {
           eni: eniId,
           error: cloudErrorText(err),

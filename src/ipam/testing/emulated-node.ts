@@ -4,7 +4,13 @@
 
 import type { AwsCloud } from '../../cloud/aws.ts';
 import { createAwsCloud } from '../../cloud/create-aws-cloud.ts';
-import type { FaultSettings, LaunchedInstance, RunningEmulator, VpcSpec } from '../../emulator/api.ts';
+import type {
+  FaultSettings,
+  LaunchedInstance,
+  RunningEmulator,
+  SubnetSpec,
+  VpcSpec,
+} from '../../emulator/api.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';
 
@@ -42,10 +48,21 @@ export async function startEmulatedNode(options: {
   seed: number;
   /** The emulator's clock (stale-read history, IMDS tokens); Date.now when absent. */
   nowMs?: () => number;
+  /**
+   * More subnets of the VPC (inside 10.1.0.0/16, past 10.1.4.0), listed by DescribeSubnets before
+   * the node's own subnet-0ipam when `beforeNodeSubnet`, after it otherwise.
+   */
+  moreSubnets?: readonly SubnetSpec[];
+  beforeNodeSubnet?: boolean;
 }): Promise<EmulatedNode> {
   let instanceId: string | undefined;
+  const more = options.moreSubnets ?? [];
+  const vpc: VpcSpec = {
+    ...VPC,
+    subnets: options.beforeNodeSubnet === true ? [...more, ...VPC.subnets] : [...VPC.subnets, ...more],
+  };
   const emulator: RunningEmulator = await startEmulator({
-    vpc: VPC,
+    vpc,
     listen: [{ host: '127.0.0.1', port: 0 }],
     imdsFallbackInstance: () => instanceId,
     random: seededRandom(options.seed),

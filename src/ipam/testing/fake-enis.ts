@@ -82,6 +82,7 @@ export function fakeInstanceMetadata(primaryIp: string, ipv6Subnet: string | und
     primaryIp,
     subnetId: 'subnet-1',
     subnetCidr: '10.0.0.0/16',
+    vpcId: 'vpc-1',
     vpcCidrs: ['10.0.0.0/16'],
     securityGroupIds: ['sg-1'],
     ...(ipv6Subnet === undefined
@@ -98,11 +99,24 @@ export function fakeInstanceMetadata(primaryIp: string, ipv6Subnet: string | und
 export function instanceSubnet(meta: InstanceMetadata): SubnetInfo {
   return {
     subnetId: meta.subnetId,
-    vpcId: 'vpc-1',
+    vpcId: meta.vpcId,
     availabilityZone: meta.availabilityZone,
     cidr: meta.subnetCidr,
     availableIpCount: 1000,
     tags: {},
+  };
+}
+
+/** Another subnet of the fake instance's VPC and zone, with `free` addresses, as DescribeSubnets shows it. */
+export function zoneSubnet(subnetId: string, free: number, more: Partial<SubnetInfo> = {}): SubnetInfo {
+  return {
+    subnetId,
+    vpcId: 'vpc-1',
+    availabilityZone: 'us-east-1a',
+    cidr: '10.1.0.0/24',
+    availableIpCount: free,
+    tags: {},
+    ...more,
   };
 }
 
