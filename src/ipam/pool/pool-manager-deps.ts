@@ -10,7 +10,7 @@ import type { PrefixModeOptions, PrefixModeState } from '../prefixes/prefix-pool
 import type { AddressPool } from './pool.ts';
 import type { PoolLedger } from './pool-addresses.ts';
 import type { GrowthState } from './pool-growth-health.ts';
-import type { EniLinkHooks, PoolLog } from './pool-parts.ts';
+import type { EniLinkHooks, PoolLog, PoolObserver } from './pool-parts.ts';
 import type { WarmPoolTargets } from './targets.ts';
 
 export interface PoolManagerDeps extends EniLinkHooks {
@@ -46,6 +46,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly syncIntervalMs?: number;
   /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
   readonly staleWindowMs?: number;
+  /** Told when a pass grows or shrinks the pool, an EC2 sync runs, an ENI is left over (metrics). */
+  readonly observer?: PoolObserver;
 }
 
 /** The pool's health, for the agent's state. */
