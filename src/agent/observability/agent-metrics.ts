@@ -1,10 +1,12 @@
 // The agent's Prometheus metrics that events feed: CNI operations, EC2 requests, ledger writes,
-// reconcile passes and ADDs waiting for the pool to grow. One registry per agent (never prom-client's
-// global one), so that in-process test agents do not share series. Gauges of the agent's state are
-// computed at scrape time instead (state-metrics.ts): nothing on the ADD path updates them.
+// reconcile passes, ADDs that found the pool empty or waited for it to grow, the pool manager's
+// actions and left-over ENIs, trunk checks, and the start (start-metrics.ts). One registry per
+// agent (never prom-client's global one), so that in-process test agents do not share series.
+// Gauges of the agent's state are computed at scrape time instead (state-metrics.ts,
+// pool-metrics.ts): nothing on the ADD path updates them.
 //
-// Upstream's names (awscni_*) where the meaning is the same, with upstream's types and label
-// names; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
+// Every series of upstream's agent under its name (awscni_*), type and label names, fed by what
+// means the same here; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
 import { Counter, collectDefaultMetrics, Histogram, Registry, Summary } from 'prom-client';
 import { CloudError } from '../../cloud/cloud.ts';
 import type { Ec2Attempt } from '../../cloud/limited-cloud.ts';
@@ -53,10 +55,9 @@ export class AgentMetrics {
   readonly #awsUtilsErrors: Counter<'fn' | 'error'>;
   #reconcileFailures = 0;
 
-  /** `clock`: ms since the process started (StartMetrics), replaced by tests. */
-  constructor(clock?: () => number) {
+  constructor() {
     const registers = [this.registry];
-    this.start = new StartMetrics(this.registry, clock);
+    this.start = new StartMetrics(this.registry);
     this.#operations = new Histogram({
       name: 'vpcnet_cni_operation_duration_seconds',
       help: 'Time the agent took to serve a CNI request (ADD, DEL, CHECK, GC, STATUS), by outcome',
