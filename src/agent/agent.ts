@@ -18,6 +18,7 @@ import type { Ledger } from '../ledger/ledger.ts';
 import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
+import { noPodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
 import { adoptOnStart, refuseBesideAwsNode } from './adoption/adoption-start.ts';
@@ -54,10 +55,27 @@ const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   await refuseBesideAwsNode(deps.config);
-  const state = await openState(deps);
-  const node = await rebuildFromCloud(deps, state);
-  const recovered = await recover(deps, state, node);
+  const observed = new AgentObservability(deps.now, deps.ec2Attempts);
+  // The node's initialisation, timed as upstream times its own (awscni_ipamd_node_initialization_duration_seconds).
+  const { state, node, recovered } = await observed.metrics.start.nodeInitialization(
+    hasKubernetesApi(deps),
+    async () => {
+      const state = await openState(deps, observed);
+      const node = await rebuildFromCloud(deps, state);
+      return { state, node, recovered: await recover(deps, state, node) };
+    },
+  );
   return serve(deps, state, node, recovered);
+}
+
+/** Whether the agent has a Kubernetes API to talk to (upstream's with_api_server). */
+function hasKubernetesApi(deps: AgentDeps): boolean {
+  return (
+    deps.pods !== noPodSource ||
+    deps.podPresence !== undefined ||
+    deps.nodeTaints !== undefined ||
+    deps.nodeLabels !== undefined
+  );
 }
 
 interface OpenState {
@@ -67,9 +85,8 @@ interface OpenState {
 }
 
 /** The ledger, opened (a refused one set aside), with the agent's metrics around its store. */
-async function openState(deps: AgentDeps): Promise<OpenState> {
+async function openState(deps: AgentDeps, observed: AgentObservability): Promise<OpenState> {
   const { config, log, now } = deps;
-  const observed = new AgentObservability(now, deps.ec2Attempts);
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const syncs = new SyncThread(undefined, undefined, {
     synced: observed.metrics.ledgerSync,
@@ -128,6 +145,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     syncIntervalMs: config.ec2SyncSeconds * 1000,
     subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
+    observer: observed.metrics.poolObserver(),
   });
   const addressing: Addressing = await startAddressing({
     config,
@@ -156,7 +174,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
  * it ran here) and what else the node holds (recovery); ADDs a crash left half done (undone), and
  * the trunk found and configured.
  */
-async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeState) {
+async function recover(deps: AgentDeps, { ledger, loss, observed }: OpenState, n: NodeState) {
   const { config, dataplane, log } = deps;
   const { manager, addressing, trunkFacts } = n;
   const adoption = await adoptOnStart(
@@ -194,6 +212,7 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
         log,
         mtu: config.mtu,
         intervalMs: deps.trunkIntervalMs ?? 5000,
+        failed: observed.metrics.trunkCheckFailed,
       })
     : undefined;
   await trunk?.start();
@@ -321,6 +340,7 @@ async function serve(
     accepting: () => gate.open,
   });
   ready = true;
+  observed.metrics.start.served(hasKubernetesApi(deps));
   // DELs spooled while the socket was being replaced, and any the plugin spools later because a
   // connection was refused or reset, are applied without waiting for the next restart.
   await drainSpool();

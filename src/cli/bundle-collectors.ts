@@ -9,13 +9,13 @@ import { release } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { getJson } from '../infra/unix-socket-json.ts';
+import { VPCNET_VERSION } from '../infra/version.ts';
 import { CONFLIST_NAME } from './install.ts';
 import { parseNodeState } from './node-state.ts';
 import { printer } from './output.ts';
 import { expandGlob } from './path-glob.ts';
 import { podsTable } from './pods.ts';
 import { renderStatus, statusReport } from './status.ts';
-import { VPCNET_VERSION } from './version.ts';
 
 const run = promisify(execFile);
 

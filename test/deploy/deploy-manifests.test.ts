@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import type { IPodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { agentConfigFromEnv } from '../../src/config/agent-config.ts';
@@ -314,6 +315,38 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
       delete containerNamed(m.daemonSet, 'vpcnet').ports;
     });
     assert.equal(agentConfigFromEnv(agentEnv(overlay)).metricsPort, undefined);
+  });
+
+  test('overlays/pod-monitor adds a valid PodMonitor that scrapes every agent’s metrics port, and changes nothing else', async () => {
+    const overlay = await render('overlays/pod-monitor');
+    const monitors = overlay.all.filter((o) => o.kind === 'PodMonitor');
+    assert.equal(monitors.length, 1, 'one PodMonitor, checked against the Prometheus Operator schema');
+    const monitor = monitors[0] as IPodMonitor;
+    const rest = { ...overlay, all: overlay.all.filter((o) => o.kind !== 'PodMonitor') };
+    assertOverlayIs(base, rest, () => {});
+    assert.equal(monitor.metadata?.namespace, 'kube-system');
+    assert.deepEqual(monitor.metadata?.labels, LABELS);
+    assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: ['kube-system'] });
+    // Its selector picks the agent's pods, and no pod of the namespace that is not one.
+    const podLabels = base.daemonSet.spec?.template.metadata?.labels ?? {};
+    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels ?? {}))
+      assert.equal(podLabels[k], v, `the agent's pods carry ${k}=${v}`);
+    assert.deepEqual(monitor.spec.selector.matchLabels, base.daemonSet.spec?.selector.matchLabels);
+    const [endpoint, ...more] = monitor.spec.podMetricsEndpoints ?? [];
+    assert.equal(more.length, 0);
+    const port = agentOf(base).ports?.find((p) => p.name === endpoint?.port);
+    assert.ok(port, `the endpoint names the agent container's port ${endpoint?.port}`);
+    assert.equal(
+      port.containerPort,
+      agentConfigFromEnv(agentEnv(base)).metricsPort,
+      'where the agent listens',
+    );
+    assert.equal(endpoint?.path, '/metrics');
+    const seconds = (d: string | undefined) => Number(/^(\d+)s$/.exec(d ?? '')?.[1] ?? Number.NaN);
+    assert.ok(
+      seconds(endpoint?.scrapeTimeout) < seconds(endpoint?.interval),
+      'a scrape ends before the next',
+    );
   });
 
   test("overlays/migration runs the agent only on nodes labelled as moved off aws-node, moves aws-node's conflist aside, and changes nothing else", async () => {

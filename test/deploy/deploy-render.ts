@@ -1,6 +1,6 @@
 // Renders deploy/ as an operator would (`kubectl kustomize DIR`, no cluster) and reads the result
 // into Kubernetes objects, each checked against the API schemas (kubernetes-models, Kubernetes
-// 1.27) before a test looks inside.
+// 1.27; the Prometheus Operator's for a PodMonitor) before a test looks inside.
 //
 // YAML is read by Debian's python3 and its yaml module (Debian: python3-yaml): `kubectl kustomize` prints only
 // YAML, Node has no YAML parser, the project adds no npm dependency for tests, and the kubectl
@@ -10,6 +10,10 @@
 // schema check (a ConfigMap's data must be strings).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  type IPodMonitor,
+  PodMonitor,
+} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import {
   type IValidatingAdmissionPolicy,
   ValidatingAdmissionPolicy,
@@ -69,7 +73,8 @@ export type Rendered =
   | IConfigMap
   | IDaemonSet
   | IValidatingAdmissionPolicy
-  | IValidatingAdmissionPolicyBinding;
+  | IValidatingAdmissionPolicyBinding
+  | IPodMonitor;
 
 /** One validated object of a kind the manifests may hold; anything else is an error. */
 function validated(obj: unknown): Rendered {
@@ -97,6 +102,9 @@ function validated(obj: unknown): Rendered {
       break;
     case 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding':
       model = new ValidatingAdmissionPolicyBinding(obj as IValidatingAdmissionPolicyBinding);
+      break;
+    case 'monitoring.coreos.com/v1/PodMonitor':
+      model = new PodMonitor(obj as IPodMonitor);
       break;
     default:
       throw new Error(`${what}: not a kind the manifests should hold (no schema check for it here)`);

@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { UPSTREAM_SERIES } from '../../src/agent/observability/testing/upstream-series.ts';
 import {
   addPod,
   agentState,
@@ -134,6 +135,16 @@ async function query(p: RunningPrometheus, promql: string): Promise<PromSample[]
   return body.data.result;
 }
 
+/** Each metric family's type, as Prometheus read it from its targets' `# TYPE` lines. */
+async function metadataOf(p: RunningPrometheus): Promise<Map<string, string>> {
+  const body = JSON.parse(await getInNetns(p.netns, `${p.url}/api/v1/metadata`)) as {
+    status: string;
+    data?: Record<string, { type: string }[]>;
+  };
+  if (body.status !== 'success' || body.data === undefined) throw new Error('metadata: failed');
+  return new Map(Object.entries(body.data).map(([name, [first]]) => [name, first?.type ?? '']));
+}
+
 /** The query's value per node label, once it satisfies `done` (Prometheus scrapes every second). */
 async function valuesByNode(
   p: RunningPrometheus,
@@ -218,6 +229,34 @@ describe('Prometheus scraping the agents of a two-node lab', { skip }, () => {
     }
     const total = await valuesByNode(p, 'awscni_total_ip_addresses', (m) => m.size === nodes.length);
     for (const n of nodes) assert.ok((total.get(n) ?? 0) >= (expected.get(n) ?? 0), `${n}: total ≥ assigned`);
+  });
+
+  test('Prometheus knows every upstream awscni_* series of each agent with upstream’s type, and their start-up durations', async () => {
+    const p = prometheus!;
+    const nodes = lab.nodes.map((n) => n.name);
+    // Once both agents are scraped, the metadata API lists each family the scrapes declared.
+    await valuesByNode(p, 'awscni_build_info', (m) => nodes.every((n) => m.get(n) === 1));
+    const metadata = await metadataOf(p);
+    const wrong = UPSTREAM_SERIES.filter((u) => metadata.get(u.name) !== u.type).map(
+      (u) => `${u.name}: ${metadata.get(u.name) ?? 'missing'}, upstream ${u.type}`,
+    );
+    assert.deepEqual(wrong, []);
+    const init = await valuesByNode(
+      p,
+      'awscni_ipamd_node_initialization_duration_seconds_sum{success="true"}',
+      (m) => m.size === nodes.length,
+    );
+    const startup = await valuesByNode(
+      p,
+      'awscni_ipamd_startup_duration_seconds_sum{success="true"}',
+      (m) => m.size === nodes.length,
+    );
+    for (const n of nodes) {
+      const i = init.get(n) ?? 0;
+      const s = startup.get(n) ?? 0;
+      assert.ok(i > 0 && s > i, `${n}: node initialisation ${i} s within the start ${s} s`);
+      assert.ok(s < 120, `${n}: the agent started in ${s} s`);
+    }
   });
 
   test('the introspection endpoint, read inside the node’s namespace, shows what the socket shows', async () => {

@@ -22,6 +22,8 @@ export interface TrunkWatcherDeps {
   readonly mtu: number;
   readonly intervalMs: number;
   readonly timers?: Timers;
+  /** A check failed, the one before serving (`start`) or a later one (`loop`); for metrics. */
+  readonly failed?: (when: 'start' | 'loop') => void;
 }
 
 export class TrunkWatcher {
@@ -38,8 +40,10 @@ export class TrunkWatcher {
       intervalMs: deps.intervalMs,
       firstAfterMs: deps.intervalMs,
       unref: true,
-      onFailure: (err, failures) =>
-        deps.log.warn('trunk ENI check failed; will retry', { error: errorText(err), failures }),
+      onFailure: (err, failures) => {
+        deps.failed?.('loop');
+        deps.log.warn('trunk ENI check failed; will retry', { error: errorText(err), failures });
+      },
       ...(deps.timers === undefined ? {} : { timers: deps.timers }),
     });
   }
@@ -51,9 +55,10 @@ export class TrunkWatcher {
 
   /** One check now (at start, before serving), then one every interval. */
   async start(): Promise<void> {
-    await this.check().catch((err: unknown) =>
-      this.#d.log.warn('trunk ENI not ready at start; will retry', { error: errorText(err) }),
-    );
+    await this.check().catch((err: unknown) => {
+      this.#d.failed?.('start');
+      this.#d.log.warn('trunk ENI not ready at start; will retry', { error: errorText(err) });
+    });
     this.#loop.start();
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CloudError } from '../../cloud/cloud.ts';
 import { parseExposition, sample } from '../../metrics/testing/exposition.ts';
 import type { ReconcileReport } from '../../reconcile/reconciler.ts';
 import { AgentMetrics } from './agent-metrics.ts';
@@ -112,4 +113,51 @@ test('the registry is the agent’s own: two agents in one process keep their ow
   assert.ok((sample(sb, 'process_resident_memory_bytes') ?? 0) > 0, 'default process metrics, unprefixed');
   assert.equal(sample(await scrape(a), 'process_resident_memory_bytes'), undefined, 'only when asked');
   assert.match((await a.exposition()).contentType, /^text\/plain; version=0\.0\.4/);
+});
+
+test('ADDs that found no address count as upstream’s no_available_ip_addresses; trunk failures as pod ENI errors', async () => {
+  const m = new AgentMetrics();
+  assert.equal(sample(await scrape(m), 'awscni_no_available_ip_addresses'), 0, 'exported before any');
+  m.noAddressAvailable();
+  m.noAddressAvailable();
+  m.trunkCheckFailed('start');
+  m.trunkCheckFailed('loop');
+  m.trunkCheckFailed('loop');
+  const s = await scrape(m);
+  assert.equal(sample(s, 'awscni_no_available_ip_addresses'), 2);
+  assert.equal(sample(s, 'awscni_pod_eni_error_count', { fn: 'nodeInit' }), 1, 'the check before serving');
+  assert.equal(sample(s, 'awscni_pod_eni_error_count', { fn: 'trunkCheck' }), 2);
+});
+
+test('the pool’s actions are in progress under upstream’s fn names until they end; a left-over ENI is an aws_utils error by EC2 code', async () => {
+  const m = new AgentMetrics();
+  const observer = m.poolObserver();
+  const endGrow = observer.actionStarted?.('grow');
+  const endSync = observer.actionStarted?.('ec2Sync');
+  let s = await scrape(m);
+  assert.equal(sample(s, 'awscni_ipamd_action_inprogress', { fn: 'increaseDatastorePool' }), 1);
+  assert.equal(sample(s, 'awscni_ipamd_action_inprogress', { fn: 'nodeIPPoolReconcile' }), 1);
+  endGrow?.();
+  endGrow?.();
+  observer.actionStarted?.('shrink')?.();
+  s = await scrape(m);
+  assert.equal(
+    sample(s, 'awscni_ipamd_action_inprogress', { fn: 'increaseDatastorePool' }),
+    0,
+    'ended once, whatever the calls',
+  );
+  assert.equal(sample(s, 'awscni_ipamd_action_inprogress', { fn: 'decreaseDatastorePool' }), 0);
+  assert.equal(sample(s, 'awscni_ipamd_action_inprogress', { fn: 'nodeIPPoolReconcile' }), 1);
+  endSync?.();
+  observer.eniLeftOver?.('eni-1', new CloudError('in use', 'InvalidNetworkInterface.InUse', false));
+  observer.eniLeftOver?.('eni-2', new Error('socket hang up'));
+  s = await scrape(m);
+  assert.equal(
+    sample(s, 'awscni_aws_utils_error_count', {
+      fn: 'AllocENIDeleteErr',
+      error: 'InvalidNetworkInterface.InUse',
+    }),
+    1,
+  );
+  assert.equal(sample(s, 'awscni_aws_utils_error_count', { fn: 'AllocENIDeleteErr', error: 'Error' }), 1);
 });

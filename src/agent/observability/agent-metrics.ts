@@ -1,14 +1,19 @@
 // The agent's Prometheus metrics that events feed: CNI operations, EC2 requests, ledger writes,
-// reconcile passes and ADDs waiting for the pool to grow. One registry per agent (never prom-client's
-// global one), so that in-process test agents do not share series. Gauges of the agent's state are
-// computed at scrape time instead (state-metrics.ts): nothing on the ADD path updates them.
+// reconcile passes, ADDs that found the pool empty or waited for it to grow, the pool manager's
+// actions and left-over ENIs, trunk checks, and the start (start-metrics.ts). One registry per
+// agent (never prom-client's global one), so that in-process test agents do not share series.
+// Gauges of the agent's state are computed at scrape time instead (state-metrics.ts,
+// pool-metrics.ts): nothing on the ADD path updates them.
 //
-// Upstream's names (awscni_*) where the meaning is the same, with upstream's types and label
-// names; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
+// Every series of upstream's agent under its name (awscni_*), type and label names, fed by what
+// means the same here; vpcnet's own under vpcnet_*. docs/metrics.md lists them all.
 import { Counter, collectDefaultMetrics, Histogram, Registry, Summary } from 'prom-client';
+import { CloudError } from '../../cloud/cloud.ts';
 import type { Ec2Attempt } from '../../cloud/limited-cloud.ts';
+import type { PoolAction, PoolObserver } from '../../ipam/pool/pool-parts.ts';
 import type { SyncPlace } from '../../ledger/storage/sync-thread.ts';
 import type { ReconcileReport } from '../../reconcile/reconciler.ts';
+import { StartMetrics } from './start-metrics.ts';
 
 /** Seconds: a CNI operation takes milliseconds; an ADD may wait for EC2 up to its deadline. */
 const OPERATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -20,8 +25,17 @@ const PASS_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type Outcome = 'ok' | 'error';
 
+/** The pool's actions under upstream's names for the same work (awscni_ipamd_action_inprogress). */
+const UPSTREAM_ACTION: Readonly<Record<PoolAction, string>> = {
+  grow: 'increaseDatastorePool',
+  shrink: 'decreaseDatastorePool',
+  ec2Sync: 'nodeIPPoolReconcile',
+};
+
 export class AgentMetrics {
   readonly registry = new Registry();
+  /** The build, the start's durations and the actions under way. */
+  readonly start: StartMetrics;
   readonly #operations: Histogram<'command' | 'outcome'>;
   readonly #addRequests: Counter;
   readonly #delRequests: Counter<'reason'>;
@@ -36,10 +50,14 @@ export class AgentMetrics {
   readonly #repairs: Counter<'kind'>;
   readonly #collections: Counter<'kind'>;
   readonly #vpcCidrRefreshes: Counter<'result'>;
+  readonly #noAddress: Counter;
+  readonly #podEniErrors: Counter<'fn'>;
+  readonly #awsUtilsErrors: Counter<'fn' | 'error'>;
   #reconcileFailures = 0;
 
   constructor() {
     const registers = [this.registry];
+    this.start = new StartMetrics(this.registry);
     this.#operations = new Histogram({
       name: 'vpcnet_cni_operation_duration_seconds',
       help: 'Time the agent took to serve a CNI request (ADD, DEL, CHECK, GC, STATUS), by outcome',
@@ -130,6 +148,23 @@ export class AgentMetrics {
       labelNames: ['result'],
       registers,
     });
+    this.#noAddress = new Counter({
+      name: 'awscni_no_available_ip_addresses',
+      help: 'The number of pod IP assignments that found no available IP address (each ADD that asked the pool and found it empty)',
+      registers,
+    });
+    this.#podEniErrors = new Counter({
+      name: 'awscni_pod_eni_error_count',
+      help: "The number of errors encountered for pod ENIs (finding or setting up the node's trunk ENI)",
+      labelNames: ['fn'],
+      registers,
+    });
+    this.#awsUtilsErrors = new Counter({
+      name: 'awscni_aws_utils_error_count',
+      help: 'The number of EC2 errors no caller saw: a new ENI that could be neither attached nor deleted (retried), by EC2 error code',
+      labelNames: ['fn', 'error'],
+      registers,
+    });
   }
 
   /** A CNI operation the agent answered (cni-handler.ts's observe). On the ADD path: cheap. */
@@ -179,6 +214,33 @@ export class AgentMetrics {
   readonly vpcCidrRefreshed = (result: 'unchanged' | 'changed' | 'failed'): void => {
     this.#vpcCidrRefreshes.inc({ result });
   };
+
+  /** An ADD asked the pool for an address and found none free (it then waits for the pool to grow). */
+  readonly noAddressAvailable = (): void => {
+    this.#noAddress.inc();
+  };
+
+  /**
+   * A check of the trunk ENI failed: the one before serving is upstream's `nodeInit` (the node's
+   * set-up for pods with security groups), later ones are `trunkCheck`.
+   */
+  readonly trunkCheckFailed = (when: 'start' | 'loop'): void => {
+    this.#podEniErrors.inc({ fn: when === 'start' ? 'nodeInit' : 'trunkCheck' });
+  };
+
+  /** What the pool manager tells: its actions while they run, and ENIs it could not clean up. */
+  poolObserver(): PoolObserver {
+    return {
+      actionStarted: (action) => this.start.action(UPSTREAM_ACTION[action]),
+      // Upstream's fn for the same failure. Its error label is the message; here the EC2 code, so
+      // that the series stay few.
+      eniLeftOver: (_eniId, err) =>
+        this.#awsUtilsErrors.inc({
+          fn: 'AllocENIDeleteErr',
+          error: err instanceof CloudError ? err.code : err instanceof Error ? err.name : 'Error',
+        }),
+    };
+  }
 
   /** Repairs and removals of the reconcile loop that failed so far (awscni_ipamd_error_count). */
   reconcileFailures(): number {

@@ -47,9 +47,12 @@ export class AgentObservability {
     return observedLedgerStore(inner, this.metrics.ledgerCommit);
   }
 
-  /** The pool as ADD sees it, with its waits for the pool to grow timed. */
+  /** The pool as ADD sees it: allocations that found no address counted, waits for the pool timed. */
   addresses(inner: AddressSource): AddressSource {
-    return observedAddresses(inner, this.metrics.poolWait);
+    return observedAddresses(inner, {
+      noneFree: this.metrics.noAddressAvailable,
+      waited: this.metrics.poolWait,
+    });
   }
 
   /** The last EC2 errors, newest first (the state's `cloudErrors`). */

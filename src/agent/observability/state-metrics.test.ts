@@ -30,7 +30,8 @@ function sources(spoolDir: string) {
   };
   const s: AgentStateSources = {
     now: () => 0,
-    pool: { stats: () => state.stats },
+    // The pool's ENIs and addresses feed pool-metrics.ts, tested there with a real pool.
+    pool: { stats: () => state.stats, enis: () => [], addresses: () => new Map() },
     manager: {
       enis: () =>
         Array.from({ length: state.unmanaged }, () => ({ state: 'unmanaged' })) as ReturnType<
@@ -40,9 +41,14 @@ function sources(spoolDir: string) {
         ({
           growth:
             state.blocked === null ? { blocked: null } : { blocked: state.blocked, since: 0, failures: 1 },
-          sync: { failures: state.syncFailures, differences: state.differences },
+          sync: {
+            failures: state.syncFailures,
+            differences: state.differences,
+            takenFromPods: { enis: 0, addresses: 0 },
+          },
           prefixes: state.prefixes,
         }) as unknown as ReturnType<AgentStateSources['manager']['health']>,
+      prefixesOf: () => [],
     },
     limits: { maxEnis: 4, ipsPerEni: 15 },
     targets: { maxEni: 3 } as AgentStateSources['targets'],

@@ -9,11 +9,12 @@ import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../.
 import { gaugeFrom, totalFrom } from '../../metrics/read-at-scrape.ts';
 import { type SpoolDepth, spoolDepth } from '../../spool/depth.ts';
 import type { AgentCounters } from '../stats.ts';
+import { registerPoolUsageMetrics } from './pool-metrics.ts';
 
 export interface AgentStateSources {
   readonly now: () => number;
-  readonly pool: Pick<AddressPool, 'stats'>;
-  readonly manager: Pick<PoolManager, 'enis' | 'health'>;
+  readonly pool: Pick<AddressPool, 'stats' | 'enis' | 'addresses'>;
+  readonly manager: Pick<PoolManager, 'enis' | 'health' | 'prefixesOf'>;
   readonly limits: InstanceTypeLimits;
   readonly targets: WarmPoolTargets;
   readonly counters: Pick<AgentCounters, 'get' | 'rejectedAnnotations'>;
@@ -86,6 +87,7 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     { name: 'vpcnet_prefix_fallbacks_total', help: 'Times prefix mode fell back to secondary IPs' },
     () => [[{}, s.manager.health().prefixes?.fallbacks ?? 0]],
   );
+  registerPoolUsageMetrics(registry, s);
   registerSpoolGauges(registry, s.spoolDir);
   totalFrom(
     registry,

@@ -77,6 +77,11 @@ describe('the cloud sync acts on what two describes a stale window apart show', 
     }
     assert.equal(warnings(s, 'EC2 no longer lists an address a pod holds').length, 1);
     assert.equal(s.manager.health().sync.differences.heldAddressMissing, 1);
+    assert.deepEqual(
+      s.manager.health().sync.takenFromPods,
+      { enis: 0, addresses: 1 },
+      'taken from its pod once, however many describes miss it',
+    );
     // Its DEL frees it; only then may it leave the pool, after two more describes.
     ledger.remove(attachmentFor('c1', got.ip).key);
     s.manager.release(got.ip);
@@ -178,6 +183,7 @@ describe('an ENI EC2 no longer lists', () => {
     assert.deepEqual(s.manager.lostEni(foreign), { eniId: foreign, since: T0 + 2 * W });
     assert.equal(warnings(s, 'EC2 no longer lists an ENI').length, 1);
     assert.equal(s.manager.health().sync.differences.eniGone, 1);
+    assert.deepEqual(s.manager.health().sync.takenFromPods, { enis: 1, addresses: 1 });
     assert.deepEqual(
       s.detachingHook.map((d) => d.eni.eniId),
       [foreign],
@@ -199,6 +205,27 @@ describe('an ENI EC2 no longer lists', () => {
     assert.equal(s.manager.lostEni('eni-gone'), undefined);
     await syncAt(s, T0 + 1 + W);
     assert.equal(s.manager.lostEni('eni-gone')?.eniId, 'eni-gone');
+    assert.deepEqual(
+      s.manager.health().sync.takenFromPods,
+      { enis: 1, addresses: 1 },
+      'the ledger says a pod held an address on it',
+    );
+  });
+
+  test('that held no pod address is not counted as taken from pods', async () => {
+    let foreign = '';
+    const s = await setup({
+      deps: SYNC,
+      targets: { warmEniTarget: 0 },
+      prepare: (cloud) => {
+        foreign = cloud.attachForeignEni({ deviceIndex: 1, secondaryIps: 2 });
+      },
+    });
+    delete s.cloud.enis.get(foreign)!.attachment;
+    await syncAt(s, T0 + W);
+    await syncAt(s, T0 + 2 * W);
+    assert.equal(s.manager.health().sync.differences.eniGone, 1);
+    assert.deepEqual(s.manager.health().sync.takenFromPods, { enis: 0, addresses: 0 });
   });
 });
 

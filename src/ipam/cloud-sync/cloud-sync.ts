@@ -14,7 +14,7 @@
 
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
-import type { PoolAddresses } from '../pool/pool-addresses.ts';
+import type { LedgerHeld, PoolAddresses } from '../pool/pool-addresses.ts';
 import { PoolChangeJournal } from '../pool/pool-change-journal.ts';
 import type { PoolParts } from '../pool/pool-parts.ts';
 import type { PrefixBook } from '../prefixes/prefixes.ts';
@@ -45,6 +45,11 @@ export interface CloudSyncState {
   /** Differences seen once, waiting for a later describe to confirm them. */
   readonly unconfirmed: number;
   readonly lostEnis: readonly LostEni[];
+  /**
+   * What EC2 took away from pods: ENIs it no longer lists as attached while attachments held
+   * addresses on them, and the addresses pods held (on those ENIs, or alone: heldAddressMissing).
+   */
+  readonly takenFromPods: { readonly enis: number; readonly addresses: number };
 }
 
 export interface CloudSyncOptions {
@@ -77,6 +82,7 @@ export class CloudSync {
     DifferenceKind | 'eniAdopted',
     number
   >;
+  readonly #takenFromPods = { enis: 0, addresses: 0 };
   #passes = 0;
   #failures = 0;
   #lastSyncAt: number | null = null;
@@ -118,7 +124,14 @@ export class CloudSync {
 
   /** One pass, in line with the pool manager's passes. Returns the differences acted on. */
   run(): Promise<Difference[]> {
-    return this.#o.serialized(() => this.#pass());
+    return this.#o.serialized(async () => {
+      const ended = this.#p.observer?.actionStarted?.('ec2Sync');
+      try {
+        return await this.#pass();
+      } finally {
+        ended?.();
+      }
+    });
   }
 
   /** The ENI, if the sync confirmed EC2 no longer lists it as attached to this instance. */
@@ -135,6 +148,7 @@ export class CloudSync {
       differences: { ...this.#counts },
       unconfirmed: this.#unconfirmed,
       lostEnis: [...this.#lost.values()],
+      takenFromPods: { ...this.#takenFromPods },
     };
   }
 
@@ -174,8 +188,7 @@ export class CloudSync {
     const order: DifferenceKind[] = ['addressRemoved', 'heldAddressMissing', 'eniGone', 'addressAdded'];
     const acted: Difference[] = [];
     for (const kind of order) {
-      for (const d of confirmed.filter((c) => c.kind === kind))
-        if (await this.#act(d, held.ips)) acted.push(d);
+      for (const d of confirmed.filter((c) => c.kind === kind)) if (await this.#act(d, held)) acted.push(d);
     }
     this.#passes++;
     this.#lastSyncAt = readAt;
@@ -205,8 +218,9 @@ export class CloudSync {
   }
 
   /** Acts on one confirmed difference, re-checking the pool (ADDs and DELs went on meanwhile). */
-  async #act(d: Difference, ledgerIps: ReadonlySet<string>): Promise<boolean> {
+  async #act(d: Difference, held: LedgerHeld): Promise<boolean> {
     const { pool, log } = this.#p;
+    const ledgerIps = held.ips;
     const state = d.ip === undefined ? undefined : pool.state(d.ip);
     switch (d.kind) {
       case 'addressRemoved': {
@@ -221,6 +235,7 @@ export class CloudSync {
       case 'heldAddressMissing': {
         if (this.#heldWarned.has(differenceKey(d))) return false;
         this.#heldWarned.add(differenceKey(d));
+        this.#takenFromPods.addresses++;
         log.warn('EC2 no longer lists an address a pod holds; kept until its DEL (ownership)', {
           eni: d.eniId,
           ip: d.ip,
@@ -229,7 +244,7 @@ export class CloudSync {
         break;
       }
       case 'eniGone':
-        await this.#dropGoneEni(d.eniId);
+        await this.#dropGoneEni(d.eniId, held.perEni.get(d.eniId) ?? 0);
         break;
       case 'addressAdded': {
         if (d.ip === undefined || state !== undefined || !pool.eni(d.eniId)) return false;
@@ -264,7 +279,7 @@ export class CloudSync {
    * whose addresses were on it stay in the ledger (ownership: their DELs clean up); CHECK names the
    * ENI (lostEni). A detached ENI vpcnet created is left to the leaked-ENI sweep.
    */
-  async #dropGoneEni(eniId: string): Promise<void> {
+  async #dropGoneEni(eniId: string, ledgerHeldOnIt: number): Promise<void> {
     const { pool, registry, log, links, clock } = this.#p;
     const owners: string[] = [];
     if (pool.eni(eniId)) {
@@ -274,6 +289,11 @@ export class CloudSync {
         pool.unreserve(ip); // only to let removeEni through: the ENI and its addresses go at once
       }
       pool.removeEni(eniId);
+    }
+    const heldOnIt = Math.max(owners.length, ledgerHeldOnIt);
+    if (heldOnIt > 0) {
+      this.#takenFromPods.enis++;
+      this.#takenFromPods.addresses += heldOnIt;
     }
     const entry = registry.get(eniId);
     if (entry?.state === 'ready' || entry?.state === 'configuring') registry.gone(eniId);

@@ -42,6 +42,13 @@ export interface PoolLedger extends CooldownRecords {
   commit(): Promise<void>;
 }
 
+/** What the ledger's attachments hold: their addresses, their ENIs, and how many on each. */
+export interface LedgerHeld {
+  readonly ips: ReadonlySet<string>;
+  readonly enis: ReadonlySet<string>;
+  readonly perEni: ReadonlyMap<string, number>;
+}
+
 /** A pool address as the agent's ADD needs it. */
 export interface ManagedAddress {
   readonly ip: string;
@@ -121,9 +128,11 @@ export class PoolAddresses {
   }
 
   /** The addresses, and their ENIs, that the ledger's attachments hold (ownership, whatever EC2 says). */
-  ledgerHeld(): { ips: Set<string>; enis: Set<string> } {
+  ledgerHeld(): LedgerHeld {
     const records = this.#d.ledger?.assignments() ?? [];
-    return { ips: new Set(records.map((a) => a.ip)), enis: new Set(records.map((a) => a.eniId)) };
+    const perEni = new Map<string, number>();
+    for (const a of records) perEni.set(a.eniId, (perEni.get(a.eniId) ?? 0) + 1);
+    return { ips: new Set(records.map((a) => a.ip)), enis: new Set(perEni.keys()), perEni };
   }
 
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */

@@ -81,6 +81,7 @@ export class PoolGrowth {
               error: cloudErrorText(err),
             });
             registry.addLeftOver(eniId);
+            this.#p.observer?.eniLeftOver?.(eniId, err);
           },
         });
         break;

@@ -11,7 +11,7 @@ import type { AddressPool } from './pool.ts';
 import type { PoolLedger } from './pool-addresses.ts';
 import type { DrainState } from './pool-drain.ts';
 import type { GrowthState } from './pool-growth-health.ts';
-import type { EniLinkHooks, PoolLog } from './pool-parts.ts';
+import type { EniLinkHooks, PoolLog, PoolObserver } from './pool-parts.ts';
 import type { WarmPoolTargets } from './targets.ts';
 
 export interface PoolManagerDeps extends EniLinkHooks {
@@ -49,6 +49,8 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly staleWindowMs?: number;
   /** Period of the reads of the subnets' tags that decide what drains (pool-drain.ts; default 5 min). */
   readonly subnetTagsIntervalMs?: number;
+  /** Told when a pass grows or shrinks the pool, an EC2 sync runs, an ENI is left over (metrics). */
+  readonly observer?: PoolObserver;
 }
 
 /** The pool's health, for the agent's state. */

@@ -3,6 +3,7 @@ import { afterEach, describe, test } from 'node:test';
 import { CloudError } from '../../cloud/cloud.ts';
 import { INSTANCE_ID_TAG } from '../enis/eni-ownership.ts';
 import { managerFactory, secondaryCounts, settle, T0, virtualTime } from '../testing/manager-setup.ts';
+import type { PoolObserver } from './pool-parts.ts';
 
 const { setup, stopAll } = managerFactory();
 afterEach(async () => {
@@ -223,6 +224,53 @@ describe('PoolManager grows the pool', () => {
       ['attachEni', 'assign'],
     );
     assert.equal(cloud.attached().length, 2);
+  });
+});
+
+describe('what the pool manager tells its observer', () => {
+  function recording(): { events: string[]; observer: PoolObserver } {
+    const events: string[] = [];
+    return {
+      events,
+      observer: {
+        actionStarted: (action) => {
+          events.push(`start ${action}`);
+          return () => events.push(`end ${action}`);
+        },
+        eniLeftOver: (eniId, err) =>
+          events.push(`left over ${eniId}: ${err instanceof CloudError ? err.code : String(err)}`),
+      },
+    };
+  }
+
+  test('a pass that shrinks or grows the pool, and an EC2 sync, each run as one action that ends', async () => {
+    const { events, observer } = recording();
+    const { manager } = await setup({
+      primarySecondaryIps: 3,
+      targets: { warmIpTarget: 1 },
+      deps: { observer },
+    });
+    assert.deepEqual(await settle(manager), ['release 2']);
+    assert.deepEqual(
+      events.splice(0),
+      ['start shrink', 'end shrink'],
+      'the last pass, with nothing to do, is no action',
+    );
+    manager.allocate('vpcnet/a/eth0');
+    assert.deepEqual(await settle(manager), ['assign 1']);
+    assert.deepEqual(events.splice(0), ['start grow', 'end grow']);
+    await manager.syncWithCloud();
+    assert.deepEqual(events.splice(0), ['start ec2Sync', 'end ec2Sync']);
+  });
+
+  test('a grow that fails still ends its action; an ENI neither attached nor deleted is reported left over', async () => {
+    const { events, observer } = recording();
+    const { cloud, manager } = await setup({ primarySecondaryIps: 3, deps: { observer } });
+    manager.allocate('vpcnet/c1/eth0');
+    cloud.failNext('attachEni');
+    cloud.failNext('deleteEni', new CloudError('not now', 'InvalidNetworkInterface.InUse', false));
+    await assert.rejects(manager.runPass(), /cannot attach ENI eni-0001/);
+    assert.deepEqual(events, ['start grow', 'left over eni-0001: InvalidNetworkInterface.InUse', 'end grow']);
   });
 });
 

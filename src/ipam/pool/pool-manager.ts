@@ -211,6 +211,11 @@ export class PoolManager {
     return { leakedEnisDeleted: this.#sweep.deleted, pendingEnis: this.#journal.list() };
   }
 
+  /** The delegated /28 prefixes an ENI holds, as vpcnet last assigned, released or described them. */
+  prefixesOf(eniId: string): readonly string[] {
+    return this.#book.prefixesOf(eniId);
+  }
+
   /** Prefix mode, or its fallback to secondary IPs (for the agent's state and metrics). */
   prefixMode(): PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number } {
     return {
@@ -259,6 +264,17 @@ export class PoolManager {
     await this.#drain.refreshIfDue();
     this.#addresses.expireCooling();
     const decision = this.decision();
+    if (decision.kind === 'none') return decision;
+    const growing = decision.kind === 'assign' || decision.kind === 'attachEni';
+    const ended = this.#d.observer?.actionStarted?.(growing ? 'grow' : 'shrink');
+    try {
+      return await this.#apply(decision);
+    } finally {
+      ended?.();
+    }
+  }
+
+  #apply(decision: Exclude<PoolDecision | UnitDecision, { kind: 'none' }>): Promise<PoolDecision> {
     switch (decision.kind) {
       case 'assign':
         return 'unit' in decision ? this.#prefixes.assign(decision) : this.#growth.assign(decision.count);
@@ -272,8 +288,6 @@ export class PoolManager {
           : this.#shrink.releaseExcess(decision.count);
       case 'freeEni':
         return this.#shrink.freeEni(decision.eniId);
-      case 'none':
-        return decision;
     }
   }
 

@@ -32,6 +32,20 @@ export interface EniLinkHooks {
   readonly onEniDetaching?: (eni: EniInfo) => Promise<void>;
 }
 
+/** What the pool does in the background, as its observer is told (the agent's metrics). */
+export type PoolAction = 'grow' | 'shrink' | 'ec2Sync';
+
+/** Optional hooks for the agent's metrics; the pool behaves the same without them. */
+export interface PoolObserver {
+  /** An action began; the returned function is called once it has ended (whatever its outcome). */
+  readonly actionStarted?: (action: PoolAction) => () => void;
+  /**
+   * A new ENI could neither be attached nor deleted: it is left over, and its delete is retried.
+   * The one failure of the cloud that nothing returns to a caller.
+   */
+  readonly eniLeftOver?: (eniId: string, err: unknown) => void;
+}
+
 export interface PoolParts {
   readonly cloud: Cloud;
   readonly pool: AddressPool;
@@ -48,4 +62,5 @@ export interface PoolParts {
   readonly eniTags: EniTagOptions;
   /** Where each new ENI goes (subnet, security groups), and whether the primary ENI lends addresses. */
   readonly placement: EniPlacer;
+  readonly observer?: PoolObserver;
 }

@@ -1,26 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AddressPool, type EniSpec, routeTableFor } from './pool.ts';
+import { eniSpec } from '../testing/eni-spec.ts';
+import { AddressPool, routeTableFor } from './pool.ts';
 
 const COOLDOWN = 30_000;
-
-function eni(eniId: string, deviceNumber: number): EniSpec {
-  return {
-    eniId,
-    mac: `02:00:00:00:00:0${deviceNumber}`,
-    deviceNumber,
-    subnetId: 'subnet-1',
-    primaryIp: `10.0.${deviceNumber}.4`,
-    subnetCidr: '10.0.0.0/16',
-  };
-}
 
 /** Primary ENI with .11-.13, eni-b (device 1) with .21-.23; added in reverse device order on purpose. */
 function twoEniPool(): AddressPool {
   const pool = new AddressPool({ cooldownMs: COOLDOWN });
-  pool.addEni(eni('eni-b', 1));
+  pool.addEni(eniSpec('eni-b', 1));
   pool.addAddresses('eni-b', ['10.0.1.21', '10.0.1.22', '10.0.1.23']);
-  pool.addEni(eni('eni-a', 0));
+  pool.addEni(eniSpec('eni-a', 0));
   pool.addAddresses('eni-a', ['10.0.0.11', '10.0.0.12', '10.0.0.13']);
   return pool;
 }
@@ -42,12 +32,15 @@ describe('AddressPool', () => {
 
   test("an ENI's gateway is the first host of its subnet, and an ENI without a valid subnet is refused", () => {
     const pool = new AddressPool({ cooldownMs: COOLDOWN });
-    assert.equal(pool.addEni({ ...eni('eni-a', 0), subnetCidr: '10.0.32.0/19' }).gateway, '10.0.32.1');
+    assert.equal(pool.addEni({ ...eniSpec('eni-a', 0), subnetCidr: '10.0.32.0/19' }).gateway, '10.0.32.1');
     assert.equal(
-      pool.addEni({ ...eni('eni-b', 1), subnetCidr: '192.168.7.130/26' }).gateway,
+      pool.addEni({ ...eniSpec('eni-b', 1), subnetCidr: '192.168.7.130/26' }).gateway,
       '192.168.7.129',
     );
-    assert.throws(() => pool.addEni({ ...eni('eni-c', 2), subnetCidr: '10.0.0.0' }), /invalid subnet CIDR/);
+    assert.throws(
+      () => pool.addEni({ ...eniSpec('eni-c', 2), subnetCidr: '10.0.0.0' }),
+      /invalid subnet CIDR/,
+    );
     assert.deepEqual(
       pool.enis().map((e) => e.eniId),
       ['eni-a', 'eni-b'],
@@ -63,13 +56,13 @@ describe('AddressPool', () => {
 
   test('an empty pool allocates nothing', () => {
     const pool = new AddressPool({ cooldownMs: COOLDOWN });
-    pool.addEni(eni('eni-a', 0));
+    pool.addEni(eniSpec('eni-a', 0));
     assert.equal(pool.allocate('a', 0), undefined);
   });
 
   test('a released address is not handed out before its cooldown ends', () => {
     const pool = new AddressPool({ cooldownMs: COOLDOWN });
-    pool.addEni(eni('eni-a', 0));
+    pool.addEni(eniSpec('eni-a', 0));
     pool.addAddresses('eni-a', ['10.0.0.11']);
     assert.equal(pool.allocate('a', 0)?.ip, '10.0.0.11');
     assert.deepEqual(pool.release('10.0.0.11', 1000), { owner: 'a', eni: pool.eni('eni-a') });
@@ -86,7 +79,7 @@ describe('AddressPool', () => {
 
   test('a never-used address is preferred over one whose cooldown ended', () => {
     const pool = new AddressPool({ cooldownMs: COOLDOWN });
-    pool.addEni(eni('eni-a', 0));
+    pool.addEni(eniSpec('eni-a', 0));
     pool.addAddresses('eni-a', ['10.0.0.11']);
     pool.allocate('a', 0);
     pool.release('10.0.0.11', 0);
@@ -162,7 +155,7 @@ describe('AddressPool', () => {
 
   test('two ENIs cannot share a device number', () => {
     const pool = twoEniPool();
-    assert.throws(() => pool.addEni(eni('eni-c', 1)), /device number 1 is already used by eni-b/);
+    assert.throws(() => pool.addEni(eniSpec('eni-c', 1)), /device number 1 is already used by eni-b/);
   });
 
   test('expireCooling frees ended cooldowns and reports them', () => {

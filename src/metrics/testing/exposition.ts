@@ -34,3 +34,10 @@ export function sample(
 ): number | undefined {
   return samples.get(seriesKey(name, labels));
 }
+
+/** Every metric family the text declares (`# TYPE name type`): name → type. */
+export function familyTypes(text: string): Map<string, string> {
+  const types = new Map<string, string>();
+  for (const m of text.matchAll(/^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (\w+)$/gm)) types.set(m[1]!, m[2]!);
+  return types;
+}

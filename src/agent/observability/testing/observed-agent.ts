@@ -7,7 +7,7 @@ import { agentConfigFromEnv } from '../../../config/agent-config.ts';
 import { Dataplane } from '../../../dataplane/dataplane.ts';
 import { FakeKernel } from '../../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../../infra/log.ts';
-import { FakeCloud } from '../../../ipam/testing/fake-cloud.ts';
+import { FakeCloud, type FakeCloudOptions } from '../../../ipam/testing/fake-cloud.ts';
 import { noPodSource } from '../../../pods/pod-source.ts';
 import { startAgent } from '../../agent.ts';
 import type { AgentDeps, RunningAgent } from '../../agent-deps.ts';
@@ -19,13 +19,29 @@ export interface ObservedNode {
   readonly cloud: FakeCloud;
   readonly config: AgentDeps['config'];
   netns(name: string): Promise<string>;
-  start(ports?: { metrics?: number; introspection?: number }): Promise<RunningAgent>;
+  /** `extra`: a Kubernetes API's pod presence (the dead-pod GC runs with one). */
+  start(
+    ports?: { metrics?: number; introspection?: number },
+    extra?: Pick<AgentDeps, 'podPresence'>,
+  ): Promise<RunningAgent>;
 }
 
-export async function observedNode(worlds: AgentWorlds): Promise<ObservedNode> {
+/**
+ * `extraEnv`: settings on top of the node's (e.g. a short VPCNET_ADD_WAIT_SECONDS); `cloudOptions`:
+ * the fake cloud's, on top of one ENI of 12 addresses (e.g. an IPv6 subnet).
+ */
+export async function observedNode(
+  worlds: AgentWorlds,
+  extraEnv: Record<string, string> = {},
+  cloudOptions: Partial<FakeCloudOptions> = {},
+): Promise<ObservedNode> {
   const dir = await worlds.tempDir();
-  const cloud = new FakeCloud({ limits: { maxEnis: 1, ipsPerEni: 12 }, primarySecondaryIps: 11 });
-  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30' }));
+  const cloud = new FakeCloud({
+    limits: { maxEnis: 1, ipsPerEni: 12 },
+    primarySecondaryIps: 11,
+    ...cloudOptions,
+  });
+  const config = agentConfigFromEnv(agentEnv(dir, { IP_COOLDOWN_PERIOD: '30', ...extraEnv }));
   return {
     dir,
     cloud,
@@ -35,7 +51,7 @@ export async function observedNode(worlds: AgentWorlds): Promise<ObservedNode> {
       await writeFile(p, '');
       return p;
     },
-    start(ports = {}) {
+    start(ports = {}, extra = {}) {
       const ec2Attempts = new Ec2AttemptFeed();
       const limited = new LimitedCloud({
         inner: cloud,
@@ -44,6 +60,7 @@ export async function observedNode(worlds: AgentWorlds): Promise<ObservedNode> {
         observe: ec2Attempts.emit,
       });
       return startAgent({
+        ...extra,
         config: {
           ...config,
           metricsPort: ports.metrics ?? 0,
