@@ -32,6 +32,7 @@ import { stopGracefully } from './graceful-stop.ts';
 import { explainPod } from './introspection/explain.ts';
 import { introspection } from './introspection/introspection.ts';
 import { RecentErrors } from './introspection/recent-errors.ts';
+import { CniNodeKeeper } from './loops/cni-node.ts';
 import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
@@ -171,6 +172,17 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
       loss,
     ));
   await recoverHalfDoneAdds(ledger, dataplane, addressing.addresses, log);
+  // The controller learns what the node wants (a trunk ENI, custom networking) from its CNINode.
+  const cniNode =
+    deps.cniNodes &&
+    new CniNodeKeeper({
+      cniNodes: deps.cniNodes,
+      podEni: config.enablePodEni,
+      ...(deps.nodeEniConfigName === undefined ? {} : { eniConfigName: deps.nodeEniConfigName }),
+      log,
+      intervalMs: deps.cniNodeIntervalMs ?? 60_000,
+    });
+  cniNode?.start();
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
         manager,
@@ -182,7 +194,7 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
       })
     : undefined;
   await trunk?.start();
-  return { recovery, trunk };
+  return { recovery, trunk, cniNode };
 }
 
 /** The operations' context, the reconcile loop and the RPC server: the agent serves from here on. */
@@ -190,7 +202,7 @@ async function serve(
   deps: AgentDeps,
   { observed, ledger }: OpenState,
   n: NodeState,
-  { recovery, trunk }: Awaited<ReturnType<typeof recover>>,
+  { recovery, trunk, cniNode }: Awaited<ReturnType<typeof recover>>,
 ): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   const { meta, limits, pool, manager, addressing, trunkFacts } = n;
@@ -341,6 +353,7 @@ async function serve(
         deadPodGc,
         reconciler,
         trunk,
+        cniNode,
         manager,
         taint,
         deps.events,

@@ -2,7 +2,7 @@
 // as the API server answers them: create (409 AlreadyExists when the name is taken), get (404
 // NotFound), merge patch and update (PUT) with the resourceVersion as a precondition (409 Conflict
 // when the object changed since; an update of a custom resource must name one, 422), list, watch,
-// delete. src/agent/loops/cni-node.test.ts drives the agent's keeper of its CNINode against it.
+// delete (held by a finalizer until a write takes it off). src/agent/loops/cni-node.test.ts drives the agent's keeper of its CNINode against it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
@@ -172,4 +172,27 @@ test('CNINodes are listed (CNINodeList, by field selector too), watched, and del
   // A name freed by the delete can be created again, as a new object.
   const recreated = await api('POST', CNI_NODE_API, cniNode('n4'));
   assert.equal(recreated.status, 201);
+});
+
+test('a CNINode with a finalizer is only marked by DELETE (deletionTimestamp, still readable); the write that takes the finalizer off deletes it', async () => {
+  const finalized = {
+    ...cniNode('n5'),
+    metadata: { name: 'n5', finalizers: ['networking.k8s.aws/resource-cleanup'] },
+  };
+  assert.equal((await api('POST', CNI_NODE_API, finalized)).status, 201);
+  const marked = await api('DELETE', `${CNI_NODE_API}/n5`);
+  assert.equal(marked.status, 200);
+  const held = await api('GET', `${CNI_NODE_API}/n5`);
+  assert.equal(held.status, 200);
+  assert.match(
+    String((held.json.metadata as { deletionTimestamp?: string }).deletionTimestamp),
+    /^\d{4}-\d\d-\d\dT/,
+  );
+  // Not patchable away, as the API server keeps it.
+  await api('PATCH', `${CNI_NODE_API}/n5`, { metadata: { deletionTimestamp: null } }, MERGE);
+  assert.ok('deletionTimestamp' in (await api('GET', `${CNI_NODE_API}/n5`)).json.metadata);
+
+  const released = await api('PATCH', `${CNI_NODE_API}/n5`, { metadata: { finalizers: null } }, MERGE);
+  assert.equal(released.status, 200);
+  assert.equal((await api('GET', `${CNI_NODE_API}/n5`)).status, 404);
 });

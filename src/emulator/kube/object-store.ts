@@ -2,7 +2,7 @@
 // for cluster-scoped kinds), resourceVersions from one counter shared by all kinds (as etcd's
 // revision is), and a bounded event log so a watch can resume from a resourceVersion.
 import type { IdSource } from '../vpc/ids.ts';
-import { isJsonObject, type JsonObject, mergePatch } from './objects.ts';
+import { isJsonObject, type Json, type JsonObject, mergePatch } from './objects.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -112,6 +112,11 @@ function meta(obj: JsonObject): JsonObject {
   return isJsonObject(m) ? m : {};
 }
 
+function finalizersOf(obj: JsonObject): Json[] {
+  const f = meta(obj).finalizers;
+  return Array.isArray(f) ? f : [];
+}
+
 export class ObjectStore {
   readonly kind: ResourceKind;
   readonly #deps: ObjectStoreDeps;
@@ -163,7 +168,6 @@ export class ObjectStore {
       throw new KubeError(409, 'AlreadyExists', `${qualifiedResource(this.kind)} "${name}" already exists`);
     }
     const uid = typeof m.uid === 'string' && m.uid !== '' ? m.uid : this.#uid();
-    const now = this.#deps.now?.() ?? new Date();
     const object: JsonObject = {
       ...body,
       apiVersion: this.kind.apiVersion ?? 'v1',
@@ -173,7 +177,7 @@ export class ObjectStore {
         name,
         ...(this.kind.namespaced && namespace !== undefined ? { namespace } : {}),
         uid,
-        creationTimestamp: now.toISOString().replace(/\.\d+Z$/, 'Z'),
+        creationTimestamp: this.#timestamp(),
         resourceVersion: '',
       },
       spec: isJsonObject(body.spec) ? body.spec : {},
@@ -238,19 +242,38 @@ export class ObjectStore {
     }
     const identity: JsonObject = { name, uid: m.uid ?? null, creationTimestamp: m.creationTimestamp ?? null };
     if (m.namespace !== undefined) identity.namespace = m.namespace;
+    if (m.deletionTimestamp !== undefined) identity.deletionTimestamp = m.deletionTimestamp;
     const merged: JsonObject = {
       ...next,
       apiVersion: this.kind.apiVersion ?? 'v1',
       kind: this.kind.kind,
       metadata: { ...meta(next), ...identity },
     };
-    return this.#commit('MODIFIED', this.#key(namespace, name), merged);
+    const key = this.#key(namespace, name);
+    const stored = this.#commit('MODIFIED', key, merged);
+    // The write that takes the last finalizer off an object being deleted completes its deletion.
+    if (identity.deletionTimestamp !== undefined && finalizersOf(merged).length === 0) {
+      this.#objects.delete(key);
+      this.#commit('DELETED', key, stored);
+    }
+    return stored;
   }
 
+  /**
+   * An object with finalizers is only marked (metadata.deletionTimestamp, a MODIFIED event): it
+   * goes once a write has taken its last finalizer off, as the API server keeps it until then.
+   */
   delete(namespace: string | undefined, name: string): JsonObject {
     const found = this.get(namespace, name);
-    this.#objects.delete(this.#key(namespace, name));
-    return this.#commit('DELETED', this.#key(namespace, name), found);
+    const key = this.#key(namespace, name);
+    const m = meta(found);
+    if (finalizersOf(found).length > 0) {
+      if (m.deletionTimestamp !== undefined) return found;
+      const marked = { ...m, deletionTimestamp: this.#timestamp(), deletionGracePeriodSeconds: 0 };
+      return this.#commit('MODIFIED', key, { ...found, metadata: marked });
+    }
+    this.#objects.delete(key);
+    return this.#commit('DELETED', key, found);
   }
 
   /** Events after `resourceVersion`, or undefined when the log no longer reaches back that far. */
@@ -279,6 +302,11 @@ export class ObjectStore {
     }
     for (const l of this.#listeners) l(event);
     return stored;
+  }
+
+  /** Now, as the API server writes times: RFC 3339 in whole seconds. */
+  #timestamp(): string {
+    return (this.#deps.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
   }
 
   #uid(): string {
