@@ -191,6 +191,10 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
         log,
         mtu: config.mtu,
         intervalMs: deps.trunkIntervalMs ?? 5000,
+        // Under custom networking the trunk is asked for once the CNINode names the ENIConfig.
+        ...(cniNode !== undefined && deps.nodeEniConfigName !== undefined
+          ? { mayAskForTrunk: () => cniNode.told }
+          : {}),
       })
     : undefined;
   await trunk?.start();

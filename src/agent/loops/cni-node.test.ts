@@ -114,7 +114,9 @@ describe('the CNINode in the API', () => {
   test('with pod ENIs a missing CNINode is created, owned by the node, with SecurityGroupsForPods alone; the next pass changes nothing', async () => {
     const { uid } = await node('sgp-only');
     const { k, lines } = keeper('sgp-only', { podEni: true });
+    assert.equal(k.told, false, 'nothing told before a pass');
     assert.equal(await k.check(), 'created');
+    assert.equal(k.told, true);
     const made = await stored('sgp-only');
     assert.deepEqual(made?.spec.features, [SGP]);
     assert.deepEqual(made?.metadata.ownerReferences, [
@@ -201,6 +203,7 @@ describe('the CNINode in the API', () => {
     const { k } = keeper('finalized', { podEni: true });
     const marked = await stored('finalized');
     assert.equal(await k.check(), 'deleting');
+    assert.equal(k.told, false, 'a CNINode on its way out tells the controller nothing');
     assert.equal((await stored('finalized'))?.metadata.resourceVersion, marked?.metadata.resourceVersion);
     const release = { metadata: { finalizers: null } };
     assert.equal(

@@ -75,6 +75,7 @@ export interface CniNodeKeeperDeps {
 export class CniNodeKeeper {
   readonly #d: CniNodeKeeperDeps;
   readonly #loop: PeriodicLoop;
+  #told = false;
 
   constructor(deps: CniNodeKeeperDeps) {
     this.#d = deps;
@@ -105,13 +106,23 @@ export class CniNodeKeeper {
     return this.#loop.stop();
   }
 
+  /**
+   * Whether the CNINode has listed what the settings want at least once: from then on the
+   * controller knows it (its cache keeps it), whatever later passes meet.
+   */
+  get told(): boolean {
+    return this.#told;
+  }
+
   /** Makes the node's CNINode list what the settings want; says what it found or did. */
   async check(): Promise<CniNodeOutcome> {
     const { podEni, eniConfigName } = this.#d;
     const wanted = wantedFeatures(podEni, podEni && eniConfigName ? await eniConfigName() : undefined);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#converge(wanted);
+        const outcome = await this.#converge(wanted);
+        if (outcome !== 'deleting') this.#told = true;
+        return outcome;
       } catch (err) {
         // 409: created by the controller, or changed by another writer, since it was read.
         if (apiStatus(err) !== 409 || attempt >= CONFLICT_TRIES) throw err;
