@@ -80,7 +80,9 @@ export class TrunkWatcher {
     if (!eni) {
       if (this.#d.mayAskForTrunk?.() === false) {
         if (!this.#toldWaiting) {
-          log.info('trunk ENI: not asked for until the CNINode names the node ENIConfig (custom networking)');
+          log.info(
+            "trunk ENI: not asked for until the CNINode names the node's ENIConfig (custom networking)",
+          );
         }
         this.#toldWaiting = true;
         return false;
