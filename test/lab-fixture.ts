@@ -121,6 +121,11 @@ export async function registerSgPod(
 /** An ENI as the lab emulator's admin state shows it. */
 export interface EmulatedEni {
   readonly eniId: string;
+  /** `interface`, `trunk` or `branch`. */
+  readonly interfaceType: string;
+  readonly subnetId: string;
+  readonly securityGroupIds: string[];
+  readonly trunkAssociation: { readonly trunkEniId: string; readonly vlanId: number } | null;
   readonly secondaryIps: string[];
   readonly ipv4Prefixes: string[];
   readonly ipv6Addresses: string[];

@@ -9,6 +9,7 @@ import type { NodeEniConfigSource } from '../ipam/enis/eni-placement-custom.ts';
 import type { AddressPool } from '../ipam/pool/pool.ts';
 import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
+import type { CniNodes } from '../pods/cni-node.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
@@ -24,6 +25,12 @@ export interface AgentDeps {
   readonly nodeLabels?: NodeLabels;
   /** How often the trunk ENI is looked for and checked (ms, default 5 s). */
   readonly trunkIntervalMs?: number;
+  /** The node's CNINode in the Kubernetes API (absent without an API): loops/cni-node.ts keeps it. */
+  readonly cniNodes?: CniNodes;
+  /** With custom networking: the name of the ENIConfig the node names (for its CNINode). */
+  readonly nodeEniConfigName?: () => Promise<string>;
+  /** How often the CNINode is checked (ms, default 60 s: one GET per node and minute). */
+  readonly cniNodeIntervalMs?: number;
   readonly config: AgentConfig;
   readonly targets: WarmPoolTargets;
   readonly cloud: Cloud;

@@ -34,6 +34,7 @@ import { stopGracefully } from './graceful-stop.ts';
 import { explainPod } from './introspection/explain.ts';
 import { introspection } from './introspection/introspection.ts';
 import { RecentErrors } from './introspection/recent-errors.ts';
+import { CniNodeKeeper } from './loops/cni-node.ts';
 import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
@@ -204,6 +205,17 @@ async function recover(deps: AgentDeps, { ledger, loss, observed }: OpenState, n
       loss,
     ));
   await recoverHalfDoneAdds(ledger, dataplane, addressing.addresses, log);
+  // The controller learns what the node wants (a trunk ENI, custom networking) from its CNINode.
+  const cniNode =
+    deps.cniNodes &&
+    new CniNodeKeeper({
+      cniNodes: deps.cniNodes,
+      podEni: config.enablePodEni,
+      ...(deps.nodeEniConfigName === undefined ? {} : { eniConfigName: deps.nodeEniConfigName }),
+      log,
+      intervalMs: deps.cniNodeIntervalMs ?? 60_000,
+    });
+  cniNode?.start();
   const trunk = config.enablePodEni
     ? new TrunkWatcher({
         manager,
@@ -213,10 +225,14 @@ async function recover(deps: AgentDeps, { ledger, loss, observed }: OpenState, n
         mtu: config.mtu,
         intervalMs: deps.trunkIntervalMs ?? 5000,
         failed: observed.metrics.trunkCheckFailed,
+        // Under custom networking the trunk is asked for once the CNINode names the ENIConfig.
+        ...(cniNode !== undefined && deps.nodeEniConfigName !== undefined
+          ? { mayAskForTrunk: () => cniNode.told }
+          : {}),
       })
     : undefined;
   await trunk?.start();
-  return { adoption, recovery, trunk };
+  return { adoption, recovery, trunk, cniNode };
 }
 
 function netnsDirOf(deps: AgentDeps): { netnsDir?: string } {
@@ -228,7 +244,7 @@ async function serve(
   deps: AgentDeps,
   { observed, ledger }: OpenState,
   n: NodeState,
-  { adoption, recovery, trunk }: Awaited<ReturnType<typeof recover>>,
+  { adoption, recovery, trunk, cniNode }: Awaited<ReturnType<typeof recover>>,
 ): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
   const { meta, limits, pool, manager, addressing, trunkFacts } = n;
@@ -381,6 +397,7 @@ async function serve(
         deadPodGc,
         reconciler,
         trunk,
+        cniNode,
         manager,
         taint,
         deps.events,

@@ -16,6 +16,7 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
+import { kubeCniNodes } from '../pods/cni-node.ts';
 import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
@@ -80,6 +81,11 @@ async function main(): Promise<void> {
   const kube = config.enablePodEni ? config.kubeApi : undefined;
   pods = kube ? new KubePodCache({ api: kube, nodeName: config.nodeName, log }) : undefined;
   await pods?.start();
+  // Custom networking reads the node's ENIConfig (config parsing refused it without an API).
+  const eniConfigs =
+    config.eniPlacement.mode === 'custom' && config.kubeApi
+      ? kubeEniConfigs(config.kubeApi, config.nodeName, config.eniPlacement)
+      : undefined;
   started = startAgent({
     config,
     targets: config.targets,
@@ -98,10 +104,12 @@ async function main(): Promise<void> {
           events: kubeEvents(config.kubeApi, config.nodeName, log),
         }
       : {}),
-    // Custom networking reads the node's ENIConfig (config parsing refused it without an API).
-    ...(config.eniPlacement.mode === 'custom' && config.kubeApi
-      ? { eniConfigs: kubeEniConfigs(config.kubeApi, config.nodeName, config.eniPlacement) }
-      : {}),
+    ...(eniConfigs === undefined
+      ? {}
+      : { eniConfigs, nodeEniConfigName: async () => (await eniConfigs.chosen()).name }),
+    // The node's CNINode whenever there is an API: with pod ENIs off the agent removes the
+    // features it would write with them on (it creates nothing then).
+    ...(config.kubeApi ? { cniNodes: kubeCniNodes(config.kubeApi, config.nodeName) } : {}),
     log,
     now: Date.now,
   });

@@ -99,7 +99,7 @@ export const AGENT_SETTINGS = {
     default: false,
     upstream: true,
     description:
-      'true: the agent asks for a trunk ENI (node label `vpc.amazonaws.com/has-trunk-attached`) and a pod the resource controller gave a branch ENI (`vpc.amazonaws.com/pod-eni`) gets it, with its own security groups; false: every pod gets regular networking',
+      "true: the agent asks the VPC resource controller for a trunk ENI (its node's CNINode lists `SecurityGroupsForPods`, and `CustomNetworking` with custom networking; the node label `vpc.amazonaws.com/has-trunk-attached` too) and a pod the controller gave a branch ENI (`vpc.amazonaws.com/pod-eni`) gets it, with its own security groups; false: every pod gets regular networking, and the agent takes those features off its CNINode",
   }),
   podSecurityGroupEnforcingMode: withDefault({
     env: 'POD_SECURITY_GROUP_ENFORCING_MODE',

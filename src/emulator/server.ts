@@ -15,7 +15,15 @@ import type { HttpReply } from './http-reply.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
 import { registerNodesOfInstances } from './kube/node-objects.ts';
-import { ENI_CONFIG, EVENT, NODE, ObjectStore, POD, ResourceVersionCounter } from './kube/object-store.ts';
+import {
+  CNI_NODE,
+  ENI_CONFIG,
+  EVENT,
+  NODE,
+  ObjectStore,
+  POD,
+  ResourceVersionCounter,
+} from './kube/object-store.ts';
 import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
@@ -81,8 +89,10 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const nodes = new ObjectStore(NODE, { ids, versions });
   registerNodesOfInstances(ops, nodes);
   const eniConfigs = new ObjectStore(ENI_CONFIG, { ids, versions });
-  const kube = new KubeApi({ pods, nodes, events: new ObjectStore(EVENT, { ids, versions }), eniConfigs });
-  const controller = new ResourceController({ ops, pods, nodes, log });
+  const cniNodes = new ObjectStore(CNI_NODE, { ids, versions });
+  const events = new ObjectStore(EVENT, { ids, versions });
+  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes });
+  const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
 

@@ -37,8 +37,9 @@ Run \`vpcnetctl lab <command> --help\` for its options.
                       with trunking, e.g. m5.large)
   --pod-eni           pods with their own security groups: ENABLE_POD_ENI=true and
                       VPCNET_TRUNK_DRIVER on the agents; the emulated resource controller attaches
-                      a trunk ENI to a node once its agent labels it
-                      vpc.amazonaws.com/has-trunk-attached=false
+                      a trunk ENI to a node once its agent lists SecurityGroupsForPods in the
+                      node's CNINode (or labels it vpc.amazonaws.com/has-trunk-attached), in the
+                      ENIConfig's subnet when the CNINode lists CustomNetworking too
   --trunk-driver D    with --pod-eni: vlan (802.1q, as in production) or macvlan (for kernels
                       without 8021q); default vlan when this kernel can create VLAN devices
                       (probed inside the lab's VPC namespace), else macvlan

@@ -91,7 +91,8 @@ export class KubeEniConfigs {
     this.#keys = keys;
   }
 
-  async current(): Promise<NodeEniConfig> {
+  /** Which ENIConfig the node names, and by what (the node is read; the ENIConfig is not). */
+  async chosen(): Promise<{ name: string; chosenBy: string }> {
     let node: unknown;
     try {
       node = await this.#client.getNode(this.#nodeName);
@@ -104,11 +105,11 @@ export class KubeEniConfigs {
       );
     }
     const meta = (node as { metadata?: { labels?: unknown; annotations?: unknown } } | undefined)?.metadata;
-    const { name, chosenBy } = eniConfigNameOf(
-      stringMap(meta?.labels),
-      stringMap(meta?.annotations),
-      this.#keys,
-    );
+    return eniConfigNameOf(stringMap(meta?.labels), stringMap(meta?.annotations), this.#keys);
+  }
+
+  async current(): Promise<NodeEniConfig> {
+    const { name, chosenBy } = await this.chosen();
     let body: unknown;
     try {
       body = await this.#client.request('GET', `${ENI_CONFIG_API}/${encodeURIComponent(name)}`);

@@ -110,7 +110,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test('the ClusterRole grants exactly pods get/list/watch, nodes get/patch, core events create and ENIConfigs get', () => {
+  test('the ClusterRole grants exactly pods get/list/watch, nodes get/patch, core events create, ENIConfigs get and CNINodes get/create/patch', () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -122,6 +122,12 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'], extra: [] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'], extra: [] },
       { apiGroups: ['crd.k8s.amazonaws.com'], resources: ['eniconfigs'], verbs: ['get'], extra: [] },
+      {
+        apiGroups: ['vpcresources.k8s.aws'],
+        resources: ['cninodes'],
+        verbs: ['create', 'get', 'patch'],
+        extra: [],
+      },
     ]);
     assert.equal(base.clusterRole.aggregationRule, undefined);
   });

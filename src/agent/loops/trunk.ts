@@ -1,8 +1,13 @@
 // The node's trunk ENI, for pods with their own security groups. With ENABLE_POD_ENI the agent
-// labels its node `vpc.amazonaws.com/has-trunk-attached=false` until it has a usable trunk (the
-// VPC resource controller watches that label and attaches one), finds the trunk the controller
-// attached through EC2 (interface type `trunk`), brings its link up with vpcnet's MTU, and then
-// labels the node `true`. It keeps checking the link every interval (it may be set down by hand).
+// labels its node `vpc.amazonaws.com/has-trunk-attached=false` until it has a usable trunk (for
+// VPC resource controllers that read the label; current ones read the CNINode's
+// SecurityGroupsForPods, loops/cni-node.ts), finds the trunk the controller attached through EC2
+// (interface type `trunk`), brings its link up with vpcnet's MTU, and then labels the node
+// `true`. It keeps checking the link every interval (it may be set down by hand).
+//
+// The controller places the trunk when it is first asked, and a controller reads the label's mere
+// presence as the request: under custom networking the label waits until the CNINode names the
+// ENIConfig, or the trunk (and every branch ENI after it) would land in the node's own subnet.
 import type { EniInfo } from '../../cloud/cloud.ts';
 import type { Dataplane } from '../../dataplane/dataplane.ts';
 import { errorText } from '../../infra/error-text.ts';
@@ -24,6 +29,8 @@ export interface TrunkWatcherDeps {
   readonly timers?: Timers;
   /** A check failed, the one before serving (`start`) or a later one (`loop`); for metrics. */
   readonly failed?: (when: 'start' | 'loop') => void;
+  /** Whether the controller may be asked for a trunk yet (absent: at once). */
+  readonly mayAskForTrunk?: () => boolean;
 }
 
 export class TrunkWatcher {
@@ -32,6 +39,7 @@ export class TrunkWatcher {
   #link: TrunkLink | undefined;
   /** The label value the API has (as far as this agent knows). */
   #labelled: string | undefined;
+  #toldWaiting = false;
 
   constructor(deps: TrunkWatcherDeps) {
     this.#d = deps;
@@ -75,6 +83,15 @@ export class TrunkWatcher {
       eni = manager.trunkEni();
     }
     if (!eni) {
+      if (this.#d.mayAskForTrunk?.() === false) {
+        if (!this.#toldWaiting) {
+          log.info(
+            "trunk ENI: not asked for until the CNINode names the node's ENIConfig (custom networking)",
+          );
+        }
+        this.#toldWaiting = true;
+        return false;
+      }
       await this.#label('false');
       return false;
     }

@@ -1,6 +1,7 @@
 // The branch half of the resource controller: a pod bound to a node whose instance has a trunk
-// ENI gets a branch ENI (the node's subnet, the pod's security groups) associated with the trunk
-// under the lowest free VLAN ID, and the pod-eni annotation naming it. The branch ENIs a pod owns
+// ENI gets a branch ENI (the pod's security groups; the instance's subnet, or under custom
+// networking the ENIConfig's) associated with the trunk under the lowest free VLAN ID, and the
+// pod-eni annotation naming it. The branch ENIs a pod owns
 // are tagged with its UID; when the pod is deleted they are disassociated and deleted, which
 // frees their VLAN IDs for the next pod.
 import { errorText } from '../../infra/error-text.ts';
@@ -8,7 +9,7 @@ import { Ec2Error } from '../ec2/error.ts';
 import type { ObjectStore } from '../kube/object-store.ts';
 import { isJsonObject, type JsonObject } from '../kube/objects.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
-import type { Eni } from '../vpc/view.ts';
+import type { Eni, Instance } from '../vpc/view.ts';
 import {
   BRANCH_POD_TAG,
   BRANCH_POD_UID_TAG,
@@ -25,10 +26,14 @@ export interface PodEniRequest {
 
 const MAX_VLAN_ID = 4094;
 
+/** The subnet of a node's branch ENIs: its ENIConfig's under custom networking; undefined: the instance's. */
+export type BranchSubnetOf = (nodeName: string) => string | undefined;
+
 export async function assignBranch(
   ops: VpcOperations,
   pods: ObjectStore,
   req: PodEniRequest,
+  branchSubnetOf: BranchSubnetOf,
 ): Promise<PodEniEntry> {
   const podName = `${req.namespace}/${req.name}`;
   const pod = pods.find(req.namespace, req.name);
@@ -39,10 +44,11 @@ export async function assignBranch(
   if (nodeName === undefined) {
     throw new ControllerError(409, `pod ${podName} is not bound to a node (spec.nodeName is empty)`);
   }
-  const trunk = trunkOfNode(ops, nodeName, podName);
+  const { instance, trunk } = trunkOfNode(ops, nodeName, podName);
+  const subnetId = branchSubnetOf(nodeName) ?? instance.subnetId;
   const vlanId = lowestFreeVlan(ops, trunk.eniId);
   const branch = ops.createEni({
-    subnetId: trunk.subnetId,
+    subnetId,
     securityGroupIds: req.securityGroupIds,
     description: `branch ENI of pod ${podName}, by the emulated VPC resource controller`,
     interfaceType: 'branch',
@@ -95,7 +101,11 @@ function ownedBranches(ops: VpcOperations, uid: string): Eni[] {
     .filter((e) => e.interfaceType === 'branch' && e.tags.get(BRANCH_POD_UID_TAG) === uid);
 }
 
-function trunkOfNode(ops: VpcOperations, nodeName: string, podName: string): Eni {
+function trunkOfNode(
+  ops: VpcOperations,
+  nodeName: string,
+  podName: string,
+): { instance: Instance; trunk: Eni } {
   const instance = ops.state.instances().find((i) => i.nodeName === nodeName);
   if (instance === undefined) {
     throw new ControllerError(
@@ -108,10 +118,11 @@ function trunkOfNode(ops: VpcOperations, nodeName: string, podName: string): Eni
     throw new ControllerError(
       409,
       `node ${nodeName} (${instance.instanceId}, ${instance.instanceType}) has no trunk ENI yet: its agent ` +
-        'asks for one by labelling the node vpc.amazonaws.com/has-trunk-attached=false (ENABLE_POD_ENI=true)',
+        'asks for one by listing SecurityGroupsForPods in its CNINode or labelling the node ' +
+        'vpc.amazonaws.com/has-trunk-attached=false (ENABLE_POD_ENI=true)',
     );
   }
-  return trunk;
+  return { instance, trunk };
 }
 
 /** First fit from 1: an ID freed by a deleted pod is the next one handed out. */

@@ -1,7 +1,15 @@
 // The Kubernetes names the VPC resource controller and the node agent agree on.
 
-/** Node label: the agent sets `false` to ask for a trunk ENI, `true` once it configured it. */
+/**
+ * Node label: the agent sets `false` to ask for a trunk ENI, `true` once it configured it. The
+ * controller manages the trunk of a node that carries it, whatever its value.
+ */
 export const HAS_TRUNK_ATTACHED_LABEL = 'vpc.amazonaws.com/has-trunk-attached';
+/** Node label naming the node's ENIConfig, for the controller (custom networking). */
+export const ENI_CONFIG_NODE_LABEL = 'vpc.amazonaws.com/eniConfig';
+/** CNINode features (`spec.features[].name`) a node's CNI lists for the controller. */
+export const CNI_NODE_SECURITY_GROUPS_FOR_PODS = 'SecurityGroupsForPods';
+export const CNI_NODE_CUSTOM_NETWORKING = 'CustomNetworking';
 /** Pod annotation: JSON array of the branch ENIs the controller gave the pod. */
 export const POD_ENI_ANNOTATION = 'vpc.amazonaws.com/pod-eni';
 /** Extended resource the security-groups-for-pods webhook adds to a pod's first container. */

@@ -1,11 +1,13 @@
 // The emulated resource controller through the emulator's HTTP APIs, as the agent and the lab
-// drive it: a node label asks for a trunk ENI; POST /admin/pod-eni gives a pod a branch ENI on
-// the lowest free VLAN; deleting the pod releases it.
+// drive it: a node label or the node's CNINode feature SecurityGroupsForPods asks for a trunk ENI;
+// POST /admin/pod-eni gives a pod a branch ENI on the lowest free VLAN; deleting the pod releases
+// it. With custom networking (the CNINode's CustomNetworking, or the node label
+// vpc.amazonaws.com/eniConfig) trunk and branch ENIs go into the ENIConfig's subnet.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SUBNET_A, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
+import { SUBNET_A, SUBNET_SMALL, startTestEmulator, type TestEmulator } from '../testing/test-emulator.ts';
 
 interface DumpedEni {
   eniId: string;
@@ -26,17 +28,8 @@ before(async () => {
 });
 after(() => t.close());
 
-async function call(method: string, path: string, body?: unknown, contentType = 'application/json') {
-  const res = await fetch(`${t.url}${path}`, {
-    method,
-    headers: { 'content-type': contentType },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    json: (text === '' ? undefined : JSON.parse(text)) as Record<string, unknown>,
-  };
+function call(method: string, path: string, body?: unknown, contentType?: string) {
+  return t.kube(method, path, body, contentType);
 }
 
 async function enis(): Promise<DumpedEni[]> {
@@ -110,7 +103,7 @@ describe('trunk ENIs', () => {
     assert.equal(trunks.length, 1);
   });
 
-  test('a node labelled true, or of a type without trunking, gets no trunk ENI', async () => {
+  test('a node of a type without trunking gets no trunk ENI; one labelled true gets one, as the real controller reads the label whatever its value', async () => {
     const m5 = await t.emulator.launchInstance({
       instanceType: 'm5.large',
       subnetId: SUBNET_A,
@@ -130,11 +123,143 @@ describe('trunk ENIs', () => {
           : undefined,
       'the refusal for t3.medium in the log',
     );
+    await eventually(
+      (all) => all.find((e) => e.interfaceType === 'trunk' && e.attachment?.instanceId === m5.instanceId),
+      'the trunk of the node labelled true',
+    );
     const owners = new Set(
       (await enis()).filter((e) => e.interfaceType === 'trunk').map((e) => e.attachment?.instanceId),
     );
-    assert.ok(!owners.has(m5.instanceId));
     assert.ok(!owners.has(t3.instanceId));
+  });
+});
+
+const CNI_NODE_API = '/apis/vpcresources.k8s.aws/v1alpha1/cninodes';
+const ENI_CONFIG_API = '/apis/crd.k8s.amazonaws.com/v1alpha1/eniconfigs';
+/** The ENIConfig subnet of these tests: in the nodes' zone, apart from their own subnet. */
+const POD_SUBNET = { id: SUBNET_SMALL, cidr: '10.0.1.0/28' };
+
+async function cniNode(node: string, features: { name: string; value?: string }[]) {
+  const r = await call('POST', CNI_NODE_API, { metadata: { name: node }, spec: { features } });
+  assert.equal(r.status, 201);
+}
+
+async function eniConfig(name: string, subnet: string, securityGroups?: string[]) {
+  const spec = { subnet, ...(securityGroups === undefined ? {} : { securityGroups }) };
+  const r = await call('POST', ENI_CONFIG_API, { metadata: { name }, spec });
+  assert.equal(r.status, 201);
+}
+
+/** An m5.large node in SUBNET_A whose instance has the security group sg-node. */
+function launchNode(nodeName: string) {
+  return t.emulator.launchInstance({
+    instanceType: 'm5.large',
+    subnetId: SUBNET_A,
+    nodeName,
+    securityGroupIds: ['sg-node'],
+  });
+}
+
+async function trunkOf(instanceId: string, what: string): Promise<DumpedEni> {
+  return eventually(
+    (all) => all.find((e) => e.interfaceType === 'trunk' && e.attachment?.instanceId === instanceId),
+    what,
+  );
+}
+
+describe('CNINode features', () => {
+  test('SecurityGroupsForPods in the CNINode, with no label, gets the node a trunk in its own subnet, and its pods branch ENIs there', async () => {
+    const inst = await launchNode('sgp-1');
+    await cniNode('sgp-1', [{ name: 'SecurityGroupsForPods' }]);
+    const trunk = await trunkOf(inst.instanceId, 'the trunk asked for by the CNINode feature');
+    assert.deepEqual([trunk.subnetId, trunk.securityGroupIds], [SUBNET_A, ['sg-node']]);
+    await createPod('sgp', 'p1', 'sgp-1');
+    const branch = await podEni('sgp', 'p1');
+    assert.equal(branch.status, 201);
+    assert.equal(branch.json.subnetCidr, '10.0.0.0/24');
+  });
+
+  test('a CNINode without SecurityGroupsForPods, on a node without the label, gets no trunk', async () => {
+    const inst = await launchNode('plain-1');
+    await eniConfig('plain-cfg', POD_SUBNET.id);
+    await cniNode('plain-1', [{ name: 'CustomNetworking', value: 'plain-cfg' }]);
+    // The controller works one item at a time: its answer to a request queued after the CNINode's
+    // event (a pod it does not know) means it has handled it.
+    assert.equal((await podEni('default', 'no-such-pod')).status, 404);
+    assert.ok(
+      !(await enis()).some(
+        (e) => e.interfaceType === 'trunk' && e.attachment?.instanceId === inst.instanceId,
+      ),
+    );
+  });
+
+  test("with CustomNetworking listed, the trunk (with the ENIConfig's security groups) and the branch ENIs go into the ENIConfig's subnet", async () => {
+    const inst = await launchNode('cn-1');
+    await eniConfig('pods-2a', POD_SUBNET.id, ['sg-eniconfig']);
+    await cniNode('cn-1', [
+      { name: 'SecurityGroupsForPods' },
+      { name: 'CustomNetworking', value: 'pods-2a' },
+    ]);
+    const trunk = await trunkOf(inst.instanceId, 'the trunk of a custom networking node');
+    assert.deepEqual([trunk.subnetId, trunk.securityGroupIds], [POD_SUBNET.id, ['sg-eniconfig']]);
+    await createPod('cn', 'p1', 'cn-1');
+    const branch = await podEni('cn', 'p1', ['sg-pod']);
+    assert.equal(branch.status, 201);
+    assert.equal(branch.json.subnetCidr, POD_SUBNET.cidr);
+    const eni = (await enis()).find((e) => e.eniId === branch.json.eniId)!;
+    assert.deepEqual([eni.subnetId, eni.securityGroupIds], [POD_SUBNET.id, ['sg-pod']]);
+  });
+
+  test("the node label vpc.amazonaws.com/eniConfig names the ENIConfig too (and wins); one without security groups gives the trunk the instance's", async () => {
+    const inst = await launchNode('cn-label');
+    await eniConfig('by-label', POD_SUBNET.id);
+    await cniNode('cn-label', [{ name: 'CustomNetworking', value: 'no-such-config' }]);
+    const r = await call(
+      'PATCH',
+      '/api/v1/nodes/cn-label',
+      {
+        metadata: {
+          labels: {
+            'vpc.amazonaws.com/eniConfig': 'by-label',
+            'vpc.amazonaws.com/has-trunk-attached': 'false',
+          },
+        },
+      },
+      'application/merge-patch+json',
+    );
+    assert.equal(r.status, 200);
+    const trunk = await trunkOf(inst.instanceId, 'the trunk of a node labelled with its ENIConfig');
+    assert.deepEqual([trunk.subnetId, trunk.securityGroupIds], [POD_SUBNET.id, ['sg-node']]);
+  });
+
+  test('CustomNetworking naming a missing ENIConfig: no trunk and the reason logged; once the ENIConfig exists the trunk goes into its subnet', async () => {
+    const inst = await launchNode('cn-late');
+    await cniNode('cn-late', [
+      { name: 'SecurityGroupsForPods' },
+      { name: 'CustomNetworking', value: 'late-cfg' },
+    ]);
+    await eventually(
+      () =>
+        t.logs.some(
+          (l) =>
+            l.msg === 'controller could not attach a trunk ENI' &&
+            l.node === 'cn-late' &&
+            /ENIConfig late-cfg \(CNINode feature CustomNetworking\), which does not exist/.test(
+              String(l.error),
+            ),
+        )
+          ? true
+          : undefined,
+      'the missing ENIConfig in the log',
+    );
+    assert.ok(
+      !(await enis()).some(
+        (e) => e.interfaceType === 'trunk' && e.attachment?.instanceId === inst.instanceId,
+      ),
+    );
+    await eniConfig('late-cfg', POD_SUBNET.id);
+    const trunk = await trunkOf(inst.instanceId, 'the trunk once the ENIConfig exists');
+    assert.equal(trunk.subnetId, POD_SUBNET.id);
   });
 });
 

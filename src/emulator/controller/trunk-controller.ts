@@ -1,9 +1,11 @@
-// The trunk half of the resource controller: when a node is labelled
-// vpc.amazonaws.com/has-trunk-attached=false, its instance gets a trunk ENI (in the instance's
-// subnet, with its security groups) attached at the lowest free device index, through the same
-// VpcOperations as EC2 calls so that the fabric makes its link.
+// The trunk half of the resource controller: a node that wants a trunk ENI (node-features.ts) gets
+// one attached at the lowest free device index, through the same VpcOperations as EC2 calls so
+// that the fabric makes its link: in the instance's subnet with its security groups, or under
+// custom networking in the ENIConfig's subnet with the ENIConfig's security groups (the
+// instance's when it lists none), as the real controller places it.
 import type { VpcOperations } from '../vpc/operations.ts';
 import type { Instance } from '../vpc/view.ts';
+import type { CustomNetworking } from './node-features.ts';
 
 export type TrunkOutcome =
   | { readonly kind: 'attached'; readonly eniId: string; readonly deviceIndex: number }
@@ -14,8 +16,15 @@ export function trunkDescription(instance: Instance): string {
   return `trunk ENI of ${instance.instanceId} (node ${instance.nodeName ?? '-'}), attached by the emulated VPC resource controller`;
 }
 
-/** Idempotent: an instance that has a trunk keeps it. Throws when EC2 refuses. */
-export async function ensureTrunk(ops: VpcOperations, nodeName: string): Promise<TrunkOutcome> {
+/**
+ * Idempotent: an instance that has a trunk keeps it (where it is: the real controller only warns
+ * when it finds one outside the ENIConfig's subnet). Throws when EC2 refuses.
+ */
+export async function ensureTrunk(
+  ops: VpcOperations,
+  nodeName: string,
+  custom: CustomNetworking | undefined,
+): Promise<TrunkOutcome> {
   const state = ops.state;
   const instance = state.instances().find((i) => i.nodeName === nodeName);
   if (instance === undefined) return { kind: 'refused', reason: `no instance has node name ${nodeName}` };
@@ -37,9 +46,10 @@ export async function ensureTrunk(ops: VpcOperations, nodeName: string): Promise
         reason: `${instance.instanceId} (${instance.instanceType}) has no free device index for a trunk ENI (all ${instance.limits.maxEnis} in use)`,
       };
     }
+    const groups = custom?.securityGroupIds ?? [];
     const trunk = ops.createEni({
-      subnetId: instance.subnetId,
-      securityGroupIds: instance.securityGroupIds,
+      subnetId: custom?.subnetId ?? instance.subnetId,
+      securityGroupIds: groups.length > 0 ? groups : instance.securityGroupIds,
       description: trunkDescription(instance),
       interfaceType: 'trunk',
     });

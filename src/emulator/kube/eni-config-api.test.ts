@@ -12,13 +12,8 @@ before(async () => {
 });
 after(() => t.close());
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json') {
-  const res = await fetch(`${t.url}${path}`, {
-    method,
-    headers: { 'content-type': contentType },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+function api(method: string, path: string, body?: unknown) {
+  return t.kube(method, path, body);
 }
 
 const eniConfig = (name: string, subnet: string, securityGroups?: string[]) => ({

@@ -10,13 +10,8 @@ before(async () => {
 });
 after(() => t.close());
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${t.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+function api(method: string, path: string, body?: unknown) {
+  return t.kube(method, path, body);
 }
 
 function event(namespace: string, name: string, reason: string) {

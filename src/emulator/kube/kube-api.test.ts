@@ -9,16 +9,13 @@ before(async () => {
 });
 after(() => t.close());
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json') {
-  const res = await fetch(`${t.url}${path}`, {
+function api(method: string, path: string, body?: unknown, contentType?: string) {
+  return t.kube<Record<string, unknown> & { metadata: Record<string, unknown> }>(
     method,
-    headers: { 'content-type': contentType },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return {
-    status: res.status,
-    json: (await res.json()) as Record<string, unknown> & { metadata: Record<string, unknown> },
-  };
+    path,
+    body,
+    contentType,
+  );
 }
 
 function pod(name: string, nodeName: string, extra: Record<string, unknown> = {}) {

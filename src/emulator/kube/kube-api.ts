@@ -1,8 +1,11 @@
 // The slice of the Kubernetes API that vpcnet and the emulated resource controller use: pods
 // (create, get, delete, patch, list and watch, across or within namespaces), nodes (get,
-// patch, list and watch), ENIConfigs (crd.k8s.amazonaws.com/v1alpha1: create, get, delete, patch,
-// list and watch) and core v1 events (create, get, list, across or within namespaces). Patches are merge patches (JSON merge or strategic merge, which act
-// alike on the maps patched here: labels and annotations) or JSON patches (json-patch.ts).
+// patch, list and watch), ENIConfigs (crd.k8s.amazonaws.com/v1alpha1) and CNINodes
+// (vpcresources.k8s.aws/v1alpha1), both create, get, update, delete, patch, list and watch, and
+// core v1 events (create, get, list, across or within namespaces). Patches are merge patches
+// (JSON merge or strategic merge, which act alike on the maps patched here: labels and
+// annotations) or JSON patches (json-patch.ts). A resourceVersion a write carries is a
+// precondition (409 Conflict when the object changed since).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorText } from '../../infra/error-text.ts';
 import { applyJsonPatch } from './json-patch.ts';
@@ -18,6 +21,8 @@ export interface KubeDeps {
   readonly events?: ObjectStore;
   /** ENIConfig objects (custom networking); absent: the API has none. */
   readonly eniConfigs?: ObjectStore;
+  /** CNINode objects (the features a node asks of the resource controller); absent: none. */
+  readonly cniNodes?: ObjectStore;
   /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkIntervalMs?: number;
 }
@@ -25,6 +30,7 @@ export interface KubeDeps {
 const POD_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/;
 const NODE_PATH = /^\/api\/v1\/nodes(?:\/([^/]+))?$/;
 const ENI_CONFIG_PATH = /^\/apis\/crd\.k8s\.amazonaws\.com\/v1alpha1\/eniconfigs(?:\/([^/]+))?$/;
+const CNI_NODE_PATH = /^\/apis\/vpcresources\.k8s\.aws\/v1alpha1\/cninodes(?:\/([^/]+))?$/;
 const EVENT_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json'];
 const JSON_PATCH_TYPE = 'application/json-patch+json';
@@ -87,6 +93,11 @@ export class KubeApi {
       const name = eniConfigPath[1] === undefined ? undefined : decodeURIComponent(eniConfigPath[1]);
       return this.#resource(req, res, url, body, this.#deps.eniConfigs, undefined, name);
     }
+    const cniNodePath = CNI_NODE_PATH.exec(url.pathname);
+    if (this.#deps.cniNodes !== undefined && cniNodePath !== null) {
+      const name = cniNodePath[1] === undefined ? undefined : decodeURIComponent(cniNodePath[1]);
+      return this.#resource(req, res, url, body, this.#deps.cniNodes, undefined, name);
+    }
     const nodePath = NODE_PATH.exec(url.pathname);
     if (nodePath !== null) {
       const name = nodePath[1] === undefined ? undefined : decodeURIComponent(nodePath[1]);
@@ -114,6 +125,7 @@ export class KubeApi {
     } else {
       if (method === 'GET') return [200, store.get(namespace, name)];
       if (method === 'DELETE') return [200, store.delete(namespace, name)];
+      if (method === 'PUT') return [200, store.update(namespace, name, parseBody(body))];
       if (method === 'PATCH') {
         const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
         if (type === JSON_PATCH_TYPE) {

@@ -21,13 +21,8 @@ before(async () => {
 });
 after(() => t.close());
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json') {
-  const res = await fetch(`${t.url}${path}`, {
-    method,
-    headers: { 'content-type': contentType },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: (await res.json()) as Node & Record<string, unknown> };
+function api(method: string, path: string, body?: unknown, contentType?: string) {
+  return t.kube<Node & Record<string, unknown>>(method, path, body, contentType);
 }
 
 /** Collects `count` watch events, calling `act` once the watch is open. */

@@ -2,7 +2,7 @@
 // for cluster-scoped kinds), resourceVersions from one counter shared by all kinds (as etcd's
 // revision is), and a bounded event log so a watch can resume from a resourceVersion.
 import type { IdSource } from '../vpc/ids.ts';
-import { isJsonObject, type JsonObject, mergePatch } from './objects.ts';
+import { isJsonObject, type Json, type JsonObject, mergePatch } from './objects.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -49,12 +49,39 @@ export const ENI_CONFIG: ResourceKind = {
   apiVersion: 'crd.k8s.amazonaws.com/v1alpha1',
 };
 
+/**
+ * The node's CNINode (vpcresources.k8s.aws/v1alpha1, cluster-scoped, named like the node): the
+ * features (`spec.features`) the node's CNI asks of the VPC resource controller.
+ */
+export const CNI_NODE: ResourceKind = {
+  kind: 'CNINode',
+  listKind: 'CNINodeList',
+  resource: 'cninodes',
+  namespaced: false,
+  apiVersion: 'vpcresources.k8s.aws/v1alpha1',
+};
+
 export const EVENT: ResourceKind = {
   kind: 'Event',
   listKind: 'EventList',
   resource: 'events',
   namespaced: true,
 };
+
+/**
+ * The kind's resource as the API server names it in its messages: `pods`, or for a kind of an API
+ * group `cninodes.vpcresources.k8s.aws`.
+ */
+export function qualifiedResource(kind: ResourceKind): string {
+  const group = apiGroup(kind);
+  return group === undefined ? kind.resource : `${kind.resource}.${group}`;
+}
+
+/** The kind's API group (`vpcresources.k8s.aws`); undefined for the core group. */
+function apiGroup(kind: ResourceKind): string | undefined {
+  const slash = kind.apiVersion?.indexOf('/') ?? -1;
+  return slash < 0 ? undefined : kind.apiVersion?.slice(0, slash);
+}
 
 /** The cluster's resourceVersion: one counter for every kind. */
 export class ResourceVersionCounter {
@@ -85,6 +112,11 @@ function meta(obj: JsonObject): JsonObject {
   return isJsonObject(m) ? m : {};
 }
 
+function finalizersOf(obj: JsonObject): Json[] {
+  const f = meta(obj).finalizers;
+  return Array.isArray(f) ? f : [];
+}
+
 export class ObjectStore {
   readonly kind: ResourceKind;
   readonly #deps: ObjectStoreDeps;
@@ -112,7 +144,7 @@ export class ObjectStore {
   get(namespace: string | undefined, name: string): JsonObject {
     const found = this.#objects.get(this.#key(namespace, name));
     if (found === undefined) {
-      throw new KubeError(404, 'NotFound', `${this.kind.resource} "${name}" not found`);
+      throw new KubeError(404, 'NotFound', `${qualifiedResource(this.kind)} "${name}" not found`);
     }
     return found;
   }
@@ -133,10 +165,9 @@ export class ObjectStore {
     }
     const key = this.#key(namespace, name);
     if (this.#objects.has(key)) {
-      throw new KubeError(409, 'AlreadyExists', `${this.kind.resource} "${name}" already exists`);
+      throw new KubeError(409, 'AlreadyExists', `${qualifiedResource(this.kind)} "${name}" already exists`);
     }
     const uid = typeof m.uid === 'string' && m.uid !== '' ? m.uid : this.#uid();
-    const now = this.#deps.now?.() ?? new Date();
     const object: JsonObject = {
       ...body,
       apiVersion: this.kind.apiVersion ?? 'v1',
@@ -146,7 +177,7 @@ export class ObjectStore {
         name,
         ...(this.kind.namespaced && namespace !== undefined ? { namespace } : {}),
         uid,
-        creationTimestamp: now.toISOString().replace(/\.\d+Z$/, 'Z'),
+        creationTimestamp: this.#timestamp(),
         resourceVersion: '',
       },
       spec: isJsonObject(body.spec) ? body.spec : {},
@@ -154,28 +185,95 @@ export class ObjectStore {
     return this.#commit('ADDED', key, object);
   }
 
-  /** A merge patch (RFC 7386); identity (name, namespace, uid, creationTimestamp) is not patchable. */
+  /**
+   * A merge patch (RFC 7386); identity (name, namespace, uid, creationTimestamp) is not patchable.
+   * A `metadata.resourceVersion` in the patch is a precondition (replace).
+   */
   patch(namespace: string | undefined, name: string, patch: unknown): JsonObject {
     const current = this.get(namespace, name);
     if (!isJsonObject(patch)) throw new KubeError(400, 'BadRequest', 'patch must be a JSON object');
     return this.replace(namespace, name, mergePatch(current, patch));
   }
 
-  /** Stores `next` as the new state of an existing object, keeping its identity. */
+  /**
+   * An update (PUT): `body` replaces the object. As the API server does for custom resources, it
+   * must name the resourceVersion it was read at; core kinds may be updated unconditionally.
+   */
+  update(namespace: string | undefined, name: string, body: unknown): JsonObject {
+    if (!isJsonObject(body))
+      throw new KubeError(400, 'BadRequest', `body must be a ${this.kind.kind} object`);
+    const m = meta(body);
+    if (m.name !== name) {
+      throw new KubeError(
+        400,
+        'BadRequest',
+        `the name of the object (${String(m.name)}) does not match the name on the URL (${name})`,
+      );
+    }
+    const rv = m.resourceVersion;
+    const group = apiGroup(this.kind);
+    if (group !== undefined && (typeof rv !== 'string' || rv === '')) {
+      throw new KubeError(
+        422,
+        'Invalid',
+        `${this.kind.kind}.${group} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+      );
+    }
+    return this.replace(namespace, name, body);
+  }
+
+  /**
+   * Stores `next` as the new state of an existing object, keeping its identity. A resourceVersion
+   * in `next` (a PUT's, or one a patch carries) is a precondition, as the API server makes it: an
+   * object changed since that version is not overwritten (409 Conflict), so a client that read,
+   * changed and wrote back loses nobody else's change.
+   */
   replace(namespace: string | undefined, name: string, next: unknown): JsonObject {
     const current = this.get(namespace, name);
     if (!isJsonObject(next)) throw new KubeError(400, 'BadRequest', 'patch must keep an object');
     const m = meta(current);
+    const expected = meta(next).resourceVersion;
+    if (typeof expected === 'string' && expected !== '' && expected !== m.resourceVersion) {
+      throw new KubeError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${qualifiedResource(this.kind)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
     const identity: JsonObject = { name, uid: m.uid ?? null, creationTimestamp: m.creationTimestamp ?? null };
     if (m.namespace !== undefined) identity.namespace = m.namespace;
-    const merged: JsonObject = { ...next, metadata: { ...meta(next), ...identity } };
-    return this.#commit('MODIFIED', this.#key(namespace, name), merged);
+    if (m.deletionTimestamp !== undefined) identity.deletionTimestamp = m.deletionTimestamp;
+    const merged: JsonObject = {
+      ...next,
+      apiVersion: this.kind.apiVersion ?? 'v1',
+      kind: this.kind.kind,
+      metadata: { ...meta(next), ...identity },
+    };
+    const key = this.#key(namespace, name);
+    const stored = this.#commit('MODIFIED', key, merged);
+    // The write that takes the last finalizer off an object being deleted completes its deletion.
+    if (identity.deletionTimestamp !== undefined && finalizersOf(merged).length === 0) {
+      this.#objects.delete(key);
+      this.#commit('DELETED', key, stored);
+    }
+    return stored;
   }
 
+  /**
+   * An object with finalizers is only marked (metadata.deletionTimestamp, a MODIFIED event): it
+   * goes once a write has taken its last finalizer off, as the API server keeps it until then.
+   */
   delete(namespace: string | undefined, name: string): JsonObject {
     const found = this.get(namespace, name);
-    this.#objects.delete(this.#key(namespace, name));
-    return this.#commit('DELETED', this.#key(namespace, name), found);
+    const key = this.#key(namespace, name);
+    const m = meta(found);
+    if (finalizersOf(found).length > 0) {
+      if (m.deletionTimestamp !== undefined) return found;
+      const marked = { ...m, deletionTimestamp: this.#timestamp(), deletionGracePeriodSeconds: 0 };
+      return this.#commit('MODIFIED', key, { ...found, metadata: marked });
+    }
+    this.#objects.delete(key);
+    return this.#commit('DELETED', key, found);
   }
 
   /** Events after `resourceVersion`, or undefined when the log no longer reaches back that far. */
@@ -204,6 +302,11 @@ export class ObjectStore {
     }
     for (const l of this.#listeners) l(event);
     return stored;
+  }
+
+  /** Now, as the API server writes times: RFC 3339 in whole seconds. */
+  #timestamp(): string {
+    return (this.#deps.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
   }
 
   #uid(): string {

@@ -33,6 +33,16 @@ export interface TestEmulator {
   readonly url: string;
   readonly ec2: EC2Client;
   readonly logs: Record<string, unknown>[];
+  /**
+   * A call of the Kubernetes slice: `body` sent as JSON with `contentType` (default
+   * application/json); `json` is the parsed answer, undefined when it has no body.
+   */
+  kube<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<{ status: number; json: T }>;
   /** POST an EC2 action as a raw form; returns status, headers and body text. */
   post(params: Record<string, string>): Promise<{ status: number; requestId: string | null; body: string }>;
   close(): Promise<void>;
@@ -62,6 +72,15 @@ export async function startTestEmulator(
     url,
     ec2,
     logs,
+    async kube<T>(method: string, path: string, body?: unknown, contentType = 'application/json') {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { 'content-type': contentType },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, json: (text === '' ? undefined : JSON.parse(text)) as T };
+    },
     async post(params) {
       const res = await fetch(url, {
         method: 'POST',
