@@ -9,6 +9,7 @@ import {
   IPV4_PREFIXES,
   SECONDARY_IPS,
 } from './aws-assignment.ts';
+import { connectionTrackingParams } from './aws-connection-tracking.ts';
 import { assignIpv6Prefixes, unassignIpv6Prefixes } from './aws-ipv6.ts';
 import {
   type Ec2NetworkInterface,
@@ -22,6 +23,7 @@ import { readTrunkAssociation } from './aws-trunk-association.ts';
 import type {
   BranchEniFacts,
   Cloud,
+  ConnectionTracking,
   CreatedEni,
   DetachedEni,
   EniInfo,
@@ -191,6 +193,7 @@ export class AwsCloud implements Cloud {
     description: string,
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
+    connectionTracking?: ConnectionTracking,
   ): Promise<CreatedEni> {
     const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
     const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
@@ -207,6 +210,7 @@ export class AwsCloud implements Cloud {
         ClientToken: clientToken,
         TagSpecification:
           tagList.length > 0 ? [{ ResourceType: 'network-interface', Tag: tagList }] : undefined,
+        ConnectionTrackingSpecification: connectionTrackingParams(connectionTracking),
       },
       (r) => {
         const created = r.child('networkInterface');

@@ -11,6 +11,7 @@ import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
 import type { ObjectStore } from './kube/object-store.ts';
+import { connectionTrackingOf } from './vpc/connection-tracking.ts';
 import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
@@ -54,13 +55,27 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
   const securityGroupIds = optionalStrings(v.securityGroupIds, 'securityGroupIds');
   const netns = optionalString(v.netns, 'netns');
   const nodeName = optionalString(v.nodeName, 'nodeName');
+  const connectionTracking = launchConnectionTracking(v.connectionTracking);
   return {
     instanceType,
     subnetId,
     ...(securityGroupIds === undefined ? {} : { securityGroupIds }),
     ...(netns === undefined ? {} : { netns }),
     ...(nodeName === undefined ? {} : { nodeName }),
+    ...(connectionTracking === undefined ? {} : { connectionTracking }),
   };
+}
+
+/** `{ tcpEstablishedTimeout?, udpStreamTimeout?, udpTimeout? }` of a launch, EC2's bounds checked. */
+function launchConnectionTracking(v: unknown) {
+  if (v === undefined) return undefined;
+  if (!isRecord(v)) throw new Error('connectionTracking must be a JSON object');
+  const prefix = 'connectionTracking';
+  return connectionTrackingOf(prefix, (wire) => {
+    const name = wire.slice(prefix.length + 1);
+    const key = name.charAt(0).toLowerCase() + name.slice(1);
+    return optionalNumber(v[key], `${prefix}.${key}`);
+  });
 }
 
 export function parsePodEniRequest(v: unknown): PodEniRequest {
@@ -125,6 +140,7 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
       attachment: e.attachment ?? null,
       interfaceType: e.interfaceType,
       trunkAssociation: e.trunkAssociation ?? null,
+      connectionTracking: e.connectionTracking ?? null,
     })),
     subnets: state.subnets().map((s) => ({ subnetId: s.spec.subnetId, available: s.availableCount })),
     // EC2 calls answered since start, per action: { calls, errors }.

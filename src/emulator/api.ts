@@ -62,6 +62,15 @@ export interface LaunchInstanceRequest {
   readonly netns?: string;
   /** Kubernetes node name; the kube slice serves GET /api/v1/nodes/{nodeName} for it. */
   readonly nodeName?: string;
+  /**
+   * The primary ENI's connection-tracking timeouts in seconds, as a launch template sets them
+   * (`{ tcpEstablishedTimeout?, udpStreamTimeout?, udpTimeout? }`, EC2's bounds checked).
+   */
+  readonly connectionTracking?: {
+    readonly tcpEstablishedTimeout?: number;
+    readonly udpStreamTimeout?: number;
+    readonly udpTimeout?: number;
+  };
 }
 
 export interface LaunchedInstance {

@@ -62,6 +62,7 @@ export class PoolGrowth {
           deviceIndex: this.#nextDeviceIndex(),
           createdAtMs: clock.now(),
           tags: this.#p.eniTags,
+          ...primaryConnectionTracking(registry),
           journal,
           onLeftOver: (eniId, err) => {
             log.warn('cannot delete an ENI that failed to attach yet; will retry', {
@@ -160,6 +161,12 @@ export class PoolGrowth {
     while (used.has(index)) index++;
     return index;
   }
+}
+
+/** The primary ENI's connection-tracking timeouts, as the registry holds its description. */
+function primaryConnectionTracking(registry: PoolParts['registry']): Pick<EniInfo, 'connectionTracking'> {
+  const timeouts = registry.primary()?.connectionTracking;
+  return timeouts === undefined ? {} : { connectionTracking: timeouts };
 }
 
 export function specOf(eni: EniInfo): EniSpec {

@@ -4,7 +4,13 @@
 
 import type { AwsCloud } from '../../cloud/aws.ts';
 import { createAwsCloud } from '../../cloud/create-aws-cloud.ts';
-import type { FaultSettings, LaunchedInstance, RunningEmulator, VpcSpec } from '../../emulator/api.ts';
+import type {
+  FaultSettings,
+  LaunchedInstance,
+  LaunchInstanceRequest,
+  RunningEmulator,
+  VpcSpec,
+} from '../../emulator/api.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';
 
@@ -23,6 +29,8 @@ export interface TrueEni {
   readonly secondaryIps: readonly string[];
   readonly tags: Readonly<Record<string, string>>;
   readonly attachment: { readonly instanceId: string; readonly deviceIndex: number } | null;
+  /** The ENI's connection-tracking timeouts; null: none set (EC2's defaults). */
+  readonly connectionTracking: Readonly<Record<string, number>> | null;
 }
 
 export interface EmulatedNode {
@@ -42,6 +50,8 @@ export async function startEmulatedNode(options: {
   seed: number;
   /** The emulator's clock (stale-read history, IMDS tokens); Date.now when absent. */
   nowMs?: () => number;
+  /** The primary ENI's connection-tracking timeouts (the instance's launch template). */
+  connectionTracking?: LaunchInstanceRequest['connectionTracking'];
 }): Promise<EmulatedNode> {
   let instanceId: string | undefined;
   const emulator: RunningEmulator = await startEmulator({
@@ -57,6 +67,7 @@ export async function startEmulatedNode(options: {
       instanceType: options.instanceType,
       subnetId: 'subnet-0ipam',
       securityGroupIds: ['sg-0ipam'],
+      ...(options.connectionTracking === undefined ? {} : { connectionTracking: options.connectionTracking }),
     });
     instanceId = instance.instanceId;
     const cloud = await createAwsCloud({
@@ -94,6 +105,7 @@ function parseEnis(state: unknown): TrueEni[] {
       eniId: e.eniId,
       secondaryIps: e.secondaryIps.map(String),
       tags: (e.tags ?? {}) as Record<string, string>,
+      connectionTracking: (e.connectionTracking ?? null) as Record<string, number> | null,
       attachment:
         eniAttachment === null || eniAttachment === undefined
           ? null
