@@ -1,6 +1,7 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
 import { errorText } from '../infra/error-text.ts';
+import { changeEniAddresses, preAttachEni } from './admin-enis.ts';
 import { addEniConfig, addSubnet } from './admin-subnets.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
@@ -169,6 +170,15 @@ export async function handleAdmin(
     const parsed: unknown = body === '' ? {} : JSON.parse(body);
     if (method === 'POST' && path === '/admin/instances') {
       return jsonReply(201, await deps.ops.launch(parseLaunchRequest(parsed)));
+    }
+    const enisOf = /^\/admin\/instances\/([^/]+)\/enis$/.exec(path);
+    if (method === 'POST' && enisOf?.[1] !== undefined) {
+      return jsonReply(201, await preAttachEni(deps.ops, decodeURIComponent(enisOf[1]), parsed));
+    }
+    const addressesOf = /^\/admin\/enis\/([^/]+)\/addresses$/.exec(path);
+    if ((method === 'POST' || method === 'DELETE') && addressesOf?.[1] !== undefined) {
+      const eniId = decodeURIComponent(addressesOf[1]);
+      return jsonReply(200, await changeEniAddresses(deps.ops, eniId, method, parsed));
     }
     const del = /^\/admin\/instances\/([^/]+)$/.exec(path);
     if (method === 'DELETE' && del?.[1] !== undefined) {
