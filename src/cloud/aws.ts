@@ -51,7 +51,8 @@ export interface AwsCloudDeps {
 
 export class AwsCloud implements Cloud {
   private readonly ec2: Ec2Api;
-  private readonly imds: ImdsClient;
+  /** The instance metadata client (IMDS-only mode reads the ENIs through it). */
+  readonly imds: ImdsClient;
   /** Instance type limits and subnet CIDRs never change: asked once, failures not cached. */
   private readonly limitsCache = new Map<string, Promise<InstanceTypeLimits>>();
   private readonly subnetCidrCache = new Map<string, Promise<string>>();
@@ -210,7 +211,7 @@ export class AwsCloud implements Cloud {
         ClientToken: clientToken,
         TagSpecification:
           tagList.length > 0 ? [{ ResourceType: 'network-interface', Tag: tagList }] : undefined,
-        ConnectionTrackingSpecification: connectionTrackingParams(connectionTracking),
+        ...withConnectionTracking(connectionTracking),
       },
       (r) => {
         const created = r.child('networkInterface');
@@ -338,6 +339,12 @@ export class AwsCloud implements Cloud {
       throw toCloudError(doing, err);
     }
   }
+}
+
+/** CreateNetworkInterface's ConnectionTrackingSpecification, present only when there is one to send. */
+function withConnectionTracking(timeouts: ConnectionTracking | undefined): QueryStruct {
+  const spec = connectionTrackingParams(timeouts);
+  return spec === undefined ? {} : { ConnectionTrackingSpecification: spec };
 }
 
 function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {

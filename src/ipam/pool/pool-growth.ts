@@ -146,7 +146,7 @@ export class PoolGrowth {
     }
     pool.addEni(specOf(eni));
     try {
-      pool.addAddresses(eniId, lendableAddresses(eni));
+      pool.addAddresses(eniId, lendableAddresses(eni), { unconfirmed: this.#p.lendOnlyConfirmed });
     } catch (err) {
       pool.removeEni(eniId);
       throw err;

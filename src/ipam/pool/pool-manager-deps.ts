@@ -46,6 +46,28 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly syncIntervalMs?: number;
   /** How stale a DescribeNetworkInterfaces may be (default 60 s): the sync's confirmation window. */
   readonly staleWindowMs?: number;
+  /**
+   * Whether the pool may change the node's ENIs and addresses in EC2 (default true). False under
+   * DISABLE_NETWORK_RESOURCE_PROVISIONING and ENABLE_IMDS_ONLY_MODE: the pool lends what is already
+   * attached, never grows, shrinks or frees an ENI, and sweeps no leaked ENI.
+   */
+  readonly provisioning?: boolean;
+  /**
+   * ENABLE_IMDS_ONLY_MODE (default false): addresses join the pool held back and are lent only
+   * once two reads of the ENIs, the stale window apart, both list them (the cloud sync's rule).
+   */
+  readonly lendOnlyConfirmed?: boolean;
+  /**
+   * MANAGE_UNTAGGED_ENI (default true): false leaves alone every ENI neither tagged for this
+   * instance nor tagged no_manage with another value than true (eni-ownership.ts).
+   */
+  readonly manageUntaggedEnis?: boolean;
+  /**
+   * AWS_MANAGE_ENIS_NON_SCHEDULABLE=false: whether the node is unschedulable now (cordoned, taint
+   * node.kubernetes.io/unschedulable:NoSchedule). While it is, the pool adds no address or ENI and
+   * frees no ENI, as upstream. Absent: the pool manages ENIs whatever the node's state.
+   */
+  readonly nodeUnschedulable?: () => Promise<boolean>;
 }
 
 /** The pool's health, for the agent's state. */
@@ -54,6 +76,8 @@ export interface PoolHealth {
   readonly sync: CloudSyncState;
   /** ENABLE_PREFIX_DELEGATION, and whether the pool fell back to secondary IPs (no free /28). */
   readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
+  /** False: the pool changes nothing in EC2 (DISABLE_NETWORK_RESOURCE_PROVISIONING, IMDS-only mode). */
+  readonly provisioning: boolean;
 }
 
 export interface PoolInitOptions {

@@ -31,6 +31,9 @@ export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-address
 export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 export type { PoolLog } from './pool-parts.ts';
 
+const UNSCHEDULABLE =
+  'the node is unschedulable (taint node.kubernetes.io/unschedulable:NoSchedule): no address or ENI is added or freed until it is schedulable again';
+
 export class PoolManager {
   readonly #d: PoolManagerDeps;
   readonly #parts: PoolParts;
@@ -49,6 +52,8 @@ export class PoolManager {
   readonly #sync: CloudSync;
   readonly #growthHealth: PoolGrowthHealth;
   #lastError: string | undefined;
+  /** False: the pool lends what is attached and changes nothing in EC2 (no provisioning). */
+  readonly #provisioning: boolean;
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
@@ -61,7 +66,10 @@ export class PoolManager {
       journal: this.#journal,
       eniTags: deps.eniTags ?? {},
       placement: deps.eniPlacement ?? primarySubnetPlacer(deps.metadata),
+      lendOnlyConfirmed: deps.lendOnlyConfirmed === true,
+      manageUntagged: deps.manageUntaggedEnis !== false,
     };
+    this.#provisioning = deps.provisioning !== false;
     this.#sweep = new LeakedEniSweep(this.#parts, deps.leakedEniCleanup ?? DEFAULT_LEAKED_ENI_CLEANUP);
     this.#addresses = new PoolAddresses({
       pool: deps.pool,
@@ -119,6 +127,13 @@ export class PoolManager {
       ...pool.stats(clock.now()),
       unmanaged: this.#registry.inState('unmanaged').length,
     });
+    if (!this.#provisioning && this.#journal.list().length > 0) {
+      log.warn('ENI provisioning is off: ENIs vpcnet was creating or freeing are left as they are', {
+        pendingEnis: this.#journal.list().map((r) => `${r.eniId} (${r.step})`),
+      });
+    }
+    // The read above is one; the comparisons confirm what a later read, the window apart, lists too.
+    if (this.#parts.lendOnlyConfirmed) await this.#sync.run();
     return managed;
   }
 
@@ -156,7 +171,12 @@ export class PoolManager {
 
   /** Why the pool cannot grow (if it cannot), and the sync's figures. */
   health(): PoolHealth {
-    return { growth: this.#growthHealth.state, sync: this.#sync.state(), prefixes: this.prefixMode() };
+    return {
+      growth: this.#growthHealth.state,
+      sync: this.#sync.state(),
+      prefixes: this.prefixMode(),
+      provisioning: this.#provisioning,
+    };
   }
 
   /** The ENI, if EC2 no longer lists it as attached (CHECK names it for attachments on it). */
@@ -208,6 +228,7 @@ export class PoolManager {
 
   /** What nextPoolStep() (or, with prefixes, prefixStep()) says for the pool as it is now. */
   decision(): PoolDecision | UnitDecision {
+    if (!this.#provisioning) return { kind: 'none' };
     const { pool, limits, targets, clock } = this.#d;
     const freeable = this.#registry.freeable();
     // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
@@ -231,13 +252,17 @@ export class PoolManager {
   }
 
   async #pass(): Promise<PoolDecision> {
-    await this.#growth.retryDeleteOnTermination();
-    await this.#shrink.resumeDetaches();
-    await this.#shrink.retryEniDeletes();
-    await this.#sweep.runIfDue();
+    if (this.#provisioning) {
+      await this.#growth.retryDeleteOnTermination();
+      await this.#shrink.resumeDetaches();
+      await this.#shrink.retryEniDeletes();
+      await this.#sweep.runIfDue();
+    }
     await this.#growth.configurePending();
     this.#addresses.expireCooling();
     const decision = this.decision();
+    if (await this.#heldOnUnschedulableNode(decision)) return { kind: 'none' };
+    this.#unschedulableSince = undefined;
     switch (decision.kind) {
       case 'assign':
         return 'unit' in decision ? this.#prefixes.assign(decision) : this.#growth.assign(decision.count);
@@ -252,6 +277,33 @@ export class PoolManager {
       case 'none':
         return decision;
     }
+  }
+
+  /** When the pass held back a change because the node is unschedulable (ms), else undefined. */
+  #unschedulableSince: number | undefined;
+
+  /**
+   * AWS_MANAGE_ENIS_NON_SCHEDULABLE=false, as upstream: on a cordoned node the pool adds no
+   * address or ENI and frees no ENI (giving back free addresses goes on). An API that cannot be
+   * asked counts as schedulable, as upstream's.
+   */
+  async #heldOnUnschedulableNode(decision: PoolDecision | UnitDecision): Promise<boolean> {
+    const ask = this.#d.nodeUnschedulable;
+    if (ask === undefined || !['assign', 'attachEni', 'freeEni'].includes(decision.kind)) return false;
+    const unschedulable = await ask().catch((err: unknown) => {
+      this.#d.log.warn('cannot tell whether the node is unschedulable; managing its ENIs', {
+        error: cloudErrorText(err),
+      });
+      return false;
+    });
+    if (!unschedulable) return false;
+    if (this.#unschedulableSince === undefined) {
+      this.#unschedulableSince = this.#d.clock.now();
+      this.#d.log.warn('the node is unschedulable: the pool adds and frees no address or ENI meanwhile', {
+        heldBack: decision.kind,
+      });
+    }
+    return true;
   }
 
   // ---- background loop ----
@@ -276,6 +328,11 @@ export class PoolManager {
 
   async #loopPass(): Promise<boolean> {
     const done = await this.runPass();
+    if (this.#unschedulableSince !== undefined) {
+      this.#lastError = UNSCHEDULABLE;
+      this.#growthHealth.held(UNSCHEDULABLE, this.#unschedulableSince);
+      return false;
+    }
     this.#lastError = undefined;
     this.#growthHealth.succeeded();
     return done.kind !== 'none';
@@ -339,7 +396,11 @@ export class PoolManager {
     let msg = `no free address after ${timeoutMs} ms: ${capacity}, ${stats.assigned} in use, ${stats.cooling} cooling`;
     const configuring = this.#registry.inState('configuring').length;
     if (configuring > 0) msg += `, ${configuring} ENI(s) attached but not configured`;
-    if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
+    if ((stats.unconfirmed ?? 0) > 0)
+      msg += `, ${stats.unconfirmed} waiting for a second read of the ENIs before they are lent`;
+    if (!this.#provisioning)
+      msg += '; ENI provisioning is off: the pool lends only what is attached to the node';
+    else if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
     else if (this.decision().kind === 'none') msg += '; the pool is at its limits';
     return msg;
   }

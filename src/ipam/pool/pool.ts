@@ -28,13 +28,15 @@ export interface PoolEni extends EniSpec {
 }
 
 export interface PoolStats {
-  /** Addresses in the pool (assigned + cooling + available). */
+  /** Addresses in the pool (assigned + cooling + unconfirmed + available). */
   readonly total: number;
   readonly assigned: number;
   /** Freed addresses still inside their cooldown. */
   readonly cooling: number;
   /** Addresses allocate() could hand out now. */
   readonly available: number;
+  /** Held-back addresses that are not lent until a second read confirms them (IMDS-only mode); absent when none. */
+  readonly unconfirmed?: number;
   /** ENIs in the pool. */
   readonly enis: number;
 }
@@ -71,6 +73,12 @@ export class AddressPool {
   /** owner → ip: one address per attachment. */
   readonly #ipOfOwner = new Map<string, string>();
   readonly #listeners: MembershipListener[] = [];
+  /**
+   * Addresses the pool knows but may not lend yet (IMDS-only mode: listed by one read, waiting for
+   * a second). They can be held (a pod found on the node keeps its address) and released, but
+   * allocate() never hands one out before confirm().
+   */
+  readonly #unconfirmed = new Set<string>();
 
   constructor(options: { readonly cooldownMs: number }) {
     this.#cooldownMs = options.cooldownMs;
@@ -109,13 +117,23 @@ export class AddressPool {
     const held = [...entry.addresses].filter(([, s]) => s.kind === 'assigned').map(([ip]) => ip);
     if (held.length > 0)
       throw new Error(`cannot remove ENI ${eniId}: addresses still assigned: ${held.join(', ')}`);
-    for (const ip of entry.addresses.keys()) this.#eniOfIp.delete(ip);
+    for (const ip of entry.addresses.keys()) {
+      this.#eniOfIp.delete(ip);
+      this.#unconfirmed.delete(ip);
+    }
     this.#enis.delete(eniId);
     this.#changed(eniId, [...entry.addresses.keys()], true);
   }
 
-  /** Adds new free addresses to an ENI; an address already in the pool is an error. */
-  addAddresses(eniId: string, ips: readonly string[]): void {
+  /**
+   * Adds new free addresses to an ENI; an address already in the pool is an error. With
+   * `unconfirmed`, they are held back: never lent before confirm().
+   */
+  addAddresses(
+    eniId: string,
+    ips: readonly string[],
+    options: { readonly unconfirmed?: boolean } = {},
+  ): void {
     const entry = this.#entry(eniId);
     for (const ip of ips) {
       const on = this.#eniOfIp.get(ip);
@@ -124,8 +142,19 @@ export class AddressPool {
     for (const ip of ips) {
       entry.addresses.set(ip, FREE);
       this.#eniOfIp.set(ip, eniId);
+      if (options.unconfirmed === true) this.#unconfirmed.add(ip);
     }
     this.#changed(eniId, ips, false);
+  }
+
+  /** Held-back addresses may be lent from now on; returns those that were held back. */
+  confirm(ips: readonly string[]): string[] {
+    return ips.filter((ip) => this.#unconfirmed.delete(ip));
+  }
+
+  /** Whether the address is in the pool but held back (not lent before confirm()). */
+  unconfirmed(ip: string): boolean {
+    return this.#unconfirmed.has(ip);
   }
 
   /** Removes addresses from the pool; refused (nothing removed) if any of them is assigned. */
@@ -137,7 +166,10 @@ export class AddressPool {
         throw new Error(`cannot remove ${ip} from ${eniId}: assigned to ${state.owner}`);
     }
     const removed = ips.filter((ip) => entry.addresses.delete(ip));
-    for (const ip of removed) this.#eniOfIp.delete(ip);
+    for (const ip of removed) {
+      this.#eniOfIp.delete(ip);
+      this.#unconfirmed.delete(ip);
+    }
     this.#changed(eniId, removed, false);
   }
 
@@ -164,7 +196,7 @@ export class AddressPool {
       for (const { eni, addresses } of this.#sortedEntries()) {
         let pick: string | undefined;
         for (const [ip, state] of addresses) {
-          if (!allowed(eni.eniId, ip)) continue;
+          if (!allowed(eni.eniId, ip) || this.#unconfirmed.has(ip)) continue;
           if (state.kind === 'free') {
             pick = ip;
             break;
@@ -256,14 +288,16 @@ export class AddressPool {
   }
 
   stats(now: number): PoolStats {
-    const sum = { total: 0, assigned: 0, cooling: 0, available: 0 };
+    const sum = { total: 0, assigned: 0, cooling: 0, available: 0, unconfirmed: 0 };
     for (const s of this.eniStats(now)) {
       sum.total += s.total;
       sum.assigned += s.assigned;
       sum.cooling += s.cooling;
       sum.available += s.available;
+      sum.unconfirmed += s.unconfirmed ?? 0;
     }
-    return { ...sum, enis: this.#enis.size };
+    const { unconfirmed, ...counts } = sum;
+    return { ...counts, ...(unconfirmed > 0 ? { unconfirmed } : {}), enis: this.#enis.size };
   }
 
   /** Per-ENI stats, by device number. */
@@ -271,8 +305,10 @@ export class AddressPool {
     return this.#sortedEntries().map(({ eni, addresses }) => {
       let assigned = 0;
       let cooling = 0;
-      for (const state of addresses.values()) {
+      let unconfirmed = 0;
+      for (const [ip, state] of addresses) {
         if (state.kind === 'assigned') assigned++;
+        else if (this.#unconfirmed.has(ip)) unconfirmed++;
         else if (state.kind === 'cooling' && !this.#cooled(state, now)) cooling++;
       }
       const total = addresses.size;
@@ -282,7 +318,8 @@ export class AddressPool {
         total,
         assigned,
         cooling,
-        available: total - assigned - cooling,
+        available: total - assigned - cooling - unconfirmed,
+        ...(unconfirmed > 0 ? { unconfirmed } : {}),
       };
     });
   }
@@ -296,7 +333,7 @@ export class AddressPool {
     if (count <= 0) return undefined;
     for (const { eni, addresses } of this.#sortedEntries().reverse()) {
       const ips = [...addresses]
-        .filter(([, s]) => s.kind === 'free' || this.#cooled(s, now))
+        .filter(([ip, s]) => !this.#unconfirmed.has(ip) && (s.kind === 'free' || this.#cooled(s, now)))
         .map(([ip]) => ip)
         .slice(0, count);
       if (ips.length > 0) return { eni, ips };
