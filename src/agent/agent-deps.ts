@@ -11,6 +11,7 @@ import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
+import type { NodeSchedulability } from '../pods/node-schedulable.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
@@ -48,6 +49,8 @@ export interface AgentDeps {
   readonly events?: EventRecorder;
   /** The node's ENIConfig, read from the API (custom networking only). */
   readonly eniConfigs?: NodeEniConfigSource;
+  /** Whether the node is cordoned (AWS_MANAGE_ENIS_NON_SCHEDULABLE=false holds the pool then); absent without an API. */
+  readonly nodeSchedulability?: NodeSchedulability;
 }
 
 export interface RunningAgent {

@@ -37,6 +37,7 @@ import { eniLinks } from './loops/eni-links.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
 import { AgentObservability } from './observability/agent-observability.ts';
+import { poolAccess } from './pool-access.ts';
 import { recoverHalfDoneAdds } from './recovery/half-done-adds.ts';
 import { sweepRecovered } from './recovery/recovered-release.ts';
 import {
@@ -117,8 +118,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.mtu),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
-    syncIntervalMs: config.ec2SyncSeconds * 1000,
-    staleWindowMs: config.ec2StaleSeconds * 1000,
+    ...poolAccess(config, deps.nodeSchedulability),
   });
   const addressing: Addressing = await startAddressing({
     config,
