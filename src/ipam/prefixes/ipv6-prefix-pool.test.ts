@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CloudError } from '../../cloud/cloud.ts';
+import { type Cloud, CloudError } from '../../cloud/cloud.ts';
 import { ReadOnlyCloud } from '../../cloud/restricted-cloud.ts';
 import { ipv6CidrContains, parseIpv6, parseIpv6Cidr } from '../../infra/ipv6-cidr.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
@@ -13,7 +13,7 @@ const quiet = { info() {}, warn() {}, error() {} };
 function node(cloud = new FakeCloud({ ipv6Subnet: '2001:db8:5e00:0' })) {
   const clock = { t: 1_000_000, now: () => clock.t };
   const ledger = new MemoryPoolLedger();
-  const poolOn = (c = cloud) =>
+  const poolOn = (c: Cloud = cloud) =>
     new Ipv6PrefixPool({
       cloud: c,
       instanceId: cloud.meta.instanceId,
