@@ -26,13 +26,11 @@ import type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manage
 import type { PoolParts } from './pool-parts.ts';
 import { PoolShrink } from './pool-shrink.ts';
 import { effectiveMaxEnis, nextPoolStep, type PoolDecision, secondaryIpsPerEni } from './targets.ts';
+import { UNSCHEDULABLE_REASON, UnschedulableHold } from './unschedulable-hold.ts';
 
 export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
 export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 export type { PoolLog } from './pool-parts.ts';
-
-const UNSCHEDULABLE =
-  'the node is unschedulable (taint node.kubernetes.io/unschedulable:NoSchedule): no address or ENI is added or freed until it is schedulable again';
 
 export class PoolManager {
   readonly #d: PoolManagerDeps;
@@ -54,6 +52,8 @@ export class PoolManager {
   #lastError: string | undefined;
   /** False: the pool lends what is attached and changes nothing in EC2 (no provisioning). */
   readonly #provisioning: boolean;
+  /** AWS_MANAGE_ENIS_NON_SCHEDULABLE=false: changes a cordoned node holds back. */
+  readonly #cordon: UnschedulableHold;
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
@@ -70,6 +70,7 @@ export class PoolManager {
       manageUntagged: deps.manageUntaggedEnis !== false,
     };
     this.#provisioning = deps.provisioning !== false;
+    this.#cordon = new UnschedulableHold(deps.nodeUnschedulable, deps.log, deps.clock);
     this.#sweep = new LeakedEniSweep(this.#parts, deps.leakedEniCleanup ?? DEFAULT_LEAKED_ENI_CLEANUP);
     this.#addresses = new PoolAddresses({
       pool: deps.pool,
@@ -261,8 +262,7 @@ export class PoolManager {
     await this.#growth.configurePending();
     this.#addresses.expireCooling();
     const decision = this.decision();
-    if (await this.#heldOnUnschedulableNode(decision)) return { kind: 'none' };
-    this.#unschedulableSince = undefined;
+    if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
     switch (decision.kind) {
       case 'assign':
         return 'unit' in decision ? this.#prefixes.assign(decision) : this.#growth.assign(decision.count);
@@ -277,33 +277,6 @@ export class PoolManager {
       case 'none':
         return decision;
     }
-  }
-
-  /** When the pass held back a change because the node is unschedulable (ms), else undefined. */
-  #unschedulableSince: number | undefined;
-
-  /**
-   * AWS_MANAGE_ENIS_NON_SCHEDULABLE=false, as upstream: on a cordoned node the pool adds no
-   * address or ENI and frees no ENI (giving back free addresses goes on). An API that cannot be
-   * asked counts as schedulable, as upstream's.
-   */
-  async #heldOnUnschedulableNode(decision: PoolDecision | UnitDecision): Promise<boolean> {
-    const ask = this.#d.nodeUnschedulable;
-    if (ask === undefined || !['assign', 'attachEni', 'freeEni'].includes(decision.kind)) return false;
-    const unschedulable = await ask().catch((err: unknown) => {
-      this.#d.log.warn('cannot tell whether the node is unschedulable; managing its ENIs', {
-        error: cloudErrorText(err),
-      });
-      return false;
-    });
-    if (!unschedulable) return false;
-    if (this.#unschedulableSince === undefined) {
-      this.#unschedulableSince = this.#d.clock.now();
-      this.#d.log.warn('the node is unschedulable: the pool adds and frees no address or ENI meanwhile', {
-        heldBack: decision.kind,
-      });
-    }
-    return true;
   }
 
   // ---- background loop ----
@@ -328,9 +301,10 @@ export class PoolManager {
 
   async #loopPass(): Promise<boolean> {
     const done = await this.runPass();
-    if (this.#unschedulableSince !== undefined) {
-      this.#lastError = UNSCHEDULABLE;
-      this.#growthHealth.held(UNSCHEDULABLE, this.#unschedulableSince);
+    const heldSince = this.#cordon.since;
+    if (heldSince !== undefined) {
+      this.#lastError = UNSCHEDULABLE_REASON;
+      this.#growthHealth.held(UNSCHEDULABLE_REASON, heldSince);
       return false;
     }
     this.#lastError = undefined;
