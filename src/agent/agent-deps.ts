@@ -12,6 +12,7 @@ import type { Ledger } from '../ledger/ledger.ts';
 import type { CniNodes } from '../pods/cni-node.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
+import type { NodeSchedulability } from '../pods/node-schedulable.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
@@ -57,6 +58,8 @@ export interface AgentDeps {
   readonly eniConfigs?: NodeEniConfigSource;
   /** Where the runtime binds pods' network namespaces (adoption looks there; default /var/run/netns). */
   readonly runtimeNetnsDir?: string;
+  /** Whether the node is cordoned (AWS_MANAGE_ENIS_NON_SCHEDULABLE=false holds the pool then); absent without an API. */
+  readonly nodeSchedulability?: NodeSchedulability;
 }
 
 export interface RunningAgent {

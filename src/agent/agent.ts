@@ -40,6 +40,7 @@ import { eniLinks } from './loops/eni-links.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
 import { AgentObservability } from './observability/agent-observability.ts';
+import { poolAccess } from './pool-access.ts';
 import { recoverHalfDoneAdds } from './recovery/half-done-adds.ts';
 import { sweepRecovered } from './recovery/recovered-release.ts';
 import {
@@ -133,7 +134,10 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     ledger,
     eniTags: config.eniTags,
     eniPlacement: eniPlacerFor(
-      config.eniPlacement.mode,
+      // IMDS-only mode reads no subnet (no EC2 call) and never places an ENI: nothing drains.
+      config.cloudAccess.imdsOnly && config.eniPlacement.mode === 'discovery'
+        ? 'primary'
+        : config.eniPlacement.mode,
       cloud,
       meta,
       deps.eniConfigs,
@@ -147,6 +151,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
     observer: observed.metrics.poolObserver(),
+    ...poolAccess(config, deps.nodeSchedulability),
   });
   const addressing: Addressing = await startAddressing({
     config,

@@ -9,6 +9,7 @@ import { Ec2AttemptFeed } from '../agent/observability/ec2-attempt-feed.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
 import { createAwsCloud } from '../cloud/create-aws-cloud.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
+import { allowedCloud } from '../cloud/restricted-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
 import { vpcnetdHelp } from '../config/help.ts';
 import { unhonouredUpstreamVariables } from '../config/settings.ts';
@@ -20,6 +21,7 @@ import { kubeCniNodes } from '../pods/cni-node.ts';
 import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
+import { kubeNodeSchedulability } from '../pods/node-schedulable.ts';
 import { kubeNodeTaints } from '../pods/node-taints.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
@@ -66,16 +68,16 @@ async function main(): Promise<void> {
     stateDir: config.stateDir,
     targets: config.targets,
     ec2: config.ec2,
+    cloudAccess: config.cloudAccess,
+    eniManagement: config.eniManagement,
   });
   // Every EC2 call goes through the agent's own rate limit and retries (LimitedCloud); the EC2
   // client makes one attempt per request so that each retry takes a token.
   const ec2Attempts = new Ec2AttemptFeed(); // the agent's metrics and last EC2 errors listen to it
-  const cloud = new LimitedCloud({
-    inner: await createAwsCloud(),
-    limit: config.ec2,
-    log,
-    observe: ec2Attempts.emit,
-  });
+  const aws = await createAwsCloud({ metadataDisabled: config.cloudAccess.ec2MetadataDisabled });
+  const limited = new LimitedCloud({ inner: aws, limit: config.ec2, log, observe: ec2Attempts.emit });
+  // Locked-down VPCs: no EC2 change (DISABLE_NETWORK_RESOURCE_PROVISIONING), or no EC2 call at all.
+  const cloud = allowedCloud(config.cloudAccess, limited, aws.imds);
   // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the
   // node's trunk label): without ENABLE_POD_ENI the client is never even loaded.
   const kube = config.enablePodEni ? config.kubeApi : undefined;
@@ -90,13 +92,17 @@ async function main(): Promise<void> {
     config,
     targets: config.targets,
     cloud,
-    cloudFigures: () => cloud.figures(),
+    cloudFigures: () => limited.figures(),
     ec2Attempts,
     dataplane: new Dataplane(kernel),
     pods: pods ?? noPodSource,
     ...(kube ? { nodeLabels: kubeNodeLabels(kube, config.nodeName) } : {}),
     // The dead-pod GC asks the API whenever there is one (its client loads on the first question).
     ...(config.kubeApi ? { podPresence: kubePodPresence(config.kubeApi, config.nodeName) } : {}),
+    // AWS_MANAGE_ENIS_NON_SCHEDULABLE=false (the default) asks whether the node is cordoned.
+    ...(config.kubeApi
+      ? { nodeSchedulability: kubeNodeSchedulability(config.kubeApi, config.nodeName) }
+      : {}),
     // The startup taint and Kubernetes Events likewise: both best effort, off without an API.
     ...(config.kubeApi
       ? {

@@ -2,8 +2,9 @@
 // XML into a typed record, then into the Cloud's types; a required field EC2 left out is an
 // InvalidResponse naming it.
 import { isCidr, isIpv4 } from '../infra/ipv4.ts';
+import { readConnectionTracking } from './aws-connection-tracking.ts';
 import { readEniIpv6 } from './aws-network-interface-ipv6.ts';
-import type { BranchEniFacts, DetachedEni, EniInfo } from './cloud.ts';
+import type { BranchEniFacts, ConnectionTracking, DetachedEni, EniInfo } from './cloud.ts';
 import { invalidResponse } from './ec2-errors.ts';
 import type { XmlElement } from './ec2-query/xml-reader.ts';
 
@@ -21,6 +22,7 @@ export interface Ec2NetworkInterface {
   readonly ipv6Addresses: readonly { readonly ipv6Address?: string }[];
   readonly ipv6Prefixes: readonly { readonly ipv6Prefix?: string }[];
   readonly tags: readonly { readonly key?: string; readonly value?: string }[];
+  readonly connectionTracking?: ConnectionTracking;
 }
 
 /** Reads one `<item>` of networkInterfaceSet (or CreateNetworkInterface's networkInterface). */
@@ -56,6 +58,7 @@ export function readNetworkInterface(xml: XmlElement): Ec2NetworkInterface {
       .items('ipv6PrefixSet')
       .map((p) => omitUndefined({ ipv6Prefix: p.string('ipv6Prefix') })),
     tags: xml.items('tagSet').map((t) => omitUndefined({ key: t.string('key'), value: t.string('value') })),
+    connectionTracking: readConnectionTracking(xml),
   });
 }
 
@@ -110,6 +113,7 @@ export async function toEniInfo(
     ...(eni.description === undefined ? {} : { description: eni.description }),
     interfaceType: eni.interfaceType ?? 'interface',
     tags: tagsOf(doing, eniId, eni),
+    ...(eni.connectionTracking === undefined ? {} : { connectionTracking: eni.connectionTracking }),
   };
 }
 

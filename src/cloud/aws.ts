@@ -9,6 +9,7 @@ import {
   IPV4_PREFIXES,
   SECONDARY_IPS,
 } from './aws-assignment.ts';
+import { connectionTrackingParams } from './aws-connection-tracking.ts';
 import { assignIpv6Prefixes, unassignIpv6Prefixes } from './aws-ipv6.ts';
 import {
   type Ec2NetworkInterface,
@@ -22,6 +23,7 @@ import { readTrunkAssociation } from './aws-trunk-association.ts';
 import type {
   BranchEniFacts,
   Cloud,
+  ConnectionTracking,
   CreatedEni,
   DetachedEni,
   EniInfo,
@@ -49,7 +51,8 @@ export interface AwsCloudDeps {
 
 export class AwsCloud implements Cloud {
   private readonly ec2: Ec2Api;
-  private readonly imds: ImdsClient;
+  /** The instance metadata client (IMDS-only mode reads the ENIs through it). */
+  readonly imds: ImdsClient;
   /** Instance type limits and subnet CIDRs never change: asked once, failures not cached. */
   private readonly limitsCache = new Map<string, Promise<InstanceTypeLimits>>();
   private readonly subnetCidrCache = new Map<string, Promise<string>>();
@@ -190,6 +193,7 @@ export class AwsCloud implements Cloud {
     description: string,
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
+    connectionTracking?: ConnectionTracking,
   ): Promise<CreatedEni> {
     const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
     const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
@@ -206,6 +210,7 @@ export class AwsCloud implements Cloud {
         ClientToken: clientToken,
         TagSpecification:
           tagList.length > 0 ? [{ ResourceType: 'network-interface', Tag: tagList }] : undefined,
+        ...withConnectionTracking(connectionTracking),
       },
       (r) => {
         const created = r.child('networkInterface');
@@ -333,6 +338,12 @@ export class AwsCloud implements Cloud {
       throw toCloudError(doing, err);
     }
   }
+}
+
+/** CreateNetworkInterface's ConnectionTrackingSpecification, present only when there is one to send. */
+function withConnectionTracking(timeouts: ConnectionTracking | undefined): QueryStruct {
+  const spec = connectionTrackingParams(timeouts);
+  return spec === undefined ? {} : { ConnectionTrackingSpecification: spec };
 }
 
 function cached<V>(cache: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {

@@ -49,6 +49,18 @@ export interface EniInfo {
   readonly interfaceType: string;
   /** The ENI's tags (TagSet), e.g. node.k8s.amazonaws.com/no_manage=true. */
   readonly tags: Readonly<Record<string, string>>;
+  /** Idle timeouts EC2 tracks the ENI's connections with (ConnectionTrackingConfiguration); absent: EC2's defaults. */
+  readonly connectionTracking?: ConnectionTracking;
+}
+
+/**
+ * An ENI's connection-tracking idle timeouts, seconds (EC2's ConnectionTrackingSpecification on
+ * create, ConnectionTrackingConfiguration in a describe); a timeout left out is EC2's default.
+ */
+export interface ConnectionTracking {
+  readonly tcpEstablishedTimeout?: number;
+  readonly udpStreamTimeout?: number;
+  readonly udpTimeout?: number;
 }
 
 /** An ENI attached to nothing (EC2 status "available"), as a leak collector sees it. */
@@ -167,7 +179,8 @@ export interface Cloud {
    * whose attach never happened can still be found and collected by its owner tag.
    * `clientToken` (EC2's idempotency token, at most 64 ASCII characters): a call repeated with
    * the same token returns the ENI the first one created instead of creating another, so a retry
-   * after a lost reply is safe. Without it, each call is a new request.
+   * after a lost reply is safe. Without it, each call is a new request. `connectionTracking`
+   * (ConnectionTrackingSpecification) sets the new ENI's timeouts; only those given are sent.
    */
   createEni(
     subnetId: string,
@@ -175,6 +188,7 @@ export interface Cloud {
     description: string,
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
+    connectionTracking?: ConnectionTracking,
   ): Promise<CreatedEni>;
   /** Returns EC2's ID of the new ENI attachment. */
   attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;

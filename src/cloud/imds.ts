@@ -118,6 +118,19 @@ export class ImdsClient {
       .filter((line) => line !== '');
   }
 
+  /**
+   * A list path that IMDS leaves out where there is nothing to list (an ENI's `ipv4-prefix`,
+   * `ipv6s`): its 404 is an empty list, any other failure an error.
+   */
+  async getLinesOrNone(path: string): Promise<string[]> {
+    try {
+      return await this.getLines(path);
+    } catch (err) {
+      if (err instanceof ImdsError && err.status === 404) return [];
+      throw err;
+    }
+  }
+
   private sessionToken(): Promise<string> {
     const cached = this.token;
     if (cached !== undefined && this.now() < cached.refreshAt) return Promise.resolve(cached.value);

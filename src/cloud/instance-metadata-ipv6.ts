@@ -9,9 +9,9 @@ type Ipv6Facts = Pick<InstanceMetadata, 'primaryIpv6' | 'subnetIpv6Cidrs' | 'vpc
 
 export async function readIpv6Facts(imds: ImdsClient, eniPath: string): Promise<Ipv6Facts> {
   const [addresses, subnetCidrs, vpcCidrs] = await Promise.all([
-    linesOrNone(imds, `${eniPath}/ipv6s`),
-    linesOrNone(imds, `${eniPath}/subnet-ipv6-cidr-blocks`),
-    linesOrNone(imds, `${eniPath}/vpc-ipv6-cidr-blocks`),
+    imds.getLinesOrNone(`${eniPath}/ipv6s`),
+    imds.getLinesOrNone(`${eniPath}/subnet-ipv6-cidr-blocks`),
+    imds.getLinesOrNone(`${eniPath}/vpc-ipv6-cidr-blocks`),
   ]);
   const primaryIpv6 = addresses[0];
   if (primaryIpv6 !== undefined && !isIpv6(primaryIpv6)) {
@@ -40,13 +40,4 @@ function cidrs<K extends string>(key: K, path: string, lines: readonly string[])
     );
   }
   return { [key]: lines.map((l) => formatIpv6Cidr(parseIpv6Cidr(l))) } as { [k in K]?: string[] };
-}
-
-async function linesOrNone(imds: ImdsClient, path: string): Promise<string[]> {
-  try {
-    return await imds.getLines(path);
-  } catch (err) {
-    if (err instanceof ImdsError && err.status === 404) return [];
-    throw err;
-  }
 }

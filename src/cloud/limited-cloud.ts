@@ -11,6 +11,7 @@ import {
   type BranchEniFacts,
   type Cloud,
   CloudError,
+  type ConnectionTracking,
   type CreatedEni,
   type DetachedEni,
   type EniInfo,
@@ -164,12 +165,13 @@ export class LimitedCloud implements Cloud {
     description: string,
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
+    connectionTracking?: ConnectionTracking,
   ): Promise<CreatedEni> {
     // One token for the logical call, the same on every attempt: EC2 answers a repeated token
     // with the ENI it already created, so a retry after a lost reply creates nothing twice.
     const token = clientToken ?? this.#newClientToken();
     return this.#call('CreateNetworkInterface', () =>
-      this.#inner.createEni(subnetId, securityGroupIds, description, tags, token),
+      this.#inner.createEni(subnetId, securityGroupIds, description, tags, token, connectionTracking),
     );
   }
 

@@ -10,6 +10,7 @@ import { usesIpTargets, type WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { EniConfigKeys } from '../pods/eni-config.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
 import { parseCidrList } from './cidr-list.ts';
+import { type CloudAccess, cloudAccessOf, type EniManagement } from './cloud-access.ts';
 import { ConfigError } from './config-error.ts';
 import { type Env, readSettings } from './setting.ts';
 import { AGENT_SETTINGS } from './settings.ts';
@@ -60,8 +61,12 @@ export interface AgentConfig {
   readonly eniTags: EniTagOptions;
   /** An ENI attached less than this ago is not freed (ms). */
   readonly minEniLifetimeMs: number;
-  /** DISABLE_LEAKED_ENI_CLEANUP (upstream name) and the sweep's grace and interval. */
+  /** DISABLE_LEAKED_ENI_CLEANUP (upstream name) and the sweep's grace and interval; off without provisioning. */
   readonly leakedEniCleanup: LeakedEniCleanup;
+  /** ENABLE_IMDS_ONLY_MODE, DISABLE_NETWORK_RESOURCE_PROVISIONING, AWS_EC2_METADATA_DISABLED (upstream names). */
+  readonly cloudAccess: CloudAccess;
+  /** MANAGE_UNTAGGED_ENI and AWS_MANAGE_ENIS_NON_SCHEDULABLE (upstream names). */
+  readonly eniManagement: EniManagement;
   /** Seconds an ADD may wait for the pool to grow when it has no free address. */
   readonly addWaitSeconds: number;
   /** Seconds between reconcile passes (drift repair, GC); 0 = no loop (one pass still runs at start). */
@@ -165,6 +170,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
       "AWS_VPC_K8S_CNI_CUSTOM_NETWORK_CFG=true needs the Kubernetes API (the node's ENIConfig is read there): set VPCNET_KUBE_API or run in-cluster",
     );
   }
+  const { cloudAccess, eniManagement } = cloudAccessOf(v);
   const eniPlacement: AgentConfig['eniPlacement'] = v.customNetworkCfg
     ? { mode: 'custom', labelKey: v.eniConfigLabelDef, annotationKey: v.eniConfigAnnotationDef }
     : { mode: v.enableSubnetDiscovery ? 'discovery' : 'primary' };
@@ -197,10 +203,13 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     eniTags,
     minEniLifetimeMs: v.minEniLifetimeSeconds * 1000,
     leakedEniCleanup: {
-      enabled: !v.disableLeakedEniCleanup,
+      // As upstream: ENIs vpcnet may not delete are not swept either.
+      enabled: !v.disableLeakedEniCleanup && cloudAccess.provisioning,
       graceMs: v.leakedEniGraceSeconds * 1000,
       intervalMs: v.leakedEniSweepSeconds * 1000,
     },
+    cloudAccess,
+    eniManagement,
     addWaitSeconds: v.addWaitSeconds,
     reconcileSeconds: v.reconcileSeconds,
     deadPodGc: { enabled: v.deadPodGc, graceSeconds: v.deadPodGcGraceSeconds },

@@ -63,6 +63,13 @@ export const CLOUD_DRIVER_VARIABLES: readonly DocumentedVariable[] = [
     upstream: false,
   },
   {
+    env: 'AWS_EC2_ENDPOINT',
+    defaultText: 'unset',
+    description:
+      "read by the cloud driver: upstream's own name for the EC2 API endpoint (an http(s) URL); it wins over AWS_ENDPOINT_URL_EC2, as in aws-node",
+    upstream: true,
+  },
+  {
     env: 'AWS_EC2_METADATA_SERVICE_ENDPOINT',
     defaultText: 'http://169.254.169.254',
     description: 'read by the cloud driver: the IMDSv2 endpoint (the lab points it at the emulator)',
@@ -73,5 +80,26 @@ export const CLOUD_DRIVER_VARIABLES: readonly DocumentedVariable[] = [
     defaultText: "the instance's, from IMDS",
     description: 'read by the cloud driver: the region of the EC2 API',
     upstream: false,
+  },
+  {
+    env: 'AWS_PROFILE',
+    defaultText: 'default',
+    description:
+      "read by the cloud driver's credential chain: the profile of the shared config and credentials files whose static keys (or web_identity_token_file with role_arn) sign the EC2 calls; when set it wins over the environment's keys and IRSA, as in aws-node's SDK, and a profile neither file has, or one using credential_process, source_profile, credential_source or SSO, stops the agent at start. Unset: the default profile, after the environment's keys and IRSA, when it holds credentials",
+    upstream: true,
+  },
+  {
+    env: 'AWS_SHARED_CREDENTIALS_FILE',
+    defaultText: '~/.aws/credentials',
+    description:
+      "read by the cloud driver's credential chain: the shared credentials file (profiles as `[NAME]`)",
+    upstream: true,
+  },
+  {
+    env: 'AWS_CONFIG_FILE',
+    defaultText: '~/.aws/config',
+    description:
+      "read by the cloud driver's credential chain: the shared config file (profiles as `[profile NAME]`); the credentials file wins where both set a key",
+    upstream: true,
   },
 ];

@@ -36,10 +36,18 @@ test('the settings users switch over with keep the upstream names', () => {
   }
 });
 
-test('the AWS endpoint variables are documented as read by the cloud driver', () => {
+test('the AWS endpoint and credential variables are documented as read by the cloud driver', () => {
   assert.deepEqual(
     CLOUD_DRIVER_VARIABLES.map((v) => v.env),
-    ['AWS_ENDPOINT_URL_EC2', 'AWS_EC2_METADATA_SERVICE_ENDPOINT', 'AWS_REGION'],
+    [
+      'AWS_ENDPOINT_URL_EC2',
+      'AWS_EC2_ENDPOINT',
+      'AWS_EC2_METADATA_SERVICE_ENDPOINT',
+      'AWS_REGION',
+      'AWS_PROFILE',
+      'AWS_SHARED_CREDENTIALS_FILE',
+      'AWS_CONFIG_FILE',
+    ],
   );
   for (const v of CLOUD_DRIVER_VARIABLES) assert.match(v.description, /^read by the cloud driver/);
 });

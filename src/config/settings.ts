@@ -5,6 +5,7 @@ import { TRUNK_DRIVERS } from '../infra/trunk-driver.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import { ADDRESS_MODE_SETTINGS } from './settings-address-modes.ts';
+import { CLOUD_ACCESS_SETTINGS } from './settings-cloud-access.ts';
 import { CLOUD_DRIVER_VARIABLES, EC2_SETTINGS } from './settings-ec2.ts';
 import {
   httpUrl,
@@ -219,6 +220,8 @@ export const AGENT_SETTINGS = {
   }),
   // The EC2 client's rate limit, retries and sync (settings-ec2.ts).
   ...EC2_SETTINGS,
+  // Locked-down VPCs, which ENIs are managed, credentials (settings-cloud-access.ts).
+  ...CLOUD_ACCESS_SETTINGS,
   logLevel: withDefault({
     env: 'VPCNET_LOG_LEVEL',
     kind: oneOf(['debug', 'info', 'warn', 'error']),

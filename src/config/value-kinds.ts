@@ -53,6 +53,15 @@ export const trueOrFalse: ValueKind<boolean> = {
   parse: (text) => (text === 'true' ? true : text === 'false' ? false : undefined),
 };
 
+/** `true` or `false` in any case (`TRUE`, `False`), as the AWS SDKs read their own switches. */
+export const trueOrFalseAnyCase: ValueKind<boolean> = {
+  what: 'true or false',
+  parse: (text) => {
+    const word = text.trim().toLowerCase();
+    return word === 'true' ? true : word === 'false' ? false : undefined;
+  },
+};
+
 /** `false` only: a switch whose `true` vpcnet cannot honour yet, refused rather than ignored. */
 export function falseOnly(reason: string): ValueKind<false> {
   return { what: `false (${reason})`, parse: (text) => (text === 'false' ? false : undefined) };

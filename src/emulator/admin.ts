@@ -1,6 +1,7 @@
 // The admin API (JSON): the parts of AWS the agent never calls — launching and terminating
 // instances, fault injection — and a dump of the state for tests and the lab.
 import { errorText } from '../infra/error-text.ts';
+import { changeEniAddresses, preAttachEni } from './admin-enis.ts';
 import { addEniConfig, addSubnet, changeSubnetTags } from './admin-subnets.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
@@ -11,6 +12,7 @@ import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
 import type { ObjectStore } from './kube/object-store.ts';
+import { connectionTrackingOf } from './vpc/connection-tracking.ts';
 import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
@@ -54,13 +56,27 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
   const securityGroupIds = optionalStrings(v.securityGroupIds, 'securityGroupIds');
   const netns = optionalString(v.netns, 'netns');
   const nodeName = optionalString(v.nodeName, 'nodeName');
+  const connectionTracking = launchConnectionTracking(v.connectionTracking);
   return {
     instanceType,
     subnetId,
     ...(securityGroupIds === undefined ? {} : { securityGroupIds }),
     ...(netns === undefined ? {} : { netns }),
     ...(nodeName === undefined ? {} : { nodeName }),
+    ...(connectionTracking === undefined ? {} : { connectionTracking }),
   };
+}
+
+/** `{ tcpEstablishedTimeout?, udpStreamTimeout?, udpTimeout? }` of a launch, EC2's bounds checked. */
+function launchConnectionTracking(v: unknown) {
+  if (v === undefined) return undefined;
+  if (!isRecord(v)) throw new Error('connectionTracking must be a JSON object');
+  const prefix = 'connectionTracking';
+  return connectionTrackingOf(prefix, (wire) => {
+    const name = wire.slice(prefix.length + 1);
+    const key = name.charAt(0).toLowerCase() + name.slice(1);
+    return optionalNumber(v[key], `${prefix}.${key}`);
+  });
 }
 
 export function parsePodEniRequest(v: unknown): PodEniRequest {
@@ -127,6 +143,7 @@ export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
       attachment: e.attachment ?? null,
       interfaceType: e.interfaceType,
       trunkAssociation: e.trunkAssociation ?? null,
+      connectionTracking: e.connectionTracking ?? null,
     })),
     subnets: state.subnets().map((s) => ({
       subnetId: s.spec.subnetId,
@@ -159,6 +176,15 @@ export async function handleAdmin(
     const parsed: unknown = body === '' ? {} : JSON.parse(body);
     if (method === 'POST' && path === '/admin/instances') {
       return jsonReply(201, await deps.ops.launch(parseLaunchRequest(parsed)));
+    }
+    const enisOf = /^\/admin\/instances\/([^/]+)\/enis$/.exec(path);
+    if (method === 'POST' && enisOf?.[1] !== undefined) {
+      return jsonReply(201, await preAttachEni(deps.ops, decodeURIComponent(enisOf[1]), parsed));
+    }
+    const addressesOf = /^\/admin\/enis\/([^/]+)\/addresses$/.exec(path);
+    if ((method === 'POST' || method === 'DELETE') && addressesOf?.[1] !== undefined) {
+      const eniId = decodeURIComponent(addressesOf[1]);
+      return jsonReply(200, await changeEniAddresses(deps.ops, eniId, method, parsed));
     }
     const del = /^\/admin\/instances\/([^/]+)$/.exec(path);
     if (method === 'DELETE' && del?.[1] !== undefined) {

@@ -68,6 +68,15 @@ export interface LaunchInstanceRequest {
   readonly netns?: string;
   /** Kubernetes node name; the kube slice serves GET /api/v1/nodes/{nodeName} for it. */
   readonly nodeName?: string;
+  /**
+   * The primary ENI's connection-tracking timeouts in seconds, as a launch template sets them
+   * (`{ tcpEstablishedTimeout?, udpStreamTimeout?, udpTimeout? }`, EC2's bounds checked).
+   */
+  readonly connectionTracking?: {
+    readonly tcpEstablishedTimeout?: number;
+    readonly udpStreamTimeout?: number;
+    readonly udpTimeout?: number;
+  };
 }
 
 export interface LaunchedInstance {
@@ -163,6 +172,12 @@ export interface RunningEmulator {
 // Admin API over HTTP (JSON bodies), on every listener and the admin socket:
 //   POST   /admin/instances            LaunchInstanceRequest -> LaunchedInstance
 //   DELETE /admin/instances/{id}       -> 204
+//   POST   /admin/instances/{id}/enis  {secondaryIpCount?, ipv4PrefixCount?, subnetId?, tags?} -> 201
+//          {eniId, mac, deviceIndex, primaryIp, secondaryIps, ipv4Prefixes}: an ENI someone else
+//          created, attached at the lowest free device index with its addresses (not an EC2 call
+//          of the agent's: locked-down VPCs, IMDS-only mode)
+//   POST   /admin/enis/{id}/addresses  {secondaryIpCount} -> 200 the ENI as above, with more addresses;
+//   DELETE /admin/enis/{id}/addresses  {ips} -> 200 the ENI without those secondary IPs
 //   PUT    /admin/faults               FaultSettings -> 204
 //   GET    /admin/traffic              -> {enis: [{eniId, interfaceType, instanceId, trunkEniId, vlanId,
 //                                          receivedPackets}]}: per ENI with a fabric link (branches

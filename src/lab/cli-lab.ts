@@ -6,6 +6,7 @@ import { errorText } from '../infra/error-text.ts';
 import { labUpDetached, readUpRequest } from './detach.ts';
 import { labDown } from './down.ts';
 import { runEmulatorProcess } from './emulator-process.ts';
+import { ENI_HELP, labEniCommand } from './enis.ts';
 import { type LabDescription, labLayout } from './layout.ts';
 import { deleteLabPod, labPod } from './pod.ts';
 import { logLineStep, stderrProgress } from './progress.ts';
@@ -26,6 +27,7 @@ Commands:
   pod         register a pod in the lab's Kubernetes API (or --delete it)
   subnet      add a subnet (zone, tags) to the lab's VPC, or set or remove a subnet's tags
   eni-config  add an ENIConfig (custom networking) to the lab's Kubernetes API
+  eni         attach an ENI with addresses to a node, as an operator would (IMDS-only mode)
 Run \`vpcnetctl lab <command> --help\` for its options.
 `,
   up: `Usage: vpcnetctl lab up --name L [--nodes N] [--instance-type T] [--pod-eni [--trunk-driver D]]
@@ -85,6 +87,7 @@ branch ENI and VLAN ID); a pod that does not exist is an error.
 `,
   subnet: SUBNET_HELP,
   'eni-config': ENI_CONFIG_HELP,
+  eni: ENI_HELP,
   supervise: 'Usage: vpcnetctl lab supervise --name L   (internal: started by `lab up --detach`)\n',
   emulator: 'Usage: vpcnetctl lab emulator --name L   (internal: runs inside the lab VPC namespace)\n',
 };
@@ -146,6 +149,8 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
       return labSubnetCommand(args);
     case 'eni-config':
       return labEniConfigCommand(args);
+    case 'eni':
+      return labEniCommand(args);
     case 'supervise': {
       const name = requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name);
       const req = await readUpRequest(name);

@@ -28,10 +28,38 @@ export function webIdentityCredentialSource(
   const tokenFile = env.AWS_WEB_IDENTITY_TOKEN_FILE?.trim();
   const roleArn = env.AWS_ROLE_ARN?.trim();
   if (!tokenFile || !roleArn) return undefined;
-  const sessionName = env.AWS_ROLE_SESSION_NAME?.trim() || `vpcnet-${deps.now()}`;
+  return assumeRoleWithWebIdentity(
+    {
+      tokenFile,
+      roleArn,
+      sessionName: env.AWS_ROLE_SESSION_NAME?.trim(),
+      name: `web identity (AWS_ROLE_ARN=${roleArn})`,
+    },
+    env,
+    deps,
+  );
+}
+
+/** What a web identity is traded with: from the environment (IRSA) or a shared config profile. */
+export interface WebIdentityRole {
+  readonly tokenFile: string;
+  readonly roleArn: string;
+  /** Default: `vpcnet-<now>`. */
+  readonly sessionName?: string | undefined;
+  /** For messages. */
+  readonly name: string;
+}
+
+/** A token file traded at STS (AWS_ENDPOINT_URL_STS, else the region's) for a role's credentials. */
+export function assumeRoleWithWebIdentity(
+  role: WebIdentityRole,
+  env: NodeJS.ProcessEnv,
+  deps: WebIdentityDeps,
+): CredentialSource {
+  const { tokenFile, roleArn, name } = role;
+  const sessionName = role.sessionName || `vpcnet-${deps.now()}`;
   const configured = env.AWS_ENDPOINT_URL_STS?.trim();
   const endpoint = configured ? new URL(configured) : regionalEndpoint('sts', deps.region);
-  const name = `web identity (AWS_ROLE_ARN=${roleArn})`;
   return {
     name,
     async fetch(): Promise<AwsCredentials> {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
+  CreateNetworkInterfaceCommand,
   DescribeInstanceTypesCommand,
   DescribeNetworkInterfacesCommand,
   DescribeSubnetsCommand,
@@ -12,6 +13,7 @@ import {
 import type { LaunchedInstance, RunningEmulator } from '../../emulator/api.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';
+import { connectionTrackingParams } from '../aws-connection-tracking.ts';
 import { readNetworkInterface } from '../aws-network-interface.ts';
 import { Ec2QueryClient } from './ec2-query-client.ts';
 import { HttpTransport } from './http-transport.ts';
@@ -131,4 +133,40 @@ test('DescribeSubnets and DescribeInstanceTypes: both clients read the same CIDR
     [sdkInfo?.MaximumNetworkInterfaces, sdkInfo?.Ipv4AddressesPerInterface],
   );
   assert.ok((sdkInfo?.MaximumNetworkInterfaces ?? 0) > 0);
+});
+
+test("connection tracking: the SDK's CreateNetworkInterface is understood and both clients read the same timeouts back", async () => {
+  // The SDK serializes ConnectionTrackingSpecification with EC2's own wire names: the emulator
+  // taking them, and our reader and the SDK agreeing on the describe, holds both ends to EC2's.
+  const byTheSdk = await sdk.send(
+    new CreateNetworkInterfaceCommand({
+      SubnetId: 'subnet-0agree',
+      ConnectionTrackingSpecification: { TcpEstablishedTimeout: 7200, UdpStreamTimeout: 150 },
+    }),
+  );
+  const byUs = await ours.call('CreateNetworkInterface', {
+    SubnetId: 'subnet-0agree',
+    ConnectionTrackingSpecification: connectionTrackingParams({
+      tcpEstablishedTimeout: 7200,
+      udpStreamTimeout: 150,
+    }),
+  });
+  const ids = [
+    byTheSdk.NetworkInterface?.NetworkInterfaceId ?? '',
+    byUs.child('networkInterface')?.string('networkInterfaceId') ?? '',
+  ];
+  const mine = (await ours.call('DescribeNetworkInterfaces', { NetworkInterfaceId: ids }))
+    .items('networkInterfaceSet')
+    .map(readNetworkInterface);
+  const theirs = (await sdk.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: ids })))
+    .NetworkInterfaces;
+  assert.equal(mine.length, 2);
+  for (const [i, eni] of mine.entries()) {
+    const sdkSide = theirs?.[i]?.ConnectionTrackingConfiguration;
+    assert.deepEqual(eni.connectionTracking, { tcpEstablishedTimeout: 7200, udpStreamTimeout: 150 });
+    assert.deepEqual(
+      { tcpEstablishedTimeout: sdkSide?.TcpEstablishedTimeout, udpStreamTimeout: sdkSide?.UdpStreamTimeout },
+      eni.connectionTracking,
+    );
+  }
 });

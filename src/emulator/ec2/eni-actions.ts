@@ -1,6 +1,7 @@
 // Mutating EC2 actions on ENIs and tags. Each validates its parameters, changes the state through
 // VpcOperations (which runs the fabric hooks) and returns the reply body.
 
+import { connectionTrackingOf } from '../vpc/connection-tracking.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
 import type { InterfaceType } from '../vpc/view.ts';
 import { invalidParameter, missingParameter } from './error.ts';
@@ -30,6 +31,7 @@ export function createNetworkInterface(p: QueryParams, ops: VpcOperations): XmlO
   const primaryIp = p.get('PrivateIpAddress');
   const interfaceType = parseInterfaceType(p.get('InterfaceType'));
   const extra = p.int('SecondaryPrivateIpAddressCount');
+  const connectionTracking = connectionTrackingOf('ConnectionTrackingSpecification', (n) => p.int(n));
   const eni = ops.createEni({
     interfaceType,
     subnetId,
@@ -37,6 +39,7 @@ export function createNetworkInterface(p: QueryParams, ops: VpcOperations): XmlO
     tags: p.tagSpecifications('network-interface'),
     ...(description === undefined ? {} : { description }),
     ...(primaryIp === undefined ? {} : { primaryIp }),
+    ...(connectionTracking === undefined ? {} : { connectionTracking }),
   });
   if (extra !== undefined && extra > 0) {
     try {

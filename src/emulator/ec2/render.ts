@@ -1,6 +1,7 @@
 // The emulator's state in the XML shapes EC2 replies with (element names as in the 2016-11-15
 // API: networkInterfaceSet/item, privateIpAddressesSet/item, attachment, groupSet, tagSet, …).
 
+import { renderConnectionTracking } from '../vpc/connection-tracking.ts';
 import type { NetworkLimits } from '../vpc/instance-types.ts';
 import type { SubnetPool } from '../vpc/subnet-pool.ts';
 import type { Eni, Instance, VpcView } from '../vpc/view.ts';
@@ -71,6 +72,7 @@ export function renderEni(state: VpcView, eni: Eni): XmlObject {
     ipv6AddressesSet: ipv6AddressesSet(eni),
     ipv6PrefixSet: eni.ipv6Prefixes.map((ipv6Prefix) => ({ ipv6Prefix })),
     interfaceType: eni.interfaceType,
+    connectionTrackingConfiguration: renderConnectionTracking(eni.connectionTracking),
   };
 }
 
@@ -104,6 +106,7 @@ function renderInstanceEni(state: VpcView, eni: Eni): XmlObject {
     ipv6AddressesSet: ipv6AddressesSet(eni),
     ipv6PrefixSet: eni.ipv6Prefixes.map((ipv6Prefix) => ({ ipv6Prefix })),
     interfaceType: eni.interfaceType,
+    connectionTrackingConfiguration: renderConnectionTracking(eni.connectionTracking),
   };
 }
 

@@ -151,8 +151,11 @@ export class Imds {
 
   #macTree(state: VpcView, eni: Eni): Tree {
     const pool = state.subnet(eni.subnetId);
-    // IPv6 paths exist only where there is something to list, as on EC2.
-    const ipv6: [string, Tree][] = [
+    // Prefix and IPv6 paths exist only where there is something to list, as on EC2 (a 404 else).
+    const optional: [string, Tree][] = [
+      ...(eni.ipv4Prefixes.length > 0
+        ? [['ipv4-prefix', eni.ipv4Prefixes.join('\n')] as [string, Tree]]
+        : []),
       ...(eni.ipv6Addresses.length > 0 ? [['ipv6s', eni.ipv6Addresses.join('\n')] as [string, Tree]] : []),
       ...(eni.ipv6Prefixes.length > 0
         ? [['ipv6-prefix', eni.ipv6Prefixes.join('\n')] as [string, Tree]]
@@ -165,7 +168,7 @@ export class Imds {
         : [['vpc-ipv6-cidr-blocks', state.spec.ipv6Cidr] as [string, Tree]]),
     ];
     return new Map<string, Tree>([
-      ...ipv6,
+      ...optional,
       ['device-number', String(eni.attachment?.deviceIndex ?? '')],
       ['interface-id', eni.eniId],
       ['local-hostname', hostname(eni.primaryIp, state.spec.region)],

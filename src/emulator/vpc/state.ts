@@ -4,6 +4,7 @@
 import { cidrsOverlap, formatCidr, isCidr, parseCidr } from '../../infra/ipv4.ts';
 import type { SubnetSpec, VpcSpec } from '../api.ts';
 import { Ec2Error, invalidParameter } from '../ec2/error.ts';
+import type { ConnectionTrackingTimeouts } from './connection-tracking.ts';
 import { giveIpv6Back, type Ipv6Assigned, type Ipv6AssignRequest, takeIpv6 } from './eni-ipv6.ts';
 import { givePrefixesBack, takePrefixes } from './eni-prefixes.ts';
 import { giveSecondaryIpsBack, takeSecondaryIps } from './eni-secondary-ips.ts';
@@ -30,6 +31,7 @@ export interface CreateEniRequest {
   readonly tags?: ReadonlyMap<string, string>;
   readonly primaryIp?: string;
   readonly interfaceType?: InterfaceType;
+  readonly connectionTracking?: ConnectionTrackingTimeouts;
 }
 
 export interface LaunchRequest {
@@ -38,6 +40,8 @@ export interface LaunchRequest {
   readonly securityGroupIds?: readonly string[];
   readonly netns?: string;
   readonly nodeName?: string;
+  /** The primary ENI's connection-tracking timeouts (a launch template's). */
+  readonly connectionTracking?: ConnectionTrackingTimeouts;
 }
 
 export type AssignRequest = { readonly count: number } | { readonly ips: readonly string[] };
@@ -103,6 +107,7 @@ export class VpcState extends VpcView {
       attachment: undefined,
       interfaceType: req.interfaceType ?? 'interface',
       trunkAssociation: undefined,
+      connectionTracking: req.connectionTracking,
     };
     this.enisById.set(eni.eniId, eni);
     this.onChange?.();
@@ -273,6 +278,7 @@ export class VpcState extends VpcView {
       subnetId: req.subnetId,
       securityGroupIds: instance.securityGroupIds,
       description: `Primary network interface of ${instance.instanceId}`,
+      ...(req.connectionTracking === undefined ? {} : { connectionTracking: req.connectionTracking }),
     });
     // A dual-stack subnet gives the primary ENI its primary IPv6 (AssignIpv6AddressOnCreation).
     if (this.subnet(req.subnetId).spec.ipv6Cidr !== undefined)

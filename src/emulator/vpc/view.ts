@@ -4,6 +4,7 @@
 import { cidrContains, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
 import type { VpcSpec } from '../api.ts';
 import { Ec2Error, notFound } from '../ec2/error.ts';
+import type { ConnectionTrackingTimeouts } from './connection-tracking.ts';
 import type { NetworkLimits } from './instance-types.ts';
 import type { SubnetPool } from './subnet-pool.ts';
 
@@ -45,6 +46,8 @@ export interface Eni {
   readonly interfaceType: InterfaceType;
   /** Set on a branch ENI while it is associated with a trunk. */
   trunkAssociation: TrunkAssociation | undefined;
+  /** The connection-tracking timeouts it was created with; undefined: EC2's defaults. */
+  readonly connectionTracking: ConnectionTrackingTimeouts | undefined;
 }
 
 export interface Instance {

@@ -13,13 +13,16 @@ export type DifferenceKind =
   /** An address a pod holds (pool or ledger) that EC2 no longer lists: kept, never released. */
   | 'heldAddressMissing'
   /** An ENI of the pool, or one a ledger record names, that EC2 no longer lists as attached. */
-  | 'eniGone';
+  | 'eniGone'
+  /** An address the pool holds back (IMDS-only mode) that the source lists: lent once confirmed. */
+  | 'addressUnconfirmed';
 
 export const DIFFERENCE_KINDS: readonly DifferenceKind[] = [
   'addressAdded',
   'addressRemoved',
   'heldAddressMissing',
   'eniGone',
+  'addressUnconfirmed',
 ];
 
 export interface Difference {
@@ -57,7 +60,10 @@ export function compareWithEc2(side: PoolSide, described: readonly EniInfo[]): D
     }
     const listed = new Set(lendableAddresses(eni));
     for (const [ip, state] of pool.addresses(eniId)) {
-      if (listed.has(ip)) continue;
+      if (listed.has(ip)) {
+        if (pool.unconfirmed(ip)) diffs.push({ kind: 'addressUnconfirmed', eniId, ip });
+        continue;
+      }
       const held = state.kind === 'assigned' || side.ledgerIps.has(ip);
       diffs.push({ kind: held ? 'heldAddressMissing' : 'addressRemoved', eniId, ip });
     }

@@ -10,7 +10,9 @@
 //      window apart, both show it (one that a describe in between did not show starts over).
 // And one rule holds whatever EC2 says: an address a pod holds (pool or ledger) is never released
 // or lent because a describe forgot it; it is kept, with a warning, and counted (ownership).
-// Addresses come from EC2 only: what IMDS lists is never read into the pool.
+// Addresses come from EC2, except in IMDS-only mode, where the describes are IMDS reads: there
+// every address joins the pool held back and is lent once rule 2 confirms it (addressUnconfirmed;
+// rule 1 does not apply to it, as vpcnet changed nothing in the cloud by holding it back).
 
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
@@ -185,11 +187,18 @@ export class CloudSync {
     );
     const confirmed = this.#confirm(diffs, readAt);
     // Removals first: an address that moved between ENIs joins its new one after leaving the old.
-    const order: DifferenceKind[] = ['addressRemoved', 'heldAddressMissing', 'eniGone', 'addressAdded'];
+    const order: DifferenceKind[] = [
+      'addressRemoved',
+      'heldAddressMissing',
+      'eniGone',
+      'addressAdded',
+      'addressUnconfirmed',
+    ];
     const acted: Difference[] = [];
     for (const kind of order) {
       for (const d of confirmed.filter((c) => c.kind === kind)) if (await this.#act(d, held)) acted.push(d);
     }
+    this.#reportConfirmed(acted, readAt);
     this.#passes++;
     this.#lastSyncAt = readAt;
     this.#lastError = null;
@@ -201,8 +210,9 @@ export class CloudSync {
     const seen = new Map<string, Difference>();
     for (const d of diffs) {
       const recent =
-        this.#journal.mayPredate(d.eniId, readAt) ||
-        (d.ip !== undefined && this.#journal.mayPredate(d.ip, readAt));
+        d.kind !== 'addressUnconfirmed' &&
+        (this.#journal.mayPredate(d.eniId, readAt) ||
+          (d.ip !== undefined && this.#journal.mayPredate(d.ip, readAt)));
       if (!recent) seen.set(differenceKey(d), d);
     }
     for (const key of [...this.#pending.keys()]) if (!seen.has(key)) this.#pending.delete(key);
@@ -246,6 +256,11 @@ export class CloudSync {
       case 'eniGone':
         await this.#dropGoneEni(d.eniId, held.perEni.get(d.eniId) ?? 0);
         break;
+      case 'addressUnconfirmed': {
+        if (d.ip === undefined || pool.confirm([d.ip]).length === 0) return false;
+        this.#addresses.wakeWaiters();
+        break;
+      }
       case 'addressAdded': {
         if (d.ip === undefined || state !== undefined || !pool.eni(d.eniId)) return false;
         // One path for a lost AssignPrivateIpAddresses reply, whether it asked for IPs or prefixes.
@@ -272,6 +287,20 @@ export class CloudSync {
     }
     this.#counts[d.kind]++;
     return true;
+  }
+
+  /** One line per pass for the held-back addresses it let the pool lend, by ENI. */
+  #reportConfirmed(acted: readonly Difference[], readAt: number): void {
+    const byEni = new Map<string, string[]>();
+    for (const d of acted) {
+      if (d.kind === 'addressUnconfirmed' && d.ip !== undefined)
+        byEni.set(d.eniId, [...(byEni.get(d.eniId) ?? []), d.ip]);
+    }
+    if (byEni.size === 0) return;
+    this.#p.log.info('reads the stale window apart list these addresses on their ENIs; they may be lent', {
+      confirmed: Object.fromEntries(byEni),
+      readAt,
+    });
   }
 
   /**

@@ -3,7 +3,7 @@
 // finds it even if the agent dies before anything else happens); it is recorded in the ledger
 // before the attach (a restart attaches or deletes it); and one that cannot be attached is deleted.
 
-import type { Cloud, EniInfo, InstanceMetadata } from '../../cloud/cloud.ts';
+import type { Cloud, ConnectionTracking, EniInfo, InstanceMetadata } from '../../cloud/cloud.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { vpcnetEniDescription, vpcnetEniTags } from './eni-ownership.ts';
 import type { EniPlacement } from './eni-placement.ts';
@@ -17,6 +17,8 @@ export interface EniAttachRequest {
   /** ms since epoch: the creation time the ENI is tagged with. */
   readonly createdAtMs: number;
   readonly tags: EniTagOptions;
+  /** The primary ENI's connection-tracking timeouts, which the new ENI gets too (as upstream). */
+  readonly connectionTracking?: ConnectionTracking;
   readonly journal: EniJournal;
   /** The new ENI could not be attached nor deleted: the caller keeps retrying the delete. */
   readonly onLeftOver: (eniId: string, err: unknown) => void;
@@ -38,7 +40,14 @@ export async function createAndAttachEni(
   const { subnetId, subnetCidr, securityGroupIds } = req.placement;
   let created: Awaited<ReturnType<Cloud['createEni']>>;
   try {
-    created = await cloud.createEni(subnetId, securityGroupIds, description, tags);
+    created = await cloud.createEni(
+      subnetId,
+      securityGroupIds,
+      description,
+      tags,
+      undefined,
+      req.connectionTracking,
+    );
   } catch (err) {
     throw new Error(`cannot create an ENI in ${subnetId}: ${cloudErrorText(err)}`, { cause: err });
   }
@@ -75,6 +84,7 @@ export async function createAndAttachEni(
     description,
     interfaceType: 'interface',
     tags,
+    ...(req.connectionTracking === undefined ? {} : { connectionTracking: req.connectionTracking }),
   };
 }
 

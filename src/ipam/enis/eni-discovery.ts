@@ -18,7 +18,10 @@ export interface AdoptedEnis {
  * up their links itself). ENIs vpcnet deleted that a stale describe still lists are skipped.
  */
 export function adoptEnis(
-  parts: Pick<PoolParts, 'registry' | 'pool' | 'log' | 'placement'>,
+  parts: Pick<
+    PoolParts,
+    'registry' | 'pool' | 'log' | 'placement' | 'lendOnlyConfirmed' | 'manageUntagged' | 'metadata'
+  >,
   described: readonly EniInfo[],
   state: 'configuring' | 'ready',
 ): AdoptedEnis {
@@ -28,7 +31,8 @@ export function adoptEnis(
   for (const eni of [...described].sort((a, b) => a.deviceNumber - b.deviceNumber)) {
     if (registry.knows(eni.eniId)) continue;
     const facts = { createdByVpcnet: createdByVpcnet(eni) };
-    const reason = unmanagedReason(eni) ?? placementReason(eni, parts.placement);
+    const untagged = { manageUntagged: parts.manageUntagged, instanceId: parts.metadata.instanceId };
+    const reason = unmanagedReason(eni, untagged) ?? placementReason(eni, parts.placement);
     if (reason !== undefined) {
       registry.add(eni, 'unmanaged', { ...facts, unmanagedReason: reason });
       unmanaged.push(eni);
@@ -42,7 +46,7 @@ export function adoptEnis(
     }
     if (state === 'ready') {
       pool.addEni(specOf(eni));
-      pool.addAddresses(eni.eniId, lendableAddresses(eni));
+      pool.addAddresses(eni.eniId, lendableAddresses(eni), { unconfirmed: parts.lendOnlyConfirmed });
     }
     registry.add(eni, state, facts);
     managed.push(eni);

@@ -64,13 +64,25 @@ export function carriesVpcnetMark(eni: Pick<EniInfo, 'tags' | 'description'>): b
   );
 }
 
+/** MANAGE_UNTAGGED_ENI and the instance whose tag marks an ENI as this node's. */
+export interface UntaggedEniRule {
+  readonly manageUntagged: boolean;
+  readonly instanceId: string;
+}
+
 /**
- * Why vpcnet must leave this ENI's addresses alone, or undefined if it may use them: a trunk (pods
- * with security groups reach their branch ENIs through it), an EFA, or the no_manage tag. Such an
- * ENI still occupies a device slot.
+ * Why vpcnet must leave this ENI's addresses alone, or undefined if it may use them, in upstream's
+ * order: a trunk (pods with security groups reach their branch ENIs through it) or an EFA; then
+ * the primary ENI is always used; then the no_manage tag decides when present (only `true` opts
+ * out); then an ENI tagged for this instance (upstream's and vpcnet's own) is used; then, with
+ * MANAGE_UNTAGGED_ENI=false, any other is left alone. Such an ENI still occupies a device slot.
  */
-export function unmanagedReason(eni: EniInfo): string | undefined {
+export function unmanagedReason(eni: EniInfo, untagged?: UntaggedEniRule): string | undefined {
   if (UNMANAGED_INTERFACE_TYPES.has(eni.interfaceType)) return `interface type ${eni.interfaceType}`;
-  if (eni.tags[NO_MANAGE_TAG] === 'true') return `tagged ${NO_MANAGE_TAG}=true`;
-  return undefined;
+  if (eni.deviceNumber === 0) return undefined;
+  const noManage = eni.tags[NO_MANAGE_TAG];
+  if (noManage !== undefined) return noManage === 'true' ? `tagged ${NO_MANAGE_TAG}=true` : undefined;
+  if (untagged === undefined || untagged.manageUntagged) return undefined;
+  if (eni.tags[INSTANCE_ID_TAG] === untagged.instanceId || carriesVpcnetMark(eni)) return undefined;
+  return `not tagged ${INSTANCE_ID_TAG}=${untagged.instanceId} (MANAGE_UNTAGGED_ENI=false)`;
 }

@@ -237,6 +237,11 @@ export class EniRegistry {
     );
   }
 
+  /** The primary ENI (device 0) as it was described, managed or not. */
+  primary(): EniInfo | undefined {
+    return [...this.#entries.values()].find((e) => e.eni?.deviceNumber === 0)?.eni;
+  }
+
   /** The trunk ENI (pods with their own security groups), if one is attached. */
   trunk(): EniInfo | undefined {
     return this.inState('unmanaged').find((e) => e.eni?.interfaceType === 'trunk')?.eni;

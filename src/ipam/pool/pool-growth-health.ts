@@ -38,6 +38,14 @@ export class PoolGrowthHealth {
     this.#state = { blocked: reason, since: prior.since, failures: prior.failures + 1 };
   }
 
+  /**
+   * The pool holds back on purpose since `since` (a cordoned node): blocked with the reason, no
+   * failure counted; logged by the caller.
+   */
+  held(reason: string, since: number): void {
+    this.#state = { blocked: reason, since, failures: 0 };
+  }
+
   succeeded(): void {
     const prior = this.#state;
     if (prior.blocked === null) return;

@@ -74,6 +74,7 @@ export class PoolGrowth {
           deviceIndex: this.#nextDeviceIndex(),
           createdAtMs: clock.now(),
           tags: this.#p.eniTags,
+          ...primaryConnectionTracking(registry),
           journal,
           onLeftOver: (eniId, err) => {
             log.warn('cannot delete an ENI that failed to attach yet; will retry', {
@@ -158,7 +159,7 @@ export class PoolGrowth {
     }
     pool.addEni(specOf(eni));
     try {
-      pool.addAddresses(eniId, lendableAddresses(eni));
+      pool.addAddresses(eniId, lendableAddresses(eni), { unconfirmed: this.#p.lendOnlyConfirmed });
     } catch (err) {
       pool.removeEni(eniId);
       throw err;
@@ -173,6 +174,12 @@ export class PoolGrowth {
     while (used.has(index)) index++;
     return index;
   }
+}
+
+/** The primary ENI's connection-tracking timeouts, as the registry holds its description. */
+function primaryConnectionTracking(registry: PoolParts['registry']): Pick<EniInfo, 'connectionTracking'> {
+  const timeouts = registry.primary()?.connectionTracking;
+  return timeouts === undefined ? {} : { connectionTracking: timeouts };
 }
 
 export function specOf(eni: EniInfo): EniSpec {

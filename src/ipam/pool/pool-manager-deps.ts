@@ -51,6 +51,28 @@ export interface PoolManagerDeps extends EniLinkHooks {
   readonly subnetTagsIntervalMs?: number;
   /** Told when a pass grows or shrinks the pool, an EC2 sync runs, an ENI is left over (metrics). */
   readonly observer?: PoolObserver;
+  /**
+   * Whether the pool may change the node's ENIs and addresses in EC2 (default true). False under
+   * DISABLE_NETWORK_RESOURCE_PROVISIONING and ENABLE_IMDS_ONLY_MODE: the pool lends what is already
+   * attached, never grows, shrinks or frees an ENI, and sweeps no leaked ENI.
+   */
+  readonly provisioning?: boolean;
+  /**
+   * ENABLE_IMDS_ONLY_MODE (default false): addresses join the pool held back and are lent only
+   * once two reads of the ENIs, the stale window apart, both list them (the cloud sync's rule).
+   */
+  readonly lendOnlyConfirmed?: boolean;
+  /**
+   * MANAGE_UNTAGGED_ENI (default true): false leaves alone every ENI neither tagged for this
+   * instance nor tagged no_manage with another value than true (eni-ownership.ts).
+   */
+  readonly manageUntaggedEnis?: boolean;
+  /**
+   * AWS_MANAGE_ENIS_NON_SCHEDULABLE=false: whether the node is unschedulable now (cordoned, taint
+   * node.kubernetes.io/unschedulable:NoSchedule). While it is, the pool adds no address or ENI and
+   * frees no ENI, as upstream. Absent: the pool manages ENIs whatever the node's state.
+   */
+  readonly nodeUnschedulable?: () => Promise<boolean>;
 }
 
 /** The pool's health, for the agent's state. */
@@ -61,6 +83,8 @@ export interface PoolHealth {
   readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
   /** Subnet discovery: the subnets whose ENIs drain, and those ENIs. */
   readonly drain?: DrainState;
+  /** False: the pool changes nothing in EC2 (DISABLE_NETWORK_RESOURCE_PROVISIONING, IMDS-only mode). */
+  readonly provisioning: boolean;
 }
 
 export interface PoolInitOptions {

@@ -28,6 +28,7 @@ import type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manage
 import type { PoolParts } from './pool-parts.ts';
 import { PoolShrink } from './pool-shrink.ts';
 import { effectiveMaxEnis, nextPoolStep, type PoolDecision, secondaryIpsPerEni } from './targets.ts';
+import { UNSCHEDULABLE_REASON, UnschedulableHold } from './unschedulable-hold.ts';
 
 export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
 export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
@@ -52,6 +53,10 @@ export class PoolManager {
   readonly #sync: CloudSync;
   readonly #growthHealth: PoolGrowthHealth;
   #lastError: string | undefined;
+  /** False: the pool lends what is attached and changes nothing in EC2 (no provisioning). */
+  readonly #provisioning: boolean;
+  /** AWS_MANAGE_ENIS_NON_SCHEDULABLE=false: changes a cordoned node holds back. */
+  readonly #cordon: UnschedulableHold;
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
@@ -64,7 +69,11 @@ export class PoolManager {
       journal: this.#journal,
       eniTags: deps.eniTags ?? {},
       placement: deps.eniPlacement ?? primarySubnetPlacer(deps.metadata),
+      lendOnlyConfirmed: deps.lendOnlyConfirmed === true,
+      manageUntagged: deps.manageUntaggedEnis !== false,
     };
+    this.#provisioning = deps.provisioning !== false;
+    this.#cordon = new UnschedulableHold(deps.nodeUnschedulable, deps.log, deps.clock);
     this.#sweep = new LeakedEniSweep(this.#parts, deps.leakedEniCleanup ?? DEFAULT_LEAKED_ENI_CLEANUP);
     this.#addresses = new PoolAddresses({
       pool: deps.pool,
@@ -126,6 +135,13 @@ export class PoolManager {
       ...pool.stats(clock.now()),
       unmanaged: this.#registry.inState('unmanaged').length,
     });
+    if (!this.#provisioning && this.#journal.list().length > 0) {
+      log.warn('ENI provisioning is off: ENIs vpcnet was creating or freeing are left as they are', {
+        pendingEnis: this.#journal.list().map((r) => `${r.eniId} (${r.step})`),
+      });
+    }
+    // The read above is one; the comparisons confirm what a later read, the window apart, lists too.
+    if (this.#parts.lendOnlyConfirmed) await this.#sync.run();
     return managed;
   }
 
@@ -170,6 +186,7 @@ export class PoolManager {
       sync: this.#sync.state(),
       prefixes: this.prefixMode(),
       drain: this.#drain.state(),
+      provisioning: this.#provisioning,
     };
   }
 
@@ -230,6 +247,7 @@ export class PoolManager {
    * now; when that does not grow the pool, what draining asks for comes first.
    */
   decision(): PoolDecision | UnitDecision {
+    if (!this.#provisioning) return { kind: 'none' };
     const { pool, limits, targets, clock } = this.#d;
     const freeable = this.#registry.freeable();
     // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
@@ -256,15 +274,18 @@ export class PoolManager {
   }
 
   async #pass(): Promise<PoolDecision> {
-    await this.#growth.retryDeleteOnTermination();
-    await this.#shrink.resumeDetaches();
-    await this.#shrink.retryEniDeletes();
-    await this.#sweep.runIfDue();
+    if (this.#provisioning) {
+      await this.#growth.retryDeleteOnTermination();
+      await this.#shrink.resumeDetaches();
+      await this.#shrink.retryEniDeletes();
+      await this.#sweep.runIfDue();
+    }
     await this.#growth.configurePending();
     await this.#drain.refreshIfDue();
     this.#addresses.expireCooling();
     const decision = this.decision();
     if (decision.kind === 'none') return decision;
+    if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
     const growing = decision.kind === 'assign' || decision.kind === 'attachEni';
     const ended = this.#d.observer?.actionStarted?.(growing ? 'grow' : 'shrink');
     try {
@@ -331,6 +352,12 @@ export class PoolManager {
 
   async #loopPass(): Promise<boolean> {
     const done = await this.runPass();
+    const heldSince = this.#cordon.since;
+    if (heldSince !== undefined) {
+      this.#lastError = UNSCHEDULABLE_REASON;
+      this.#growthHealth.held(UNSCHEDULABLE_REASON, heldSince);
+      return false;
+    }
     this.#lastError = undefined;
     this.#growthHealth.succeeded();
     return done.kind !== 'none';
@@ -394,7 +421,11 @@ export class PoolManager {
     let msg = `no free address after ${timeoutMs} ms: ${capacity}, ${stats.assigned} in use, ${stats.cooling} cooling`;
     const configuring = this.#registry.inState('configuring').length;
     if (configuring > 0) msg += `, ${configuring} ENI(s) attached but not configured`;
-    if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
+    if ((stats.unconfirmed ?? 0) > 0)
+      msg += `, ${stats.unconfirmed} waiting for a second read of the ENIs before they are lent`;
+    if (!this.#provisioning)
+      msg += '; ENI provisioning is off: the pool lends only what is attached to the node';
+    else if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
     else if (this.decision().kind === 'none') msg += '; the pool is at its limits';
     return msg;
   }

@@ -63,4 +63,11 @@ export interface PoolParts {
   /** Where each new ENI goes (subnet, security groups), and whether the primary ENI lends addresses. */
   readonly placement: EniPlacer;
   readonly observer?: PoolObserver;
+  /**
+   * IMDS-only mode: an ENI's addresses join the pool held back, lent only once the cloud sync's
+   * second read confirms them.
+   */
+  readonly lendOnlyConfirmed: boolean;
+  /** MANAGE_UNTAGGED_ENI: ENIs not tagged for this instance are used too (eni-ownership.ts). */
+  readonly manageUntagged: boolean;
 }

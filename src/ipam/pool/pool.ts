@@ -29,13 +29,15 @@ export interface PoolEni extends EniSpec {
 }
 
 export interface PoolStats {
-  /** Addresses in the pool (assigned + cooling + available), on draining ENIs too. */
+  /** Addresses in the pool (assigned + cooling + unconfirmed + available), on draining ENIs too. */
   readonly total: number;
   readonly assigned: number;
   /** Freed addresses still inside their cooldown. */
   readonly cooling: number;
   /** Addresses allocate() could hand out now: none of a draining ENI's. */
   readonly available: number;
+  /** Held-back addresses that are not lent until a second read confirms them (IMDS-only mode); absent when none. */
+  readonly unconfirmed?: number;
   /** ENIs in the pool. */
   readonly enis: number;
 }
@@ -76,6 +78,12 @@ export class AddressPool {
   /** ENIs that lend no new address (their subnet drains). */
   readonly #draining = new Set<string>();
   readonly #listeners: MembershipListener[] = [];
+  /**
+   * Addresses the pool knows but may not lend yet (IMDS-only mode: listed by one read, waiting for
+   * a second). They can be held (a pod found on the node keeps its address) and released, but
+   * allocate() never hands one out before confirm().
+   */
+  readonly #unconfirmed = new Set<string>();
 
   constructor(options: { readonly cooldownMs: number }) {
     this.#cooldownMs = options.cooldownMs;
@@ -114,7 +122,10 @@ export class AddressPool {
     const held = [...entry.addresses].filter(([, s]) => s.kind === 'assigned').map(([ip]) => ip);
     if (held.length > 0)
       throw new Error(`cannot remove ENI ${eniId}: addresses still assigned: ${held.join(', ')}`);
-    for (const ip of entry.addresses.keys()) this.#eniOfIp.delete(ip);
+    for (const ip of entry.addresses.keys()) {
+      this.#eniOfIp.delete(ip);
+      this.#unconfirmed.delete(ip);
+    }
     this.#enis.delete(eniId);
     this.#draining.delete(eniId);
     this.#changed(eniId, [...entry.addresses.keys()], true);
@@ -136,8 +147,15 @@ export class AddressPool {
     return this.#draining.has(eniId);
   }
 
-  /** Adds new free addresses to an ENI; an address already in the pool is an error. */
-  addAddresses(eniId: string, ips: readonly string[]): void {
+  /**
+   * Adds new free addresses to an ENI; an address already in the pool is an error. With
+   * `unconfirmed`, they are held back: never lent before confirm().
+   */
+  addAddresses(
+    eniId: string,
+    ips: readonly string[],
+    options: { readonly unconfirmed?: boolean } = {},
+  ): void {
     const entry = this.#entry(eniId);
     for (const ip of ips) {
       const on = this.#eniOfIp.get(ip);
@@ -146,8 +164,19 @@ export class AddressPool {
     for (const ip of ips) {
       entry.addresses.set(ip, FREE);
       this.#eniOfIp.set(ip, eniId);
+      if (options.unconfirmed === true) this.#unconfirmed.add(ip);
     }
     this.#changed(eniId, ips, false);
+  }
+
+  /** Held-back addresses may be lent from now on; returns those that were held back. */
+  confirm(ips: readonly string[]): string[] {
+    return ips.filter((ip) => this.#unconfirmed.delete(ip));
+  }
+
+  /** Whether the address is in the pool but held back (not lent before confirm()). */
+  unconfirmed(ip: string): boolean {
+    return this.#unconfirmed.has(ip);
   }
 
   /** Removes addresses from the pool; refused (nothing removed) if any of them is assigned. */
@@ -159,7 +188,10 @@ export class AddressPool {
         throw new Error(`cannot remove ${ip} from ${eniId}: assigned to ${state.owner}`);
     }
     const removed = ips.filter((ip) => entry.addresses.delete(ip));
-    for (const ip of removed) this.#eniOfIp.delete(ip);
+    for (const ip of removed) {
+      this.#eniOfIp.delete(ip);
+      this.#unconfirmed.delete(ip);
+    }
     this.#changed(eniId, removed, false);
   }
 
@@ -188,7 +220,7 @@ export class AddressPool {
         if (this.#draining.has(eni.eniId)) continue;
         let pick: string | undefined;
         for (const [ip, state] of addresses) {
-          if (!allowed(eni.eniId, ip)) continue;
+          if (!allowed(eni.eniId, ip) || this.#unconfirmed.has(ip)) continue;
           if (state.kind === 'free') {
             pick = ip;
             break;
@@ -280,14 +312,16 @@ export class AddressPool {
   }
 
   stats(now: number): PoolStats {
-    const sum = { total: 0, assigned: 0, cooling: 0, available: 0 };
+    const sum = { total: 0, assigned: 0, cooling: 0, available: 0, unconfirmed: 0 };
     for (const s of this.eniStats(now)) {
       sum.total += s.total;
       sum.assigned += s.assigned;
       sum.cooling += s.cooling;
       if (!s.draining) sum.available += s.available;
+      sum.unconfirmed += s.unconfirmed ?? 0;
     }
-    return { ...sum, enis: this.#enis.size };
+    const { unconfirmed, ...counts } = sum;
+    return { ...counts, ...(unconfirmed > 0 ? { unconfirmed } : {}), enis: this.#enis.size };
   }
 
   /** Per-ENI stats, by device number. */
@@ -295,8 +329,10 @@ export class AddressPool {
     return this.#sortedEntries().map(({ eni, addresses }) => {
       let assigned = 0;
       let cooling = 0;
-      for (const state of addresses.values()) {
+      let unconfirmed = 0;
+      for (const [ip, state] of addresses) {
         if (state.kind === 'assigned') assigned++;
+        else if (this.#unconfirmed.has(ip)) unconfirmed++;
         else if (state.kind === 'cooling' && !this.#cooled(state, now)) cooling++;
       }
       const total = addresses.size;
@@ -307,7 +343,8 @@ export class AddressPool {
         total,
         assigned,
         cooling,
-        available: total - assigned - cooling,
+        available: total - assigned - cooling - unconfirmed,
+        ...(unconfirmed > 0 ? { unconfirmed } : {}),
       };
     });
   }
@@ -327,7 +364,7 @@ export class AddressPool {
         : [this.#entry(eniId)];
     for (const { eni, addresses } of from) {
       const ips = [...addresses]
-        .filter(([, s]) => s.kind === 'free' || this.#cooled(s, now))
+        .filter(([ip, s]) => !this.#unconfirmed.has(ip) && (s.kind === 'free' || this.#cooled(s, now)))
         .map(([ip]) => ip)
         .slice(0, count);
       if (ips.length > 0) return { eni, ips };

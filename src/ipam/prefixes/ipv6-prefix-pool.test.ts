@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CloudError } from '../../cloud/cloud.ts';
+import { type Cloud, CloudError } from '../../cloud/cloud.ts';
+import { ReadOnlyCloud } from '../../cloud/restricted-cloud.ts';
 import { ipv6CidrContains, parseIpv6, parseIpv6Cidr } from '../../infra/ipv6-cidr.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
 import { MemoryPoolLedger } from '../testing/memory-pool-ledger.ts';
@@ -12,7 +13,7 @@ const quiet = { info() {}, warn() {}, error() {} };
 function node(cloud = new FakeCloud({ ipv6Subnet: '2001:db8:5e00:0' })) {
   const clock = { t: 1_000_000, now: () => clock.t };
   const ledger = new MemoryPoolLedger();
-  const poolOn = (c = cloud) =>
+  const poolOn = (c: Cloud = cloud) =>
     new Ipv6PrefixPool({
       cloud: c,
       instanceId: cloud.meta.instanceId,
@@ -167,4 +168,22 @@ test('cooldowns that ended leave memory and the ledger when the next address is 
     ledger.coolingAddresses().map((r) => r.ip),
     [c.ip],
   );
+});
+
+test('without provisioning (DISABLE_NETWORK_RESOURCE_PROVISIONING) a /80 already on the ENI serves; none is assigned, and the reason is stated', async () => {
+  const { cloud, poolOn } = node();
+  const refused = poolOn(new ReadOnlyCloud(cloud));
+  await refused.start();
+  assert.equal(refused.prefix, undefined);
+  assert.equal(assigns(cloud), 0);
+  assert.match(
+    String(refused.view().problem),
+    /DISABLE_NETWORK_RESOURCE_PROVISIONING=true: .*AssignIpv6Addresses not sent/,
+  );
+  await poolOn().start(); // someone else assigns the /80 ...
+  const readOnly = poolOn(new ReadOnlyCloud(cloud));
+  await readOnly.start(); // ... which the node then adopts without changing anything
+  assert.deepEqual(primaryPrefixes(cloud), [readOnly.prefix]);
+  assert.equal(assigns(cloud), 1);
+  assert.ok(readOnly.allocate('pod-a'));
 });

@@ -7,6 +7,7 @@ import { createAwsCloud } from '../../cloud/create-aws-cloud.ts';
 import type {
   FaultSettings,
   LaunchedInstance,
+  LaunchInstanceRequest,
   RunningEmulator,
   SubnetSpec,
   VpcSpec,
@@ -29,6 +30,8 @@ export interface TrueEni {
   readonly secondaryIps: readonly string[];
   readonly tags: Readonly<Record<string, string>>;
   readonly attachment: { readonly instanceId: string; readonly deviceIndex: number } | null;
+  /** The ENI's connection-tracking timeouts; null: none set (EC2's defaults). */
+  readonly connectionTracking: Readonly<Record<string, number>> | null;
 }
 
 export interface EmulatedNode {
@@ -54,6 +57,8 @@ export async function startEmulatedNode(options: {
    */
   moreSubnets?: readonly SubnetSpec[];
   beforeNodeSubnet?: boolean;
+  /** The primary ENI's connection-tracking timeouts (the instance's launch template). */
+  connectionTracking?: LaunchInstanceRequest['connectionTracking'];
 }): Promise<EmulatedNode> {
   let instanceId: string | undefined;
   const more = options.moreSubnets ?? [];
@@ -74,6 +79,7 @@ export async function startEmulatedNode(options: {
       instanceType: options.instanceType,
       subnetId: 'subnet-0ipam',
       securityGroupIds: ['sg-0ipam'],
+      ...(options.connectionTracking === undefined ? {} : { connectionTracking: options.connectionTracking }),
     });
     instanceId = instance.instanceId;
     const cloud = await createAwsCloud({
@@ -111,6 +117,7 @@ function parseEnis(state: unknown): TrueEni[] {
       eniId: e.eniId,
       secondaryIps: e.secondaryIps.map(String),
       tags: (e.tags ?? {}) as Record<string, string>,
+      connectionTracking: (e.connectionTracking ?? null) as Record<string, number> | null,
       attachment:
         eniAttachment === null || eniAttachment === undefined
           ? null
