@@ -115,7 +115,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     eniPlacement: eniPlacerFor(config.eniPlacement.mode, cloud, meta, deps.eniConfigs),
     minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
-    ...eniLinks(dataplane, config.mtu),
+    ...eniLinks(dataplane, config.podNetwork.mtu.eni),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
     syncIntervalMs: config.ec2SyncSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
@@ -177,7 +177,7 @@ async function recover(deps: AgentDeps, { ledger, loss }: OpenState, n: NodeStat
         dataplane,
         labels: deps.nodeLabels,
         log,
-        mtu: config.mtu,
+        mtu: config.podNetwork.mtu.eni,
         intervalMs: deps.trunkIntervalMs ?? 5000,
       })
     : undefined;
@@ -228,7 +228,7 @@ async function serve(
     log,
     now,
     vethPrefix: config.vethPrefix,
-    defaultMtu: config.mtu,
+    defaultMtu: config.podNetwork.mtu.pod,
     addWaitMs: config.addWaitSeconds * 1000,
     externalSnat: config.externalSnat,
     enablePodEni: config.enablePodEni,
@@ -255,6 +255,7 @@ async function serve(
       observed.metrics.operation(c, ok, ms);
     },
     spool: { dir: config.delSpoolDir, log },
+    ...(deps.podIpAnnotations === undefined ? {} : { podIps: deps.podIpAnnotations }),
   };
   // Failed operations, for status and explain: every answer, the spool drain's included.
   const recentErrors = new RecentErrors(now);
@@ -275,6 +276,7 @@ async function serve(
     cloudErrors: observed.cloudErrors(),
     recentErrors: recentErrors.list(),
     ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
+    ...(deps.podIpAnnotations === undefined ? {} : { podIpAnnotations: deps.podIpAnnotations.figures() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -344,6 +346,7 @@ async function serve(
         manager,
         taint,
         deps.events,
+        deps.podIpAnnotations,
       ];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
       await stopGracefully({ gate, server, stopLoops, ledger, log });

@@ -21,6 +21,7 @@ import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { kubeNodeTaints } from '../pods/node-taints.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
+import { kubePodIpAnnotations } from '../pods/pod-ip-annotation.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
   for (const { variable, reason } of unhonouredUpstreamVariables(process.env))
     log.warn('aws-node setting has no effect in vpcnet', { variable, reason });
   for (const variable of config.ipv6.enabled ? ignoredInIpv6Mode(process.env) : [])
-    log.warn('setting has no effect in IPv6 mode (one /80, no warm targets, as upstream)', { variable });
+    log.warn('setting has no effect in IPv6 mode (as upstream)', { variable });
   log.info('starting', {
     node: config.nodeName,
     socket: config.agentSocket,
@@ -97,6 +98,10 @@ async function main(): Promise<void> {
           nodeTaints: kubeNodeTaints(config.kubeApi, config.nodeName),
           events: kubeEvents(config.kubeApi, config.nodeName, log),
         }
+      : {}),
+    // ANNOTATE_POD_IP (config parsing refused it without an API).
+    ...(config.podNetwork.annotatePodIp && config.kubeApi
+      ? { podIpAnnotations: kubePodIpAnnotations(config.kubeApi, log) }
       : {}),
     // Custom networking reads the node's ENIConfig (config parsing refused it without an API).
     ...(config.eniPlacement.mode === 'custom' && config.kubeApi

@@ -84,10 +84,15 @@ export function agentSpec(
   };
 }
 
-/** Installs the plugin and its conflist into the node's CNI dirs, as the DaemonSet's init step would. */
+/**
+ * Installs the plugin and its conflist into the node's CNI dirs, as the DaemonSet's init step would:
+ * in the node's network namespace (the init step runs with the host network), so the node sysctls
+ * install sets from its environment (ENABLE_IPv6, ENABLE_V6_EGRESS, DISABLE_TCP_EARLY_DEMUX, which
+ * `lab up --agent-env` puts there too) land in the lab node, never in the machine's own namespace.
+ */
 export async function installPlugin(node: LabNode, repoRoot: string): Promise<void> {
   const [file, ...args] = ctlArgv(repoRoot);
-  await runCommand(file, [...args, ...installArgs(node)]);
+  await runCommand('ip', ['netns', 'exec', node.netns, file, ...args, ...installArgs(node)]);
 }
 
 /** Waits for `GET /v1/healthz` = 200; the error quotes the end of the agent's log. */

@@ -66,7 +66,10 @@ function withoutConfigHash(m: Manifests): Manifests {
     ...(Object.keys(annotations ?? {}).length > 0 ? { annotations } : {}),
     name: 'vpcnet-config',
   };
-  for (const c of podSpec(copy.daemonSet).containers) {
+  for (const c of [
+    ...podSpec(copy.daemonSet).containers,
+    ...(podSpec(copy.daemonSet).initContainers ?? []),
+  ]) {
     for (const from of c.envFrom ?? []) if (from.configMapRef) from.configMapRef.name = 'vpcnet-config';
     if (c.ports?.length === 0) delete c.ports;
   }
@@ -109,7 +112,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test('the ClusterRole grants exactly pods get/list/watch, nodes get/patch, core events create and ENIConfigs get', () => {
+  test('the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, core events create and ENIConfigs get', () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -117,7 +120,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
       extra: r.resourceNames ?? r.nonResourceURLs ?? [],
     }));
     assert.deepEqual(rules, [
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'], extra: [] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch', 'watch'], extra: [] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'], extra: [] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'], extra: [] },
       { apiGroups: ['crd.k8s.amazonaws.com'], resources: ['eniconfigs'], verbs: ['get'], extra: [] },
@@ -229,10 +232,12 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.equal(config.enablePodEni, false);
   });
 
-  test('the agent reads the generated ConfigMap, whose name changes with its contents', () => {
+  test('the agent and its install step read the generated ConfigMap, whose name changes with its contents', () => {
     const cm = base.configMap.metadata?.name ?? '';
     assert.match(cm, /^vpcnet-config-[a-z0-9]+$/);
     assert.deepEqual(agentOf(base).envFrom, [{ configMapRef: { name: cm } }]);
+    // Upstream's init container shares aws-node's settings: DISABLE_POD_V6 and the sysctl switches.
+    assert.deepEqual(installerOf(base).envFrom, [{ configMapRef: { name: cm } }]);
   });
 
   test('the metrics port is declared as the one the agent listens on', () => {

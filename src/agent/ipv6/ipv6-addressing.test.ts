@@ -59,6 +59,14 @@ test('IPv6 mode names each IPv4 pool setting it ignores', () => {
     'WARM_IP_TARGET',
     'MINIMUM_IP_TARGET',
   ]);
+  assert.deepEqual(
+    ignoredInIpv6Mode({
+      ENABLE_V6_EGRESS: 'true',
+      AWS_EXTERNAL_SERVICE_CIDRS: '198.51.100.0/24',
+      POD_MTU: '1500',
+    }),
+    ['ENABLE_V6_EGRESS', 'AWS_EXTERNAL_SERVICE_CIDRS'],
+  );
 });
 
 /** An IPv6 agent's world with three pods started (old0..old2), the agent stopped and its ledger gone. */

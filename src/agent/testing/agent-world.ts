@@ -32,7 +32,10 @@ export interface AgentWorld {
 
 /** `dataplane` replaces the world's (e.g. one over a held or gated wrapper of `kernel`). */
 export type WorldExtras = Partial<
-  Pick<AgentDeps, 'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace' | 'dataplane'>
+  Pick<
+    AgentDeps,
+    'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace' | 'dataplane' | 'podIpAnnotations'
+  >
 >;
 
 export interface AgentWorlds {
