@@ -11,6 +11,7 @@ import { IpCliKernel } from '../ip-cli/ip-cli-kernel.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../ip-cli/ip-json.ts';
 import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../ip-cli/snat.ts';
 import {
+  type EgressSnatConfig,
   type Kernel,
   type KernelRun,
   type Namespace,
@@ -175,6 +176,10 @@ export class NetlinkKernel implements Kernel {
 
   setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
     return this.#nft.setupV4Egress(cfg);
+  }
+
+  setupV6Egress(cfg: EgressSnatConfig | undefined): Promise<void> {
+    return this.#nft.setupV6Egress(cfg);
   }
 
   readNodeSysctl(name: string): Promise<string> {
