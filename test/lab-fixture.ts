@@ -121,6 +121,8 @@ export async function registerSgPod(
 /** An ENI as the lab emulator's admin state shows it. */
 export interface EmulatedEni {
   readonly eniId: string;
+  /** Lower case, as the node's link shows it. */
+  readonly mac: string;
   readonly secondaryIps: string[];
   readonly ipv4Prefixes: string[];
   readonly ipv6Addresses: string[];
