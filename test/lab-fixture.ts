@@ -126,6 +126,8 @@ export interface EmulatedEni {
   readonly subnetId: string;
   readonly securityGroupIds: string[];
   readonly trunkAssociation: { readonly trunkEniId: string; readonly vlanId: number } | null;
+  /** Lower case, as the node's link shows it. */
+  readonly mac: string;
   readonly secondaryIps: string[];
   readonly ipv4Prefixes: string[];
   readonly ipv6Addresses: string[];

@@ -7,8 +7,8 @@ import type { Registry } from 'prom-client';
 import type { Cloud, InstanceMetadata } from '../cloud/cloud.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
+import { tcpEarlyDemuxProblem } from '../dataplane/tcp-early-demux.ts';
 import type { Logger } from '../infra/log.ts';
-import type { PeriodicLoop } from '../infra/periodic.ts';
 import type { AddressPool } from '../ipam/pool/pool.ts';
 import type { PoolManager } from '../ipam/pool/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
@@ -24,8 +24,8 @@ export interface Addressing {
   readonly family: 'ipv4' | 'ipv6';
   /** Where ADD takes addresses and DEL gives them back. */
   readonly addresses: AddressSource;
-  /** What ADD's context gains (IPv6: the node-local IPv4 addresses of its pods' egress). */
-  readonly context: Pick<AddContext, 'v4Egress'>;
+  /** What ADD's context gains: the node-local addresses of its pods' egress of the other family. */
+  readonly context: Pick<AddContext, 'v4Egress' | 'v6Egress'>;
   /**
    * Rebuilds the addresses from the cloud before recovery and before anything is lent: IPv4, the
    * pool from EC2's view of the ENIs (each link configured first), then the ledger's assignments and
@@ -62,6 +62,9 @@ export interface AddressingDeps {
 
 /** Sets the node up for the configured mode and returns it; the only place that asks which. */
 export async function startAddressing(d: AddressingDeps): Promise<Addressing> {
+  // Either mode: the install step's sysctl, checked (the agent sets none).
+  const earlyDemux = await tcpEarlyDemuxProblem(d.dataplane.kernel, d.config.podNetwork.disableTcpEarlyDemux);
+  if (earlyDemux !== undefined) d.log.warn(earlyDemux);
   // IPv6 mode: forwarding checked, pod addresses from the primary ENI's /80, IPv4 egress.
   const ipv6 = await startIpv6Mode(d);
   if (ipv6) {
@@ -78,13 +81,13 @@ export async function startAddressing(d: AddressingDeps): Promise<Addressing> {
       loops: [],
     };
   }
-  // IPv4 mode: SNAT, NodePort support, the VPC CIDR refresh.
-  const vpcCidrRefresh: PeriodicLoop | undefined = await setupIpv4Node(d);
+  // IPv4 mode: SNAT, NodePort support, external service CIDRs, IPv6 egress, the VPC CIDR refresh.
+  const { vpcCidrRefresh, context } = await setupIpv4Node(d);
   const { pool, manager, now } = d;
   return {
     family: 'ipv4',
     addresses: manager,
-    context: {},
+    context,
     rebuildFromCloud: async () => {
       await manager.init({ configureLinks: true });
     },

@@ -14,6 +14,7 @@ import type { EventRecorder } from '../pods/kube-events.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeSchedulability } from '../pods/node-schedulable.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
+import type { PodIpAnnotator } from '../pods/pod-ip-annotation.ts';
 import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { introspection } from './introspection/introspection.ts';
@@ -54,6 +55,8 @@ export interface AgentDeps {
   /** The node's taints (startup-taint.ts) and Kubernetes Events; absent without an API. */
   readonly nodeTaints?: NodeTaints;
   readonly events?: EventRecorder;
+  /** ANNOTATE_POD_IP: pods' `vpc.amazonaws.com/pod-ips`, written in the background (absent: off). */
+  readonly podIpAnnotations?: PodIpAnnotator;
   /** The node's ENIConfig, read from the API (custom networking only). */
   readonly eniConfigs?: NodeEniConfigSource;
   /** Where the runtime binds pods' network namespaces (adoption looks there; default /var/run/netns). */

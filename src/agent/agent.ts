@@ -145,7 +145,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     ),
     minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
-    ...eniLinks(dataplane, config.mtu),
+    ...eniLinks(dataplane, config.podNetwork.mtu.eni),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
     syncIntervalMs: config.ec2SyncSeconds * 1000,
     subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
@@ -227,7 +227,7 @@ async function recover(deps: AgentDeps, { ledger, loss, observed }: OpenState, n
         dataplane,
         labels: deps.nodeLabels,
         log,
-        mtu: config.mtu,
+        mtu: config.podNetwork.mtu.eni,
         intervalMs: deps.trunkIntervalMs ?? 5000,
         failed: observed.metrics.trunkCheckFailed,
         // Under custom networking the trunk is asked for once the CNINode names the ENIConfig.
@@ -287,7 +287,7 @@ async function serve(
     log,
     now,
     vethPrefix: config.vethPrefix,
-    defaultMtu: config.mtu,
+    defaultMtu: config.podNetwork.mtu.pod,
     addWaitMs: config.addWaitSeconds * 1000,
     externalSnat: config.externalSnat,
     enablePodEni: config.enablePodEni,
@@ -314,6 +314,7 @@ async function serve(
       observed.metrics.operation(c, ok, ms);
     },
     spool: { dir: config.delSpoolDir, log },
+    ...(deps.podIpAnnotations === undefined ? {} : { podIps: deps.podIpAnnotations }),
   };
   // Failed operations, for status and explain: every answer, the spool drain's included.
   const recentErrors = new RecentErrors(now);
@@ -335,6 +336,7 @@ async function serve(
     cloudErrors: observed.cloudErrors(),
     recentErrors: recentErrors.list(),
     ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
+    ...(deps.podIpAnnotations === undefined ? {} : { podIpAnnotations: deps.podIpAnnotations.figures() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -406,6 +408,7 @@ async function serve(
         manager,
         taint,
         deps.events,
+        deps.podIpAnnotations,
       ];
       const stopLoops = () => Promise.all(loops.map((l) => l?.stop()));
       await stopGracefully({ gate, server, stopLoops, ledger, log });

@@ -11,7 +11,7 @@ import type { PodSource } from '../pods/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { TrunkFactsSource } from './branch/trunk-facts.ts';
 import type { NetnsInspection } from './cni-ops/netns-inspection.ts';
-import type { EgressAddressAllocator } from './ipv6/v4-egress-addresses.ts';
+import type { EgressAddressAllocator } from './egress-addresses.ts';
 import type { AgentCounters } from './stats.ts';
 
 /** The trunk ENI's link on the node, once the agent has configured it. */
@@ -78,6 +78,8 @@ export interface AddContext extends DelContext {
   readonly enforcingMode: EnforcingMode;
   /** IPv6 mode with ENABLE_V4_EGRESS: the node-local IPv4 addresses of IPv6 pods' v4if0. */
   readonly v4Egress?: EgressAddressAllocator;
+  /** IPv4 mode with ENABLE_V6_EGRESS: the node-local IPv6 addresses of IPv4 pods' v6if0. */
+  readonly v6Egress?: EgressAddressAllocator;
   /**
    * ADD's look at CNI_NETNS: whether it exists, what it is when it is no network namespace, and
    * its identity (netns-inspection.ts; I/O kept out of the operations for unit tests).

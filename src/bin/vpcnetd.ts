@@ -24,6 +24,7 @@ import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { kubeNodeSchedulability } from '../pods/node-schedulable.ts';
 import { kubeNodeTaints } from '../pods/node-taints.ts';
 import { KubePodCache } from '../pods/pod-cache.ts';
+import { kubePodIpAnnotations } from '../pods/pod-ip-annotation.ts';
 import { kubePodPresence } from '../pods/pod-presence.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
   for (const { variable, reason } of unhonouredUpstreamVariables(process.env))
     log.warn('aws-node setting has no effect in vpcnet', { variable, reason });
   for (const variable of config.ipv6.enabled ? ignoredInIpv6Mode(process.env) : [])
-    log.warn('setting has no effect in IPv6 mode (one /80, no warm targets, as upstream)', { variable });
+    log.warn('setting has no effect in IPv6 mode (as upstream)', { variable });
   log.info('starting', {
     node: config.nodeName,
     socket: config.agentSocket,
@@ -116,6 +117,10 @@ async function main(): Promise<void> {
     // The node's CNINode whenever there is an API: with pod ENIs off the agent removes the
     // features it would write with them on (it creates nothing then).
     ...(config.kubeApi ? { cniNodes: kubeCniNodes(config.kubeApi, config.nodeName) } : {}),
+    // ANNOTATE_POD_IP (config parsing refused it without an API).
+    ...(config.podNetwork.annotatePodIp && config.kubeApi
+      ? { podIpAnnotations: kubePodIpAnnotations(config.kubeApi, log) }
+      : {}),
     log,
     now: Date.now,
   });

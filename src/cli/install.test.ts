@@ -7,6 +7,14 @@ import { CONFLIST_NAME, INSTALL_HELP, INSTALL_OPTIONS, runInstallCommand } from 
 
 const PORTMAP = { type: 'portmap', capabilities: { portMappings: true }, snat: true };
 const BANDWIDTH = { type: 'bandwidth', capabilities: { bandwidth: true } };
+const TUNING = {
+  type: 'tuning',
+  sysctl: {
+    'net.ipv6.conf.all.disable_ipv6': '1',
+    'net.ipv6.conf.default.disable_ipv6': '1',
+    'net.ipv6.conf.lo.disable_ipv6': '1',
+  },
+};
 
 interface Scratch {
   readonly dir: string;
@@ -16,6 +24,12 @@ interface Scratch {
   readonly conf: string;
   /** runInstallCommand with the scratch dirs, `extra` flags and `env`; returns what it printed. */
   install(extra?: string[], env?: Record<string, string>): Promise<string>;
+  /** The same with a stand-in for /proc/sys (never the real one in a test), holding `file` (a path under it). */
+  withProcSys(file: string): Promise<{
+    file: string;
+    run(extra: string[], env: Record<string, string>): Promise<number>;
+    procSys: string;
+  }>;
   conflist(): Promise<{ plugins: unknown[] }>;
 }
 
@@ -27,7 +41,7 @@ async function withScratch(body: (s: Scratch) => Promise<void>): Promise<void> {
     await writeFile(source, '#!/bin/sh\necho plugin\n');
     const partners = join(dir, 'partners');
     await mkdir(partners);
-    for (const p of ['portmap', 'bandwidth']) await writeFile(join(partners, p), `${p} binary\n`);
+    for (const p of ['portmap', 'bandwidth', 'tuning']) await writeFile(join(partners, p), `${p} binary\n`);
     const bin = join(dir, 'bin');
     const conf = join(dir, 'net.d');
     await body({
@@ -49,6 +63,20 @@ async function withScratch(body: (s: Scratch) => Promise<void>): Promise<void> {
         ];
         assert.equal(await runInstallCommand(argv, source, (s) => out.push(s), env), 0);
         return out.join('');
+      },
+      async withProcSys(file) {
+        const procSys = join(dir, 'proc-sys');
+        const path = join(procSys, file);
+        await mkdir(join(path, '..'), { recursive: true });
+        const run = (extra: string[], env: Record<string, string>) =>
+          runInstallCommand(
+            ['--cni-bin-dir', bin, '--cni-conf-dir', conf, '--partner-plugins-dir', partners, ...extra],
+            source,
+            () => {},
+            env,
+            procSys,
+          );
+        return { file: path, run, procSys };
       },
       async conflist() {
         return JSON.parse(await readFile(join(conf, CONFLIST_NAME), 'utf8')) as { plugins: unknown[] };
@@ -177,18 +205,7 @@ test('install refuses missing dirs and a bad MTU with the reason', async () => {
 
 test('--ipv6-forwarding and ENABLE_IPv6=true set net.ipv6.conf.all.forwarding=1 before the conflist; without them it is left alone', async () => {
   await withScratch(async (s) => {
-    // A stand-in for /proc/sys: never the real one in a test.
-    const procSys = join(s.dir, 'proc-sys');
-    const file = join(procSys, 'net/ipv6/conf/all/forwarding');
-    await mkdir(join(procSys, 'net/ipv6/conf/all'), { recursive: true });
-    const run = (extra: string[], env: Record<string, string>) =>
-      runInstallCommand(
-        ['--cni-bin-dir', s.bin, '--cni-conf-dir', s.conf, '--partner-plugins-dir', s.partners, ...extra],
-        s.source,
-        () => {},
-        env,
-        procSys,
-      );
+    const { file, run, procSys } = await s.withProcSys('net/ipv6/conf/all/forwarding');
     await writeFile(file, '0\n');
     await run([], {});
     assert.equal(await readFile(file, 'utf8'), '0\n', 'left alone without the flag');
@@ -221,5 +238,60 @@ test("aws-node's conflist stops a plain install, and --replace-aws-node moves it
     // Run again (a restarted init container): nothing of aws-node's is left to move.
     await s.install(['--replace-aws-node']);
     assert.deepEqual((await readdir(s.conf)).sort(), ['10-aws.conflist.replaced-by-vpcnet', CONFLIST_NAME]);
+  });
+});
+
+test('--ipv6-forwarding is also what ENABLE_V6_EGRESS=true asks for, as upstream init reads it', async () => {
+  await withScratch(async (s) => {
+    const { file, run } = await s.withProcSys('net/ipv6/conf/all/forwarding');
+    await writeFile(file, '0\n');
+    await run([], { ENABLE_V6_EGRESS: 'false' });
+    assert.equal(await readFile(file, 'utf8'), '0\n');
+    await run([], { ENABLE_V6_EGRESS: 'true' });
+    assert.equal(await readFile(file, 'utf8'), '1\n');
+  });
+});
+
+test('--disable-tcp-early-demux and DISABLE_TCP_EARLY_DEMUX=true set net.ipv4.tcp_early_demux=0; false leaves it alone', async () => {
+  await withScratch(async (s) => {
+    const { file, run } = await s.withProcSys('net/ipv4/tcp_early_demux');
+    await writeFile(file, '1\n');
+    // Upstream's manifests carry DISABLE_TCP_EARLY_DEMUX=false: that writes nothing (an
+    // unprivileged install could not), where upstream's privileged init wrote 1.
+    await run([], { DISABLE_TCP_EARLY_DEMUX: 'false' });
+    assert.equal(await readFile(file, 'utf8'), '1\n');
+    await run([], { DISABLE_TCP_EARLY_DEMUX: 'true' });
+    assert.equal(await readFile(file, 'utf8'), '0\n');
+    await writeFile(file, '1\n');
+    await run(['--disable-tcp-early-demux'], {});
+    assert.equal(await readFile(file, 'utf8'), '0\n');
+    // A kernel without the sysctl (upstream's init checks for it too): nothing to set, no failure.
+    await rm(file);
+    await run(['--disable-tcp-early-demux'], {});
+    await assert.rejects(readFile(file, 'utf8'));
+  });
+});
+
+test('--disable-pod-v6 and DISABLE_POD_V6=true chain tuning last, disabling IPv6 in the pod, and copy its binary', async () => {
+  await withScratch(async (s) => {
+    await s.install([], { DISABLE_POD_V6: 'true', ENABLE_BANDWIDTH_PLUGIN: 'true' });
+    assert.deepEqual((await s.conflist()).plugins.slice(1), [PORTMAP, BANDWIDTH, TUNING]);
+    assert.equal(await readFile(join(s.bin, 'tuning'), 'utf8'), 'tuning binary\n');
+    await s.install(['--disable-pod-v6', '--no-portmap']);
+    assert.deepEqual((await s.conflist()).plugins.slice(1), [TUNING]);
+    await s.install([], { DISABLE_POD_V6: 'false' });
+    assert.deepEqual((await s.conflist()).plugins.slice(1), [PORTMAP]);
+    await assert.rejects(s.install([], { DISABLE_POD_V6: 'yes' }), /DISABLE_POD_V6 must be true or false/);
+  });
+});
+
+test('a missing tuning binary fails install naming the way out, before anything is written', async () => {
+  await withScratch(async (s) => {
+    await rm(join(s.partners, 'tuning'));
+    await assert.rejects(
+      s.install(['--disable-pod-v6']),
+      /tuning: neither .* leave out --disable-pod-v6 \(and DISABLE_POD_V6\)/,
+    );
+    await assert.rejects(readdir(s.conf));
   });
 });

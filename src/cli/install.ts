@@ -1,9 +1,9 @@
 // `vpcnetctl install`: what the DaemonSet's init step does — put the plugin (one self-contained
 // file) into the CNI bin dir and the conflist into the CNI conf dir, each atomically (temp + rename),
 // so a runtime never execs a half-written plugin or reads a half-written conflist. The conflist
-// chains the reference portmap (and, when asked, bandwidth) after vpcnet; their binaries are put in
-// place before the conflist that names them.
-
+// chains the reference portmap (and, when asked, bandwidth and tuning) after vpcnet; their binaries
+// are put in place before the conflist that names them. Node sysctls the agent needs set (it sets
+// none itself) are written first (node-sysctl.ts).
 import { chmod, copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,7 +17,7 @@ import {
   DEFAULT_PARTNER_PLUGINS_DIR,
   planChainedBinaries,
 } from './chained-plugins.ts';
-import { enableIpv6Forwarding } from './ipv6-forwarding.ts';
+import { disableTcpEarlyDemux, IPV6_FORWARDING, setNodeSysctl } from './node-sysctl.ts';
 
 export const CONFLIST_NAME = '10-vpcnet.conflist';
 /** aws-node's conflist: runtimes take the first conflist by name, and it sorts before vpcnet's. */
@@ -39,13 +39,26 @@ export interface InstallOptions extends VpcnetPluginOptions {
   readonly chain: ChainChoice;
   /** Where the chained reference plugins' binaries are copied from when the bin dir lacks them. */
   readonly partnerPluginsDir: string;
-  /** Set net.ipv6.conf.all.forwarding=1 under this /proc/sys first (IPv6 mode); absent: leave it. */
-  readonly ipv6ForwardingProcSys?: string;
+  /** Node sysctls set first, under `procSys` (/proc/sys); absent: none is touched. */
+  readonly nodeSysctls?: NodeSysctlChoice;
   /**
    * Moving a node from aws-node: aws-node's conflist is moved aside once vpcnet's is written.
    * Without it, an aws-node conflist in the conf dir stops the install (runtimes would keep using it).
    */
   readonly replaceAwsNode?: boolean;
+}
+
+export interface NodeSysctlChoice {
+  readonly procSys: string;
+  /** net.ipv6.conf.all.forwarding=1 (IPv6 pods, IPv6 egress). */
+  readonly ipv6Forwarding: boolean;
+  /** net.ipv4.tcp_early_demux=0 (DISABLE_TCP_EARLY_DEMUX). */
+  readonly disableTcpEarlyDemux: boolean;
+}
+
+async function setNodeSysctls(c: NodeSysctlChoice): Promise<void> {
+  if (c.ipv6Forwarding) await setNodeSysctl(c.procSys, IPV6_FORWARDING, '1');
+  if (c.disableTcpEarlyDemux) await disableTcpEarlyDemux(c.procSys);
 }
 
 export function conflist(opts: VpcnetPluginOptions & { readonly chain: ChainChoice }): object {
@@ -80,7 +93,7 @@ export async function install(opts: InstallOptions): Promise<Installed> {
     );
   }
   // Before the conflist: no IPv6 pod is set up on a node that cannot forward to it.
-  if (opts.ipv6ForwardingProcSys !== undefined) await enableIpv6Forwarding(opts.ipv6ForwardingProcSys);
+  if (opts.nodeSysctls !== undefined) await setNodeSysctls(opts.nodeSysctls);
   // Every missing partner binary is found before anything is written.
   const binaries = await planChainedBinaries(
     chainedPlugins(opts.chain),
@@ -111,28 +124,37 @@ export async function install(opts: InstallOptions): Promise<Installed> {
 
 export const INSTALL_HELP = `Usage: vpcnetctl install --cni-bin-dir DIR --cni-conf-dir DIR [--agent-socket PATH]
                          [--del-spool-dir DIR] [--mtu N] [--no-portmap] [--bandwidth]
-                         [--partner-plugins-dir DIR] [--ipv6-forwarding] [--replace-aws-node]
+                         [--partner-plugins-dir DIR] [--ipv6-forwarding]
+                         [--disable-tcp-early-demux] [--disable-pod-v6] [--replace-aws-node]
 
 Installs the vpcnet CNI plugin as DIR/vpcnet (one self-contained file) and writes
 ${CONFLIST_NAME} into the conf dir. Both are replaced atomically. The conflist chains
 the reference plugins after vpcnet, as the upstream's 10-aws.conflist does: portmap
-(hostPorts, snat: true) unless --no-portmap, then bandwidth when asked. A chained
+(hostPorts, snat: true) unless --no-portmap, then bandwidth and tuning when asked. A chained
 plugin missing from the bin dir is copied there from --partner-plugins-dir; when it
 is in neither place, install fails and writes nothing.
 
   --agent-socket PATH   the agent's unix socket (default /run/vpcnet/agent.sock)
   --del-spool-dir DIR   where the plugin spools DELs while the agent is down
                         (default /var/lib/vpcnet/del-spool)
-  --mtu N               pod interface MTU (default: the agent's VPCNET_MTU, 9001)
+  --mtu N               pod interface MTU, for this network (default: the agent's
+                        POD_MTU, else its AWS_VPC_ENI_MTU, else 9001)
   --no-portmap          leave portmap out of the chain
   --bandwidth           chain bandwidth (pod bandwidth annotations); the same as
                         the environment variable ENABLE_BANDWIDTH_PLUGIN=true
   --partner-plugins-dir DIR
                         where portmap and bandwidth are copied from
                         (default ${DEFAULT_PARTNER_PLUGINS_DIR}, Debian's containernetworking-plugins)
-  --ipv6-forwarding     set net.ipv6.conf.all.forwarding=1 (IPv6 mode needs it; the
-                        agent refuses to start without it); the same as ENABLE_IPv6=true
-                        in the environment. Needs a privileged, host-network container
+  --ipv6-forwarding     set net.ipv6.conf.all.forwarding=1 (IPv6 mode and IPv6 egress
+                        need it; the agent refuses to start without it); the same as
+                        ENABLE_IPv6=true or ENABLE_V6_EGRESS=true in the environment.
+                        Needs a privileged, host-network container
+  --disable-tcp-early-demux
+                        set net.ipv4.tcp_early_demux=0 (kubelet probes of branch-ENI
+                        pods in strict mode); the same as DISABLE_TCP_EARLY_DEMUX=true.
+                        Needs a privileged, host-network container
+  --disable-pod-v6      chain tuning, disabling IPv6 in every pod's namespace; the
+                        same as DISABLE_POD_V6=true
   --replace-aws-node    moving a node from aws-node: once ${CONFLIST_NAME} is written,
                         aws-node's ${AWS_NODE_CONFLIST} is renamed ${AWS_NODE_CONFLIST_REPLACED}
                         (runtimes ignore it then). Without it, install refuses to run while
@@ -152,10 +174,12 @@ export const INSTALL_OPTIONS = {
   'partner-plugins-dir': { type: 'string' },
   'ipv6-forwarding': { type: 'boolean' },
   'replace-aws-node': { type: 'boolean' },
+  'disable-tcp-early-demux': { type: 'boolean' },
+  'disable-pod-v6': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** A true-or-false variable (ENABLE_BANDWIDTH_PLUGIN, ENABLE_IPv6: the upstream's names); blank is unset. */
+/** A true-or-false variable (ENABLE_BANDWIDTH_PLUGIN, ENABLE_IPv6, ...: the upstream's names); blank is unset. */
 function flagFromEnv(env: Readonly<Record<string, string | undefined>>, name: string): boolean {
   const text = env[name]?.trim() ?? '';
   if (text === '') return false;
@@ -188,21 +212,28 @@ export async function runInstallCommand(
     if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9001)
       throw new Error(`--mtu must be an integer 576..9001, got ${values.mtu}`);
   }
+  // A switch is on by its flag or, as upstream's init container reads them, its variable.
+  const on = (flag: keyof typeof INSTALL_OPTIONS, ...names: string[]) =>
+    values[flag] === true || names.some((n) => flagFromEnv(env, n));
+  const sysctls: NodeSysctlChoice = {
+    procSys,
+    ipv6Forwarding: on('ipv6-forwarding', 'ENABLE_IPv6', 'ENABLE_V6_EGRESS'),
+    disableTcpEarlyDemux: on('disable-tcp-early-demux', 'DISABLE_TCP_EARLY_DEMUX'),
+  };
   const done = await install({
     cniBinDir: binDir,
     cniConfDir: confDir,
     pluginSource,
     chain: {
       portmap: !values['no-portmap'],
-      bandwidth: values.bandwidth === true || flagFromEnv(env, 'ENABLE_BANDWIDTH_PLUGIN'),
+      bandwidth: on('bandwidth', 'ENABLE_BANDWIDTH_PLUGIN'),
+      tuning: on('disable-pod-v6', 'DISABLE_POD_V6'),
     },
     partnerPluginsDir: values['partner-plugins-dir'] ?? DEFAULT_PARTNER_PLUGINS_DIR,
     ...(values['agent-socket'] !== undefined ? { agentSocket: values['agent-socket'] } : {}),
     ...(values['del-spool-dir'] !== undefined ? { delSpoolDir: values['del-spool-dir'] } : {}),
     ...(mtu !== undefined ? { mtu } : {}),
-    ...(values['ipv6-forwarding'] === true || flagFromEnv(env, 'ENABLE_IPv6')
-      ? { ipv6ForwardingProcSys: procSys }
-      : {}),
+    ...(sysctls.ipv6Forwarding || sysctls.disableTcpEarlyDemux ? { nodeSysctls: sysctls } : {}),
     ...(values['replace-aws-node'] === true ? { replaceAwsNode: true } : {}),
   });
   const copied = done.copied.length > 0 ? ` (copied ${done.copied.join(', ')})` : '';

@@ -18,7 +18,7 @@ test('defaults follow the documented paths', () => {
   assert.equal(c.agentSocket, '/run/vpcnet/agent.sock');
   assert.equal(c.stateDir, '/var/lib/vpcnet');
   assert.equal(c.delSpoolDir, '/var/lib/vpcnet/del-spool');
-  assert.equal(c.mtu, 9001);
+  assert.deepEqual(c.podNetwork.mtu, { eni: 9001, pod: 9001 });
   assert.equal(c.kubeApi, undefined);
   assert.equal(c.nodeName, 'n1');
   assert.equal(c.vethPrefix, 'vpc');
@@ -71,7 +71,7 @@ test('invalid values are refused with the variable named', () => {
   );
   assert.throws(() => parse({ VPCNET_MTU: '100' }), /between 576 and 9001/);
   assert.throws(() => parse({ VPCNET_MTU: '9002' }), /^ConfigError: VPCNET_MTU .* got '9002'$/);
-  assert.equal(parse({ VPCNET_MTU: '576' }).mtu, 576);
+  assert.deepEqual(parse({ VPCNET_MTU: '576' }).podNetwork.mtu, { eni: 576, pod: 576 });
   assert.throws(() => parse({ VPCNET_VETH_PREFIX: 'toolongprefix' }), /VPCNET_VETH_PREFIX/);
   assert.throws(
     () => parse({ VPCNET_VETH_PREFIX: '1ab' }),
@@ -343,12 +343,12 @@ test('NodePort support is on with mark 0x80 by default, as upstream; CONNMARK re
 
 test('aws-node variables vpcnet does not honour are named with their reason when set, and only then', () => {
   assert.deepEqual(unhonouredUpstreamVariables({}), []);
-  const found = unhonouredUpstreamVariables({ ANNOTATE_POD_IP: 'true', WARM_IP_TARGET: '5' });
+  const found = unhonouredUpstreamVariables({ AWS_VPC_K8S_CNI_LOGLEVEL: 'DEBUG', WARM_IP_TARGET: '5' });
   assert.deepEqual(
     found.map((f) => f.variable),
-    ['ANNOTATE_POD_IP'],
+    ['AWS_VPC_K8S_CNI_LOGLEVEL'],
   );
-  assert.match(found[0]!.reason, /annotated/);
+  assert.match(found[0]!.reason, /VPCNET_LOG_LEVEL/);
   // None of them is also a setting the agent parses.
   for (const name of Object.keys(UNHONOURED_UPSTREAM_VARIABLES))
     assert.ok(!DOCUMENTED_VARIABLES.some((v) => v.env === name), name);

@@ -12,6 +12,7 @@ import type { KubeApiConfig } from '../pods/kube-api-config.ts';
 import { parseCidrList } from './cidr-list.ts';
 import { type CloudAccess, cloudAccessOf, type EniManagement } from './cloud-access.ts';
 import { ConfigError } from './config-error.ts';
+import { type PodNetworkConfig, podNetworkConfig } from './pod-network-config.ts';
 import { type Env, readSettings } from './setting.ts';
 import { AGENT_SETTINGS } from './settings.ts';
 
@@ -23,7 +24,8 @@ export interface AgentConfig {
   /** undefined = no API (cnitool, podman): regular networking only. */
   readonly kubeApi: KubeApiConfig | undefined;
   readonly vethPrefix: string;
-  readonly mtu: number;
+  /** MTUs, the pod IP annotation, external service CIDRs, IPv6 in IPv4 pods (pod-network-config.ts). */
+  readonly podNetwork: PodNetworkConfig;
   /** How branch ENIs are reached on the trunk link. */
   readonly trunkDriver: TrunkDriver;
   /**
@@ -181,7 +183,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     nodeName: v.nodeName ?? v.myNodeName ?? host.hostname(),
     kubeApi,
     vethPrefix: v.vethPrefix,
-    mtu: v.mtu,
+    podNetwork: podNetworkConfig(v, { ipv6: v.enableIpv6, kubeApi: kubeApi !== undefined }),
     trunkDriver: v.trunkDriver,
     enablePodEni: v.enablePodEni,
     podSecurityGroupEnforcingMode: v.podSecurityGroupEnforcingMode,

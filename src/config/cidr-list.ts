@@ -1,4 +1,5 @@
-// AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS: upstream's comma-separated list of IPv4 CIDRs. Checked
+// Upstream's comma-separated lists of IPv4 CIDRs (AWS_VPC_K8S_CNI_EXCLUDE_SNAT_CIDRS,
+// AWS_EXTERNAL_SERVICE_CIDRS). Checked
 // one by one so the error names the entry an operator must fix, not the whole list.
 import { formatCidr, isCidr, parseCidr } from '../infra/ipv4.ts';
 import { ConfigError } from './config-error.ts';

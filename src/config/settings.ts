@@ -7,6 +7,7 @@ import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.
 import { ADDRESS_MODE_SETTINGS } from './settings-address-modes.ts';
 import { CLOUD_ACCESS_SETTINGS } from './settings-cloud-access.ts';
 import { CLOUD_DRIVER_VARIABLES, EC2_SETTINGS } from './settings-ec2.ts';
+import { POD_NETWORK_SETTINGS } from './settings-pod-network.ts';
 import {
   httpUrl,
   intBetween,
@@ -81,12 +82,8 @@ export const AGENT_SETTINGS = {
     default: 'vpc',
     description: 'prefix of host veth names (the rest is a hash of the attachment key)',
   }),
-  mtu: withDefault({
-    env: 'VPCNET_MTU',
-    kind: intBetween(576, 9001),
-    default: 9001,
-    description: 'pod MTU unless the CNI config sets `mtu`',
-  }),
+  // MTUs, the pod IP annotation, external service CIDRs, IPv6 in IPv4 pods (settings-pod-network.ts).
+  ...POD_NETWORK_SETTINGS,
   trunkDriver: withDefault({
     env: 'VPCNET_TRUNK_DRIVER',
     kind: oneOf(TRUNK_DRIVERS),
@@ -300,10 +297,6 @@ export const AGENT_SETTINGS = {
  * silently (README, "Switching from aws-node").
  */
 export const UNHONOURED_UPSTREAM_VARIABLES: Readonly<Record<string, string>> = {
-  ANNOTATE_POD_IP: 'pods are not annotated with their address',
-  DISABLE_TCP_EARLY_DEMUX: 'the agent changes no sysctl',
-  ENABLE_V6_EGRESS: 'IPv6 egress for IPv4 pods is not built',
-  AWS_VPC_ENI_MTU: 'renamed: VPCNET_MTU',
   AWS_VPC_K8S_CNI_LOGLEVEL: 'renamed: VPCNET_LOG_LEVEL',
 };
 

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dataplane } from './dataplane.ts';
-import { removeV4EgressScript, setupV4EgressScript } from './ip-cli/egress-snat.ts';
+import {
+  removeEgressScript,
+  setupEgressScript,
+  V4_EGRESS_TABLE,
+  V6_EGRESS_TABLE,
+} from './ip-cli/egress-snat.ts';
 import { IPV6_FORWARDING_SYSCTL, Ipv6NodeError } from './ipv6-node.ts';
 import { FakeKernel } from './testing/fake-kernel.ts';
 
@@ -30,19 +35,48 @@ test('with forwarding on, the IPv4 egress SNAT is set up as configured, and remo
 
 test('the egress SNAT is one rule for the whole range in a table of its own, replaced whole, removable when absent', () => {
   assert.equal(
-    setupV4EgressScript({ snatSource: '10.0.0.10' }),
+    setupEgressScript(V4_EGRESS_TABLE, { snatSource: '10.0.0.10' }),
     [
       'add table ip vpcnet_v4egress',
       'add chain ip vpcnet_v4egress postrouting { type nat hook postrouting priority srcnat; policy accept; }',
       'flush chain ip vpcnet_v4egress postrouting',
       'add rule ip vpcnet_v4egress postrouting ip saddr 169.254.172.0/22 ip daddr != 169.254.172.0/22 snat to 10.0.0.10 fully-random',
+      'add chain ip vpcnet_v4egress forward { type filter hook forward priority filter; policy accept; }',
+      'flush chain ip vpcnet_v4egress forward',
+      'add rule ip vpcnet_v4egress forward ip daddr 169.254.172.0/22 ct state new reject',
       '',
     ].join('\n'),
   );
   assert.match(
-    setupV4EgressScript({ snatSource: '10.0.0.10', randomizeSnat: 'none' }),
+    setupEgressScript(V4_EGRESS_TABLE, { snatSource: '10.0.0.10', randomizeSnat: 'none' }),
     /snat to 10\.0\.0\.10\n/,
   );
-  assert.throws(() => setupV4EgressScript({ snatSource: '10.0.0.10; flush ruleset' }), /not an IPv4 address/);
-  assert.equal(removeV4EgressScript(), 'add table ip vpcnet_v4egress\ndelete table ip vpcnet_v4egress\n');
+  assert.throws(
+    () => setupEgressScript(V4_EGRESS_TABLE, { snatSource: '10.0.0.10; flush ruleset' }),
+    /not an IPv4 address/,
+  );
+  assert.equal(
+    removeEgressScript(V4_EGRESS_TABLE),
+    'add table ip vpcnet_v4egress\ndelete table ip vpcnet_v4egress\n',
+  );
+});
+
+test("IPv4 pods' IPv6 egress is the same in table ip6 vpcnet_v6egress, SNATed to the node's IPv6", () => {
+  const script = setupEgressScript(V6_EGRESS_TABLE, {
+    snatSource: '2001:db8::10',
+    randomizeSnat: 'hashrandom',
+  });
+  assert.match(
+    script,
+    /add rule ip6 vpcnet_v6egress postrouting ip6 saddr fd00::ac:0\/118 ip6 daddr != fd00::ac:0\/118 snat to 2001:db8::10 random\n/,
+  );
+  assert.match(
+    script,
+    /add rule ip6 vpcnet_v6egress forward ip6 daddr fd00::ac:0\/118 ct state new reject\n/,
+  );
+  assert.throws(() => setupEgressScript(V6_EGRESS_TABLE, { snatSource: '10.0.0.10' }), /not an IPv6 address/);
+  assert.equal(
+    removeEgressScript(V6_EGRESS_TABLE),
+    'add table ip6 vpcnet_v6egress\ndelete table ip6 vpcnet_v6egress\n',
+  );
 });

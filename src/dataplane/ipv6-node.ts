@@ -20,14 +20,26 @@ export class Ipv6NodeError extends Error {
   }
 }
 
-export async function setupIpv6Node(kernel: Kernel, cfg: Ipv6NodeConfig): Promise<void> {
+/**
+ * Refuses (Ipv6NodeError) a node that does not forward IPv6: `setting` needs it, and `consequence`
+ * says what would break.
+ */
+export async function requireIpv6Forwarding(
+  kernel: Pick<Kernel, 'readNodeSysctl'>,
+  setting: string,
+  consequence: string,
+): Promise<void> {
   const forwarding = await kernel.readNodeSysctl(IPV6_FORWARDING_SYSCTL);
   if (forwarding !== '1') {
     throw new Ipv6NodeError(
-      `ENABLE_IPv6=true needs ${IPV6_FORWARDING_SYSCTL}=1 in the node's network namespace, ` +
-        `it is ${forwarding}: IPv6 pods would be unreachable. The agent changes no sysctl: set it ` +
+      `${setting} needs ${IPV6_FORWARDING_SYSCTL}=1 in the node's network namespace, ` +
+        `it is ${forwarding}: ${consequence}. The agent changes no sysctl: set it ` +
         `(vpcnetctl install --ipv6-forwarding, or sysctl -w ${IPV6_FORWARDING_SYSCTL}=1) and restart`,
     );
   }
+}
+
+export async function setupIpv6Node(kernel: Kernel, cfg: Ipv6NodeConfig): Promise<void> {
+  await requireIpv6Forwarding(kernel, 'ENABLE_IPv6=true', 'IPv6 pods would be unreachable');
   await kernel.setupV4Egress(cfg.v4Egress);
 }

@@ -22,13 +22,16 @@ export interface PodScope {
   readonly rulePriorities: readonly number[];
 }
 
-/** The SNAT of IPv6 pods' IPv4 egress range (ip-cli/egress-snat.ts). */
-export interface V4EgressConfig {
-  /** The node's primary IPv4: what the egress range's traffic leaves with. */
+/** The SNAT of pods' node-local egress range of one family (ip-cli/egress-snat.ts). */
+export interface EgressSnatConfig {
+  /** The node's address of the family (its primary IPv4; its IPv6): what the range's traffic leaves with. */
   readonly snatSource: string;
   /** AWS_VPC_K8S_CNI_RANDOMIZESNAT (default `prng`). */
   readonly randomizeSnat?: RandomizeSnat;
 }
+
+/** IPv6 pods' IPv4 egress (ENABLE_V4_EGRESS). */
+export type V4EgressConfig = EgressSnatConfig;
 
 /** Operations for one namespace. */
 export interface KernelRun {
@@ -110,6 +113,8 @@ export interface Kernel {
    * or (undefined) does not exist.
    */
   setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void>;
+  /** The same for IPv4 pods' IPv6 egress range (ENABLE_V6_EGRESS, table `ip6 vpcnet_v6egress`). */
+  setupV6Egress(cfg: EgressSnatConfig | undefined): Promise<void>;
   /** A sysctl of the node's namespace ("net.ipv6.conf.all.forwarding"), as its /proc/sys file reads. */
   readNodeSysctl(name: string): Promise<string>;
   /**

@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AGENT_NODE_FLAGS } from '../config/agent-node-flags.ts';
+import { AGENT_SETTINGS } from '../config/settings.ts';
 import { errorText } from '../infra/error-text.ts';
 import { containerAgentSpec, installArgs } from './agent-container.ts';
 import type { ChildSpec } from './children.ts';
@@ -23,10 +24,13 @@ export interface PodEniSettings {
   readonly trunkDriver: TrunkDriver;
 }
 
+/** The agent's settings by name (not the cloud driver's variables, which the lab sets itself). */
+const AGENT_SETTING_NAMES = new Set(Object.values(AGENT_SETTINGS).map((setting) => setting.env));
+
 /** The agent's environment: the caller's (pool targets such as WARM_IP_TARGET pass through) minus
  * anything that would point it at real AWS or a real cluster, plus the lab's endpoints. The
- * upstream's own settings (AWS_VPC_K8S_CNI_*, e.g. EXTERNALSNAT, and AWS_VPC_CNI_NODE_PORT_SUPPORT)
- * are vpcnet settings: they pass. */
+ * upstream's own settings (AWS_VPC_K8S_CNI_*, e.g. EXTERNALSNAT, AWS_VPC_CNI_NODE_PORT_SUPPORT,
+ * AWS_VPC_ENI_MTU, AWS_EXTERNAL_SERVICE_CIDRS) are vpcnet settings: they pass. */
 export function agentEnv(
   layout: LabLayout,
   node: LabNode,
@@ -34,7 +38,7 @@ export function agentEnv(
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    const awsAccess = k.startsWith('AWS_') && !/^AWS_VPC_(K8S_)?CNI_/.test(k);
+    const awsAccess = k.startsWith('AWS_') && !AGENT_SETTING_NAMES.has(k);
     if (awsAccess || k.startsWith('KUBERNETES_')) continue;
     env[k] = v;
   }
@@ -85,10 +89,15 @@ export function agentSpec(
   };
 }
 
-/** Installs the plugin and its conflist into the node's CNI dirs, as the DaemonSet's init step would. */
+/**
+ * Installs the plugin and its conflist into the node's CNI dirs, as the DaemonSet's init step would:
+ * in the node's network namespace (the init step runs with the host network), so the node sysctls
+ * install sets from its environment (ENABLE_IPv6, ENABLE_V6_EGRESS, DISABLE_TCP_EARLY_DEMUX, which
+ * `lab up --agent-env` puts there too) land in the lab node, never in the machine's own namespace.
+ */
 export async function installPlugin(node: LabNode, repoRoot: string): Promise<void> {
   const [file, ...args] = ctlArgv(repoRoot);
-  await runCommand(file, [...args, ...installArgs(node)]);
+  await runCommand('ip', ['netns', 'exec', node.netns, file, ...args, ...installArgs(node)]);
 }
 
 /** Waits for `GET /v1/healthz` = 200; the error quotes the end of the agent's log. */

@@ -6,18 +6,13 @@
 // With IPv4 egress (ENABLE_V4_EGRESS), a second veth `v4if0` with a node-local IPv4 address from
 // 169.254.172.0/22 and the IPv4 gateway routes; the node SNATs that range (egress-snat.ts).
 import type { AttachmentKey } from './attachment.ts';
+import { IPV6_ROUTE_METRIC, ipv6Routing } from './ipv6-routing.ts';
 import { hostVethMac, hostVethName, keyedMac, keyedName, podVethMac } from './names.ts';
 import { PRIMARY_POD_IF, podInterfaceTable, podSideRouting } from './pod-plan.ts';
 import type { Resource } from './resource.ts';
 import { MAIN_TABLE } from './views.ts';
 
-/** An IPv6 pod's default gateway: link-local, answered by a permanent neighbour entry. */
-export const POD_GATEWAY_V6 = 'fe80::1';
-/**
- * The kernel's metric for an IPv6 route added without one: the plan names it, so that the route
- * read back (which always carries a metric) is the route recorded.
- */
-export const IPV6_ROUTE_METRIC = 1024;
+export { IPV6_ROUTE_METRIC, ipv6Routing, POD_GATEWAY_V6 } from './ipv6-routing.ts';
 /** Node-local IPv4 addresses of IPv6 pods' egress interfaces (upstream's egress plugin's range). */
 export const V4_EGRESS_CIDR = '169.254.172.0/22';
 /** The pod's interface for IPv4 egress (upstream's egress plugin names it so too). */
@@ -55,25 +50,7 @@ export function planIpv6Pod(spec: Ipv6PodSpec): Resource[] {
   const out: Resource[] = [
     { kind: 'vpcAddress', ip, eniId: spec.eniId },
     { kind: 'veth', hostName, hostMac, podIfName: ifName, podMac: podVethMac(key), mtu: spec.mtu },
-    { kind: 'ipv6Address', side: 'pod', dev: ifName, cidr: `${ip}/128` },
-    {
-      kind: 'route',
-      side: 'pod',
-      dst: 'default',
-      dev: ifName,
-      via: POD_GATEWAY_V6,
-      table: MAIN_TABLE,
-      metric,
-    },
-    { kind: 'neighbour', side: 'pod', dev: ifName, ip: POD_GATEWAY_V6, lladdr: hostMac },
-    {
-      kind: 'route',
-      side: 'node',
-      dst: `${ip}/128`,
-      dev: hostName,
-      table: MAIN_TABLE,
-      metric: IPV6_ROUTE_METRIC,
-    },
+    ...ipv6Routing(ifName, ip, hostName, hostMac, metric),
   ];
   if (spec.v4EgressIp === undefined) return out;
   const egressHost = egressVethName(key, spec.vethPrefix);

@@ -6,6 +6,7 @@ import type { AttachmentKey } from './attachment.ts';
 import { RULE_PRIORITY_FROM_POD, RULE_PRIORITY_TO_POD } from './kinds/rule.ts';
 import { hostVethMac, hostVethName, podVethMac } from './names.ts';
 import type { Resource } from './resource.ts';
+import { v6EgressResources } from './v6-egress-plan.ts';
 import { MAIN_TABLE } from './views.ts';
 
 export { RULE_PRIORITY_FROM_POD, RULE_PRIORITY_TO_POD } from './kinds/rule.ts';
@@ -30,6 +31,8 @@ export interface RegularPodSpec {
    * found, instead of those derived from the key.
    */
   readonly foundVeth?: { readonly hostName: string; readonly hostMac: string; readonly podMac: string };
+  /** The pod's IPv6 egress address (ENABLE_V6_EGRESS, v6-egress-plan.ts); absent: none. */
+  readonly v6EgressIp?: string;
 }
 
 /** The pod interface whose routes are the pod's defaults: kubelet, containerd and podman name it eth0. */
@@ -103,5 +106,8 @@ export function planRegularPod(spec: RegularPodSpec): Resource[] {
     out.push({ kind: 'rule', priority: RULE_PRIORITY_FROM_POD, from: `${ip}/32`, table: spec.routeTable });
   }
   if (spec.snat) out.push({ kind: 'snat', ip });
+  if (spec.v6EgressIp !== undefined) {
+    out.push(...v6EgressResources({ key, vethPrefix: spec.vethPrefix, ip: spec.v6EgressIp, mtu: spec.mtu }));
+  }
   return out;
 }

@@ -67,7 +67,10 @@ function withoutConfigHash(m: Manifests): Manifests {
     ...(Object.keys(annotations ?? {}).length > 0 ? { annotations } : {}),
     name: 'vpcnet-config',
   };
-  for (const c of podSpec(copy.daemonSet).containers) {
+  for (const c of [
+    ...podSpec(copy.daemonSet).containers,
+    ...(podSpec(copy.daemonSet).initContainers ?? []),
+  ]) {
     for (const from of c.envFrom ?? []) if (from.configMapRef) from.configMapRef.name = 'vpcnet-config';
     if (c.ports?.length === 0) delete c.ports;
   }
@@ -110,7 +113,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test('the ClusterRole grants exactly pods get/list/watch, nodes get/patch, core events create, ENIConfigs get and CNINodes get/create/patch', () => {
+  test('the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, core events create, ENIConfigs get and CNINodes get/create/patch', () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -118,7 +121,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
       extra: r.resourceNames ?? r.nonResourceURLs ?? [],
     }));
     assert.deepEqual(rules, [
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'], extra: [] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch', 'watch'], extra: [] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'], extra: [] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'], extra: [] },
       { apiGroups: ['crd.k8s.amazonaws.com'], resources: ['eniconfigs'], verbs: ['get'], extra: [] },
@@ -241,10 +244,12 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.equal(config.enablePodEni, false);
   });
 
-  test('the agent reads the generated ConfigMap, whose name changes with its contents', () => {
+  test('the agent and its install step read the generated ConfigMap, whose name changes with its contents', () => {
     const cm = base.configMap.metadata?.name ?? '';
     assert.match(cm, /^vpcnet-config-[a-z0-9]+$/);
     assert.deepEqual(agentOf(base).envFrom, [{ configMapRef: { name: cm } }]);
+    // Upstream's init container shares aws-node's settings: DISABLE_POD_V6 and the sysctl switches.
+    assert.deepEqual(installerOf(base).envFrom, [{ configMapRef: { name: cm } }]);
   });
 
   test('the metrics port is declared as the one the agent listens on', () => {
@@ -368,10 +373,16 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
 test("the README's list of aws-node settings vpcnet honours is exactly settings.ts's upstream names", async () => {
   const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
   const section = readme.split('\n## Switching from aws-node\n')[1] ?? '';
-  const item = /\*\*Same name, same meaning\*\*([\s\S]*?)\n- \*\*/.exec(section)?.[1] ?? '';
-  const listed = [...item.split('`ENABLE_BANDWIDTH_PLUGIN`')[0]!.matchAll(/`([A-Z][A-Za-z0-9_]+)`/g)].map(
-    (m) => m[1],
-  );
+  // The bullets that list honoured names: the general one, and the cloud side's.
+  const bullet = (title: string) =>
+    new RegExp(`\\*\\*${title}\\*\\*([\\s\\S]*?)\\n- \\*\\*`).exec(section)?.[1] ?? '';
+  const items = [
+    bullet('Same name, same meaning').split('`ENABLE_BANDWIDTH_PLUGIN`')[0]!,
+    bullet('Locked-down VPCs, which ENIs are used, credentials').split('Where vpcnet differs on purpose')[0]!,
+  ];
+  const listed = [
+    ...new Set(items.flatMap((i) => [...i.matchAll(/`([A-Z][A-Za-z0-9_]+)`/g)].map((m) => m[1]))),
+  ];
   const upstream = DOCUMENTED_VARIABLES.filter((v) => v.upstream).map((v) => v.env);
   assert.deepEqual([...listed].sort(), [...upstream].sort());
 });

@@ -10,18 +10,20 @@ import {
 import type { CniResult } from '../../cni/result.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
-import { planRegularPod } from '../../plan/pod-plan.ts';
+import { PRIMARY_POD_IF, planRegularPod } from '../../plan/pod-plan.ts';
 import { type Resource, vethOf, vpcAddressOf } from '../../plan/resource.ts';
 import type { PooledAddress } from '../address-source.ts';
 import { addBranchAttachment } from '../branch/add-branch.ts';
 import { branchTarget } from '../branch/assignment.ts';
 import type { AddContext, AttachRequest } from '../context.ts';
+import { egressAddressFor } from '../egress-addresses.ts';
 import { ipv6Plan } from '../ipv6/ipv6-add.ts';
 import { refuseRepeatedAdd } from './repeated-add.ts';
 import { resultFor } from './result.ts';
 
-/** The plan of a regular pod for this request and address. */
+/** The plan of a regular pod for this request and address (with ENABLE_V6_EGRESS, its v6if0 too). */
 export function regularPlan(ctx: AddContext, req: AttachRequest, addr: PooledAddress): Resource[] {
+  const v6EgressIp = egressAddressFor(ctx, ctx.v6Egress, req.key.ifName === PRIMARY_POD_IF, addr);
   return planRegularPod({
     key: req.key,
     vethPrefix: req.vethPrefix ?? ctx.vethPrefix,
@@ -30,6 +32,7 @@ export function regularPlan(ctx: AddContext, req: AttachRequest, addr: PooledAdd
     routeTable: addr.routeTable,
     mtu: req.mtu ?? ctx.defaultMtu,
     snat: !ctx.externalSnat,
+    ...(v6EgressIp === undefined ? {} : { v6EgressIp }),
   });
 }
 

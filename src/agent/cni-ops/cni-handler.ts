@@ -11,6 +11,8 @@ import { errorText } from '../../infra/error-text.ts';
 import type { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import type { PodIdentity } from '../../plan/attachment.ts';
 import { podLineKey } from '../../plan/pod-line.ts';
+import { PRIMARY_POD_IF } from '../../plan/pod-plan.ts';
+import type { PodIpAnnotator, PodRef } from '../../pods/pod-ip-annotation.ts';
 import type { AttachRequest, OperationContext } from '../context.ts';
 import type { SpoolGuard } from '../spool-replay/spool-drain.ts';
 import { applySpooledDelsOf, type SpoolFirstDeps } from '../spool-replay/spool-first.ts';
@@ -18,6 +20,7 @@ import { addAttachment } from './add.ts';
 import { checkAttachment } from './check.ts';
 import { delAttachment, delRecorded } from './del.ts';
 import { collectRecoveredNotListed } from './recovered-gc.ts';
+import { podAddress } from './result.ts';
 
 export interface CniHandlerDeps {
   readonly ctx: OperationContext;
@@ -26,6 +29,17 @@ export interface CniHandlerDeps {
   readonly observe?: (command: string, ok: boolean, ms: number) => void;
   /** The DEL spool: an ADD applies the DELs spooled for its own key first (spool-first.ts). */
   readonly spool?: SpoolFirstDeps;
+  /** ANNOTATE_POD_IP: the pod's address written into its annotation after ADD, emptied after DEL. */
+  readonly podIps?: PodIpAnnotator;
+}
+
+/**
+ * The pod whose annotation names this attachment's address: only its primary interface's (a
+ * second network's address is not the pod's IP), and only a pod the runtime named.
+ */
+function annotatedPod(pod: PodIdentity, ifName: string): PodRef | undefined {
+  if (ifName !== PRIMARY_POD_IF || pod.namespace === undefined || pod.name === undefined) return undefined;
+  return { namespace: pod.namespace, name: pod.name };
 }
 
 function toAttachRequest(req: Exclude<CniRequest, { command: 'VERSION' | 'GC' | 'STATUS' }>): AttachRequest {
@@ -138,14 +152,23 @@ export async function handleCni(
               delAttachment(ctx, toAttachRequest(del)),
             );
           const result = await addAttachment(ctx, attach);
+          // Queued, never awaited: the annotation is written after the answer (pod-ip-annotation.ts).
+          const pod = deps.podIps && annotatedPod(attach.pod, attach.key.ifName);
+          const ip = result.ips?.[0]?.address.split('/')[0];
+          if (pod && ip !== undefined) deps.podIps?.added(pod, ip);
           // Given a prevResult (vpcnet after another plugin), the result carries it on (spec 1.0).
           const chained = chainResult(req.netConf.prevResult, result);
           return `${JSON.stringify(formatResult(chained, req.netConf.cniVersion))}\n`;
         }
-        case 'DEL':
+        case 'DEL': {
+          const recorded = ctx.ledger.get(attach.key);
           await delAttachment(ctx, attach);
           await guard?.consume();
+          const pod = recorded && deps.podIps && annotatedPod(recorded.pod, recorded.key.ifName);
+          const ip = recorded && podAddress(recorded);
+          if (pod && ip !== undefined) deps.podIps?.released(pod, ip);
           return '';
+        }
         case 'CHECK':
           await checkAttachment(ctx, attach);
           return '';

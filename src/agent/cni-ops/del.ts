@@ -9,6 +9,7 @@ import { egressVethMac, egressVethName, V4_EGRESS_IF } from '../../plan/ipv6-pod
 import { hostVethMac, hostVethName } from '../../plan/names.ts';
 import { MAIN_TABLE, RULE_PRIORITY_TO_POD } from '../../plan/pod-plan.ts';
 import { type Resource, vpcAddressOf } from '../../plan/resource.ts';
+import { V6_EGRESS_IF, v6EgressVethMac, v6EgressVethName } from '../../plan/v6-egress-plan.ts';
 import { recordFor } from '../adoption/adopted-lookup.ts';
 import { delBranchAttachment } from '../branch/del-branch.ts';
 import type { AttachRequest, DelContext } from '../context.ts';
@@ -52,10 +53,15 @@ export async function delAttachment(ctx: DelContext, req: AttachRequest): Promis
     });
     return;
   }
-  // A pod found by recovery of a lost ledger: its host veth is named after this key, and so is an
-  // IPv6 pod's egress veth, recovered as a record of its own.
+  // A pod found by recovery of a lost ledger: its host veth is named after this key, and so is its
+  // egress veth (an IPv6 pod's v4if0, an IPv4 pod's v6if0), recovered as a record of its own.
   const prefix = req.vethPrefix ?? ctx.vethPrefix;
-  const recovered = [hostVethName(req.key, prefix), egressVethName(req.key, prefix)].flatMap((veth) => {
+  const named = [
+    hostVethName(req.key, prefix),
+    egressVethName(req.key, prefix),
+    v6EgressVethName(req.key, prefix),
+  ];
+  const recovered = named.flatMap((veth) => {
     const r = recoveredByVeth(ctx.ledger, veth);
     return r === undefined ? [] : [r];
   });
@@ -95,15 +101,25 @@ function fallbackResources(ctx: DelContext, req: AttachRequest): Resource[] {
       mtu: req.mtu ?? ctx.defaultMtu,
     },
   ];
-  // An IPv6 pod's IPv4 egress veth is named after the key too (absent on other pods: already gone).
+  // A pod's egress veth of the other family (an IPv6 pod's v4if0, an IPv4 pod's v6if0) is named
+  // after the key too (absent on other pods: already gone).
   const prefix = req.vethPrefix ?? ctx.vethPrefix;
-  out.push({
-    kind: 'veth',
-    hostName: egressVethName(req.key, prefix),
-    hostMac: egressVethMac(req.key),
-    podIfName: V4_EGRESS_IF,
-    mtu: req.mtu ?? ctx.defaultMtu,
-  });
+  out.push(
+    {
+      kind: 'veth',
+      hostName: egressVethName(req.key, prefix),
+      hostMac: egressVethMac(req.key),
+      podIfName: V4_EGRESS_IF,
+      mtu: req.mtu ?? ctx.defaultMtu,
+    },
+    {
+      kind: 'veth',
+      hostName: v6EgressVethName(req.key, prefix),
+      hostMac: v6EgressVethMac(req.key),
+      podIfName: V6_EGRESS_IF,
+      mtu: req.mtu ?? ctx.defaultMtu,
+    },
+  );
   for (const ip of req.prevResultIps) {
     // An IPv6 pod has no rules or SNAT element: its routes went with its veths.
     if (!isIPv4(ip)) continue;

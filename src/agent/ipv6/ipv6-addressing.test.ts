@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { heldEgressAddresses, V4_EGRESS_RANGE } from '../egress-addresses.ts';
 import { agentWorlds } from '../testing/agent-world.ts';
 import { cniRequest, ipOf } from '../testing/cni-request.ts';
 import { ignoredInIpv6Mode } from './ipv6-addressing.ts';
-import { heldEgressAddresses } from './v4-egress-addresses.ts';
 
 const worlds = agentWorlds();
 const IPV6_MODE = { ENABLE_IPv6: 'true', ENABLE_PREFIX_DELEGATION: 'true' };
@@ -59,6 +59,14 @@ test('IPv6 mode names each IPv4 pool setting it ignores', () => {
     'WARM_IP_TARGET',
     'MINIMUM_IP_TARGET',
   ]);
+  assert.deepEqual(
+    ignoredInIpv6Mode({
+      ENABLE_V6_EGRESS: 'true',
+      AWS_EXTERNAL_SERVICE_CIDRS: '198.51.100.0/24',
+      POD_MTU: '1500',
+    }),
+    ['ENABLE_V6_EGRESS', 'AWS_EXTERNAL_SERVICE_CIDRS'],
+  );
 });
 
 /** An IPv6 agent's world with three pods started (old0..old2), the agent stopped and its ledger gone. */
@@ -75,7 +83,7 @@ async function ipv6PodsThenLedgerLost() {
       assert.equal(out.exitCode, 0, out.stdout);
       old.push(ipOf(out.stdout));
     }
-    oldEgress.push(...heldEgressAddresses(first.ledger.list()));
+    oldEgress.push(...heldEgressAddresses(V4_EGRESS_RANGE, first.ledger.list()));
   } finally {
     await first.stop();
   }
@@ -100,7 +108,7 @@ test('with the ledger lost and IPv6 pods running, recovery holds their addresses
     const out = await agent.cni(cniRequest('ADD', 'new0', await w.netns('new0'), 'new0', 'un0'));
     assert.equal(out.exitCode, 0, out.stdout);
     assert.ok(!old.includes(ipOf(out.stdout)), "a live pod's address was handed out again");
-    const [newEgress] = heldEgressAddresses(agent.ledger.list());
+    const [newEgress] = heldEgressAddresses(V4_EGRESS_RANGE, agent.ledger.list());
     assert.ok(
       newEgress !== undefined && !oldEgress.includes(newEgress),
       `egress ${newEgress} is a live pod's`,

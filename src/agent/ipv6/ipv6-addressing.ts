@@ -92,13 +92,19 @@ export function ipv6RecoveryAddresses(source: Ipv6PrefixPool): RecoveryAddresses
   };
 }
 
-/** Settings of the IPv4 pool that IPv6 mode ignores, as upstream's ipamd does. */
+/**
+ * Settings of IPv4 mode that IPv6 mode ignores, as upstream does: the IPv4 pool's targets, IPv6
+ * egress (IPv6 pods have IPv6), and external service CIDRs (IPv6 pods have no ENI tables to
+ * bypass: the main table routes them all).
+ */
 const IGNORED_IN_IPV6_MODE = [
   'WARM_ENI_TARGET',
   'WARM_IP_TARGET',
   'MINIMUM_IP_TARGET',
   'WARM_PREFIX_TARGET',
   'MAX_ENI',
+  'ENABLE_V6_EGRESS',
+  'AWS_EXTERNAL_SERVICE_CIDRS',
 ] as const;
 
 /** The ones set in `env`: the agent warns about each, so that none is ignored silently. */

@@ -9,9 +9,9 @@ import { hostVethName } from '../../plan/names.ts';
 import { addAttachment } from '../cni-ops/add.ts';
 import { checkAttachment } from '../cni-ops/check.ts';
 import { delAttachment } from '../cni-ops/del.ts';
+import { EgressAddresses, V4_EGRESS_RANGE } from '../egress-addresses.ts';
 import { ipv6Source, PRIMARY_ENI } from '../testing/ipv6-address-source.ts';
 import { attachRequest, opContext } from '../testing/op-context.ts';
-import { V4EgressAddresses } from './v4-egress-addresses.ts';
 
 const IP = '2001:db8:5e00:0:1::5';
 const NETNS = '/var/run/netns/p6';
@@ -52,7 +52,7 @@ test('CHECK of an IPv6 pod reports a missing /128 or gateway neighbour with code
 
 test('DEL of an IPv6 pod removes its veths and route, releases the address at once (no SNAT element to wait for)', async () => {
   const source = ipv6Source([IP]);
-  const ctx = await opContext(source, { v4Egress: new V4EgressAddresses() });
+  const ctx = await opContext(source, { v4Egress: new EgressAddresses(V4_EGRESS_RANGE) });
   const req = attachRequest('c1', NETNS);
   await addAttachment(ctx, req);
   assert.deepEqual(
@@ -68,11 +68,11 @@ test('DEL of an IPv6 pod removes its veths and route, releases the address at on
 
 test('with IPv4 egress, ADD gives v4if0 a node-local address no recorded pod holds; the result lists v4if0 without it', async () => {
   const ctx = await opContext(ipv6Source([IP, '2001:db8:5e00:0:1::6']), {
-    v4Egress: new V4EgressAddresses(),
+    v4Egress: new EgressAddresses(V4_EGRESS_RANGE),
   });
   const first = await addAttachment(ctx, attachRequest('c1', NETNS));
   // A restarted agent (a new allocator) reads what the ledger's records hold.
-  const restarted = { ...ctx, v4Egress: new V4EgressAddresses() };
+  const restarted = { ...ctx, v4Egress: new EgressAddresses(V4_EGRESS_RANGE) };
   await addAttachment(restarted, attachRequest('c2', '/var/run/netns/p7'));
   const egress = ctx.ledger
     .list()
@@ -94,7 +94,7 @@ test('with IPv4 egress, ADD gives v4if0 a node-local address no recorded pod hol
 
 test('no free egress address: ADD fails with code 11 naming the range, and the IPv6 address goes back at once', async () => {
   const source = ipv6Source([IP]);
-  const ctx = await opContext(source, { v4Egress: { allocate: () => undefined } });
+  const ctx = await opContext(source, { v4Egress: { range: V4_EGRESS_RANGE, allocate: () => undefined } });
   await assert.rejects(addAttachment(ctx, attachRequest('c1', NETNS)), (err: unknown) => {
     assert.ok(err instanceof CniError);
     assert.equal(err.code, CNI_ERR_TRY_AGAIN_LATER);

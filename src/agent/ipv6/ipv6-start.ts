@@ -4,7 +4,7 @@
 import type { AgentConfig } from '../../config/agent-config.ts';
 import type { Dataplane } from '../../dataplane/dataplane.ts';
 import type { OperationContext } from '../context.ts';
-import { V4EgressAddresses } from './v4-egress-addresses.ts';
+import { EgressAddresses, V4_EGRESS_RANGE } from '../egress-addresses.ts';
 
 export async function startIpv6(
   config: Pick<AgentConfig, 'ipv6' | 'snat'>,
@@ -15,5 +15,5 @@ export async function startIpv6(
   await dataplane.setupIpv6Node({
     v4Egress: egress ? { snatSource: primaryIp, randomizeSnat: config.snat.randomize } : undefined,
   });
-  return egress ? { v4Egress: new V4EgressAddresses() } : {};
+  return egress ? { v4Egress: new EgressAddresses(V4_EGRESS_RANGE) } : {};
 }

@@ -34,7 +34,13 @@ export interface AgentWorld {
 export type WorldExtras = Partial<
   Pick<
     AgentDeps,
-    'podPresence' | 'monotonicNow' | 'now' | 'notANetworkNamespace' | 'dataplane' | 'runtimeNetnsDir'
+    | 'podPresence'
+    | 'monotonicNow'
+    | 'now'
+    | 'notANetworkNamespace'
+    | 'dataplane'
+    | 'runtimeNetnsDir'
+    | 'podIpAnnotations'
   >
 >;
 

@@ -8,6 +8,7 @@ import type { NodeView, PodView } from '../../plan/views.ts';
 import { DataplaneError } from '../errors.ts';
 import type {
   AwsNodeFirewallRemoval,
+  EgressSnatConfig,
   Kernel,
   Namespace,
   NodeNetworkConfig,
@@ -18,7 +19,13 @@ import type {
 } from '../kernel.ts';
 import { removeAwsNodeFirewall } from './aws-node-firewall.ts';
 import { type CommandResult, type CommandRunner, spawnRunner } from './command.ts';
-import { removeV4EgressScript, setupV4EgressScript, V4_EGRESS_TABLE } from './egress-snat.ts';
+import {
+  type EgressTable,
+  removeEgressScript,
+  setupEgressScript,
+  V4_EGRESS_TABLE,
+  V6_EGRESS_TABLE,
+} from './egress-snat.ts';
 import { batchOutputs, parseBatchFailures } from './ip-batch.ts';
 import { parseLinks, parseNeighbours, parseRoutes, parseRules } from './ip-json.ts';
 import { nodePortRuleChanges, nodePortScript, parseNodePortRules } from './node-port.ts';
@@ -166,11 +173,19 @@ export class IpCliKernel implements Kernel {
     };
   }
 
-  async setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
-    const script = cfg === undefined ? removeV4EgressScript() : setupV4EgressScript(cfg);
+  setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
+    return this.#setupEgress(V4_EGRESS_TABLE, cfg);
+  }
+
+  setupV6Egress(cfg: EgressSnatConfig | undefined): Promise<void> {
+    return this.#setupEgress(V6_EGRESS_TABLE, cfg);
+  }
+
+  async #setupEgress(t: EgressTable, cfg: EgressSnatConfig | undefined): Promise<void> {
+    const script = cfg === undefined ? removeEgressScript(t) : setupEgressScript(t, cfg);
     const r = await this.#exec({ side: 'node' }, ['nft', '-f', '-'], script);
     if (r.code !== 0) {
-      const step = `nft -f (table ip ${V4_EGRESS_TABLE}${cfg === undefined ? ', removal' : ''})`;
+      const step = `nft -f (table ${t.family} ${t.name}${cfg === undefined ? ', removal' : ''})`;
       throw new DataplaneError('setupNode', step, '', firstLines(r.stderr));
     }
   }

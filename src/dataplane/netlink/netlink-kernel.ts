@@ -12,6 +12,7 @@ import { parseLinks, parseNeighbours, parseRoutes, parseRules } from '../ip-cli/
 import { inAddressOrder, SNAT_SET, SNAT_TABLE } from '../ip-cli/snat.ts';
 import {
   type AwsNodeFirewallRemoval,
+  type EgressSnatConfig,
   type Kernel,
   type KernelRun,
   type Namespace,
@@ -176,6 +177,10 @@ export class NetlinkKernel implements Kernel {
 
   setupV4Egress(cfg: V4EgressConfig | undefined): Promise<void> {
     return this.#nft.setupV4Egress(cfg);
+  }
+
+  setupV6Egress(cfg: EgressSnatConfig | undefined): Promise<void> {
+    return this.#nft.setupV6Egress(cfg);
   }
 
   readNodeSysctl(name: string): Promise<string> {

@@ -7,6 +7,7 @@ import type { KernelOp } from '../../plan/kernel-op.ts';
 import type { NodeView, PodView } from '../../plan/views.ts';
 import type {
   AwsNodeFirewallRemoval,
+  EgressSnatConfig,
   Kernel,
   Namespace,
   NodeNetworkConfig,
@@ -41,6 +42,8 @@ export class FakeKernel implements Kernel {
   nodePortConfig: NodePortConfig | undefined;
   /** The IPv4 egress SNAT of IPv6 pods, as last set up (undefined: none). */
   v4EgressConfig: V4EgressConfig | undefined;
+  /** The IPv6 egress SNAT of IPv4 pods, as last set up (undefined: none). */
+  v6EgressConfig: EgressSnatConfig | undefined;
   /** The node's sysctls as readNodeSysctl reads them (IPv6 forwarding on, as a dual-stack node has it). */
   readonly sysctls = new Map<string, string>([['net.ipv6.conf.all.forwarding', '1']]);
   /** Every operation run, in order, with its namespace ('node' or the pod's path). */
@@ -229,6 +232,11 @@ export class FakeKernel implements Kernel {
   async removeAwsNodeFirewall(): Promise<AwsNodeFirewallRemoval> {
     const removed = this.awsNodeFirewall.splice(0);
     return { removed, problems: [] };
+  }
+
+  async setupV6Egress(cfg: EgressSnatConfig | undefined): Promise<void> {
+    this.#inject({ op: 'snatAdd', ip: '0.0.0.0' }, 'setupV6Egress');
+    this.v6EgressConfig = cfg;
   }
 
   async readNodeSysctl(name: string): Promise<string> {

@@ -11,6 +11,7 @@ export function kernelWithRun(inner: Kernel, run: Kernel['run']): Kernel {
     setupSnat: (cfg) => inner.setupSnat(cfg),
     setupNodePort: (cfg) => inner.setupNodePort(cfg),
     setupV4Egress: (cfg) => inner.setupV4Egress(cfg),
+    setupV6Egress: (cfg) => inner.setupV6Egress(cfg),
     readNodeSysctl: (name) => inner.readNodeSysctl(name),
     removeAwsNodeFirewall: () => inner.removeAwsNodeFirewall(),
   };

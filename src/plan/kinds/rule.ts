@@ -10,6 +10,11 @@ import { BRANCH_DEVICE_PREFIX, RULE_PRIORITY_BRANCH } from './trunk-device.ts';
 
 export const RULE_PRIORITY_TO_POD = 512;
 export const RULE_PRIORITY_FROM_POD = 1536;
+/**
+ * AWS_EXTERNAL_SERVICE_CIDRS: `to <cidr> lookup main`, just before the pods' own `from` rules
+ * (upstream's externalServiceIpRulePriority). Node setup, not a pod's resource.
+ */
+export const RULE_PRIORITY_EXTERNAL_SERVICE = 1535;
 
 function selects(rule: IpRule, side: 'src' | 'dst', cidr: string | undefined): boolean {
   const value = rule[side];

@@ -20,9 +20,6 @@
 
 #include "dump-view.h"
 
-/* Dumps of a namespace that changed meanwhile are redone up to this many times in all. */
-#define DUMP_ATTEMPTS 5
-
 /* Attributes of a message or a nest, by type (types beyond `max` are ignored). */
 void attrs(const void *start, size_t len, const struct rtattr **tb, int max) {
   memset(tb, 0, sizeof(*tb) * (size_t)(max + 1));
@@ -172,7 +169,7 @@ static int once(struct rtnl *r, struct jbuf *out, bool pod, const struct read_sc
     snprintf(msg, len, "holds more than %zu %s; vpcnet reads no more of a kind in a pod's namespace", d.bound,
              d.kind);
   } else if (rc == -EINTR) {
-    snprintf(msg, len, "%s: the namespace kept changing during %d dumps", d.step, DUMP_ATTEMPTS);
+    snprintf(msg, len, "%s: the namespace kept changing during %d dumps", d.step, NETLINK_DUMP_ATTEMPTS);
   } else {
     snprintf(msg, len, "%s: RTNETLINK answers: %s", d.step, strerror(-rc));
   }
@@ -188,7 +185,7 @@ int dump_namespace(struct rtnl *r, struct jbuf *out, bool pod, const struct read
     int rc = once(r, out, pod, scope, msg, len);
     if (rc == 0) return 0;
     if (rc == TOO_MANY) return DUMP_TOO_LARGE;
-    if (rc != -EINTR || attempt == DUMP_ATTEMPTS) return DUMP_FAILED;
+    if (rc != -EINTR || attempt == NETLINK_DUMP_ATTEMPTS) return DUMP_FAILED;
     out->len = start;
     if (out->data != NULL) out->data[start] = '\0';
   }

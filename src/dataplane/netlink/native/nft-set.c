@@ -9,6 +9,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -182,7 +183,9 @@ static void collect_elements(const struct nlmsghdr *h, struct in_addr *out, size
   }
 }
 
-int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n) {
+/* One dump of the set's elements. -EINTR: the kernel marked the dump interrupted (the set changed
+   while it was read), so the elements may be incomplete. */
+static int list_once(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n) {
   *n = 0;
   /* A request and a reply buffer, on the heap for the reason transact() gives. */
   struct nl_buf *buf = malloc(sizeof *buf);
@@ -210,6 +213,7 @@ int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t
   /* A large set arrives over several datagrams; NLMSG_DONE ends the dump. The request is sent: its
      buffer takes the reply. */
   char *reply = buf->data;
+  bool interrupted = false;
   for (int done = 0; rc == 0 && !done;) {
     ssize_t got = recv(fd, reply, NFT_BUF_SIZE, 0);
     if (got < 0) {
@@ -219,6 +223,8 @@ int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t
     }
     for (struct nlmsghdr *m = (struct nlmsghdr *)reply; NLMSG_OK(m, (unsigned)got); m = NLMSG_NEXT(m, got)) {
       if (m->nlmsg_seq != seq) continue;
+      /* Any message may carry the mark, NLMSG_DONE included. */
+      if (m->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = true;
       if (m->nlmsg_type == NLMSG_DONE) {
         done = 1;
         break;
@@ -231,8 +237,16 @@ int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t
       collect_elements(m, out, cap, n);
     }
   }
-  /* -ENOENT (no such set) is a whole answer; anything else may leave a dump half read. */
+  /* -ENOENT (no such set) is a whole answer; anything else may leave a dump half read. The dump
+     was read to its end when interrupted: the socket can serve the next attempt. */
   nfnl_release(&s, rc == 0 || rc == -ENOENT);
   free(buf);
+  return rc == 0 && interrupted ? -EINTR : rc;
+}
+
+int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n) {
+  int rc = -EINTR;
+  for (int attempt = 0; attempt < NETLINK_DUMP_ATTEMPTS && rc == -EINTR; attempt++)
+    rc = list_once(table, set, out, cap, n);
   return rc;
 }

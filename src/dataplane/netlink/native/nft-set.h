@@ -6,6 +6,8 @@
 #include <netinet/in.h>
 #include <stddef.h>
 
+#include "rtnl.h"
+
 /* Adds (add != 0) or deletes the addresses as elements of set `set` of table `ip <table>`, in the
    calling thread's network namespace, as one transaction (all or none). Adding an element that is
    present is not an error; deleting one that is absent fails with -ENOENT (the caller counts that as
@@ -19,8 +21,9 @@ int nft_set_elements(int add, const char *table, const char *set, const struct i
 int nft_set_remove(const char *table, const char *set, const struct in_addr *ips, size_t n);
 
 /* Lists the IPv4 elements of set `set` of table `ip <table>` into `out` (at most `cap`; `*n` is how
-   many the set holds, which may be more). Returns 0 or a negative errno (-ENOENT: no such table or
-   set). */
+   many the set holds, which may be more). A dump the kernel marks interrupted is read again, up to
+   NETLINK_DUMP_ATTEMPTS in all. Returns 0 or a negative errno (-ENOENT: no such table or set;
+   -EINTR: the set kept changing during every attempt). */
 int nft_set_list(const char *table, const char *set, struct in_addr *out, size_t cap, size_t *n);
 
 #endif

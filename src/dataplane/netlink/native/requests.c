@@ -179,8 +179,10 @@ void nft_set_request(struct request *q) {
   if (rc == -ENOENT) {
     jbuf_raw(&b, "\"elements\":null}");
   } else if (rc < 0 || n > MAX_SET_ELEMENTS) {
-    snprintf(reason, sizeof reason, "cannot list nftables set %.64s %.64s: %s", q->table, q->set,
-             rc < 0 ? strerror(-rc) : "more elements than a node can have");
+    const char *why = rc == -EINTR   ? "the set kept changing during every dump"
+                      : rc < 0         ? strerror(-rc)
+                                       : "more elements than a node can have";
+    snprintf(reason, sizeof reason, "cannot list nftables set %.64s %.64s: %s", q->table, q->set, why);
     jbuf_raw(&b, "\"error\":");
     jbuf_str(&b, reason);
     jbuf_raw(&b, "}");

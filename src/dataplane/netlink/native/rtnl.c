@@ -144,6 +144,10 @@ static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int 
     size_t left = (size_t)n;
     for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
       if (h->nlmsg_seq != seq) continue;
+      /* The namespace changed while it was dumped, so the answer may lack objects or hold stale
+         ones: the caller dumps it again. The kernel may mark any message of the dump, its
+         NLMSG_DONE included (a change after the last object was sent). */
+      if (dump && (h->nlmsg_flags & NLM_F_DUMP_INTR) && result == 0) result = -EINTR;
       if (h->nlmsg_type == NLMSG_ERROR) {
         const struct nlmsgerr *e = NLMSG_DATA(h);
         result = e->error;
@@ -160,8 +164,6 @@ static int receive(struct rtnl *r, uint32_t seq, rtnl_each each, void *ctx, int 
         finished = 1;
         break;
       }
-      /* The namespace changed while it was dumped: the caller dumps it again. */
-      if (dump && (h->nlmsg_flags & NLM_F_DUMP_INTR) && result == 0) result = -EINTR;
       if (each != NULL) {
         int rc = each(h, ctx);
         if (rc < 0) {

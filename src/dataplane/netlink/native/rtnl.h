@@ -9,6 +9,11 @@
 
 #define RTNL_MSG_MAX 1024
 
+/* A dump the kernel marks interrupted (NLM_F_DUMP_INTR: the objects changed while they were sent)
+ * is read again from the start, up to this many times in all: its answer may lack objects or hold
+ * stale ones, and a reconcile pass must never judge such a view. */
+#define NETLINK_DUMP_ATTEMPTS 5
+
 /* A request being built: the netlink header, the family header, then attributes. */
 struct rtnl_msg {
   union {
