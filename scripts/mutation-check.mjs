@@ -398,6 +398,42 @@ export const MUTATIONS = [
     to: '  if (problems.length > 0) {\n    ctx.ledger.remove(req.key);\n',
     compiler: /Property 'remove' does not exist on type 'Pick<Ledger, "binding" \| "get">'/,
   },
+  {
+    name: 'adoption-ignores-gateway-mac',
+    rule: 'ownership',
+    what: "adoption takes any namespace holding the claimed address for the pod's, not the one behind its veth",
+    file: 'src/agent/adoption/adopt.ts',
+    from: '    if (gateway?.lladdr?.toLowerCase() !== hostMac) continue;',
+    to: '    void gateway;',
+    tests: ['src/agent/adoption/adoption.test.ts'],
+  },
+  {
+    name: 'adoption-takes-recorded-address',
+    rule: 'ownership',
+    what: 'adoption records a second holder for an address a record already holds',
+    file: 'src/agent/adoption/adopt.ts',
+    from: '  if (d.ledger.get(key) !== undefined || d.ledger.findByIp(c.ip) !== undefined)',
+    to: '  if (d.ledger.get(key) !== undefined)',
+    tests: ['src/agent/adoption/adoption.test.ts'],
+  },
+  {
+    name: 'adopted-lookup-any-record',
+    rule: 'DEL does not guess',
+    what: "a request naming another network finds vpcnet's own record by container ID alone",
+    file: 'src/agent/adoption/adopted-lookup.ts',
+    from: '          a.adopted !== undefined && a.key.containerId === key.containerId && a.key.ifName === key.ifName,',
+    to: '          a.key.containerId === key.containerId && a.key.ifName === key.ifName,',
+    tests: ['src/agent/adoption/adopted-lookup.test.ts'],
+  },
+  {
+    name: 'recovery-holds-adopted-address',
+    rule: 'ownership',
+    what: "after adoption, recovery holds an adopted pod's address a second time and later releases it",
+    file: 'src/agent/recovery/recovery.ts',
+    from: '    .filter((k) => k.resources.length > 0 && (k.ip === undefined || !ledger.addressInUse(k.ip)));',
+    to: '    .filter((k) => k.resources.length > 0);',
+    tests: ['src/agent/adoption/adoption.test.ts'],
+  },
 ];
 
 async function testFiles(dir, under) {

@@ -57,6 +57,23 @@ test("aws-node's pods are adopted in place; the unconfirmed are not; DEL and CHE
     });
     await w.dataplane.create(netns, plan);
   }
+  // Another node's pod in the same netns directory (a shared host in a lab) with web-1's address
+  // behind another gateway MAC, listed first: it is not web-1's namespace.
+  const decoy = join(netnsDir, 'a-decoy');
+  await writeFile(decoy, '');
+  w.kernel.ns(decoy);
+  await w.dataplane.create(
+    decoy,
+    planRegularPod({
+      key: { network: 'other', containerId: 'decoy', ifName: 'eth0' },
+      vethPrefix: 'oth',
+      ip: pods[0]!.ip,
+      eniId: eni.eniId,
+      routeTable: 254,
+      mtu: 9001,
+      snat: false,
+    }).filter((r) => ('side' in r && r.side === 'pod') || r.kind === 'veth'),
+  );
   w.kernel.awsNodeFirewall.push('iptables nat: -D POSTROUTING -j AWS-SNAT-CHAIN-0', 'nft table ip aws-cni');
   const entry = (cid: string, ip: string, name: string) => ({
     networkName: 'aws-cni',
@@ -119,6 +136,7 @@ test("aws-node's pods are adopted in place; the unconfirmed are not; DEL and CHE
       assert.equal(att.key.network, 'vpcnet');
       assert.equal(att.adopted?.from, 'aws-node');
       assert.equal(att.createdAt, 1_700_000_000_000);
+      assert.notEqual(att.netns, decoy, 'the namespace behind the veth, not another with the address');
     }
     // Recovery holds nothing an adopted pod owns, and holds the pod that was not adopted by its veth.
     assert.deepEqual(

@@ -176,11 +176,7 @@ export async function recoverFromNode(
           now: t,
         });
   // What a rebuilt binding owns is its own, not a pod record's; its holder veth is linked to it.
-  // So is what an attachment already in the ledger owns (a pod adopted from aws-node).
-  const owned = new Set([
-    ...branches.flatMap((b) => b.binding.resources.map(identityOf)),
-    ...ledger.list().flatMap((a) => a.resources.map(identityOf)),
-  ]);
+  const owned = new Set(branches.flatMap((b) => b.binding.resources.map(identityOf)));
   const holderOf = new Map(
     branches.flatMap((b) =>
       b.holderVeth === undefined ? [] : [[b.holderVeth, bindingKeyString(b.binding.key)]],
@@ -188,6 +184,7 @@ export async function recoverFromNode(
   );
   const kernel = kernelEvidence(node, deps.vethPrefix, deps.protectedAddresses, deps.awsVethPrefix)
     .map((k) => ({ ...k, resources: k.resources.filter((r) => !owned.has(identityOf(r))) }))
+    // A pod whose address a record holds already (adopted from aws-node) is that record's.
     .filter((k) => k.resources.length > 0 && (k.ip === undefined || !ledger.addressInUse(k.ip)));
   const ec2 = addresses.listed();
   const kernelIps = new Set(kernel.flatMap((k) => (k.ip === undefined ? [] : [k.ip])));
