@@ -28,6 +28,7 @@ import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
 import { VpcState } from './vpc/state.ts';
+import { preFragmentSpec } from './vpc/tenants.ts';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -73,6 +74,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const random = opts.random ?? Math.random;
   const ids = new IdSource(random);
   const state = new VpcState(opts.vpc, ids);
+  preFragmentSpec(state, opts.vpc.subnets);
   const ops = new VpcOperations(state, opts.fabric, log);
   const nowMs = opts.nowMs ?? (() => Date.now());
   const history = new StaleReadHistory(state, nowMs);
