@@ -17,6 +17,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetAddressUse,
+  type SubnetCidrReservation,
   type SubnetInfo,
   type SubnetQuery,
   type TrunkAssociation,
@@ -127,6 +129,14 @@ export class LimitedCloud implements Cloud {
     return this.#call('DescribeSubnets', () => this.#inner.describeSubnets(query));
   }
 
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    return this.#call('GetSubnetCidrReservations', () => this.#inner.subnetCidrReservations(subnetId));
+  }
+
+  describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeSubnetAddressUse(subnetId));
+  }
+
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     return this.#call('DescribeInstanceTypes', () => this.#inner.instanceTypeLimits(instanceType));
   }
@@ -135,6 +145,12 @@ export class LimitedCloud implements Cloud {
     // Not idempotent: a retry after a lost reply assigns `count` more. The agent's EC2 sync
     // finds the first batch on the ENI and adopts it.
     return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignPrivateIps(eniId, count));
+  }
+
+  assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    // Idempotent in effect: a retry after a lost reply is refused (the addresses are in use, by
+    // this ENI); the caller then finds them on the ENI through the EC2 sync.
+    return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignNamedPrivateIps(eniId, ips));
   }
 
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {

@@ -8,6 +8,8 @@ import type {
   EniInfo,
   InstanceMetadata,
   InstanceTypeLimits,
+  SubnetAddressUse,
+  SubnetCidrReservation,
   SubnetInfo,
   SubnetQuery,
   TrunkAssociation,
@@ -65,6 +67,15 @@ export class ScriptedCloud implements Cloud {
   }
   describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
     return this.#answer('describeBranchEnis', [eniIds], []);
+  }
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    return this.#answer('subnetCidrReservations', [subnetId], []);
+  }
+  describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    return this.#answer('describeSubnetAddressUse', [subnetId], { enis: 0, addresses: [], prefixes: [] });
+  }
+  assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    return this.#answer('assignNamedPrivateIps', [eniId, ips], [...ips]);
   }
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     return this.#answer('instanceTypeLimits', [instanceType], { maxEnis: 3, ipsPerEni: 10 });

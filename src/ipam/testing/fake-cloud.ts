@@ -10,6 +10,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetAddressUse,
+  type SubnetCidrReservation,
   type SubnetInfo,
   type SubnetQuery,
   type TrunkAssociation,
@@ -174,6 +176,42 @@ export class FakeCloud implements Cloud {
     const ips = Array.from({ length: count }, () => this.#allocateIp());
     eni.secondaryIps.push(...ips);
     return ips;
+  }
+
+  /** What subnetCidrReservations answers per subnet (tests set them). */
+  readonly cidrReservations = new Map<string, SubnetCidrReservation[]>();
+
+  async subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    this.#enter('subnetCidrReservations', subnetId);
+    return [...(this.cidrReservations.get(subnetId) ?? [])];
+  }
+
+  async describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    this.#enter('describeSubnetAddressUse', subnetId);
+    const enis = [...this.enis.values()].filter((e) => e.subnetId === subnetId);
+    return {
+      enis: enis.length,
+      addresses: enis.flatMap((e) => [e.primaryIp, ...e.secondaryIps]),
+      prefixes: enis.flatMap((e) => e.ipv4Prefixes),
+    };
+  }
+
+  /** As EC2: all or nothing; an address some ENI holds is InvalidParameterValue. */
+  async assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    this.#enter('assignNamedPrivateIps', eniId, ips);
+    const eni = this.#eni(eniId);
+    this.#checkSlots(eni, ips.length);
+    const held = new Set([...this.enis.values()].flatMap((e) => [e.primaryIp, ...e.secondaryIps]));
+    const taken = ips.find((ip) => held.has(ip));
+    if (taken !== undefined) {
+      throw new CloudError(
+        `Address ${taken} is in subnet's reserved address range or already in use`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    eni.secondaryIps.push(...ips);
+    return [...ips];
   }
 
   async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
