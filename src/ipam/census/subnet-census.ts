@@ -1,0 +1,154 @@
+// A census of one subnet: which of its addresses are held (AWS's five, every address and /28 its
+// ENIs hold, whoever's they are) and which ranges are reserved (subnet CIDR reservations), so that
+// the free aligned /28s are known exactly. EC2 shows neither figure: DescribeSubnets counts free
+// addresses, and a subnet with thousands of them can have no /28 left (InsufficientCidrBlocks).
+// Pure: taking one is census-reading.ts; sharing it with the cluster is the agent's.
+import {
+  cidrContains,
+  formatIpv4,
+  type Ipv4Cidr,
+  isAwsReserved,
+  parseCidr,
+  parseIpv4,
+} from '../../infra/ipv4.ts';
+
+/** Addresses of a delegated IPv4 prefix. */
+const BLOCK = 16;
+
+export interface CensusReservation {
+  readonly cidr: string;
+  readonly type: 'prefix' | 'explicit';
+}
+
+export interface SubnetCensus {
+  readonly subnetId: string;
+  readonly cidr: string;
+  /** When EC2 was read (ms since epoch). */
+  readonly takenAt: number;
+  /** One bit per address of the subnet, set when it is held (AWS's own included), lowest first. */
+  readonly held: Uint8Array;
+  readonly reservations: readonly CensusReservation[];
+  /**
+   * False when the reservations could not be read (the agent's role may lack
+   * ec2:GetSubnetCidrReservations): the counts then take no reservation into account, and no /32 is
+   * named from it (one could be someone's reserved address).
+   */
+  readonly reservationsKnown: boolean;
+}
+
+/** What the census says, as figures (metrics, `vpcnetctl status`, placement). */
+export interface CensusFigures {
+  /** Aligned /28s a prefix-delegating node can still get here. */
+  readonly freePrefixes: number;
+  /** Addresses a pod here can still be given (outside `explicit` reservations). */
+  readonly freeAddresses: number;
+}
+
+/** The census of `cidr` from what its ENIs hold and its reservations. */
+export function censusOf(input: {
+  readonly subnetId: string;
+  readonly cidr: string;
+  readonly takenAt: number;
+  readonly addresses: readonly string[];
+  readonly prefixes: readonly string[];
+  readonly reservations: readonly CensusReservation[] | undefined;
+}): SubnetCensus {
+  const subnet = parseCidr(input.cidr);
+  const held = new Uint8Array(Math.ceil(subnet.size / 8));
+  const hold = (a: number) => {
+    if (!cidrContains(subnet, a)) return;
+    const i = a - subnet.network;
+    held[i >> 3]! |= 1 << (i & 7);
+  };
+  for (let a = subnet.network; a < subnet.network + subnet.size; a++) if (isAwsReserved(subnet, a)) hold(a);
+  for (const ip of input.addresses) hold(parseIpv4(ip));
+  for (const p of input.prefixes) {
+    const block = parseCidr(p);
+    for (let a = block.network; a < block.network + block.size; a++) hold(a);
+  }
+  return {
+    subnetId: input.subnetId,
+    cidr: input.cidr,
+    takenAt: input.takenAt,
+    held,
+    reservations: input.reservations ?? [],
+    reservationsKnown: input.reservations !== undefined,
+  };
+}
+
+/** A census read back, with its subnet parsed once. */
+export class CensusView {
+  readonly census: SubnetCensus;
+  readonly #subnet: Ipv4Cidr;
+  readonly #reserved: readonly { readonly block: Ipv4Cidr; readonly type: 'prefix' | 'explicit' }[];
+
+  constructor(census: SubnetCensus) {
+    this.census = census;
+    this.#subnet = parseCidr(census.cidr);
+    this.#reserved = census.reservations.map((r) => ({ block: parseCidr(r.cidr), type: r.type }));
+  }
+
+  isHeld(a: number): boolean {
+    const i = a - this.#subnet.network;
+    return ((this.census.held[i >> 3] ?? 0) & (1 << (i & 7))) !== 0;
+  }
+
+  #reservationOf(a: number): 'prefix' | 'explicit' | undefined {
+    return this.#reserved.find((r) => cidrContains(r.block, a))?.type;
+  }
+
+  /** The aligned /28s nothing holds and no `explicit` reservation covers, lowest first. */
+  freePrefixBlocks(): string[] {
+    const out: string[] = [];
+    for (const block of this.#blocks()) if (this.#blockFree(block)) out.push(`${formatIpv4(block)}/28`);
+    return out;
+  }
+
+  figures(): CensusFigures {
+    let freePrefixes = 0;
+    for (const block of this.#blocks()) if (this.#blockFree(block)) freePrefixes++;
+    let freeAddresses = 0;
+    for (let a = this.#subnet.network; a < this.#subnet.network + this.#subnet.size; a++) {
+      if (!this.isHeld(a) && this.#reservationOf(a) !== 'explicit') freeAddresses++;
+    }
+    return { freePrefixes, freeAddresses };
+  }
+
+  /**
+   * Free addresses EC2 would assign by name to a pod's ENI without breaking a whole /28: outside
+   * every reservation, inside a block that is already broken. Blocks that can never be delegated
+   * come first (one holds an address AWS keeps, or overlaps an `explicit` reservation), then the
+   * fullest, so the nearly empty ones are the likeliest to become whole again; blocks alike are
+   * taken in `random` order, so agents reading one census spread over them. None when the
+   * reservations are unknown.
+   */
+  brokenBlockAddresses(skip: (ip: string) => boolean, random: () => number): string[] {
+    if (!this.census.reservationsKnown) return [];
+    const blocks: { free: number[]; never: number; order: number }[] = [];
+    for (const block of this.#blocks()) {
+      if (this.#blockFree(block)) continue;
+      const free: number[] = [];
+      let never = 1;
+      for (let a = block; a < block + BLOCK; a++) {
+        const reservation = this.#reservationOf(a);
+        if (isAwsReserved(this.#subnet, a) || reservation === 'explicit') never = 0;
+        if (!this.isHeld(a) && reservation === undefined && !skip(formatIpv4(a))) free.push(a);
+      }
+      if (free.length > 0) blocks.push({ free, never, order: random() });
+    }
+    blocks.sort((x, y) => x.never - y.never || x.free.length - y.free.length || x.order - y.order);
+    return blocks.flatMap((b) => b.free.map(formatIpv4));
+  }
+
+  *#blocks(): Generator<number> {
+    const first = this.#subnet.network;
+    for (let b = first; b + BLOCK <= first + this.#subnet.size; b += BLOCK) yield b;
+  }
+
+  #blockFree(block: number): boolean {
+    for (let a = block; a < block + BLOCK; a++) {
+      if (this.isHeld(a) || this.#reservationOf(a) === 'explicit') return false;
+    }
+    return true;
+  }
+}
