@@ -19,6 +19,7 @@ import {
   CNI_NODE,
   ENI_CONFIG,
   EVENT,
+  LEASE,
   NODE,
   ObjectStore,
   POD,
@@ -93,7 +94,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const eniConfigs = new ObjectStore(ENI_CONFIG, { ids, versions });
   const cniNodes = new ObjectStore(CNI_NODE, { ids, versions });
   const events = new ObjectStore(EVENT, { ids, versions });
-  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes });
+  const leases = new ObjectStore(LEASE, { ids, versions });
+  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, leases, log });
   const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
