@@ -33,7 +33,7 @@ test('one address breaks its /28; a prefix takes its 16; an explicit reservation
   assert.deepEqual(view.figures(), { freePrefixes: 14 - 1 - 1 - 4, freeAddresses: 251 - 1 - 16 - 64 });
 });
 
-test('named /32s come from broken blocks only, never reserved, unusable blocks and fullest first', () => {
+test('named /32s: unusable blocks first, then broken ones fullest first, then whole blocks, never reserved', () => {
   const view = new CensusView(
     censusOf({
       ...base,
@@ -43,7 +43,7 @@ test('named /32s come from broken blocks only, never reserved, unusable blocks a
       reservations: [{ cidr: '10.0.0.96/27', type: 'prefix' }],
     }),
   );
-  const picks = view.brokenBlockAddresses(
+  const picks = view.namedAddressOrder(
     () => false,
     () => 0.5,
   );
@@ -57,12 +57,17 @@ test('named /32s come from broken blocks only, never reserved, unusable blocks a
     Array.from({ length: 15 }, (_, i) => `10.0.0.${240 + i}`),
   );
   assert.equal(picks[27], '10.0.0.31');
-  assert.deepEqual(picks.slice(28), [
+  assert.deepEqual(picks.slice(28, 42), [
     '10.0.0.32',
     ...Array.from({ length: 13 }, (_, i) => `10.0.0.${35 + i}`),
   ]);
-  assert.ok(!picks.some((ip) => ip.startsWith('10.0.0.4') && Number(ip.split('.')[3]) >= 48));
-  const skipped = view.brokenBlockAddresses(
+  // Then whole blocks, one after the other; never the prefix reservation's .96/27.
+  assert.deepEqual(
+    picks.slice(42, 58),
+    Array.from({ length: 16 }, (_, i) => `10.0.0.${48 + i}`),
+  );
+  assert.ok(!picks.some((ip) => Number(ip.split('.')[3]) >= 96 && Number(ip.split('.')[3]) < 128));
+  const skipped = view.namedAddressOrder(
     (ip) => ip === '10.0.0.31',
     () => 0.5,
   );
@@ -87,7 +92,7 @@ test('without the reservations the census counts but names no /32', async () => 
   const view = new CensusView(census);
   assert.equal(view.figures().freePrefixes > 0, true);
   assert.deepEqual(
-    view.brokenBlockAddresses(() => false, Math.random),
+    view.namedAddressOrder(() => false, Math.random),
     [],
   );
   cloud.failNext('subnetCidrReservations', new CloudError('throttled', 'RequestLimitExceeded', true));

@@ -104,7 +104,15 @@ export class CensusView {
     return out;
   }
 
+  /** Computed once: a census never changes. */
+  #figures: CensusFigures | undefined;
+
   figures(): CensusFigures {
+    this.#figures ??= this.#count();
+    return this.#figures;
+  }
+
+  #count(): CensusFigures {
     let freePrefixes = 0;
     for (const block of this.#blocks()) if (this.#blockFree(block)) freePrefixes++;
     let freeAddresses = 0;
@@ -115,28 +123,32 @@ export class CensusView {
   }
 
   /**
-   * Free addresses EC2 would assign by name to a pod's ENI without breaking a whole /28: outside
-   * every reservation, inside a block that is already broken. Blocks that can never be delegated
-   * come first (one holds an address AWS keeps, or overlaps an `explicit` reservation), then the
-   * fullest, so the nearly empty ones are the likeliest to become whole again; blocks alike are
-   * taken in `random` order, so agents reading one census spread over them. None when the
-   * reservations are unknown.
+   * Free addresses to name for a pod's ENI, in the order that breaks the fewest whole /28s: first
+   * those of blocks that can never be delegated (one holds an address AWS keeps, or overlaps an
+   * `explicit` reservation), then those of other broken blocks, fullest first (the nearly empty
+   * ones are the likeliest to become whole again), then whole blocks one at a time, so a run of
+   * /32s breaks one block rather than many. Never an address of a reservation. Blocks alike go in
+   * `random` order, so agents reading one census spread over them. None when the reservations are
+   * unknown: a named address could be someone's reserved one.
    */
-  brokenBlockAddresses(skip: (ip: string) => boolean, random: () => number): string[] {
+  namedAddressOrder(skip: (ip: string) => boolean, random: () => number): string[] {
     if (!this.census.reservationsKnown) return [];
-    const blocks: { free: number[]; never: number; order: number }[] = [];
+    const blocks: { free: number[]; rank: number; order: number }[] = [];
     for (const block of this.#blocks()) {
-      if (this.#blockFree(block)) continue;
+      const whole = this.#blockFree(block);
       const free: number[] = [];
-      let never = 1;
+      let never = false;
       for (let a = block; a < block + BLOCK; a++) {
         const reservation = this.#reservationOf(a);
-        if (isAwsReserved(this.#subnet, a) || reservation === 'explicit') never = 0;
+        if (isAwsReserved(this.#subnet, a) || reservation === 'explicit') never = true;
         if (!this.isHeld(a) && reservation === undefined && !skip(formatIpv4(a))) free.push(a);
       }
-      if (free.length > 0) blocks.push({ free, never, order: random() });
+      if (free.length === 0) continue;
+      // Whole blocks last; among broken ones, the undelegable first, then by how full they are.
+      const rank = whole ? 2 * BLOCK + 1 : never ? 0 : free.length;
+      blocks.push({ free, rank, order: random() });
     }
-    blocks.sort((x, y) => x.never - y.never || x.free.length - y.free.length || x.order - y.order);
+    blocks.sort((x, y) => x.rank - y.rank || x.order - y.order);
     return blocks.flatMap((b) => b.free.map(formatIpv4));
   }
 

@@ -10,6 +10,8 @@
 
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
+import { placerWantingCensus, wantSubnetsOf } from '../census/census-wants.ts';
+import { DenseSingles } from '../census/dense-singles.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { CloudSync, type LostEni } from '../cloud-sync/cloud-sync.ts';
 import { adoptEnis } from '../enis/eni-discovery.ts';
@@ -64,11 +66,12 @@ export class PoolManager {
     this.#journal = new EniJournal(deps.ledger, deps.clock, deps.log);
     this.#parts = {
       ...deps,
+      singles: new DenseSingles(deps, deps.census),
       registry: this.#registry,
       links: deps,
       journal: this.#journal,
       eniTags: deps.eniTags ?? {},
-      placement: deps.eniPlacement ?? primarySubnetPlacer(deps.metadata),
+      placement: placerWantingCensus(deps.eniPlacement ?? primarySubnetPlacer(deps.metadata), deps.census),
       lendOnlyConfirmed: deps.lendOnlyConfirmed === true,
       manageUntagged: deps.manageUntaggedEnis !== false,
     };
@@ -125,6 +128,7 @@ export class PoolManager {
     const resumed = await resumePendingEnis(this.#registry, this.#journal, log, described);
     const configure = options.configureLinks === true;
     for (const eni of described) this.#book.learn(eni);
+    wantSubnetsOf(this.#d.census, metadata, described);
     const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
     for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
     if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
@@ -160,6 +164,7 @@ export class PoolManager {
   async #adopt(described: readonly EniInfo[]): Promise<EniInfo[]> {
     const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
     for (const eni of managed) this.#book.learn(eni);
+    wantSubnetsOf(this.#d.census, this.#d.metadata, managed);
     for (const eni of managed) {
       await this.#growth.configure(eni.eniId).catch((err: unknown) =>
         this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
@@ -187,6 +192,7 @@ export class PoolManager {
       prefixes: this.prefixMode(),
       drain: this.#drain.state(),
       provisioning: this.#provisioning,
+      singles: this.#parts.singles.figures(),
     };
   }
 
@@ -234,11 +240,16 @@ export class PoolManager {
   }
 
   /** Prefix mode, or its fallback to secondary IPs (for the agent's state and metrics). */
-  prefixMode(): PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number } {
+  prefixMode(): PrefixModeState & {
+    readonly enabled: boolean;
+    readonly fallbacks: number;
+    readonly censusSkips: number;
+  } {
     return {
       ...this.#prefixes.state(),
       enabled: this.#prefixes.enabled,
       fallbacks: this.#prefixes.fallbacks,
+      censusSkips: this.#prefixes.censusSkips,
     };
   }
 

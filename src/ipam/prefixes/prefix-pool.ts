@@ -49,6 +49,8 @@ export class PrefixPool {
   readonly #noFreePrefix = new Map<string, { until: number; failures: number }>();
   /** Fallback episodes since start (the metric). */
   fallbacks = 0;
+  /** Prefix asks not sent because the census showed the subnet without a free /28. */
+  censusSkips = 0;
 
   constructor(parts: PoolParts, book: PrefixBook, options: PrefixModeOptions, attachOutside?: AttachOutside) {
     this.#p = parts;
@@ -176,7 +178,16 @@ export class PrefixPool {
       `no subnet of the pool's ENIs has had a free /28 lately (${[...without].join(', ')})`,
     );
     for (const eni of roomy) {
-      if (without.has(this.#subnetOf(eni.eniId))) continue;
+      const subnetId = this.#subnetOf(eni.eniId);
+      if (without.has(subnetId)) continue;
+      const none = this.#censusSaysNoPrefix(subnetId);
+      if (none !== undefined) {
+        // EC2 would answer InsufficientCidrBlocks: the call is not made, the next subnet is tried.
+        without.add(subnetId);
+        why = none;
+        this.censusSkips++;
+        continue;
+      }
       const got = await this.#assignPrefixes(eni.eniId, Math.min(decision.count, room(eni)));
       if (got.kind === 'assign') return got;
       without.add(this.#subnetOf(eni.eniId));
@@ -228,6 +239,15 @@ export class PrefixPool {
     return { kind: 'assign', count: prefixes.length };
   }
 
+  /** Why the census says `subnetId` has no free /28 now, or undefined (some, or no census to say). */
+  #censusSaysNoPrefix(subnetId: string): Error | undefined {
+    const census = this.#p.census;
+    const view = census?.places === true ? census.view(subnetId) : undefined;
+    if (view === undefined || view.figures().freePrefixes > 0) return undefined;
+    const at = new Date(view.census.takenAt).toISOString();
+    return new Error(`the subnet census of ${at} shows no free /28 in ${subnetId}`);
+  }
+
   #subnetOf(eniId: string): string {
     return this.#p.pool.eni(eniId)?.subnetId ?? '';
   }
@@ -246,7 +266,7 @@ export class PrefixPool {
     if (count <= 0) return { kind: 'none' };
     let ips: string[];
     try {
-      ips = await this.#p.cloud.assignPrivateIps(eniId, count);
+      ips = await this.#p.singles.assign(eniId, this.#subnetOf(eniId), count);
     } catch (err) {
       throw new Error(`cannot assign ${count} addresses to ENI ${eniId}: ${cloudErrorText(err)}`, {
         cause: err,

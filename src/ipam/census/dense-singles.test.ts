@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CloudError } from '../../cloud/cloud.ts';
+import { AddressPool } from '../pool/pool.ts';
+import { FakeCloud } from '../testing/fake-cloud.ts';
+import { FixedCensus } from '../testing/fixed-census.ts';
+import { DenseSingles } from './dense-singles.ts';
+import { censusOf } from './subnet-census.ts';
+
+const quiet = { info() {}, warn() {}, error() {} };
+
+/** A node whose census was read now: only what the fake cloud holds so far is held. */
+function setUp(places = true) {
+  const cloud = new FakeCloud({ limits: { maxEnis: 3, ipsPerEni: 30 } });
+  const pool = new AddressPool({ cooldownMs: 0 });
+  const census = new FixedCensus(places);
+  const held = [...cloud.enis.values()].flatMap((e) => [e.primaryIp, ...e.secondaryIps]);
+  census.set(
+    censusOf({
+      subnetId: 'subnet-1',
+      cidr: '10.0.0.0/24',
+      takenAt: 1,
+      addresses: held,
+      prefixes: [],
+      reservations: [],
+    }),
+  );
+  const singles = new DenseSingles({ cloud, pool, log: quiet }, census, () => 0.5);
+  return { cloud, singles };
+}
+
+test('secondary IPs are named inside a /28 that is broken already, not picked by EC2', async () => {
+  const { cloud, singles } = setUp();
+  // The fake's primary is 10.0.0.10: the first /28 (AWS keeps .0-.3 of it) takes the first picks.
+  const ips = await singles.assign('eni-primary', 'subnet-1', 3);
+  assert.deepEqual(ips, ['10.0.0.4', '10.0.0.5', '10.0.0.6']);
+  assert.deepEqual(
+    cloud.calls.filter((c) => c.startsWith('assign')),
+    ['assignNamedPrivateIps eni-primary 10.0.0.4,10.0.0.5,10.0.0.6'],
+  );
+  assert.deepEqual(singles.figures(), { named: 3, collisions: 0, counted: 0 });
+});
+
+test('an address someone took since the census is refused by EC2, and the next ones are named', async () => {
+  const { cloud, singles } = setUp();
+  const other = cloud.attachForeignEni({ deviceIndex: 1 });
+  await cloud.assignNamedPrivateIps(other, ['10.0.0.5']); // a tenant, after the census was read
+  const ips = await singles.assign('eni-primary', 'subnet-1', 2);
+  assert.deepEqual(ips, ['10.0.0.4', '10.0.0.6'], 'only the refused address is left out');
+  assert.deepEqual(singles.figures(), { named: 2, collisions: 1, counted: 0 });
+});
+
+test('after three refusals in a row the addresses are asked by count', async () => {
+  const { cloud, singles } = setUp();
+  const refused = new CloudError('An address is in use', 'InvalidParameterValue', false);
+  cloud.failNext('assignNamedPrivateIps', refused, 3);
+  const ips = await singles.assign('eni-primary', 'subnet-1', 2);
+  assert.equal(ips.length, 2);
+  assert.equal(cloud.calls.filter((c) => c.startsWith('assignNamedPrivateIps')).length, 3);
+  assert.deepEqual(singles.figures(), { named: 0, collisions: 3, counted: 2 });
+});
+
+test('other failures are the caller’s; without a census (or only reporting one) EC2 picks', async () => {
+  const { cloud, singles } = setUp();
+  cloud.failNext('assignNamedPrivateIps', new CloudError('no room', 'PrivateIpAddressLimitExceeded', false));
+  await assert.rejects(singles.assign('eni-primary', 'subnet-1', 1), {
+    code: 'PrivateIpAddressLimitExceeded',
+  });
+  const reporting = setUp(false);
+  await reporting.singles.assign('eni-primary', 'subnet-1', 2);
+  assert.deepEqual(
+    reporting.cloud.calls.filter((c) => c.startsWith('assign')),
+    ['assignPrivateIps eni-primary 2'],
+  );
+  await singles.assign('eni-primary', 'subnet-unknown', 1);
+  assert.ok(cloud.calls.includes('assignPrivateIps eni-primary 1'));
+});
