@@ -19,6 +19,7 @@ import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { introspection } from './introspection/introspection.ts';
 import type { DeadPodGc } from './loops/dead-pod-gc.ts';
+import type { CensusElection } from './loops/subnet-census.ts';
 import type { AgentObservability } from './observability/agent-observability.ts';
 import type { Ec2AttemptFeed } from './observability/ec2-attempt-feed.ts';
 
@@ -63,6 +64,11 @@ export interface AgentDeps {
   readonly runtimeNetnsDir?: string;
   /** Whether the node is cordoned (AWS_MANAGE_ENIS_NON_SCHEDULABLE=false holds the pool then); absent without an API. */
   readonly nodeSchedulability?: NodeSchedulability;
+  /**
+   * The census Lease's election (VPCNET_SUBNET_CENSUS, loops/subnet-census.ts); absent without an
+   * API or with the census off.
+   */
+  readonly censusElection?: CensusElection;
 }
 
 export interface RunningAgent {

@@ -38,6 +38,7 @@ import { CniNodeKeeper } from './loops/cni-node.ts';
 import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
+import { SubnetCensusLoop } from './loops/subnet-census.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
 import { AgentObservability } from './observability/agent-observability.ts';
 import { poolAccess } from './pool-access.ts';
@@ -122,6 +123,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     vpcCidrs: meta.vpcCidrs,
   });
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
+  const census = subnetCensusOf(deps);
   const manager = new PoolManager({
     cloud,
     pool,
@@ -142,7 +144,9 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
       meta,
       deps.eniConfigs,
       config.eniTags.clusterName,
+      census === undefined ? undefined : { census, byPrefixes: config.prefixMode.enabled },
     ),
+    ...(census === undefined ? {} : { census }),
     minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.podNetwork.mtu.eni),
@@ -172,7 +176,21 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
   const trunkFacts = config.enablePodEni
     ? new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) })
     : undefined;
-  return { meta, limits, pool, manager, addressing, trunkFacts };
+  return { meta, limits, pool, manager, addressing, trunkFacts, census };
+}
+
+/** The census loop the settings ask for (VPCNET_SUBNET_CENSUS), not started; none without an election. */
+function subnetCensusOf(deps: AgentDeps): SubnetCensusLoop | undefined {
+  const mode = deps.config.capacity.census;
+  if (mode === 'off' || deps.censusElection === undefined) return undefined;
+  return new SubnetCensusLoop({
+    election: deps.censusElection,
+    cloud: deps.cloud,
+    log: deps.log,
+    now: deps.now,
+    places: mode === 'place',
+    timing: { periodMs: deps.config.capacity.censusPeriodSeconds * 1000 },
+  });
 }
 
 /**
@@ -252,7 +270,7 @@ async function serve(
   { adoption, recovery, trunk, cniNode }: Awaited<ReturnType<typeof recover>>,
 ): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
-  const { meta, limits, pool, manager, addressing, trunkFacts } = n;
+  const { meta, limits, pool, manager, addressing, trunkFacts, census } = n;
   const serializer = new KeyedSerializer();
   const reconciler = new Reconciler({
     ledger,
@@ -337,6 +355,7 @@ async function serve(
     recentErrors: recentErrors.list(),
     ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
     ...(deps.podIpAnnotations === undefined ? {} : { podIpAnnotations: deps.podIpAnnotations.figures() }),
+    ...(census === undefined ? {} : { census: census.state() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -350,10 +369,21 @@ async function serve(
       error: errorText(err),
     }),
   );
-  const state = { now, pool, manager, limits, counters, ledger, deadPodGc, targets: deps.targets };
+  const state = {
+    now,
+    pool,
+    manager,
+    limits,
+    counters,
+    ledger,
+    deadPodGc,
+    targets: deps.targets,
+    ...(census === undefined ? {} : { census }),
+  };
   const endpoints = await observed.serve(config, introspect, state);
   addressing.start();
   reconciler.start();
+  census?.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
     cni,
@@ -406,6 +436,7 @@ async function serve(
         trunk,
         cniNode,
         manager,
+        census,
         taint,
         deps.events,
         deps.podIpAnnotations,

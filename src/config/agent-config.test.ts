@@ -377,7 +377,11 @@ test('the census places and the node keeps its condition by default, with an API
     censusPeriodSeconds: 600,
     readiness: 'taint',
   });
-  assert.equal(parse({ ...api, ENABLE_IMDS_ONLY_MODE: 'true' }).capacity.census, 'off', 'no EC2 call to census with');
+  assert.equal(
+    parse({ ...api, ENABLE_IMDS_ONLY_MODE: 'true' }).capacity.census,
+    'off',
+    'no EC2 call to census with',
+  );
   assert.throws(() => parse({ VPCNET_SUBNET_CENSUS_LEASE: 'census' }), /VPCNET_SUBNET_CENSUS_LEASE/);
   assert.throws(() => parse({ VPCNET_SUBNET_CENSUS_SECONDS: '10' }), /VPCNET_SUBNET_CENSUS_SECONDS/);
   assert.throws(() => parse({ VPCNET_NODE_READINESS: 'yes' }), /VPCNET_NODE_READINESS/);

@@ -239,8 +239,9 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     introspection: v.disableIntrospection ? undefined : loopbackHostPort(v.introspectionBindAddress),
     startupTaint: v.startupTaint,
     capacity: {
-      // Both live in the Kubernetes API: without one there is nothing to elect on or write to.
-      census: kubeApi === undefined || cloudAccess.imdsOnly ? 'off' : v.subnetCensus,
+      // Both live in the Kubernetes API: without one there is nothing to elect on or write to. IPv6
+      // pods take /80s of the primary ENI (no /28 to count), IMDS-only mode makes no EC2 call.
+      census: kubeApi === undefined || cloudAccess.imdsOnly || v.enableIpv6 ? 'off' : v.subnetCensus,
       censusLease: leaseName(v.subnetCensusLease),
       censusPeriodSeconds: v.subnetCensusSeconds,
       readiness: kubeApi === undefined ? 'off' : v.nodeReadiness,

@@ -44,6 +44,12 @@ export interface CensusTiming {
   readonly forgetMs: number;
 }
 
+/**
+ * How long the census Lease holds without a renewal: six leader rounds, so a leader that misses a
+ * few (a slow API) keeps it, and one that died is replaced within 90 s plus a follower's round.
+ */
+export const CENSUS_LEASE_DURATION_MS = 90_000;
+
 export const DEFAULT_CENSUS_TIMING: CensusTiming = {
   periodMs: 5 * 60_000,
   leaderRoundMs: 15_000,

@@ -9,6 +9,7 @@ import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../.
 import { gaugeFrom, totalFrom } from '../../metrics/read-at-scrape.ts';
 import { type SpoolDepth, spoolDepth } from '../../spool/depth.ts';
 import type { AgentCounters } from '../stats.ts';
+import { type CapacitySources, registerCapacityMetrics } from './capacity-metrics.ts';
 import { registerPoolUsageMetrics } from './pool-metrics.ts';
 
 export interface AgentStateSources {
@@ -25,6 +26,8 @@ export interface AgentStateSources {
   readonly deadPodCollections?: () => number;
   /** Failed repairs and removals of the reconcile loop so far. */
   readonly reconcileFailures: () => number;
+  /** The subnet census, when it runs (capacity-metrics.ts). */
+  readonly census?: CapacitySources['census'];
 }
 
 export function registerStateMetrics(registry: Registry, s: AgentStateSources): void {
@@ -88,6 +91,12 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     () => [[{}, s.manager.health().prefixes?.fallbacks ?? 0]],
   );
   registerPoolUsageMetrics(registry, s);
+  registerCapacityMetrics(registry, {
+    now: s.now,
+    ...(s.census === undefined ? {} : { census: s.census }),
+    singles: () => s.manager.health().singles,
+    censusSkips: () => s.manager.health().prefixes?.censusSkips ?? 0,
+  });
   registerSpoolGauges(registry, s.spoolDir);
   totalFrom(
     registry,

@@ -1,0 +1,95 @@
+// The capacity the cluster can see, read when Prometheus scrapes: the subnet census this agent
+// knows (free /28s and free addresses per subnet, and how old each census is), whether this agent
+// is the one that takes it, and how the pool used it (prefix asks the census spared, secondary IPs
+// named inside broken /28s, named ones another tenant took first). Registered whether the census
+// runs or not: without it the labelled series are empty and the totals stay 0.
+import type { Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
+import type { DenseFigures } from '../../ipam/census/dense-singles.ts';
+import type { CensusView } from '../../ipam/census/subnet-census.ts';
+import { gaugeFrom, totalFrom } from '../../metrics/read-at-scrape.ts';
+
+export interface CapacitySources {
+  readonly now: () => number;
+  /** The census loop, when it runs. */
+  readonly census?: { views(): CensusView[]; state(): { readonly role: string } };
+  readonly singles: () => DenseFigures;
+  readonly censusSkips: () => number;
+}
+
+export function registerCapacityMetrics(registry: Registry, s: CapacitySources): void {
+  bySubnet(
+    registry,
+    'vpcnet_subnet_free_prefixes',
+    'Aligned /28s a prefix-delegating node can still get, by subnet (subnet census)',
+    s,
+    (v) => v.figures().freePrefixes,
+  );
+  bySubnet(
+    registry,
+    'vpcnet_subnet_free_addresses',
+    'Addresses a pod can still be given, outside explicit CIDR reservations, by subnet (subnet census)',
+    s,
+    (v) => v.figures().freeAddresses,
+  );
+  bySubnet(
+    registry,
+    'vpcnet_subnet_census_age_seconds',
+    'Seconds since EC2 was read for the subnet census this agent knows, by subnet',
+    s,
+    (v) => Math.max(0, (s.now() - v.census.takenAt) / 1000),
+  );
+  gaugeFrom(
+    registry,
+    'vpcnet_subnet_census_leader',
+    '1 while this agent holds the census Lease and reads EC2 for the cluster',
+    () => (s.census?.state().role === 'leader' ? 1 : 0),
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_secondary_ip_assignments_total',
+      help: 'Secondary IPs assigned, by how: named inside broken /28s from the census, or by count (EC2 picks)',
+      labelNames: ['how'],
+    },
+    () => [
+      [{ how: 'named' }, s.singles().named],
+      [{ how: 'counted' }, s.singles().counted],
+    ],
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_named_ip_collisions_total',
+      help: 'Named secondary IP assignments EC2 refused: an address was taken since the census',
+    },
+    () => [[{}, s.singles().collisions]],
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_prefix_census_skips_total',
+      help: 'Prefix asks not sent because the census showed the subnet without a free /28',
+    },
+    () => [[{}, s.censusSkips()]],
+  );
+}
+
+function bySubnet(
+  registry: Registry,
+  name: string,
+  help: string,
+  s: CapacitySources,
+  value: (v: CensusView) => number,
+): void {
+  new Gauge<'subnet'>({
+    name,
+    help,
+    labelNames: ['subnet'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const v of s.census?.views() ?? []) this.set({ subnet: v.census.subnetId }, value(v));
+    },
+  });
+}
