@@ -2,6 +2,8 @@
 // support-bundle views show. The reader is lenient: a field an older or newer agent lacks reads as
 // absent, never as an error, so that the CLI still shows a node whose agent is of another version.
 
+import type { SubnetCensusState } from '../agent/loops/subnet-census.ts';
+
 type Json = Record<string, unknown>;
 
 const obj = (v: unknown): Json =>
@@ -79,24 +81,13 @@ export interface NodeState {
   readonly census?: CensusRows;
 }
 
-export interface CensusRows {
-  readonly role: string;
-  readonly lastError?: string;
-  readonly subnets: readonly {
-    readonly subnetId: string;
-    readonly cidr: string;
-    readonly takenAt: string;
-    readonly freePrefixes: number;
-    readonly freeAddresses: number;
-    readonly reservationsKnown: boolean;
-    readonly stale: boolean;
-  }[];
-}
+/** The census as the agent's state shows it (loops/subnet-census.ts), read leniently. */
+export type CensusRows = SubnetCensusState;
 
 function censusRows(raw: unknown): CensusRows | undefined {
   const c = obj(raw);
   const role = str(c.role);
-  if (role === undefined) return undefined;
+  if (role !== 'leader' && role !== 'follower' && role !== 'unknown') return undefined;
   const lastError = str(c.lastError);
   return {
     role,
