@@ -11,6 +11,7 @@ import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { CniNodes } from '../pods/cni-node.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
+import type { NodeConditions } from '../pods/node-conditions.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeSchedulability } from '../pods/node-schedulable.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
@@ -69,6 +70,10 @@ export interface AgentDeps {
    * API or with the census off.
    */
   readonly censusElection?: CensusElection;
+  /** The node's conditions (VPCNET_NODE_READINESS, loops/node-readiness.ts); absent without an API. */
+  readonly nodeConditions?: NodeConditions;
+  /** The node as the API answers it (its kubelet maxPods); absent without an API. */
+  readonly readNode?: () => Promise<unknown>;
 }
 
 export interface RunningAgent {

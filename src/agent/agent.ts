@@ -12,12 +12,15 @@ import { errorText } from '../infra/error-text.ts';
 import { KeyedSerializer } from '../infra/keyed-serializer.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { eniPlacerFor } from '../ipam/enis/eni-placer-for.ts';
+import { addressablePods } from '../ipam/pool/max-pods.ts';
 import { AddressPool } from '../ipam/pool/pool.ts';
 import { PoolManager } from '../ipam/pool/pool-manager.ts';
+import { effectiveMaxEnis, secondaryIpsPerEni } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
+import { reportedMaxPods } from '../pods/node-conditions.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
@@ -37,6 +40,7 @@ import { RecentErrors } from './introspection/recent-errors.ts';
 import { CniNodeKeeper } from './loops/cni-node.ts';
 import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
+import { NodeReadiness, warmTargetWorth, warnIfMaxPodsTooHigh } from './loops/node-readiness.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
 import { SubnetCensusLoop } from './loops/subnet-census.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
@@ -177,6 +181,57 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     ? new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) })
     : undefined;
   return { meta, limits, pool, manager, addressing, trunkFacts, census };
+}
+
+/**
+ * What the node says of its capacity (VPCNET_NODE_READINESS): the condition, the taint in taint
+ * mode, and once a warning when kubelet's maxPods is above what the node can address. Started;
+ * none without an API or with readiness off.
+ */
+function startNodeReadiness(deps: AgentDeps, n: NodeState): NodeReadiness | undefined {
+  const { config, log, now } = deps;
+  const { pool, manager, limits, addressing } = n;
+  const mode = config.capacity.readiness;
+  if (mode === 'off' || deps.nodeConditions === undefined) return undefined;
+  const prefixMode = config.prefixMode.enabled;
+  const warmWorth = warmTargetWorth({
+    ...deps.targets,
+    warmPrefixTarget: config.prefixMode.warmPrefixTarget,
+    prefixMode,
+    secondaryIpsPerEni: secondaryIpsPerEni(limits),
+  });
+  const readiness = new NodeReadiness({
+    mode,
+    conditions: deps.nodeConditions,
+    ...(mode === 'taint' && deps.nodeTaints !== undefined ? { taints: deps.nodeTaints } : {}),
+    pool: () => ({
+      free: config.ipv6.enabled ? (addressing.hasFreeAddress() ? 1 : 0) : pool.stats(now()).available,
+      blocked: manager.health().growth.blocked,
+      roomToGrow: manager.roomToGrow(),
+      warmWorth,
+    }),
+    log,
+    now,
+    events: deps.events,
+    nodeName: config.nodeName,
+  });
+  readiness.start();
+  if (deps.readNode !== undefined) {
+    const customNetworking = config.eniPlacement.mode === 'custom';
+    void warnIfMaxPodsTooHigh({
+      readNode: deps.readNode,
+      maxPodsOf: reportedMaxPods,
+      addressable: addressablePods(
+        { ...limits, maxEnis: effectiveMaxEnis(limits, deps.targets) },
+        { prefixDelegation: prefixMode, customNetworking },
+      ),
+      mode: prefixMode ? 'prefix mode' : 'secondary-IP mode',
+      nodeName: config.nodeName,
+      events: deps.events,
+      log,
+    });
+  }
+  return readiness;
 }
 
 /** The census loop the settings ask for (VPCNET_SUBNET_CENSUS), not started; none without an election. */
@@ -356,6 +411,7 @@ async function serve(
     ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
     ...(deps.podIpAnnotations === undefined ? {} : { podIpAnnotations: deps.podIpAnnotations.figures() }),
     ...(census === undefined ? {} : { census: census.state() }),
+    ...(readiness?.state() === undefined ? {} : { readiness: readiness.state() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -369,7 +425,10 @@ async function serve(
       error: errorText(err),
     }),
   );
+  // Started once the agent serves (below); its gauges read it when it runs.
+  let readiness: NodeReadiness | undefined;
   const state = {
+    readiness: { state: () => readiness?.state() },
     now,
     pool,
     manager,
@@ -413,6 +472,7 @@ async function serve(
     events: deps.events,
     log,
   });
+  readiness = startNodeReadiness(deps, n);
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -437,6 +497,7 @@ async function serve(
         cniNode,
         manager,
         census,
+        readiness,
         taint,
         deps.events,
         deps.podIpAnnotations,

@@ -23,6 +23,7 @@ import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
 import { kubeLeases } from '../pods/lease.ts';
 import { LeaseElection } from '../pods/lease-election.ts';
+import { kubeNodeConditions, nodeReader } from '../pods/node-conditions.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { kubeNodeSchedulability } from '../pods/node-schedulable.ts';
 import { kubeNodeTaints } from '../pods/node-taints.ts';
@@ -107,11 +108,14 @@ async function main(): Promise<void> {
     ...(config.kubeApi
       ? { nodeSchedulability: kubeNodeSchedulability(config.kubeApi, config.nodeName) }
       : {}),
-    // The startup taint and Kubernetes Events likewise: both best effort, off without an API.
+    // The startup taint and Kubernetes Events likewise: both best effort, off without an API; the
+    // node's readiness condition (and taint) and its maxPods with them.
     ...(config.kubeApi
       ? {
           nodeTaints: kubeNodeTaints(config.kubeApi, config.nodeName),
           events: kubeEvents(config.kubeApi, config.nodeName, log),
+          nodeConditions: kubeNodeConditions(config.kubeApi, config.nodeName),
+          readNode: nodeReader(config.kubeApi, config.nodeName),
         }
       : {}),
     ...(eniConfigs === undefined

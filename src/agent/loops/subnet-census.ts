@@ -9,6 +9,7 @@
 import { type Cloud, CloudError } from '../../cloud/cloud.ts';
 import { errorText } from '../../infra/error-text.ts';
 import type { Logger } from '../../infra/log.ts';
+import { SelfTimedLoop } from '../../infra/self-timed-loop.ts';
 import { takeCensus } from '../../ipam/census/census-reading.ts';
 import type { SubnetCensusSource } from '../../ipam/census/census-source.ts';
 import {
@@ -98,9 +99,7 @@ export class SubnetCensusLoop implements SubnetCensusSource {
   readonly #mine = new Map<string, { cidr: string; toldAt: number }>();
   #role: SubnetCensusState['role'] = 'unknown';
   #lastError: string | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
+  readonly #loop = new SelfTimedLoop(() => this.round());
 
   constructor(deps: SubnetCensusDeps) {
     this.#d = deps;
@@ -144,21 +143,11 @@ export class SubnetCensusLoop implements SubnetCensusSource {
   }
 
   start(): void {
-    this.#schedule(0);
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
-  }
-
-  #schedule(ms: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#running = this.round().then((delay) => this.#schedule(delay));
-    }, ms);
-    this.#timer.unref();
+    await this.#loop.stop();
   }
 
   /** One round; resolves with the wait before the next. Never throws: a failure is logged once. */

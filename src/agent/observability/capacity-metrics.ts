@@ -13,6 +13,10 @@ export interface CapacitySources {
   readonly now: () => number;
   /** The census loop, when it runs. */
   readonly census?: { views(): CensusView[]; state(): { readonly role: string } };
+  /** The node's readiness (VPCNET_NODE_READINESS), when it is kept. */
+  readonly readiness?: {
+    state(): { readonly ready: boolean; readonly reason: string; readonly tainted: boolean } | undefined;
+  };
   readonly singles: () => DenseFigures;
   readonly censusSkips: () => number;
 }
@@ -44,6 +48,23 @@ export function registerCapacityMetrics(registry: Registry, s: CapacitySources):
     'vpcnet_subnet_census_leader',
     '1 while this agent holds the census Lease and reads EC2 for the cluster',
     () => (s.census?.state().role === 'leader' ? 1 : 0),
+  );
+  new Gauge<'reason'>({
+    name: 'vpcnet_node_network_ready',
+    help: 'The node condition vpcnet.io/NetworkReady: 1 True, 0 False, with its reason (no series while VPCNET_NODE_READINESS=off)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const r = s.readiness?.state();
+      if (r !== undefined) this.set({ reason: r.reason }, r.ready ? 1 : 0);
+    },
+  });
+  gaugeFrom(
+    registry,
+    'vpcnet_node_ip_exhausted_taint',
+    '1 while the agent keeps vpcnet.io/ip-exhausted:NoSchedule on its node (VPCNET_NODE_READINESS=taint)',
+    () => (s.readiness?.state()?.tainted === true ? 1 : 0),
   );
   totalFrom(
     registry,

@@ -28,6 +28,8 @@ export interface AgentStateSources {
   readonly reconcileFailures: () => number;
   /** The subnet census, when it runs (capacity-metrics.ts). */
   readonly census?: CapacitySources['census'];
+  /** What the node says of its readiness, when it does. */
+  readonly readiness?: CapacitySources['readiness'];
 }
 
 export function registerStateMetrics(registry: Registry, s: AgentStateSources): void {
@@ -94,6 +96,7 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
   registerCapacityMetrics(registry, {
     now: s.now,
     ...(s.census === undefined ? {} : { census: s.census }),
+    ...(s.readiness === undefined ? {} : { readiness: s.readiness }),
     singles: () => s.manager.health().singles,
     censusSkips: () => s.manager.health().prefixes?.censusSkips ?? 0,
   });

@@ -20,7 +20,7 @@ import { type EniEntry, EniRegistry } from '../enis/eni-registry.ts';
 import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from '../enis/leaked-enis.ts';
 import { EniJournal, type PendingEniRecord, resumePendingEnis } from '../enis/pending-enis.ts';
 import { type PrefixModeState, PrefixPool } from '../prefixes/prefix-pool.ts';
-import type { UnitDecision } from '../prefixes/prefix-targets.ts';
+import { slotsUsed, type UnitDecision } from '../prefixes/prefix-targets.ts';
 import { PrefixBook } from '../prefixes/prefixes.ts';
 import { type ManagedAddress, PoolAddresses } from './pool-addresses.ts';
 import { PoolDrain } from './pool-drain.ts';
@@ -271,6 +271,19 @@ export class PoolManager {
       nextPoolStep(lending, limits, targets, this.attachedEniCount(), freeable);
     if (step.kind === 'assign' || step.kind === 'attachEni') return step;
     return this.#drain.step(freeable) ?? step;
+  }
+
+  /**
+   * Whether the pool could still add an address: provisioning on, and an ENI with a free slot or a
+   * device slot for another ENI (what readiness calls the node's room to grow).
+   */
+  roomToGrow(): boolean {
+    if (!this.#provisioning) return false;
+    const { limits, targets, pool, clock } = this.#d;
+    if (this.attachedEniCount() < effectiveMaxEnis(limits, targets)) return true;
+    const perEni = secondaryIpsPerEni(limits);
+    if (this.#prefixes.enabled) return this.#prefixes.slots().some((e) => slotsUsed(e) < perEni);
+    return pool.eniStats(clock.now()).some((s) => s.total < perEni && s.draining !== true);
   }
 
   /** One pass: finish half-done ENI set-up and deletes, expire cooldowns, then apply one decision. */
