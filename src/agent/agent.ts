@@ -155,6 +155,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.podNetwork.mtu.eni),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
+    maxBackoffMs: config.capacity.poolRetryMaxSeconds * 1000,
     syncIntervalMs: config.ec2SyncSeconds * 1000,
     subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,

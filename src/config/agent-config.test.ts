@@ -361,6 +361,7 @@ test('the census places and the node keeps its condition by default, with an API
     censusLease: { namespace: 'kube-system', name: 'vpcnet-subnet-census' },
     censusPeriodSeconds: 300,
     readiness: 'condition',
+    poolRetryMaxSeconds: 60,
   });
   assert.deepEqual(parse({}).capacity.census, 'off');
   assert.deepEqual(parse({}).capacity.readiness, 'off');
@@ -370,12 +371,14 @@ test('the census places and the node keeps its condition by default, with an API
     VPCNET_SUBNET_CENSUS_LEASE: 'vpcnet/census',
     VPCNET_SUBNET_CENSUS_SECONDS: '600',
     VPCNET_NODE_READINESS: 'taint',
+    VPCNET_POOL_RETRY_MAX_SECONDS: '2',
   }).capacity;
   assert.deepEqual(set, {
     census: 'observe',
     censusLease: { namespace: 'vpcnet', name: 'census' },
     censusPeriodSeconds: 600,
     readiness: 'taint',
+    poolRetryMaxSeconds: 2,
   });
   assert.equal(
     parse({ ...api, ENABLE_IMDS_ONLY_MODE: 'true' }).capacity.census,

@@ -103,6 +103,8 @@ export interface CapacityConfig {
   readonly censusPeriodSeconds: number;
   /** VPCNET_NODE_READINESS; `off` without a Kubernetes API. */
   readonly readiness: 'condition' | 'taint' | 'off';
+  /** VPCNET_POOL_RETRY_MAX_SECONDS: the pool's longest wait after a failed pass. */
+  readonly poolRetryMaxSeconds: number;
 }
 
 /** INTROSPECTION_BIND_ADDRESS, already checked to be a loopback HOST:PORT. */
@@ -245,6 +247,7 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
       censusLease: leaseName(v.subnetCensusLease),
       censusPeriodSeconds: v.subnetCensusSeconds,
       readiness: kubeApi === undefined ? 'off' : v.nodeReadiness,
+      poolRetryMaxSeconds: v.poolRetryMaxSeconds,
     },
     adoptAwsNode: v.adoptAwsNode
       ? { checkpoint: v.awsNodeCheckpoint, vethPrefix: v.awsNodeVethPrefix }

@@ -34,4 +34,11 @@ export const CAPACITY_SETTINGS = {
     description:
       "what the agent says of its node's capacity (needs the Kubernetes API): `condition` keeps the Node condition `vpcnet.io/NetworkReady` current (False with the reason while no address is free and the pool cannot grow: `PoolEmpty:SubnetExhausted`, `PoolEmpty:MaxEnis`, `Ec2Unauthorized`, `Ec2Budget`, …) and writes no taint, for clusters whose taints are owned by one controller (node-readiness-controller); `taint` also puts `vpcnet.io/ip-exhausted:NoSchedule` on the node while that lasts and takes it off once a warm target's worth is free or the pool can grow again (a pod that tolerates every taint still lands there); `off`: neither",
   }),
+  poolRetryMaxSeconds: withDefault({
+    env: 'VPCNET_POOL_RETRY_MAX_SECONDS',
+    kind: intBetween(1, 600),
+    default: 60,
+    description:
+      "the longest the pool waits before trying again after a failed pass (a subnet out of addresses, EC2 refusing or throttling; the wait doubles from 1 s up to this): how soon a node whose subnet gets addresses back grows again and, in `taint` mode, loses `vpcnet.io/ip-exhausted`. Each try is an EC2 call of every blocked node",
+  }),
 } as const;
