@@ -91,3 +91,30 @@ test('assignNamedPrivateIps assigns exactly the named addresses; a taken one is 
   assert.equal(after[0]?.secondaryIps.includes('10.0.0.202'), false, 'all or nothing');
   await assert.rejects(cloud.assignNamedPrivateIps(eni, []), { code: 'InvalidParameterValue' });
 });
+
+test('a named primary IP and named /28s are assigned as named; taken ones are InvalidIPAddress.InUse and InvalidParameterValue', async () => {
+  const eni = await cloud.createEni(
+    SUBNET_A,
+    ['sg-1'],
+    'named',
+    undefined,
+    undefined,
+    undefined,
+    '10.0.0.230',
+  );
+  assert.equal(eni.primaryIp, '10.0.0.230');
+  await assert.rejects(
+    cloud.createEni(SUBNET_A, ['sg-1'], 'named again', undefined, undefined, undefined, '10.0.0.230'),
+    (e: unknown) => e instanceof CloudError && e.code === 'InvalidIPAddress.InUse',
+  );
+  const free = (await (await fetch(`${t.url}/admin/subnets/${SUBNET_A}/capacity`)).json()) as {
+    freePrefixes: string[];
+  };
+  const whole = free.freePrefixes[0]!;
+  assert.deepEqual(await cloud.assignNamedIpv4Prefixes(node.primaryEni.eniId, [whole]), [whole]);
+  await assert.rejects(
+    cloud.assignNamedIpv4Prefixes(node.primaryEni.eniId, ['10.0.0.224/28']),
+    (e: unknown) =>
+      e instanceof CloudError && e.code === 'InvalidParameterValue' && /10\.0\.0\.230/.test(e.message),
+  );
+});

@@ -213,6 +213,27 @@ export class AwsCloud implements Cloud {
     return this.assignToEni(eniId, count, IPV4_PREFIXES);
   }
 
+  async assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    const doing = `assign IPv4 prefixes ${prefixes.join(', ')} to ENI ${eniId}`;
+    if (prefixes.length === 0 || !prefixes.every(isCidr)) {
+      throw new CloudError(`cannot ${doing}: give one or more /28 prefixes`, 'InvalidParameterValue', false);
+    }
+    const assigned = await this.call(
+      doing,
+      'AssignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, Ipv4Prefix: [...prefixes] },
+      (r) => r.items(IPV4_PREFIXES.resultSet).map((a) => a.string(IPV4_PREFIXES.resultField)),
+    );
+    const got = new Set(assigned);
+    if (assigned.length !== prefixes.length || !prefixes.every((p) => got.has(p))) {
+      throw invalidResponse(
+        doing,
+        `AssignedIpv4Prefixes ${JSON.stringify(prefixes)} (got ${JSON.stringify(assigned)})`,
+      );
+    }
+    return [...prefixes];
+  }
+
   async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     if (prefixes.length === 0) return;
     await this.call(
@@ -238,8 +259,10 @@ export class AwsCloud implements Cloud {
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
     connectionTracking?: ConnectionTracking,
+    primaryIp?: string,
   ): Promise<CreatedEni> {
-    const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
+    const named = primaryIp === undefined ? '' : ` at ${primaryIp}`;
+    const doing = `create ENI in ${subnetId}${named} with security groups ${securityGroupIds.join(',') || '(none)'}`;
     const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
     // ClientToken is EC2's idempotency token. A caller that retries (LimitedCloud) passes the
     // same token on every attempt, so a lost reply cannot leave a second ENI behind; without
@@ -249,6 +272,7 @@ export class AwsCloud implements Cloud {
       'CreateNetworkInterface',
       {
         SubnetId: subnetId,
+        ...(primaryIp === undefined ? {} : { PrivateIpAddress: primaryIp }),
         SecurityGroupId: [...securityGroupIds],
         Description: description,
         ClientToken: clientToken,

@@ -194,6 +194,11 @@ export interface Cloud {
    * EC2 answers InsufficientCidrBlocks when the subnet has no aligned free /28 left.
    */
   assignIpv4Prefixes(eniId: string, count: number): Promise<string[]>;
+  /**
+   * AssignPrivateIpAddresses with Ipv4Prefix.N: exactly these /28s, all or nothing. EC2 answers
+   * InvalidParameterValue when an address of one is in use or reserved (taken meanwhile).
+   */
+  assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]>;
   /** UnassignPrivateIpAddresses with Ipv4Prefix.N. */
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void>;
   /**
@@ -210,6 +215,8 @@ export interface Cloud {
    * the same token returns the ENI the first one created instead of creating another, so a retry
    * after a lost reply is safe. Without it, each call is a new request. `connectionTracking`
    * (ConnectionTrackingSpecification) sets the new ENI's timeouts; only those given are sent.
+   * `primaryIp` (PrivateIpAddress) names the ENI's primary address instead of letting EC2 pick
+   * one; EC2 answers InvalidIPAddress.InUse when it is taken.
    */
   createEni(
     subnetId: string,
@@ -218,6 +225,7 @@ export interface Cloud {
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
     connectionTracking?: ConnectionTracking,
+    primaryIp?: string,
   ): Promise<CreatedEni>;
   /** Returns EC2's ID of the new ENI attachment. */
   attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;

@@ -162,6 +162,10 @@ export class LimitedCloud implements Cloud {
     return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignIpv4Prefixes(eniId, count));
   }
 
+  assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignNamedIpv4Prefixes(eniId, prefixes));
+  }
+
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     return this.#call('UnassignPrivateIpAddresses', () => this.#inner.unassignIpv4Prefixes(eniId, prefixes));
   }
@@ -182,12 +186,21 @@ export class LimitedCloud implements Cloud {
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
     connectionTracking?: ConnectionTracking,
+    primaryIp?: string,
   ): Promise<CreatedEni> {
     // One token for the logical call, the same on every attempt: EC2 answers a repeated token
     // with the ENI it already created, so a retry after a lost reply creates nothing twice.
     const token = clientToken ?? this.#newClientToken();
     return this.#call('CreateNetworkInterface', () =>
-      this.#inner.createEni(subnetId, securityGroupIds, description, tags, token, connectionTracking),
+      this.#inner.createEni(
+        subnetId,
+        securityGroupIds,
+        description,
+        tags,
+        token,
+        connectionTracking,
+        primaryIp,
+      ),
     );
   }
 

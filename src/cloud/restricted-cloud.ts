@@ -99,6 +99,10 @@ export class ReadOnlyCloud implements Cloud {
     return this.refused('AssignPrivateIpAddresses');
   }
 
+  assignNamedIpv4Prefixes(): Promise<string[]> {
+    return this.refused('AssignPrivateIpAddresses');
+  }
+
   unassignIpv4Prefixes(): Promise<void> {
     return this.refused('UnassignPrivateIpAddresses');
   }

@@ -39,6 +39,6 @@ export const CAPACITY_SETTINGS = {
     kind: intBetween(1, 600),
     default: 60,
     description:
-      "the longest the pool waits before trying again after a failed pass (a subnet out of addresses, EC2 refusing or throttling; the wait doubles from 1 s up to this): how soon a node whose subnet gets addresses back grows again and, in `taint` mode, loses `vpcnet.io/ip-exhausted`. Each try is an EC2 call of every blocked node",
+      'the longest the pool waits before trying again after a failed pass (a subnet out of addresses, EC2 refusing or throttling; the wait doubles from 1 s up to this): how soon a node whose subnet gets addresses back grows again and, in `taint` mode, loses `vpcnet.io/ip-exhausted`. Each try is an EC2 call of every blocked node',
   }),
 } as const;

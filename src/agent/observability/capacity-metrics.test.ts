@@ -32,7 +32,7 @@ test('each subnet of the census is a series of free /28s, free addresses and cen
   registerCapacityMetrics(r, {
     now: () => 61_000,
     census: { views: () => views, state: () => ({ role }) },
-    singles: () => ({ named: 0, collisions: 0, counted: 0 }),
+    singles: () => ({ named: 0, collisions: 0, counted: 0, namedPrefixes: 2, namedPrimaries: 1 }),
     censusSkips: () => 4,
   });
   const text = await r.metrics();
@@ -47,6 +47,8 @@ test('each subnet of the census is a series of free /28s, free addresses and cen
   assert.match(text, /^vpcnet_subnet_census_age_seconds\{subnet="subnet-a"\} 60$/m);
   assert.match(text, /^vpcnet_subnet_census_leader 0$/m);
   assert.match(text, /^vpcnet_prefix_census_skips_total 4$/m);
+  assert.match(text, /^vpcnet_census_named_total\{what="prefix"\} 2$/m);
+  assert.match(text, /^vpcnet_census_named_total\{what="eniPrimaryIp"\} 1$/m);
   role = 'leader';
   views.pop();
   const again = await r.metrics();

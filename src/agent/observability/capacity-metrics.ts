@@ -5,7 +5,7 @@
 // runs or not: without it the labelled series are empty and the totals stay 0.
 import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
-import type { DenseFigures } from '../../ipam/census/dense-singles.ts';
+import type { CensusAssignFigures } from '../../ipam/census/census-assigner.ts';
 import type { CensusView } from '../../ipam/census/subnet-census.ts';
 import { gaugeFrom, totalFrom } from '../../metrics/read-at-scrape.ts';
 
@@ -17,7 +17,7 @@ export interface CapacitySources {
   readonly readiness?: {
     state(): { readonly ready: boolean; readonly reason: string; readonly tainted: boolean } | undefined;
   };
-  readonly singles: () => DenseFigures;
+  readonly singles: () => CensusAssignFigures;
   readonly censusSkips: () => number;
 }
 
@@ -76,6 +76,18 @@ export function registerCapacityMetrics(registry: Registry, s: CapacitySources):
     () => [
       [{ how: 'named' }, s.singles().named],
       [{ how: 'counted' }, s.singles().counted],
+    ],
+  );
+  totalFrom(
+    registry,
+    {
+      name: 'vpcnet_census_named_total',
+      help: 'Prefixes and new ENI primary IPs the pool named from the census, by what',
+      labelNames: ['what'],
+    },
+    () => [
+      [{ what: 'prefix' }, s.singles().namedPrefixes],
+      [{ what: 'eniPrimaryIp' }, s.singles().namedPrimaries],
     ],
   );
   totalFrom(

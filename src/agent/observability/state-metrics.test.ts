@@ -47,7 +47,7 @@ function sources(spoolDir: string) {
             takenFromPods: { enis: 0, addresses: 0 },
           },
           prefixes: state.prefixes,
-          singles: { named: 7, collisions: 2, counted: 3 },
+          singles: { named: 7, collisions: 2, counted: 3, namedPrefixes: 0, namedPrimaries: 0 },
         }) as unknown as ReturnType<AgentStateSources['manager']['health']>,
       prefixesOf: () => [],
     },

@@ -91,6 +91,9 @@ export class ScriptedCloud implements Cloud {
     const prefixes = Array.from({ length: count }, (_, i) => `10.0.0.${16 * (i + 1)}/28`);
     return this.#answer('assignIpv4Prefixes', [eniId, count], prefixes);
   }
+  assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    return this.#answer('assignNamedIpv4Prefixes', [eniId, prefixes], [...prefixes]);
+  }
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     return this.#answer('unassignIpv4Prefixes', [eniId, prefixes], undefined);
   }

@@ -125,10 +125,11 @@ export class CensusView {
   /**
    * Free addresses to name for a pod's ENI, in the order that breaks the fewest whole /28s: first
    * those of blocks that can never be delegated (one holds an address AWS keeps, or overlaps an
-   * `explicit` reservation), then those of other broken blocks, fullest first (the nearly empty
-   * ones are the likeliest to become whole again), then whole blocks one at a time, so a run of
-   * /32s breaks one block rather than many. Never an address of a reservation. Blocks alike go in
-   * `random` order, so agents reading one census spread over them. None when the reservations are
+   * `explicit` reservation), then those of other broken blocks, the mostly used ones (half or more
+   * held) before the mostly free (the likeliest to become whole again), then whole blocks one at a
+   * time, so a run of /32s breaks one block rather than many. Never an address of a reservation.
+   * Within a tier blocks go in `random` order: agents reading one census (it may be minutes old)
+   * spread over them instead of all naming the same addresses. None when the reservations are
    * unknown: a named address could be someone's reserved one.
    */
   namedAddressOrder(skip: (ip: string) => boolean, random: () => number): string[] {
@@ -144,8 +145,8 @@ export class CensusView {
         if (!this.isHeld(a) && reservation === undefined && !skip(formatIpv4(a))) free.push(a);
       }
       if (free.length === 0) continue;
-      // Whole blocks last; among broken ones, the undelegable first, then by how full they are.
-      const rank = whole ? 2 * BLOCK + 1 : never ? 0 : free.length;
+      // Undelegable blocks first, then broken ones mostly used, then mostly free, whole ones last.
+      const rank = never ? 0 : whole ? 3 : free.length <= BLOCK / 2 ? 1 : 2;
       blocks.push({ free, rank, order: random() });
     }
     blocks.sort((x, y) => x.rank - y.rank || x.order - y.order);

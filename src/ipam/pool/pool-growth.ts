@@ -75,6 +75,7 @@ export class PoolGrowth {
           createdAtMs: clock.now(),
           tags: this.#p.eniTags,
           ...primaryConnectionTracking(registry),
+          primaryIp: this.#p.singles.primaryIpFor(placement.subnetId),
           journal,
           onLeftOver: (eniId, err) => {
             log.warn('cannot delete an ENI that failed to attach yet; will retry', {

@@ -1,8 +1,8 @@
 // What the pool manager is built from and what it reports: its dependencies and options
 // (pool-manager.ts), kept apart so the manager's file holds only its behaviour.
 import type { Cloud, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { CensusAssignFigures } from '../census/census-assigner.ts';
 import type { SubnetCensusSource } from '../census/census-source.ts';
-import type { DenseFigures } from '../census/dense-singles.ts';
 import type { CloudSyncState } from '../cloud-sync/cloud-sync.ts';
 import type { EniPlacer } from '../enis/eni-placement.ts';
 import type { EniTagOptions } from '../enis/eni-tags.ts';
@@ -99,7 +99,7 @@ export interface PoolHealth {
   /** False: the pool changes nothing in EC2 (DISABLE_NETWORK_RESOURCE_PROVISIONING, IMDS-only mode). */
   readonly provisioning: boolean;
   /** Secondary IPs assigned by name from the census, refused by name, and assigned by count. */
-  readonly singles: DenseFigures;
+  readonly singles: CensusAssignFigures;
 }
 
 export interface PoolInitOptions {

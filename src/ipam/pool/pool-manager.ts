@@ -10,8 +10,8 @@
 
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
+import { CensusAssigner } from '../census/census-assigner.ts';
 import { placerWantingCensus, wantSubnetsOf } from '../census/census-wants.ts';
-import { DenseSingles } from '../census/dense-singles.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { CloudSync, type LostEni } from '../cloud-sync/cloud-sync.ts';
 import { adoptEnis } from '../enis/eni-discovery.ts';
@@ -66,7 +66,7 @@ export class PoolManager {
     this.#journal = new EniJournal(deps.ledger, deps.clock, deps.log);
     this.#parts = {
       ...deps,
-      singles: new DenseSingles(deps, deps.census),
+      singles: new CensusAssigner(deps, deps.census),
       registry: this.#registry,
       links: deps,
       journal: this.#journal,

@@ -49,7 +49,7 @@ export class PrefixPool {
   readonly #noFreePrefix = new Map<string, { until: number; failures: number }>();
   /** Fallback episodes since start (the metric). */
   fallbacks = 0;
-  /** Prefix asks not sent because the census showed the subnet without a free /28. */
+  /** Prefix asks not sent because the census showed the subnet without a free /28 (or its picks taken). */
   censusSkips = 0;
 
   constructor(parts: PoolParts, book: PrefixBook, options: PrefixModeOptions, attachOutside?: AttachOutside) {
@@ -180,17 +180,9 @@ export class PrefixPool {
     for (const eni of roomy) {
       const subnetId = this.#subnetOf(eni.eniId);
       if (without.has(subnetId)) continue;
-      const none = this.#censusSaysNoPrefix(subnetId);
-      if (none !== undefined) {
-        // EC2 would answer InsufficientCidrBlocks: the call is not made, the next subnet is tried.
-        without.add(subnetId);
-        why = none;
-        this.censusSkips++;
-        continue;
-      }
       const got = await this.#assignPrefixes(eni.eniId, Math.min(decision.count, room(eni)));
       if (got.kind === 'assign') return got;
-      without.add(this.#subnetOf(eni.eniId));
+      without.add(subnetId);
       why = got.error;
     }
     // Every ENI with room is in a subnet without a free /28: a new ENI in the next subnet, if any.
@@ -204,7 +196,11 @@ export class PrefixPool {
     return this.#assignIps(target.eniId, Math.min(decision.count * PREFIX_SIZE, room(target)));
   }
 
-  /** One AssignPrivateIpAddresses for prefixes; InsufficientCidrBlocks marks the ENI's subnet. */
+  /**
+   * One AssignPrivateIpAddresses for prefixes: named from the subnet census when there is one (no
+   * call at all when it shows no free /28), by count otherwise. No /28 (the census's word, or
+   * EC2's InsufficientCidrBlocks) marks the ENI's subnet.
+   */
   async #assignPrefixes(
     eniId: string,
     count: number,
@@ -212,24 +208,20 @@ export class PrefixPool {
     const subnetId = this.#subnetOf(eniId);
     let prefixes: string[];
     try {
-      prefixes = await this.#p.cloud.assignIpv4Prefixes(eniId, count);
+      const named = await this.#p.singles.assignPrefixes(eniId, subnetId, count);
+      if (named.kind === 'none') {
+        this.censusSkips++;
+        return this.#noFreePrefixIn(eniId, subnetId, new Error(named.why));
+      }
+      prefixes =
+        named.kind === 'assigned' ? named.prefixes : await this.#p.cloud.assignIpv4Prefixes(eniId, count);
     } catch (err) {
       if (!(err instanceof CloudError && err.code === 'InsufficientCidrBlocks')) {
         throw new Error(`cannot assign ${count} prefixes to ENI ${eniId}: ${cloudErrorText(err)}`, {
           cause: err,
         });
       }
-      const failures = (this.#noFreePrefix.get(subnetId)?.failures ?? 0) + 1;
-      this.#noFreePrefix.set(subnetId, { until: this.#p.clock.now() + this.#retryWait(failures), failures });
-      this.#p.log.warn(
-        'the subnet of this ENI has no free /28 prefix; other subnets are tried first for a while',
-        {
-          eni: eniId,
-          subnet: subnetId,
-          error: cloudErrorText(err),
-        },
-      );
-      return { kind: 'noFreePrefix', error: err };
+      return this.#noFreePrefixIn(eniId, subnetId, err);
     }
     this.#noFreePrefix.delete(subnetId);
     this.#p.pool.addAddresses(eniId, prefixes.flatMap(prefixAddresses));
@@ -239,13 +231,19 @@ export class PrefixPool {
     return { kind: 'assign', count: prefixes.length };
   }
 
-  /** Why the census says `subnetId` has no free /28 now, or undefined (some, or no census to say). */
-  #censusSaysNoPrefix(subnetId: string): Error | undefined {
-    const census = this.#p.census;
-    const view = census?.places === true ? census.view(subnetId) : undefined;
-    if (view === undefined || view.figures().freePrefixes > 0) return undefined;
-    const at = new Date(view.census.takenAt).toISOString();
-    return new Error(`the subnet census of ${at} shows no free /28 in ${subnetId}`);
+  /** The subnet has no free /28 now: not asked again before its wait (5 s doubling to 5 min) ends. */
+  #noFreePrefixIn(eniId: string, subnetId: string, err: unknown): { kind: 'noFreePrefix'; error: unknown } {
+    const failures = (this.#noFreePrefix.get(subnetId)?.failures ?? 0) + 1;
+    this.#noFreePrefix.set(subnetId, { until: this.#p.clock.now() + this.#retryWait(failures), failures });
+    this.#p.log.warn(
+      'the subnet of this ENI has no free /28 prefix; other subnets are tried first for a while',
+      {
+        eni: eniId,
+        subnet: subnetId,
+        error: cloudErrorText(err),
+      },
+    );
+    return { kind: 'noFreePrefix', error: err };
   }
 
   #subnetOf(eniId: string): string {

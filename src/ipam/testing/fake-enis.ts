@@ -36,6 +36,7 @@ export type FakeCloudMethod = keyof Cloud;
 export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
   'assignPrivateIps',
   'assignNamedPrivateIps',
+  'assignNamedIpv4Prefixes',
   'unassignPrivateIps',
   'assignIpv4Prefixes',
   'unassignIpv4Prefixes',

@@ -4,7 +4,7 @@ import { CloudError } from '../../cloud/cloud.ts';
 import { AddressPool } from '../pool/pool.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
 import { FixedCensus } from '../testing/fixed-census.ts';
-import { DenseSingles } from './dense-singles.ts';
+import { CensusAssigner } from './census-assigner.ts';
 import { censusOf } from './subnet-census.ts';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -25,7 +25,7 @@ function setUp(places = true) {
       reservations: [],
     }),
   );
-  const singles = new DenseSingles({ cloud, pool, log: quiet }, census, () => 0.5);
+  const singles = new CensusAssigner({ cloud, pool, log: quiet }, census, () => 0.5);
   return { cloud, singles };
 }
 
@@ -38,7 +38,13 @@ test('secondary IPs are named inside a /28 that is broken already, not picked by
     cloud.calls.filter((c) => c.startsWith('assign')),
     ['assignNamedPrivateIps eni-primary 10.0.0.4,10.0.0.5,10.0.0.6'],
   );
-  assert.deepEqual(singles.figures(), { named: 3, collisions: 0, counted: 0 });
+  assert.deepEqual(singles.figures(), {
+    named: 3,
+    collisions: 0,
+    counted: 0,
+    namedPrefixes: 0,
+    namedPrimaries: 0,
+  });
 });
 
 test('an address someone took since the census is refused by EC2, and the next ones are named', async () => {
@@ -46,8 +52,15 @@ test('an address someone took since the census is refused by EC2, and the next o
   const other = cloud.attachForeignEni({ deviceIndex: 1 });
   await cloud.assignNamedPrivateIps(other, ['10.0.0.5']); // a tenant, after the census was read
   const ips = await singles.assign('eni-primary', 'subnet-1', 2);
-  assert.deepEqual(ips, ['10.0.0.4', '10.0.0.6'], 'only the refused address is left out');
-  assert.deepEqual(singles.figures(), { named: 2, collisions: 1, counted: 0 });
+  // The refused address's /28 is set aside (someone is filling it): the next undelegable block.
+  assert.deepEqual(ips, ['10.0.0.240', '10.0.0.241']);
+  assert.deepEqual(singles.figures(), {
+    named: 2,
+    collisions: 1,
+    counted: 0,
+    namedPrefixes: 0,
+    namedPrimaries: 0,
+  });
 });
 
 test('after three refusals in a row the addresses are asked by count', async () => {
@@ -57,7 +70,13 @@ test('after three refusals in a row the addresses are asked by count', async () 
   const ips = await singles.assign('eni-primary', 'subnet-1', 2);
   assert.equal(ips.length, 2);
   assert.equal(cloud.calls.filter((c) => c.startsWith('assignNamedPrivateIps')).length, 3);
-  assert.deepEqual(singles.figures(), { named: 0, collisions: 3, counted: 2 });
+  assert.deepEqual(singles.figures(), {
+    named: 0,
+    collisions: 3,
+    counted: 2,
+    namedPrefixes: 0,
+    namedPrimaries: 0,
+  });
 });
 
 test('other failures are the caller’s; without a census (or only reporting one) EC2 picks', async () => {
@@ -74,4 +93,57 @@ test('other failures are the caller’s; without a census (or only reporting one
   );
   await singles.assign('eni-primary', 'subnet-unknown', 1);
   assert.ok(cloud.calls.includes('assignPrivateIps eni-primary 1'));
+});
+
+test('prefixes are named among the whole /28s the census shows, at random; none shown means no call', async () => {
+  const { cloud, singles } = setUp();
+  const got = await singles.assignPrefixes('eni-primary', 'subnet-1', 2);
+  assert.equal(got.kind, 'assigned');
+  const prefixes = got.kind === 'assigned' ? got.prefixes : [];
+  assert.equal(prefixes.length, 2);
+  for (const p of prefixes) assert.match(p, /^10\.0\.0\.\d+\/28$/);
+  assert.ok(!prefixes.includes('10.0.0.0/28'), 'never a block that holds an address');
+  // A /24 whose every whole block is held: the census says none, and EC2 is not asked.
+  const full = setUp();
+  const held = Array.from({ length: 16 }, (_, i) => `10.0.0.${i * 16 + 8}`);
+  const census = new FixedCensus();
+  census.set(
+    censusOf({
+      subnetId: 'subnet-1',
+      cidr: '10.0.0.0/24',
+      takenAt: 1,
+      addresses: held,
+      prefixes: [],
+      reservations: [],
+    }),
+  );
+  const none = await new CensusAssigner(
+    { cloud: full.cloud, pool: new AddressPool({ cooldownMs: 0 }), log: quiet },
+    census,
+  ).assignPrefixes('eni-primary', 'subnet-1', 1);
+  assert.equal(none.kind, 'none');
+  assert.deepEqual(
+    full.cloud.calls.filter((c) => c.includes('Prefixes')),
+    [],
+  );
+  assert.equal(
+    (
+      await new CensusAssigner(
+        { cloud: full.cloud, pool: new AddressPool({ cooldownMs: 0 }), log: quiet },
+        undefined,
+      ).assignPrefixes('eni-primary', 'subnet-1', 1)
+    ).kind,
+    'noCensus',
+  );
+});
+
+test('a new ENI’s primary IP is named inside a broken /28; a refusal sets that /28 aside', async () => {
+  const { singles } = setUp();
+  const first = singles.primaryIpFor('subnet-1');
+  assert.equal(first?.ip, '10.0.0.4');
+  first?.refused(new CloudError('The specified address is already in use.', 'InvalidIPAddress.InUse', false));
+  assert.equal(singles.primaryIpFor('subnet-1')?.ip, '10.0.0.240');
+  singles.primaryIpFor('subnet-1')?.used();
+  assert.equal(singles.figures().namedPrimaries, 1);
+  assert.equal(singles.primaryIpFor('subnet-unknown'), undefined, 'no census: EC2 picks');
 });
