@@ -96,7 +96,7 @@ test('other failures are the caller’s; without a census (or only reporting one
 });
 
 test('prefixes are named among the whole /28s the census shows, at random; none shown means no call', async () => {
-  const { cloud, singles } = setUp();
+  const { singles } = setUp();
   const got = await singles.assignPrefixes('eni-primary', 'subnet-1', 2);
   assert.equal(got.kind, 'assigned');
   const prefixes = got.kind === 'assigned' ? got.prefixes : [];
