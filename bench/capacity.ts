@@ -10,9 +10,11 @@ import { parseArgs } from 'node:util';
 import { type RunFigures, runFragmentation } from './capacity/fragmentation-run.ts';
 
 const USAGE = `usage: node --import tsx bench/capacity.ts [--nodes N] [--pods N] [--seed S | --seeds S1,S2,...]
-  --nodes N   nodes (m5.large, prefix delegation, WARM_PREFIX_TARGET=1) in the subnet (50)
-  --pods N    pod starts, each stopped again before the end (10000)
-  --seeds L   seeds of the subnet's fragmentation and of the stream, one comparison each (1)
+  --nodes N        nodes (m5.large, prefix delegation, WARM_PREFIX_TARGET=1) in the subnet (50)
+  --pods N         pod starts, each stopped again before the end (10000)
+  --population N   pods running at once the stream hovers around (16 per node)
+  --tenants N      other tenants' ENIs in the /20, each with 3 addresses EC2 placed at random (120)
+  --seeds L        seeds of the subnet's fragmentation and of the stream, one comparison each (1)
 `;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -59,6 +61,7 @@ function report(up: RunFigures, c: RunFigures): string[] {
     row('named IPs another tenant took first', up.secondaryIps.collisions, c.secondaryIps.collisions),
     row('census describes of the subnet', up.censusDescribes, c.censusDescribes),
     row('EC2 calls in all', total(up), total(c)),
+    row('failed pool passes', up.failedPasses, c.failedPasses),
     row('pod starts that waited for an address', up.startsThatWaited, c.startsThatWaited),
     row('longest wait (simulated s)', up.longestWaitS, c.longestWaitS),
     row(
@@ -80,6 +83,8 @@ async function main(): Promise<void> {
       pods: { type: 'string' },
       seed: { type: 'string' },
       seeds: { type: 'string' },
+      population: { type: 'string' },
+      tenants: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -90,12 +95,16 @@ async function main(): Promise<void> {
   const nodes = positive('nodes', values.nodes, 50);
   const pods = positive('pods', values.pods, 10_000);
   const seeds = (values.seeds ?? values.seed ?? '1').split(',').map((s) => positive('seeds', s, 1));
+  const population = positive('population', values.population, 16 * nodes);
+  const tenants = positive('tenants', values.tenants, 120);
+  const preFragmentation = { tenantEnis: tenants, addressesPerEni: 2 };
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   for (const seed of seeds) {
-    const up = await runFragmentation({ mode: 'upstream', nodes, pods, seed, progress });
-    const census = await runFragmentation({ mode: 'census', nodes, pods, seed, progress });
+    const common = { nodes, pods, seed, population, preFragmentation, progress };
+    const up = await runFragmentation({ mode: 'upstream', ...common });
+    const census = await runFragmentation({ mode: 'census', ...common });
     process.stdout.write(
-      `seed ${seed}: ${nodes} nodes, ${pods} pod starts and stops, a pre-fragmented /20\n`,
+      `seed ${seed}: ${nodes} nodes, ${pods} pod starts and stops, ~${population} pods at once, a /20 pre-fragmented by ${tenants} tenant ENIs of 3 addresses\n`,
     );
     process.stdout.write(`${report(up, census).join('\n')}\n\n`);
   }

@@ -53,6 +53,8 @@ export interface RunFigures {
   readonly prefixAsksSpared: number;
   /** Pod starts that found no address at once, and the longest any waited (simulated seconds). */
   readonly startsThatWaited: number;
+  /** Pool passes that failed (EC2 refused what the pool asked); the pool retries on the next. */
+  readonly failedPasses: number;
   readonly longestWaitS: number;
   readonly simulatedS: number;
   readonly wallS: number;
@@ -163,6 +165,7 @@ export async function runFragmentation(o: RunOptions): Promise<RunFigures> {
     for (const n of nodes) if (n.census !== undefined) n.nextCensusAt = clock.ms + (await n.census.round());
     const freePrefixesAtStart = await freePrefixes();
     const rng = seededRandom(o.seed * 7919 + 1);
+    let passErrors = 0;
     const population = o.population ?? 32 * o.nodes;
     let started = 0;
     let stopped = 0;
@@ -210,7 +213,10 @@ export async function runFragmentation(o: RunOptions): Promise<RunFigures> {
       for (const n of nodes) {
         if (!passTime && n.pending.length === 0) continue;
         for (let i = 0; i < 4; i++) {
-          const done = await n.manager.runPass().catch(() => ({ kind: 'none' as const }));
+          const done = await n.manager.runPass().catch(() => {
+            passErrors++;
+            return { kind: 'none' as const };
+          });
           allocate(n);
           if (done.kind === 'none') break;
         }
@@ -253,6 +259,7 @@ export async function runFragmentation(o: RunOptions): Promise<RunFigures> {
       secondaryIps: singles,
       prefixAsksSpared: spared,
       startsThatWaited: waited,
+      failedPasses: passErrors,
       longestWaitS: longestWaitMs / 1000,
       simulatedS: (clock.ms - 1_700_000_000_000) / 1000,
       wallS: (performance.now() - wallStart) / 1000,

@@ -29,14 +29,20 @@ function setUp(places = true) {
   return { cloud, singles };
 }
 
+/** The /28 an address is in, as text. */
+const blockOf = (ip: string) => `10.0.0.${Number(ip.split('.')[3]) & ~15}/28`;
+/** The census's broken blocks: AWS's .0-.3 and the fake's primary .10 break .0/28, the broadcast .240/28. */
+const BROKEN = new Set(['10.0.0.0/28', '10.0.0.240/28']);
+
 test('secondary IPs are named inside a /28 that is broken already, not picked by EC2', async () => {
   const { cloud, singles } = setUp();
-  // The fake's primary is 10.0.0.10: the first /28 (AWS keeps .0-.3 of it) takes the first picks.
   const ips = await singles.assign('eni-primary', 'subnet-1', 3);
-  assert.deepEqual(ips, ['10.0.0.4', '10.0.0.5', '10.0.0.6']);
+  assert.equal(ips.length, 3);
+  assert.equal(new Set(ips.map(blockOf)).size, 1, 'one block, filled in order');
+  assert.ok(BROKEN.has(blockOf(ips[0]!)), ips.join());
   assert.deepEqual(
     cloud.calls.filter((c) => c.startsWith('assign')),
-    ['assignNamedPrivateIps eni-primary 10.0.0.4,10.0.0.5,10.0.0.6'],
+    [`assignNamedPrivateIps eni-primary ${ips.join(',')}`],
   );
   assert.deepEqual(singles.figures(), {
     named: 3,
@@ -47,13 +53,20 @@ test('secondary IPs are named inside a /28 that is broken already, not picked by
   });
 });
 
-test('an address someone took since the census is refused by EC2, and the next ones are named', async () => {
+test('an address someone took since the census is refused by EC2; its /28 is set aside and the next one named', async () => {
   const { cloud, singles } = setUp();
+  const first = singles.primaryIpFor('subnet-1')?.ip ?? '';
   const other = cloud.attachForeignEni({ deviceIndex: 1 });
-  await cloud.assignNamedPrivateIps(other, ['10.0.0.5']); // a tenant, after the census was read
+  await cloud.assignNamedPrivateIps(other, [first]); // another node, after the census was read
   const ips = await singles.assign('eni-primary', 'subnet-1', 2);
-  // The refused address's /28 is set aside (someone is filling it): the next undelegable block.
-  assert.deepEqual(ips, ['10.0.0.240', '10.0.0.241']);
+  assert.ok(
+    ips.every((ip) => blockOf(ip) !== blockOf(first)),
+    `${ips.join()} avoid ${blockOf(first)}`,
+  );
+  assert.ok(
+    ips.every((ip) => BROKEN.has(blockOf(ip))),
+    'the other broken block before any whole one',
+  );
   assert.deepEqual(singles.figures(), {
     named: 2,
     collisions: 1,
@@ -140,10 +153,12 @@ test('prefixes are named among the whole /28s the census shows, at random; none 
 test('a new ENI’s primary IP is named inside a broken /28; a refusal sets that /28 aside', async () => {
   const { singles } = setUp();
   const first = singles.primaryIpFor('subnet-1');
-  assert.equal(first?.ip, '10.0.0.4');
+  assert.ok(BROKEN.has(blockOf(first?.ip ?? '')));
   first?.refused(new CloudError('The specified address is already in use.', 'InvalidIPAddress.InUse', false));
-  assert.equal(singles.primaryIpFor('subnet-1')?.ip, '10.0.0.240');
-  singles.primaryIpFor('subnet-1')?.used();
+  const second = singles.primaryIpFor('subnet-1');
+  assert.ok(BROKEN.has(blockOf(second?.ip ?? '')));
+  assert.notEqual(blockOf(second?.ip ?? ''), blockOf(first?.ip ?? ''));
+  second?.used();
   assert.equal(singles.figures().namedPrimaries, 1);
   assert.equal(singles.primaryIpFor('subnet-unknown'), undefined, 'no census: EC2 picks');
 });

@@ -1,7 +1,8 @@
 // Addresses and prefixes named rather than counted. When the subnet has a fresh census the pool
 // asks EC2 for exactly what the census says is free: /28s picked at random among the whole blocks
-// (Ipv4Prefix.N), secondary IPs and new ENIs' primary IPs where they break the fewest whole /28s
-// (CensusView.namedAddressOrder; PrivateIpAddress.N, PrivateIpAddress). Upstream asks for a count
+// (Ipv4Prefix.N), secondary IPs and new ENIs' primary IPs inside already-broken /28s, in an order
+// of blocks of this node's own (CensusView.namedAddressOrder; PrivateIpAddress.N,
+// PrivateIpAddress), so the cluster's nodes fill different blocks. Upstream asks for a count
 // and EC2 picks: a prefix ask fails with InsufficientCidrBlocks when no /28 is left, and /32s land
 // at random, breaking blocks a prefix-delegating node could have had. Another tenant (another
 // node) may take what the census showed free: EC2 then refuses the call naming the address
@@ -47,6 +48,8 @@ export class CensusAssigner {
   readonly #p: AssignerDeps;
   readonly #census: SubnetCensusSource | undefined;
   readonly #random: () => number;
+  /** This node's own order of /28 blocks (a salted hash), stable from one call to the next. */
+  readonly #rank: (block: number) => number;
   /** Blocks (/28 network addresses) EC2 refused something of, with the census they were picked from. */
   readonly #refused = new Map<number, number>();
   #named = 0;
@@ -63,6 +66,8 @@ export class CensusAssigner {
     this.#p = parts;
     this.#census = census;
     this.#random = random;
+    const salt = Math.floor(random() * 0x100000000);
+    this.#rank = (block) => mix(block ^ salt);
   }
 
   figures(): CensusAssignFigures {
@@ -106,7 +111,7 @@ export class CensusAssigner {
     const view = this.#view(subnetId);
     if (view !== undefined) {
       for (let tries = 0; tries < NAMED_TRIES; tries++) {
-        const picks = view.namedAddressOrder((ip) => this.#skip(ip), this.#random).slice(0, count);
+        const picks = view.namedAddressOrder((ip) => this.#skip(ip), this.#rank).slice(0, count);
         if (picks.length === 0) break;
         try {
           const ips = await this.#p.cloud.assignNamedPrivateIps(eniId, picks);
@@ -161,7 +166,7 @@ export class CensusAssigner {
     subnetId: string,
   ): { ip: string; refused: (err: unknown) => void; used: () => void } | undefined {
     const view = this.#view(subnetId);
-    const ip = view?.namedAddressOrder((a) => this.#skip(a), this.#random)[0];
+    const ip = view?.namedAddressOrder((a) => this.#skip(a), this.#rank)[0];
     if (view === undefined || ip === undefined) return undefined;
     return {
       ip,
@@ -174,6 +179,14 @@ export class CensusAssigner {
       },
     };
   }
+}
+
+/** A 32-bit integer hash (murmur3's finalizer): blocks in an order of the node's own. */
+function mix(x: number): number {
+  let h = x >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
 function blockOf(a: number): number {

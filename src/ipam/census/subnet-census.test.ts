@@ -33,7 +33,7 @@ test('one address breaks its /28; a prefix takes its 16; an explicit reservation
   assert.deepEqual(view.figures(), { freePrefixes: 14 - 1 - 1 - 4, freeAddresses: 251 - 1 - 16 - 64 });
 });
 
-test('named /32s: unusable blocks first, then broken ones fullest first, then whole blocks, never reserved', () => {
+test('named /32s: broken blocks first, then whole ones block by block, in the order the node ranks them; never reserved', () => {
   const view = new CensusView(
     censusOf({
       ...base,
@@ -43,33 +43,43 @@ test('named /32s: unusable blocks first, then broken ones fullest first, then wh
       reservations: [{ cidr: '10.0.0.96/27', type: 'prefix' }],
     }),
   );
-  const picks = view.namedAddressOrder(
+  const byAddress = view.namedAddressOrder(
     () => false,
-    () => 0.5,
+    (block) => block,
   );
-  // Blocks holding AWS's addresses first (.0/28: 12 free, .240/28: 15 free), then by fullness.
+  // Broken: .0/28 (AWS keeps .0-.3), .16/28, .32/28, .240/28 (the broadcast), in address order.
   assert.deepEqual(
-    picks.slice(0, 12),
+    byAddress.slice(0, 12),
     Array.from({ length: 12 }, (_, i) => `10.0.0.${4 + i}`),
   );
+  assert.deepEqual(byAddress.slice(12, 14), ['10.0.0.31', '10.0.0.32']);
   assert.deepEqual(
-    picks.slice(12, 27),
+    byAddress.slice(14, 27),
+    Array.from({ length: 13 }, (_, i) => `10.0.0.${35 + i}`),
+  );
+  assert.deepEqual(
+    byAddress.slice(27, 42),
     Array.from({ length: 15 }, (_, i) => `10.0.0.${240 + i}`),
   );
-  assert.equal(picks[27], '10.0.0.31');
-  assert.deepEqual(picks.slice(28, 42), [
-    '10.0.0.32',
-    ...Array.from({ length: 13 }, (_, i) => `10.0.0.${35 + i}`),
-  ]);
   // Then whole blocks, one after the other; never the prefix reservation's .96/27.
   assert.deepEqual(
-    picks.slice(42, 58),
+    byAddress.slice(42, 58),
     Array.from({ length: 16 }, (_, i) => `10.0.0.${48 + i}`),
   );
-  assert.ok(!picks.some((ip) => Number(ip.split('.')[3]) >= 96 && Number(ip.split('.')[3]) < 128));
+  assert.ok(!byAddress.some((ip) => Number(ip.split('.')[3]) >= 96 && Number(ip.split('.')[3]) < 128));
+  // Another node ranks the blocks otherwise: the broken ones still come before any whole one.
+  const reversed = view.namedAddressOrder(
+    () => false,
+    (block) => -block,
+  );
+  assert.deepEqual(
+    reversed.slice(0, 15),
+    Array.from({ length: 15 }, (_, i) => `10.0.0.${240 + i}`),
+  );
+  assert.equal(reversed[42], '10.0.0.224', 'the highest whole block first');
   const skipped = view.namedAddressOrder(
     (ip) => ip === '10.0.0.31',
-    () => 0.5,
+    (block) => block,
   );
   assert.equal(skipped.includes('10.0.0.31'), false);
 });
@@ -92,7 +102,10 @@ test('without the reservations the census counts but names no /32', async () => 
   const view = new CensusView(census);
   assert.equal(view.figures().freePrefixes > 0, true);
   assert.deepEqual(
-    view.namedAddressOrder(() => false, Math.random),
+    view.namedAddressOrder(
+      () => false,
+      (b) => b,
+    ),
     [],
   );
   cloud.failNext('subnetCidrReservations', new CloudError('throttled', 'RequestLimitExceeded', true));

@@ -123,33 +123,25 @@ export class CensusView {
   }
 
   /**
-   * Free addresses to name for a pod's ENI, in the order that breaks the fewest whole /28s: first
-   * those of blocks that can never be delegated (one holds an address AWS keeps, or overlaps an
-   * `explicit` reservation), then those of other broken blocks, the mostly used ones (half or more
-   * held) before the mostly free (the likeliest to become whole again), then whole blocks one at a
-   * time, so a run of /32s breaks one block rather than many. Never an address of a reservation.
-   * Within a tier blocks go in `random` order: agents reading one census (it may be minutes old)
-   * spread over them instead of all naming the same addresses. None when the reservations are
-   * unknown: a named address could be someone's reserved one.
+   * Free addresses to name for a pod's ENI, in the order that breaks the fewest whole /28s: those
+   * of blocks already broken first, then whole blocks one at a time, so a run of /32s breaks one
+   * block rather than many. Never an address of a reservation. Within each group blocks go in the
+   * order `rank` gives them (lowest first): a node ranks blocks by a hash of its own, so nodes
+   * reading one census (it may be minutes old) each fill different blocks instead of all naming the
+   * same addresses. None when the reservations are unknown: a named address could be someone's
+   * reserved one.
    */
-  namedAddressOrder(skip: (ip: string) => boolean, random: () => number): string[] {
+  namedAddressOrder(skip: (ip: string) => boolean, rank: (block: number) => number): string[] {
     if (!this.census.reservationsKnown) return [];
-    const blocks: { free: number[]; rank: number; order: number }[] = [];
+    const blocks: { free: number[]; whole: boolean; key: number }[] = [];
     for (const block of this.#blocks()) {
-      const whole = this.#blockFree(block);
       const free: number[] = [];
-      let never = false;
       for (let a = block; a < block + BLOCK; a++) {
-        const reservation = this.#reservationOf(a);
-        if (isAwsReserved(this.#subnet, a) || reservation === 'explicit') never = true;
-        if (!this.isHeld(a) && reservation === undefined && !skip(formatIpv4(a))) free.push(a);
+        if (!this.isHeld(a) && this.#reservationOf(a) === undefined && !skip(formatIpv4(a))) free.push(a);
       }
-      if (free.length === 0) continue;
-      // Undelegable blocks first, then broken ones mostly used, then mostly free, whole ones last.
-      const rank = never ? 0 : whole ? 3 : free.length <= BLOCK / 2 ? 1 : 2;
-      blocks.push({ free, rank, order: random() });
+      if (free.length > 0) blocks.push({ free, whole: this.#blockFree(block), key: rank(block) });
     }
-    blocks.sort((x, y) => x.rank - y.rank || x.order - y.order);
+    blocks.sort((x, y) => Number(x.whole) - Number(y.whole) || x.key - y.key);
     return blocks.flatMap((b) => b.free.map(formatIpv4));
   }
 
