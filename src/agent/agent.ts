@@ -352,9 +352,13 @@ async function serve(
 
   const stats = new OperationStats();
   const counters = new AgentCounters();
+  // Started once the agent serves (below); an ADD that empties the pool makes it look at once.
+  let readiness: NodeReadiness | undefined;
   const ctx: OperationContext = {
     ledger,
-    addresses: observed.addresses(addressing.addresses),
+    addresses: observed.addresses(addressing.addresses, () => {
+      if (readiness !== undefined && !addressing.hasFreeAddress()) readiness.nudge();
+    }),
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -426,8 +430,6 @@ async function serve(
       error: errorText(err),
     }),
   );
-  // Started once the agent serves (below); its gauges read it when it runs.
-  let readiness: NodeReadiness | undefined;
   const state = {
     readiness: { state: () => readiness?.state() },
     now,

@@ -24,3 +24,27 @@ test('each run sets the wait before the next; stop waits for the run under way a
   await sleep(20);
   assert.equal(starts.length, 3, 'no run after stop');
 });
+
+test('a nudge runs the task now, or right after the run under way', async () => {
+  let runs = 0;
+  let release: () => void = () => {};
+  const loop = new SelfTimedLoop(async () => {
+    runs++;
+    if (runs === 2) await new Promise<void>((r) => (release = r));
+    return 60_000;
+  });
+  loop.start();
+  await sleep(10);
+  assert.equal(runs, 1);
+  loop.nudge();
+  await sleep(10);
+  assert.equal(runs, 2, 'now, not in a minute');
+  loop.nudge();
+  loop.nudge();
+  await sleep(10);
+  assert.equal(runs, 2, 'not two at once');
+  release();
+  await sleep(10);
+  assert.equal(runs, 3, 'once more right after, however many nudges came');
+  await loop.stop();
+});

@@ -7,6 +7,9 @@ export class SelfTimedLoop {
   readonly #run: () => Promise<number>;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
+  /** Whether a run is under way (a nudge then asks for another right after it). */
+  #busy = false;
+  #again = false;
   #stopped = false;
 
   constructor(run: () => Promise<number>) {
@@ -23,10 +26,24 @@ export class SelfTimedLoop {
     await this.#running;
   }
 
+  /** A run now (after the one under way, if any) instead of at the time the last run set. */
+  nudge(): void {
+    if (this.#stopped) return;
+    if (this.#busy) this.#again = true;
+    else this.#schedule(0);
+  }
+
   #schedule(ms: number): void {
     if (this.#stopped) return;
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#running = this.#run().then((next) => this.#schedule(next));
+      this.#busy = true;
+      this.#running = this.#run().then((next) => {
+        this.#busy = false;
+        const again = this.#again;
+        this.#again = false;
+        this.#schedule(again ? 0 : next);
+      });
     }, ms);
     this.#timer.unref();
   }

@@ -76,13 +76,13 @@ function loop(mode: 'condition' | 'taint', pool: { now: PoolReadiness }) {
   return { clock, node, readiness };
 }
 
-test('taint mode: on once not ready held 2 s, off only once a warm target is free or the pool can grow', async () => {
+test('taint mode: throttling taints once it held 2 s; off only once a warm target is free or the pool can grow', async () => {
   const pool = { now: serving };
   const { clock, node, readiness } = loop('taint', pool);
   await readiness.check();
   pool.now = {
     free: 0,
-    blocked: 'InsufficientFreeAddressesInSubnet: none left',
+    blocked: 'RequestLimitExceeded: Request limit exceeded.',
     roomToGrow: true,
     warmWorth: 4,
   };
@@ -109,7 +109,7 @@ test('taint mode: on once not ready held 2 s, off only once a warm target is fre
   assert.deepEqual(node.taints, []);
   assert.deepEqual(node.writes, [
     'condition vpcnet.io/NetworkReady=True/Serving',
-    'condition vpcnet.io/NetworkReady=False/PoolEmpty:SubnetExhausted',
+    'condition vpcnet.io/NetworkReady=False/Ec2Budget',
     'taint+ vpcnet.io/ip-exhausted',
     'condition vpcnet.io/NetworkReady=True/Serving',
     'taint- vpcnet.io/ip-exhausted',
@@ -117,13 +117,26 @@ test('taint mode: on once not ready held 2 s, off only once a warm target is fre
   assert.equal(readiness.state()?.tainted, false);
 });
 
-test('taint mode: a pool that can grow again takes the taint off with fewer than a warm target free', async () => {
-  const pool = { now: { free: 0, blocked: null, roomToGrow: false, warmWorth: 9 } as PoolReadiness };
-  const { clock, node, readiness } = loop('taint', pool);
+test('taint mode: a subnet with no address left taints at once, before more pods are bound', async () => {
+  const pool = { now: serving };
+  const { node, readiness } = loop('taint', pool);
   await readiness.check();
-  clock.ms += 2000;
+  pool.now = {
+    free: 0,
+    blocked: 'InsufficientFreeAddressesInSubnet: none left',
+    roomToGrow: true,
+    warmWorth: 4,
+  };
   await readiness.check();
   assert.deepEqual(node.taints, [IP_EXHAUSTED_TAINT]);
+  assert.equal(readiness.state()?.reason, 'PoolEmpty:SubnetExhausted');
+});
+
+test('taint mode: a pool that can grow again takes the taint off with fewer than a warm target free', async () => {
+  const pool = { now: { free: 0, blocked: null, roomToGrow: false, warmWorth: 9 } as PoolReadiness };
+  const { node, readiness } = loop('taint', pool);
+  await readiness.check();
+  assert.deepEqual(node.taints, [IP_EXHAUSTED_TAINT], 'full ENIs: at once');
   pool.now = { free: 2, blocked: null, roomToGrow: true, warmWorth: 9 };
   await readiness.check();
   assert.deepEqual(node.taints, []);

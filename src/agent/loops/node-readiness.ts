@@ -50,6 +50,15 @@ const BLOCKED_REASONS: readonly [RegExp, string][] = [
   [/can take a new ENI|ENIConfig|subnet discovery/, 'PoolEmpty:NoSubnet'],
 ];
 
+/** Reasons no retry fixes by itself soon: the taint goes on without waiting to confirm them. */
+const LASTING_REASONS: ReadonlySet<string> = new Set([
+  'PoolEmpty:SubnetExhausted',
+  'PoolEmpty:MaxEnis',
+  'PoolEmpty:NoSubnet',
+  'PoolEmpty:Cordoned',
+  'Ec2Unauthorized',
+]);
+
 /** The condition for what the pool says now. */
 export function readinessOf(p: PoolReadiness): Readiness {
   if (p.free > 0) {
@@ -82,9 +91,14 @@ export interface NodeReadinessDeps {
   readonly now: () => number;
   readonly events?: EventRecorder | undefined;
   readonly nodeName: string;
-  /** How often the pool is looked at (default 1 s). */
+  /** How often the pool is looked at (default 0.5 s; an ADD that empties the pool nudges a look at once). */
   readonly pollMs?: number;
-  /** How long not ready must last before the taint goes on (default 2 s: one failed pass is no outage). */
+  /**
+   * How long not ready must last before the taint goes on when what blocks the pool may pass by
+   * itself (EC2 throttling, a failed call: default 2 s, one failed pass is no outage). A reason
+   * time does not fix (the subnet is exhausted, the ENIs are full, EC2 refuses the role, the node
+   * is cordoned) taints at once, before the scheduler binds more pods to the node.
+   */
   readonly confirmMs?: number;
   /** The condition is written again this often even when nothing changed (default 10 min). */
   readonly heartbeatMs?: number;
@@ -138,6 +152,11 @@ export class NodeReadiness {
 
   async stop(): Promise<void> {
     await this.#loop.stop();
+  }
+
+  /** Look now (an ADD took the pool's last free address): the taint need not wait for the next poll. */
+  nudge(): void {
+    this.#loop.nudge();
   }
 
   /** One look at the pool: the condition written when it changed, the taint put on or taken off. */
@@ -208,7 +227,8 @@ export class NodeReadiness {
       this.#leftoverChecked = true;
       return;
     }
-    if (!this.#tainted && !c.ready && now - c.since >= (this.#d.confirmMs ?? 2000)) {
+    const confirm = LASTING_REASONS.has(c.reason) ? 0 : (this.#d.confirmMs ?? 2000);
+    if (!this.#tainted && !c.ready && now - c.since >= confirm) {
       await taints.add(IP_EXHAUSTED_TAINT);
       this.#tainted = true;
       this.#leftoverChecked = true;
