@@ -3,8 +3,9 @@
 //   POST   /admin/subnets/{id}/fragmentation      one tenant address in every /28 -> {taken, available}
 //   DELETE /admin/subnets/{id}/fragmentation      gives them back -> {available}
 //   POST   /admin/subnets/{id}/pre-fragmentation  PreFragmentation -> TenantSummary
-//   POST   /admin/subnets/{id}/tenants            {addresses, label?}: tenant ENIs of one address
-//                                                 each (a subnet filled by someone else) -> {made, …}
+//   POST   /admin/subnets/{id}/tenants            {addresses, perEni?, label?}: tenant ENIs of
+//                                                 perEni addresses each (default 1; a subnet
+//                                                 filled by someone else) -> {made, …}
 //   DELETE /admin/subnets/{id}/tenants            {label?}: those ENIs go -> {removed, …}
 //   POST   /admin/subnets/{id}/cidr-reservations  {cidr, type, description?} -> the reservation
 //   DELETE /admin/cidr-reservations/{id}          -> the reservation that went
@@ -114,6 +115,7 @@ export function handleTenantRoute(
         subnetId,
         count(v.addresses, 'addresses', true) ?? 0,
         optionalText(v.label, 'label') ?? 'tenant',
+        Math.max(1, count(v.perEni, 'perEni') ?? 1),
       );
       return { status: 200, body: { made, ...summary(state, subnetId) } };
     }

@@ -104,3 +104,13 @@ test('CIDR reservations are checked as EC2 checks them', () => {
     code: 'InvalidSubnetCidrReservationID.NotFound',
   });
 });
+
+test('tenant addresses come on ENIs of perEni addresses each', () => {
+  const state = fresh();
+  assert.equal(addTenantAddresses(state, SUBNET, 450, 'fill', 200), 450);
+  const enis = state.enis().filter((e) => e.tags.get(TENANT_TAG) === 'fill');
+  assert.deepEqual(
+    enis.map((e) => 1 + e.secondaryIps.length),
+    [200, 200, 50],
+  );
+});

@@ -85,12 +85,24 @@ export function fragmentEveryBlock(state: VpcState, subnetId: string): number {
 }
 
 /**
- * `count` tenant ENIs of one address each (EC2 picks it): a subnet filled up by someone else.
- * Fails like CreateNetworkInterface once the subnet has no address left; what it made stays.
+ * `count` tenant addresses (EC2 picks them), on ENIs of `perEni` addresses each (the primary
+ * included): a subnet filled up by someone else. Fails like CreateNetworkInterface once the subnet
+ * has no address left; what it made stays. Returns the addresses taken.
  */
-export function addTenantAddresses(state: VpcState, subnetId: string, count: number, label: string): number {
+export function addTenantAddresses(
+  state: VpcState,
+  subnetId: string,
+  count: number,
+  label: string,
+  perEni = 1,
+): number {
   let made = 0;
-  for (; made < count; made++) tenantEni(state, subnetId, label);
+  while (made < count) {
+    const eni = tenantEni(state, subnetId, label);
+    made++;
+    const more = Math.min(perEni - 1, count - made);
+    if (more > 0) made += state.assign(eni.eniId, { count: more }).length;
+  }
   return made;
 }
 
