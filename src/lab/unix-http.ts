@@ -23,7 +23,12 @@ export function unixHttp(
         socketPath,
         method,
         path,
-        headers: payload === undefined ? {} : { 'content-type': 'application/json' },
+        // A length, not chunks: node frames no body of a DELETE by default, and the server would
+        // read it as the next request.
+        headers:
+          payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
         timeout: timeoutMs,
       },
       (res) => {
