@@ -6,12 +6,14 @@ import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';
 import { EXIT_DOWN, EXIT_HEALTHY, EXIT_USAGE } from './output.ts';
 
-export const HEALTH_HELP = `Usage: vpcnetctl health [--live] [--agent-socket PATH] [--timeout-ms N]
+export const HEALTH_HELP = `Usage: vpcnetctl health [--live] [--agent-socket PATH | --lab NAME [--node N]] [--timeout-ms N]
 
 The agent's probes (the DaemonSet's readiness and liveness). Prints nothing when healthy.
   (default)  ready: the agent answers GET /v1/healthz with 200, i.e. it serves CNI requests
              (STATUS would succeed)
   --live     alive: the agent answers at all (200, or 503 while it rebuilds its state)
+  --lab NAME [--node N]
+             a node of lab NAME on this machine (default node1) instead of --agent-socket
 Exit codes: 0 healthy, 3 not ready / not answering, 2 usage error.
 `;
 
@@ -25,6 +27,8 @@ export async function runHealthCommand(
     options: {
       live: { type: 'boolean' },
       'agent-socket': { type: 'string' },
+      lab: { type: 'string' },
+      node: { type: 'string' },
       'timeout-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -34,7 +38,11 @@ export async function runHealthCommand(
     out(HEALTH_HELP);
     return EXIT_HEALTHY;
   }
-  const socket = values['agent-socket'] ?? DEFAULT_AGENT_SOCKET;
+  // The probe runs every few seconds: what names a lab's node loads only when a lab is named.
+  const socket =
+    values.lab === undefined && values.node === undefined
+      ? (values['agent-socket'] ?? DEFAULT_AGENT_SOCKET)
+      : (await (await import('./node-target.ts')).resolveNodeTarget(values)).agentSocket;
   const timeoutMs = Number(values['timeout-ms'] ?? '3000');
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
     err('vpcnetctl health: --timeout-ms takes a positive whole number\n');
