@@ -228,8 +228,14 @@ export async function runDemo(
         '',
       ].join('\n'),
     );
-    if (isTty) await redrawUntil(stopRequested, first.length + 4, () => snapshot(lab!, pods), out);
-    else await stopRequested;
+    // Only the signal ends the wait: without a timer of its own Node would see nothing left to do.
+    const keepAlive = setInterval(() => {}, 60_000);
+    try {
+      if (isTty) await redrawUntil(stopRequested, first.length + 4, () => snapshot(lab!, pods), out);
+      else await stopRequested;
+    } finally {
+      clearInterval(keepAlive);
+    }
     return 0;
   } catch (err) {
     if (!stopping) throw err;

@@ -118,9 +118,14 @@ function progressLog(): LabLog {
 export async function runLabCommand(argv: readonly string[], repoRoot: string): Promise<number> {
   const args = argv[0] === 'lab' ? argv.slice(1) : [...argv];
   const command = args[0];
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  // No command is a usage error: the help goes to stderr, as `vpcnetctl` alone does.
+  if (command === undefined) {
+    process.stderr.write(HELP.lab ?? '');
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP.lab ?? '');
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   const help = HELP[command];
   if (help === undefined || command === 'lab') {
