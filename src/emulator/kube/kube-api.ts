@@ -2,7 +2,7 @@
 // (create, get, delete, patch, list and watch, across or within namespaces), nodes (get,
 // patch, list and watch), ENIConfigs (crd.k8s.amazonaws.com/v1alpha1) and CNINodes
 // (vpcresources.k8s.aws/v1alpha1), both create, get, update, delete, patch, list and watch, and
-// core v1 events (create, get, list, across or within namespaces). Patches are merge patches
+// core v1 events (create, get, list, across or within namespaces) and configmaps. Patches are merge patches
 // (JSON merge or strategic merge, which act alike on the maps patched here: labels and
 // annotations) or JSON patches (json-patch.ts). A resourceVersion a write carries is a
 // precondition (409 Conflict when the object changed since).
@@ -23,6 +23,8 @@ export interface KubeDeps {
   readonly eniConfigs?: ObjectStore;
   /** CNINode objects (the features a node asks of the resource controller); absent: none. */
   readonly cniNodes?: ObjectStore;
+  /** Core v1 ConfigMaps (create, get, update, delete, patch, list); absent: the API has none. */
+  readonly configMaps?: ObjectStore;
   /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkIntervalMs?: number;
 }
@@ -32,6 +34,7 @@ const NODE_PATH = /^\/api\/v1\/nodes(?:\/([^/]+))?$/;
 const ENI_CONFIG_PATH = /^\/apis\/crd\.k8s\.amazonaws\.com\/v1alpha1\/eniconfigs(?:\/([^/]+))?$/;
 const CNI_NODE_PATH = /^\/apis\/vpcresources\.k8s\.aws\/v1alpha1\/cninodes(?:\/([^/]+))?$/;
 const EVENT_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
+const CONFIG_MAP_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/configmaps(?:\/([^/]+))?$/;
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', 'application/strategic-merge-patch+json'];
 const JSON_PATCH_TYPE = 'application/json-patch+json';
 
@@ -87,6 +90,12 @@ export class KubeApi {
     }
     if (events !== undefined && url.pathname === '/api/v1/events' && method === 'GET') {
       return this.#listWatch.serve(res, url, events, undefined);
+    }
+    const configMapPath = CONFIG_MAP_PATH.exec(url.pathname);
+    if (this.#deps.configMaps !== undefined && configMapPath !== null) {
+      const ns = decodeURIComponent(configMapPath[1] ?? '');
+      const name = configMapPath[2] === undefined ? undefined : decodeURIComponent(configMapPath[2]);
+      return this.#resource(req, res, url, body, this.#deps.configMaps, ns, name);
     }
     const eniConfigPath = ENI_CONFIG_PATH.exec(url.pathname);
     if (this.#deps.eniConfigs !== undefined && eniConfigPath !== null) {

@@ -61,6 +61,14 @@ export const CNI_NODE: ResourceKind = {
   apiVersion: 'vpcresources.k8s.aws/v1alpha1',
 };
 
+/** Core v1 ConfigMaps (a preflight check reads kube-proxy's configuration from one). */
+export const CONFIG_MAP: ResourceKind = {
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  resource: 'configmaps',
+  namespaced: true,
+};
+
 export const EVENT: ResourceKind = {
   kind: 'Event',
   listKind: 'EventList',
