@@ -4,13 +4,15 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';
+import { heldReason } from './doctor/findings-file.ts';
 import { EXIT_DOWN, EXIT_HEALTHY, EXIT_USAGE } from './output.ts';
 
 export const HEALTH_HELP = `Usage: vpcnetctl health [--live] [--agent-socket PATH | --lab NAME [--node N]] [--timeout-ms N]
 
 The agent's probes (the DaemonSet's readiness and liveness). Prints nothing when healthy.
   (default)  ready: the agent answers GET /v1/healthz with 200, i.e. it serves CNI requests
-             (STATUS would succeed)
+             (STATUS would succeed), and the doctor's start-up run (doctor --init, doctor.json
+             beside the socket) found no error: else the first error and its fix are the reason
   --live     alive: the agent answers at all (200, or 503 while it rebuilds its state)
   --lab NAME [--node N]
              a node of lab NAME on this machine (default node1) instead of --agent-socket
@@ -50,7 +52,14 @@ export async function runHealthCommand(
   }
   try {
     const { status } = await getJson(socket, '/v1/healthz', timeoutMs);
-    if (status === 200 || (values.live && status === 503)) return EXIT_HEALTHY;
+    if (values.live && (status === 200 || status === 503)) return EXIT_HEALTHY;
+    if (status === 200) {
+      // Readiness is held while the doctor's start-up run (the init step) found errors.
+      const held = await heldReason(socket);
+      if (held === undefined) return EXIT_HEALTHY;
+      err(`${held}\n`);
+      return EXIT_DOWN;
+    }
     err(`vpcnet agent at ${socket} is not ready (healthz answered ${status})\n`);
   } catch (e) {
     err(`vpcnet agent at ${socket} does not answer: ${errorText(e)}\n`);

@@ -19,6 +19,9 @@ Commands on a node (or a lab's node with --lab NAME [--node N]):
   state           print the agent's state (attachments, pool) as JSON
   health          the DaemonSet's probes (readiness; --live for liveness): quiet, exit 0 or 3
   support-bundle  one .tar.gz with state, ledger, ip/nft dumps, CNI config and logs, for a bug report
+  doctor          preflight of the node: EC2 permissions (DryRun), IMDS, endpoints, subnets,
+                  ENIConfig, kubelet maxPods, rp_filter, network managers, kube-proxy, 8021q, ...;
+                  each finding with its fix (also the DaemonSet's init step: --init)
   install         install the CNI plugin and conflist (what the DaemonSet init step does)
 
 A lab (a VPC on this machine, see 'vpcnetctl lab --help'):
@@ -69,6 +72,10 @@ async function dispatch(argv: string[], env: CliEnv): Promise<number> {
     case 'support-bundle': {
       const { runSupportBundleCommand } = await import('./support-bundle.ts');
       return runSupportBundleCommand(rest, env);
+    }
+    case 'doctor': {
+      const { runDoctorCommand } = await import('./doctor/command.ts');
+      return runDoctorCommand(rest, env);
     }
     case 'install':
       return runInstallCommand(rest, join(env.binDir, 'vpcnet'), env.out, env.env);
