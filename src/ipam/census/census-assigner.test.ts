@@ -162,3 +162,14 @@ test('a new ENI’s primary IP is named inside a broken /28; a refusal sets that
   assert.equal(singles.figures().namedPrimaries, 1);
   assert.equal(singles.primaryIpFor('subnet-unknown'), undefined, 'no census: EC2 picks');
 });
+
+test('a new ENI’s named primary IP is not named again as a secondary while the census predates it', async () => {
+  const { cloud, singles } = setUp();
+  const primary = singles.primaryIpFor('subnet-1');
+  assert.ok(primary !== undefined);
+  const eni = await cloud.createEni('subnet-1', [], 'vpcnet', {}, undefined, undefined, primary.ip);
+  primary.used();
+  const ips = await singles.assign(eni.eniId, 'subnet-1', 4);
+  assert.equal(ips.includes(primary.ip), false, `${primary.ip} is the ENI's own primary IP`);
+  assert.equal(singles.figures().collisions, 0, 'no call EC2 had to refuse');
+});

@@ -48,10 +48,16 @@ export class CensusAssigner {
   readonly #p: AssignerDeps;
   readonly #census: SubnetCensusSource | undefined;
   readonly #random: () => number;
+  readonly #now: () => number;
   /** This node's own order of /28 blocks (a salted hash), stable from one call to the next. */
   readonly #rank: (block: number) => number;
   /** Blocks (/28 network addresses) EC2 refused something of, with the census they were picked from. */
   readonly #refused = new Map<number, number>();
+  /**
+   * Primary IPs this assigner named for new ENIs, with when: the pool does not hold an ENI's
+   * primary IP, and the census taken before the ENI existed still shows it free.
+   */
+  readonly #primaries = new Map<string, number>();
   #named = 0;
   #collisions = 0;
   #counted = 0;
@@ -62,7 +68,9 @@ export class CensusAssigner {
     parts: AssignerDeps,
     census: SubnetCensusSource | undefined,
     random: () => number = Math.random,
+    now: () => number = Date.now,
   ) {
+    this.#now = now;
     this.#p = parts;
     this.#census = census;
     this.#random = random;
@@ -85,12 +93,17 @@ export class CensusAssigner {
     const view = this.#census?.places === true ? this.#census.view(subnetId) : undefined;
     if (view !== undefined) {
       for (const [block, at] of this.#refused) if (at < view.census.takenAt) this.#refused.delete(block);
+      for (const [ip, at] of this.#primaries) if (at < view.census.takenAt) this.#primaries.delete(ip);
     }
     return view;
   }
 
   #skip(ip: string): boolean {
-    return this.#p.pool.eniIdOf(ip) !== undefined || this.#refused.has(blockOf(parseIpv4(ip)));
+    return (
+      this.#p.pool.eniIdOf(ip) !== undefined ||
+      this.#primaries.has(ip) ||
+      this.#refused.has(blockOf(parseIpv4(ip)))
+    );
   }
 
   /** A refusal: the block of every address EC2 named (of `asked`), else of every address asked. */
@@ -176,6 +189,7 @@ export class CensusAssigner {
       },
       used: () => {
         this.#namedPrimaries++;
+        this.#primaries.set(ip, this.#now());
       },
     };
   }
