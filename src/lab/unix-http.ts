@@ -24,10 +24,14 @@ export function unixHttp(
         method,
         path,
         // A PATCH body is a JSON merge patch (what the Kubernetes slice accepts for pods and nodes).
+        // The length always: Node sends a DELETE's body neither chunked nor with a length otherwise.
         headers:
           payload === undefined
             ? {}
-            : { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' },
+            : {
+                'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+                'content-length': String(Buffer.byteLength(payload)),
+              },
         timeout: timeoutMs,
       },
       (res) => {

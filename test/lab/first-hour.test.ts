@@ -42,6 +42,7 @@ test('every binary answers --version with vpcnet’s version; vpcnetd refuses an
     [[process.execPath, bin('vpcnet-js'), '--version'], /^vpcnet CNI plugin 0\.1\.0 /],
     [[process.execPath, bin('vpcnetd'), '--version'], /^vpcnetd 0\.1\.0$/],
     [[process.execPath, ctlPath, '--version'], /^vpcnetctl 0\.1\.0$/],
+    [[bin('kubectl-vpcnet'), '--version'], /^vpcnetctl 0\.1\.0$/],
     [[bin('vpcnet-netlink'), '--version'], /^vpcnet-netlink 0\.1\.0$/],
   ] as const) {
     const r = await runProcess([...argv]);
