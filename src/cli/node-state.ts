@@ -2,6 +2,8 @@
 // support-bundle views show. The reader is lenient: a field an older or newer agent lacks reads as
 // absent, never as an error, so that the CLI still shows a node whose agent is of another version.
 
+import type { SubnetCensusState } from '../agent/loops/subnet-census.ts';
+
 type Json = Record<string, unknown>;
 
 const obj = (v: unknown): Json =>
@@ -102,6 +104,34 @@ export interface NodeState {
   readonly recentErrors: readonly CniErrorRow[];
   /** DELs the plugin spooled that the agent has not applied yet, when the state says. */
   readonly spoolDepth?: number;
+  /** The cluster's subnet census as this agent knows it, when it runs. */
+  readonly census?: CensusRows;
+}
+
+/** The census as the agent's state shows it (loops/subnet-census.ts), read leniently. */
+export type CensusRows = SubnetCensusState;
+
+function censusRows(raw: unknown): CensusRows | undefined {
+  const c = obj(raw);
+  const role = str(c.role);
+  if (role !== 'leader' && role !== 'follower' && role !== 'unknown') return undefined;
+  const lastError = str(c.lastError);
+  return {
+    role,
+    ...(lastError === undefined ? {} : { lastError }),
+    subnets: arr(c.subnets).map((x) => {
+      const r = obj(x);
+      return {
+        subnetId: str(r.subnetId) ?? '?',
+        cidr: str(r.cidr) ?? '?',
+        takenAt: str(r.takenAt) ?? '?',
+        freePrefixes: num(r.freePrefixes) ?? 0,
+        freeAddresses: num(r.freeAddresses) ?? 0,
+        reservationsKnown: r.reservationsKnown === true,
+        stale: r.stale === true,
+      };
+    }),
+  };
 }
 
 function attachmentRow(raw: unknown, bindings: ReadonlyMap<string, Json>): AttachmentRow {
@@ -218,6 +248,7 @@ export function parseNodeState(raw: unknown): NodeState {
   const failures = num(growth.failures);
   const syncLastError = str(sync.lastError);
   const spoolDepth = num(s.spoolDepth) ?? num(obj(s.spool).depth);
+  const census = censusRows(s.census);
   const trunk = 'trunk' in s ? trunkRow(s.trunk) : undefined;
   return {
     ...(str(s.instanceId) === undefined ? {} : { instanceId: str(s.instanceId) as string }),
@@ -268,5 +299,6 @@ export function parseNodeState(raw: unknown): NodeState {
     cloudErrors: arr(s.cloudErrors).map(cloudErrorRow),
     recentErrors: arr(s.recentErrors).map(cniErrorRow),
     ...(spoolDepth === undefined ? {} : { spoolDepth }),
+    ...(census === undefined ? {} : { census }),
   };
 }

@@ -77,6 +77,25 @@ function enisTable(node: NodeState, p: Printer): string {
   return table(['eni', 'device', 'primary ip', 'addresses', 'assigned', 'cooling', 'assigned to'], rows);
 }
 
+/** The subnet census: one row per subnet the cluster's agents use, free /28s first. */
+function censusLines(node: NodeState, p: Printer): string[] {
+  const c = node.census;
+  if (c === undefined) return [];
+  const who =
+    c.role === 'leader' ? 'this agent reads EC2 for the cluster' : `read from the census Lease (${c.role})`;
+  const head = `Subnet census: ${who}${c.lastError === undefined ? '' : `; ${p.tone('warn', `last round failed: ${c.lastError}`)}`}`;
+  if (c.subnets.length === 0) return [head, '  no subnet censused yet'];
+  const rows = c.subnets.map((s) => [
+    s.subnetId,
+    s.cidr,
+    String(s.freePrefixes),
+    String(s.freeAddresses),
+    s.stale ? p.tone('warn', `${s.takenAt} (stale)`) : s.takenAt,
+    s.reservationsKnown ? '' : p.tone('warn', 'reservations unread'),
+  ]);
+  return [head, table(['subnet', 'cidr', 'free /28s', 'free addresses', 'read at', ''], rows).trimEnd()];
+}
+
 /** The trunk ENI and the branch ENIs on it: the pods with their own security groups. */
 function trunkLines(node: NodeState): string[] {
   if (node.trunk === undefined && node.branches.length === 0) return [];
@@ -112,6 +131,7 @@ export function renderStatus(r: StatusReport, p: Printer): string {
   const onBranches = branchPods === 0 ? '' : `, ${branchPods} of them on branch ENIs (not in the pool)`;
   lines.push(`Attachments: ${node.attachments.length}${onBranches} (vpcnetctl pods lists them)`);
   lines.push('', enisTable(node, p).trimEnd(), ...trunkLines(node));
+  if (node.census !== undefined) lines.push('', ...censusLines(node, p));
   const warnings = r.findings.filter((f) => f.severity === 'warning');
   const notes = r.findings.filter((f) => f.severity === 'note');
   if (warnings.length > 0)

@@ -3,6 +3,7 @@
 import { errorText } from '../infra/error-text.ts';
 import { changeEniAddresses, preAttachEni } from './admin-enis.ts';
 import { addEniConfig, addSubnet, changeSubnetTags } from './admin-subnets.ts';
+import { handleTenantRoute } from './admin-tenants.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
@@ -262,17 +263,9 @@ export async function handleAdmin(
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });
-    // Subnet fragmentation (prefix delegation tests): POST takes one address in every /28 block
-    // so that no /28 can be delegated, DELETE gives them back.
-    const frag = /^\/admin\/subnets\/([^/]+)\/fragmentation$/.exec(path);
-    if (frag?.[1] !== undefined && (method === 'POST' || method === 'DELETE')) {
-      const pool = deps.ops.state.subnet(decodeURIComponent(frag[1]));
-      if (method === 'DELETE') {
-        pool.unfragment();
-        return jsonReply(200, { available: pool.availableCount });
-      }
-      return jsonReply(200, { taken: pool.fragment(), available: pool.availableCount });
-    }
+    // Other tenants of a subnet, CIDR reservations, fragmentation and its ground truth.
+    const tenants = handleTenantRoute(deps.ops.state, method, path, parsed);
+    if (tenants !== undefined) return jsonReply(tenants.status, tenants.body);
     if (method === 'POST' && path === '/admin/vpc-cidrs') {
       const cidr = (parsed as { cidr?: unknown } | null)?.cidr;
       if (typeof cidr !== 'string') throw new Error('body must be {"cidr": "A.B.C.D/N"}');

@@ -22,6 +22,7 @@ import {
   CONFIG_MAP,
   ENI_CONFIG,
   EVENT,
+  LEASE,
   NODE,
   ObjectStore,
   POD,
@@ -31,6 +32,7 @@ import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
 import { VpcState } from './vpc/state.ts';
+import { preFragmentSpec } from './vpc/tenants.ts';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -80,6 +82,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const random = opts.random ?? Math.random;
   const ids = new IdSource(random);
   const state = new VpcState(opts.vpc, ids);
+  preFragmentSpec(state, opts.vpc.subnets);
   const ops = new VpcOperations(state, opts.fabric, log);
   const nowMs = opts.nowMs ?? (() => Date.now());
   const history = new StaleReadHistory(state, nowMs);
@@ -99,8 +102,9 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const eniConfigs = new ObjectStore(ENI_CONFIG, { ids, versions });
   const cniNodes = new ObjectStore(CNI_NODE, { ids, versions });
   const events = new ObjectStore(EVENT, { ids, versions });
+  const leases = new ObjectStore(LEASE, { ids, versions });
   const configMaps = new ObjectStore(CONFIG_MAP, { ids, versions });
-  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, configMaps });
+  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, leases, configMaps, log });
   const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();

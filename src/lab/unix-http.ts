@@ -23,8 +23,9 @@ export function unixHttp(
         socketPath,
         method,
         path,
-        // A PATCH body is a JSON merge patch (what the Kubernetes slice accepts for pods and nodes).
-        // The length always: Node sends a DELETE's body neither chunked nor with a length otherwise.
+        // A length, not chunks: node frames no body of a DELETE by default, and the server would
+        // read it as the next request. A PATCH body is a JSON merge patch (what the Kubernetes
+        // slice accepts for pods and nodes).
         headers:
           payload === undefined
             ? {}

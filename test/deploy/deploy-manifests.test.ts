@@ -92,12 +92,14 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     base = await render('base');
   });
 
-  test('the base renders a service account, a ClusterRole, its binding, a ConfigMap and a DaemonSet, each valid against the API schema', () => {
+  test('the base renders a service account, a ClusterRole, a Role, their bindings, a ConfigMap and a DaemonSet, each valid against the API schema', () => {
     assert.deepEqual(base.all.map((o) => o.kind).sort(), [
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
       'DaemonSet',
+      'Role',
+      'RoleBinding',
       'ServiceAccount',
     ]);
   });
@@ -113,7 +115,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test("the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, core events create, ENIConfigs get, CNINodes get/create/patch and get of kube-proxy's ConfigMaps by name", () => {
+  test("the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, nodes/status patch, core events create, ENIConfigs get, CNINodes get/create/patch and get of kube-proxy's ConfigMaps by name", () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -123,6 +125,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(rules, [
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch', 'watch'], extra: [] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'], extra: [] },
+      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'], extra: [] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'], extra: [] },
       { apiGroups: ['crd.k8s.amazonaws.com'], resources: ['eniconfigs'], verbs: ['get'], extra: [] },
       {
@@ -139,6 +142,34 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
       },
     ]);
     assert.equal(base.clusterRole.aggregationRule, undefined);
+  });
+
+  test('the Role grants the census Lease, named as the agent defaults to it, and nothing else of kube-system', () => {
+    const rules = (base.role.rules ?? []).map((r) => ({
+      apiGroups: [...(r.apiGroups ?? [])],
+      resources: [...(r.resources ?? [])],
+      verbs: [...r.verbs].sort(),
+      names: r.resourceNames ?? [],
+    }));
+    const lease = agentConfigFromEnv({ VPCNET_KUBE_API: 'http://api' }).capacity.censusLease;
+    assert.equal(lease.namespace, base.role.metadata?.namespace);
+    assert.deepEqual(rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], names: [] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'update'],
+        names: [lease.name],
+      },
+    ]);
+    assert.deepEqual(base.roleBinding.roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'vpcnet',
+    });
+    assert.deepEqual(base.roleBinding.subjects, [
+      { kind: 'ServiceAccount', name: 'vpcnet', namespace: 'kube-system' },
+    ]);
   });
 
   test("the binding gives that ClusterRole to the DaemonSet's service account and nothing else", () => {

@@ -31,6 +31,7 @@ import {
 import { Ec2Error } from './error.ts';
 import { assignIpv6Addresses, unassignIpv6Addresses } from './ipv6-actions.ts';
 import { QueryParams } from './params.ts';
+import { getSubnetCidrReservations } from './reservation-actions.ts';
 import { describeSecurityGroups } from './security-group-actions.ts';
 import {
   associateTrunkInterface,
@@ -65,6 +66,7 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['AssociateTrunkInterface', associateTrunkInterface],
   ['DisassociateTrunkInterface', disassociateTrunkInterface],
   ['DescribeTrunkInterfaceAssociations', (p, _ops, view) => describeTrunkInterfaceAssociations(p, view)],
+  ['GetSubnetCidrReservations', (p, _ops, view) => getSubnetCidrReservations(p, view)],
   ['DescribeSecurityGroups', (p, ops) => describeSecurityGroups(p, ops)],
 ]);
 
@@ -86,6 +88,9 @@ function subjectIds(p: QueryParams): Record<string, string> {
     const v = p.get(name) ?? p.get(`${name}.1`);
     if (v !== undefined) out[name[0]!.toLowerCase() + name.slice(1)] = v;
   }
+  // A describe of one subnet's ENIs (a census) names its subnet by filter.
+  const bySubnet = p.filters().get('subnet-id');
+  if (out.subnetId === undefined && bySubnet?.length === 1) out.subnetId = bySubnet[0]!;
   return out;
 }
 

@@ -3,7 +3,7 @@
 // leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
 import { cidrsOverlap, formatCidr, isCidr, parseCidr } from '../../infra/ipv4.ts';
 import type { SubnetSpec, VpcSpec } from '../api.ts';
-import { Ec2Error, invalidParameter } from '../ec2/error.ts';
+import { Ec2Error, invalidParameter, notFound } from '../ec2/error.ts';
 import type { ConnectionTrackingTimeouts } from './connection-tracking.ts';
 import { giveIpv6Back, type Ipv6Assigned, type Ipv6AssignRequest, takeIpv6 } from './eni-ipv6.ts';
 import { givePrefixesBack, takePrefixes } from './eni-prefixes.ts';
@@ -14,6 +14,7 @@ import { MetadataOptionsStore } from './metadata-options.ts';
 import { DEFAULT_SECURITY_GROUP, SecurityGroups } from './security-groups.ts';
 import { addSubnetPool, subnetPools } from './spec.ts';
 import { prefixAddresses, type SubnetPool } from './subnet-pool.ts';
+import type { CidrReservation } from './subnet-reservations.ts';
 import { checkTrunkAssociation } from './trunk-rules.ts';
 import {
   type Eni,
@@ -72,6 +73,30 @@ export class VpcState extends VpcView {
     const pool = addSubnetPool(this.subnetsById, this.spec, spec);
     this.onChange?.();
     return pool;
+  }
+
+  /** CreateSubnetCidrReservation: the checks of subnet-reservations.ts, an ID as EC2 gives it. */
+  reserveCidr(subnetId: string, cidr: string, type: string, description = ''): CidrReservation {
+    const reservation = this.subnet(subnetId).reservations.add(
+      this.#ids.unique('scr-'),
+      cidr,
+      type,
+      description,
+    );
+    this.onChange?.();
+    return reservation;
+  }
+
+  /** DeleteSubnetCidrReservation; an unknown ID is EC2's NotFound. */
+  deleteCidrReservation(reservationId: string): CidrReservation {
+    for (const pool of this.subnets()) {
+      const gone = pool.reservations.remove(reservationId);
+      if (gone !== undefined) {
+        this.onChange?.();
+        return gone;
+      }
+    }
+    throw notFound('SubnetCidrReservationID', reservationId);
   }
 
   /** Associates another IPv4 CIDR block with the VPC (the lab's stand-in for AssociateVpcCidrBlock). */
