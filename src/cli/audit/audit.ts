@@ -15,12 +15,14 @@ import {
   readPod,
 } from './model.ts';
 import { type AgentSource, type CountedEc2, type KubeGet, listAll, readAgents } from './sources.ts';
-import { type SubnetCapacity, subnetCapacity } from './subnet-capacity.ts';
+import { leaseReservations, type SubnetCapacity, subnetCapacity } from './subnet-capacity.ts';
 
 export interface AuditDeps {
   readonly ec2: CountedEc2;
   readonly kube: KubeGet;
   readonly agents: () => Promise<AgentSource[]>;
+  /** NAMESPACE/NAME of the census Lease, whose subnets' CIDR reservations the counts use. */
+  readonly censusLease: string;
   /** The cluster's VPC; default: the one the agents say they are in. */
   readonly vpcId?: string;
   /** Between the two reads (at least as long as EC2's describes may lag). */
@@ -129,12 +131,16 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
     );
   }
   const pods1 = await readPods(deps.kube);
-  const [enis1, subnets] = await Promise.all([vpcEnis(deps.ec2, vpcId), vpcSubnets(deps.ec2, vpcId)]);
+  const [enis1, subnets, reservations] = await Promise.all([
+    vpcEnis(deps.ec2, vpcId),
+    vpcSubnets(deps.ec2, vpcId),
+    leaseReservations(deps.kube, deps.censusLease),
+  ]);
   const first: ClusterRead = { agents: agents1, pods: pods1, enis: enis1, subnets };
   const candidates = findCandidates(first);
   const base = {
     vpcId,
-    subnets: subnetCapacity(subnets, enis1),
+    subnets: subnetCapacity(subnets, enis1, reservations, started),
     nodes: agents1.map((a) => a.node),
     pods: pods1.length,
     enis: enis1.length,

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createAwsClients } from '../../cloud/create-aws-cloud.ts';
 import { inClusterApi } from '../../config/agent-config.ts';
+import { CAPACITY_SETTINGS } from '../../config/settings-capacity.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { labLayout } from '../../lab/layout.ts';
 import { KubeClient } from '../../pods/kube-client.ts';
@@ -54,7 +55,7 @@ EC2's ENIs and subnets of the cluster's VPC, compared. It reports
   branch-mismatch       a pod's vpc.amazonaws.com/pod-eni annotation and EC2 disagree
   held-address-missing  a pod's address that EC2 no longer assigns its ENI                critical
   agent-unreachable     an agent that could not be read (its node is not audited)
-and, per subnet, the free addresses and the free /28 blocks. A finding counts only when two reads
+and, per subnet, the free addresses and the free /28 blocks (the subnet census's count). A finding counts only when two reads
 --interval apart both show it (churn shows once). EC2 calls: ⌈ENIs/1000⌉ + 1, and one more per
 200 ENIs a finding rests on when there is one.
 
@@ -67,6 +68,10 @@ Sources (a cluster by default):
                        read NODE's agent at its socket (repeatable) instead of kubectl exec
   --namespace NS, --selector SEL
                        where the vpcnet pods are (default kube-system, k8s-app=vpcnet)
+  --census-lease NS/NAME
+                       the subnet census Lease (VPCNET_SUBNET_CENSUS_LEASE; default
+                       kube-system/vpcnet-subnet-census): its CIDR reservations count in the
+                       free addresses and /28s
   --region R, --ec2-endpoint URL, --vpc-id V
                        EC2 (default AWS_REGION, the regional endpoint, the VPC the agents name);
                        credentials: the AWS SDK's usual chain (environment, profile, IRSA, ...)
@@ -91,6 +96,16 @@ function agentSocketsOf(pairs: readonly string[]): { node: string; socket: strin
     if (eq < 1) throw new UsageError(`--agent-socket takes NODE=PATH, not ${JSON.stringify(p)}`);
     return { node: p.slice(0, eq), socket: p.slice(eq + 1) };
   });
+}
+
+/** The census Lease as the agents name it (VPCNET_SUBNET_CENSUS_LEASE), its default theirs. */
+function censusLeaseOf(text: string | undefined): string {
+  const setting = CAPACITY_SETTINGS.subnetCensusLease;
+  if (text === undefined) return setting.fallback;
+  const lease = setting.kind.parse(text);
+  if (lease === undefined)
+    throw new UsageError(`--census-lease takes ${setting.kind.what}, not ${JSON.stringify(text)}`);
+  return lease;
 }
 
 function intervalOf(text: string | undefined, flag: string, fallback: number): number {
@@ -120,17 +135,22 @@ export function renderAudit(r: AuditReport, colour: boolean): string {
     s.availabilityZone,
     s.cidr,
     String(s.freeAddresses),
-    String(s.free28s),
+    String(s.ec2FreeAddresses),
+    `${s.free28s}${s.reservationsKnown ? '' : ' *'}`,
     String(s.enis),
     s.tags['kubernetes.io/role/cni'] ?? '-',
   ]);
   lines.push(
     '',
     table(
-      ['subnet', 'zone', 'cidr', 'free addresses', 'free /28s', 'enis', 'role/cni'],
+      ['subnet', 'zone', 'cidr', 'free addresses', 'EC2 says free', 'free /28s', 'enis', 'role/cni'],
       subnetRows,
     ).trimEnd(),
   );
+  if (r.subnets.some((s) => !s.reservationsKnown))
+    lines.push(
+      "* not counting the subnet's CIDR reservations: the census Lease has none for it (its census is off, or not taken yet)",
+    );
   const critical = r.findings.filter((f) => f.severity === 'critical').length;
   const verdict =
     r.findings.length === 0
@@ -217,6 +237,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       region: { type: 'string' },
       'ec2-endpoint': { type: 'string' },
       'vpc-id': { type: 'string' },
+      'census-lease': { type: 'string' },
       repair: { type: 'boolean' },
       'from-report': { type: 'string' },
       'min-age': { type: 'string' },
@@ -240,6 +261,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       ...(values.json === true ? ['--json'] : []),
       ...(values.interval === undefined ? [] : ['--interval', values.interval]),
       ...(values['vpc-id'] === undefined ? [] : ['--vpc-id', values['vpc-id']]),
+      ...(values['census-lease'] === undefined ? [] : ['--census-lease', values['census-lease']]),
       ...(values.repair === true ? ['--repair', '--from-report', values['from-report'] ?? ''] : []),
       ...(values['min-age'] === undefined ? [] : ['--min-age', values['min-age']]),
     ];
@@ -288,6 +310,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
         kube: sources.kube,
         agents: sources.agents,
         intervalMs,
+        censusLease: censusLeaseOf(values['census-lease']),
         ...(values['vpc-id'] === undefined ? {} : { vpcId: values['vpc-id'] }),
       });
     } catch (err) {

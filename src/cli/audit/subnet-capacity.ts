@@ -1,52 +1,82 @@
-// Per subnet: the free addresses EC2 counts, and the aligned /28 blocks prefix delegation could
-// still take, worked out from every ENI of the VPC (their primary and secondary addresses and
-// delegated prefixes) and AWS's five reserved addresses. Subnet CIDR reservations are not read
-// (one call more per subnet), so a /28 counted free may be reserved.
-import { formatCidr, isAwsReserved, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
+// Per subnet: the free addresses EC2 counts, and what the cluster's subnet census counts from the
+// audit's own read of every ENI of the VPC (their addresses and delegated prefixes, AWS's five
+// reserved addresses) with the CIDR reservations the census Lease publishes: free addresses a pod
+// can still get and free aligned /28s prefix delegation can still take. The census code is the
+// agents' own (ipam/census), so the audit and `vpcnetctl status` never count differently. The
+// reservations come from the Lease, not EC2: no call more per subnet; without a census Lease (the
+// census off, or not yet taken for that subnet) they are unknown and said so.
+import { CENSUS_ANNOTATION, decodeCensus } from '../../ipam/census/census-wire.ts';
+import { type CensusReservation, CensusView, censusOf } from '../../ipam/census/subnet-census.ts';
 import type { Ec2Eni, Ec2Subnet } from './model.ts';
+import type { KubeGet } from './sources.ts';
 
 export interface SubnetCapacity {
   readonly subnetId: string;
   readonly cidr: string;
   readonly availabilityZone: string;
   /** EC2's AvailableIpAddressCount. */
+  readonly ec2FreeAddresses: number;
+  /** Addresses a pod can still be given: free and outside `explicit` reservations. */
   readonly freeAddresses: number;
-  /** Aligned /28 blocks with no address taken or reserved. */
+  /** Aligned /28 blocks nothing holds and no `explicit` reservation covers. */
   readonly free28s: number;
+  /** Whether the counts take the subnet's CIDR reservations into account (from the census Lease). */
+  readonly reservationsKnown: boolean;
   /** ENIs of the VPC in this subnet. */
   readonly enis: number;
   readonly tags: Readonly<Record<string, string>>;
 }
 
-const BLOCK = 16;
+/** Per subnet, the reservations the census Lease knows. */
+export type KnownReservations = ReadonlyMap<string, readonly CensusReservation[]>;
 
-export function subnetCapacity(subnets: readonly Ec2Subnet[], enis: readonly Ec2Eni[]): SubnetCapacity[] {
+/**
+ * The reservations the census Lease at `lease` (NAMESPACE/NAME) publishes, per subnet whose census
+ * read them. A Lease that cannot be read gives none: the counts then say the reservations are unknown.
+ */
+export async function leaseReservations(kube: KubeGet, lease: string): Promise<KnownReservations> {
+  const [namespace, name] = lease.split('/');
+  let raw: unknown;
+  try {
+    raw = await kube(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+  } catch {
+    return new Map();
+  }
+  const annotations = (raw as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations;
+  const { censuses } = decodeCensus(annotations?.[CENSUS_ANNOTATION]);
+  return new Map(censuses.filter((c) => c.reservationsKnown).map((c) => [c.subnetId, c.reservations]));
+}
+
+export function subnetCapacity(
+  subnets: readonly Ec2Subnet[],
+  enis: readonly Ec2Eni[],
+  reservations: KnownReservations,
+  now: number,
+): SubnetCapacity[] {
   return subnets.map((s) => {
-    const range = parseCidr(s.cidr);
-    const { size, network: start } = range;
-    const taken = new Set<number>();
     const inSubnet = enis.filter((e) => e.subnetId === s.subnetId);
-    for (const e of inSubnet) {
-      for (const ip of [e.primaryIp, ...e.secondaryIps])
-        if (ip !== undefined && isIpv4(ip)) taken.add(parseIpv4(ip));
-      for (const p of e.ipv4Prefixes) {
-        const prefix = parseCidr(p);
-        for (let k = 0; k < BLOCK; k++) taken.add(prefix.network + k);
-      }
-    }
-    let free28s = 0;
-    for (let block = start; block + BLOCK <= start + size; block += BLOCK) {
-      let free = true;
-      for (let a = block; a < block + BLOCK && free; a++)
-        if (taken.has(a) || isAwsReserved(range, a)) free = false;
-      if (free) free28s++;
-    }
+    const census = new CensusView(
+      censusOf({
+        subnetId: s.subnetId,
+        cidr: s.cidr,
+        takenAt: now,
+        addresses: inSubnet.flatMap((e) => [
+          ...(e.primaryIp === undefined ? [] : [e.primaryIp]),
+          ...e.secondaryIps,
+        ]),
+        prefixes: inSubnet.flatMap((e) => e.ipv4Prefixes),
+        reservations: reservations.get(s.subnetId),
+      }),
+    );
+    const { freeAddresses, freePrefixes } = census.figures();
     return {
       subnetId: s.subnetId,
-      cidr: formatCidr(range),
+      cidr: s.cidr,
       availabilityZone: s.availabilityZone,
-      freeAddresses: s.availableIpCount,
-      free28s,
+      ec2FreeAddresses: s.availableIpCount,
+      freeAddresses,
+      free28s: freePrefixes,
+      reservationsKnown: census.census.reservationsKnown,
       enis: inSubnet.length,
       tags: s.tags,
     };
