@@ -220,3 +220,41 @@ test('an agent that cannot be read is one finding, and its node’s addresses ar
   const down: ClusterRead = { ...r, agents: [{ node: 'node1', error: 'connection refused' }], pods: [] };
   assert.deepEqual(keys(down), ['agent-unreachable node1']);
 });
+
+test('a 1,000-node cluster (30,000 pods, 3,000 ENIs, one address moved and one prefix unused) is judged in seconds: linear, not quadratic', () => {
+  const agents: ClusterRead['agents'][number][] = [];
+  const pods: PodView[] = [];
+  const enis: Ec2Eni[] = [];
+  const ipOf = (n: number, e: number, k: number) => `10.${(n >> 8) + 16 * e}.${n & 255}.${10 + k}`;
+  for (let n = 0; n < 1000; n++) {
+    const poolEnis = [];
+    const records = [];
+    for (let e = 0; e < 3; e++) {
+      const ips = Array.from({ length: 10 }, (_, k) => ipOf(n, e, k));
+      enis.push(eni(`eni-${n}-${e}`, `i-${n}`, ips, { primaryIp: `10.${(n >> 8) + 16 * e}.${n & 255}.5` }));
+      poolEnis.push(
+        poolEni(`eni-${n}-${e}`, Object.fromEntries(ips.map((ip) => [ip, { kind: 'assigned' }]))),
+      );
+      for (const [k, ip] of ips.entries()) {
+        records.push(record('default', `p-${n}-${e}-${k}`, ip, `eni-${n}-${e}`));
+        pods.push(pod('default', `p-${n}-${e}-${k}`, `node${n}`, { statusIps: [ip] }));
+      }
+    }
+    agents.push(agent(`node${n}`, `i-${n}`, { enis: poolEnis, attachments: records }));
+  }
+  // Node 7's first address is also on node 8's first ENI; node 9's first ENI has a /28 nobody uses.
+  const moved = ipOf(7, 0, 0);
+  const e8 = enis.findIndex((e) => e.eniId === 'eni-8-0');
+  enis[e8] = { ...enis[e8]!, secondaryIps: [...enis[e8]!.secondaryIps, moved] };
+  const e9 = enis.findIndex((e) => e.eniId === 'eni-9-0');
+  enis[e9] = { ...enis[e9]!, ipv4Prefixes: ['10.0.9.128/28'] };
+  const started = performance.now();
+  const found = findCandidates({ agents, pods, enis, subnets: [SUBNET] });
+  const ms = performance.now() - started;
+  assert.deepEqual(
+    found.map((f) => f.key),
+    [`address-on-two-nodes ${moved}`, 'unowned-address eni-9-0 10.0.9.128/28'],
+  );
+  // Linear in the cluster: a quadratic pass (every ENI per held address) takes tens of seconds here.
+  assert.ok(ms < 3000, `${ms.toFixed(0)} ms`);
+});

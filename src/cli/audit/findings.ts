@@ -3,7 +3,7 @@
 // whose agent cannot be read is one finding, and none of its other rules run: what is unknown is
 // never reported as missing.
 
-import { cidrContains, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
+import { cidrContains, isCidr, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
 import { carriesVpcnetMark, NO_MANAGE_TAG } from '../../ipam/enis/eni-ownership.ts';
 import { SUBNET_DISCOVERY_TAG, SUBNET_EXCLUDED_VALUE } from '../../ipam/enis/subnet-tags.ts';
 import type { AttachmentRow, NodeState } from '../node-state.ts';
@@ -75,15 +75,49 @@ function indexNode(node: string, state: NodeState): NodeIndex {
 
 const podKey = (ns: string | undefined, name: string | undefined) => `${ns ?? '?'}/${name ?? '?'}`;
 
-function inPrefixes(ip: string, prefixes: readonly string[]): boolean {
-  if (!isIpv4(ip)) return false;
-  const address = parseIpv4(ip);
-  return prefixes.some((p) => cidrContains(parseCidr(p), address));
-}
+/**
+ * Which ENIs EC2 has an IPv4 address on (primary, secondary, or inside a delegated prefix), looked
+ * up by address: the rules ask this for every held address of every node, which a scan of every
+ * ENI per address would make quadratic in the cluster's size.
+ */
+class Ec2AddressIndex {
+  readonly #byAddress = new Map<string, Ec2Eni[]>();
+  /** Prefixes by their network address, per prefix length (delegated prefixes are /28s). */
+  readonly #byPrefix = new Map<number, Map<number, Ec2Eni[]>>();
 
-/** Every IPv4 address EC2 assigns the ENI: primary, secondary, in its /28 prefixes. */
-function ec2Has(eni: Ec2Eni, ip: string): boolean {
-  return eni.primaryIp === ip || eni.secondaryIps.includes(ip) || inPrefixes(ip, eni.ipv4Prefixes);
+  constructor(enis: readonly Ec2Eni[]) {
+    const add = <K>(map: Map<K, Ec2Eni[]>, key: K, eni: Ec2Eni) => {
+      const list = map.get(key);
+      if (list === undefined) map.set(key, [eni]);
+      else list.push(eni);
+    };
+    for (const eni of enis) {
+      for (const ip of [eni.primaryIp, ...eni.secondaryIps])
+        if (ip !== undefined) add(this.#byAddress, ip, eni);
+      for (const p of eni.ipv4Prefixes) {
+        if (!isCidr(p)) continue;
+        const { network, size } = parseCidr(p);
+        let bySize = this.#byPrefix.get(size);
+        if (bySize === undefined) this.#byPrefix.set(size, (bySize = new Map()));
+        add(bySize, network, eni);
+      }
+    }
+  }
+
+  /** The ENIs `ip` is on. */
+  owners(ip: string): readonly Ec2Eni[] {
+    const direct = this.#byAddress.get(ip) ?? [];
+    if (!isIpv4(ip) || this.#byPrefix.size === 0) return direct;
+    const address = parseIpv4(ip);
+    const inPrefix = [...this.#byPrefix].flatMap(
+      ([size, byNetwork]) => byNetwork.get(address - (address % size)) ?? [],
+    );
+    return inPrefix.length === 0 ? direct : [...direct, ...inPrefix];
+  }
+
+  has(eni: Ec2Eni, ip: string): boolean {
+    return this.owners(ip).includes(eni);
+  }
 }
 
 export function findCandidates(read: ClusterRead): AuditFinding[] {
@@ -115,10 +149,9 @@ export function findCandidates(read: ClusterRead): AuditFinding[] {
   const holders = new Map<string, NodeIndex[]>();
   for (const n of nodes) for (const ip of n.held.keys()) holders.set(ip, [...(holders.get(ip) ?? []), n]);
   /** Where EC2 has an address on an ENI of another instance than `owner`'s. */
+  const ec2 = new Ec2AddressIndex(read.enis);
   const elsewhere = (ip: string, owner: NodeIndex): Ec2Eni | undefined =>
-    read.enis.find(
-      (e) => e.instanceId !== undefined && e.instanceId !== owner.state.instanceId && ec2Has(e, ip),
-    );
+    ec2.owners(ip).find((e) => e.instanceId !== undefined && e.instanceId !== owner.state.instanceId);
   const twoNodes = new Set<string>();
 
   for (const [ip, held] of holders) {
@@ -182,7 +215,7 @@ export function findCandidates(read: ClusterRead): AuditFinding[] {
         !twoNodes.has(a.ip)
       ) {
         const eni = enis.get(a.eniId);
-        const onEni = eni !== undefined && eni.instanceId === n.state.instanceId && ec2Has(eni, a.ip);
+        const onEni = eni !== undefined && eni.instanceId === n.state.instanceId && ec2.has(eni, a.ip);
         if (!onEni) {
           out.push({
             class: 'held-address-missing',
