@@ -97,8 +97,8 @@ class Ec2AddressIndex {
       for (const p of eni.ipv4Prefixes) {
         if (!isCidr(p)) continue;
         const { network, size } = parseCidr(p);
-        let bySize = this.#byPrefix.get(size);
-        if (bySize === undefined) this.#byPrefix.set(size, (bySize = new Map()));
+        const bySize = this.#byPrefix.get(size) ?? new Map<number, Ec2Eni[]>();
+        this.#byPrefix.set(size, bySize);
         add(bySize, network, eni);
       }
     }
