@@ -362,6 +362,63 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     );
   });
 
+  test('as against a cluster: the API read through kubectl and a kubeconfig, the same findings', async () => {
+    const layout = labLayout(name, 5);
+    const kubeconfig = `/tmp/${name}-kubeconfig`;
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: lab, cluster: {server: "${layout.emulator.kubeEndpoint}"}}]`,
+        'users: [{name: lab, user: {token: lab}}]',
+        'contexts: [{name: lab, context: {cluster: lab, user: lab}}]',
+        'current-context: lab',
+        '',
+      ].join('\n'),
+    );
+    try {
+      const r = await runProcess(
+        [
+          'ip',
+          'netns',
+          'exec',
+          layout.vpcNetns,
+          process.execPath,
+          ctlPath,
+          'audit',
+          '--json',
+          '--interval',
+          '3',
+          '--kubectl',
+          'kubectl',
+          '--region',
+          layout.vpc.region,
+          '--ec2-endpoint',
+          layout.emulator.ec2Endpoint,
+          ...layout.nodes.flatMap((n) => ['--agent-socket', `${n.name}=${n.agentSocket}`]),
+        ],
+        {
+          timeoutMs: 120_000,
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            KUBECONFIG: kubeconfig,
+            AWS_ACCESS_KEY_ID: 'lab-audit',
+            AWS_SECRET_ACCESS_KEY: 'lab',
+            AWS_EC2_METADATA_DISABLED: 'true',
+          },
+        },
+      );
+      assert.equal(r.code, 3, r.stderr);
+      assert.deepEqual(
+        (JSON.parse(r.stdout) as AuditReport).findings.map((f) => f.key).sort(),
+        [...expected].filter((k) => !k.startsWith('unowned-address') && !k.startsWith('detached-eni')).sort(),
+      );
+    } finally {
+      await rm(kubeconfig, { force: true });
+    }
+  });
+
   test('kubectl vpcnet is the same command', async () => {
     const r = await runProcess([join(repoRoot, 'bin', 'kubectl-vpcnet'), 'audit', '--help']);
     assert.equal(r.code, 0);
