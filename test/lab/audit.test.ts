@@ -306,7 +306,7 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     );
   });
 
-  test('during a live storm on node4 and node5, under throttling and lagging describes, the same 16 and nothing else', async () => {
+  test('during a live storm on node4 and node5, under throttling and lagging describes, the same 16 and nothing else', async (t) => {
     assert.equal(expected.size, 16, 'the injections ran');
     const stop = { now: false };
     const storms = [4, 5].map((k) => churn(name, node(k), admin, stop));
@@ -319,6 +319,11 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
           r.findings.map((f) => f.key).sort(),
           [...expected].sort(),
           `round ${round}: ${JSON.stringify(r.findings, null, 2)}`,
+        );
+        // The figures for the record: what churn showed in one read only, and the EC2 calls
+        // (throttled attempts included) against the quiet budget.
+        t.diagnostic(
+          `round ${round}: ${r.findings.length} findings, ${r.unconfirmed} seen once (churn), ${r.ec2Calls} EC2 calls (quiet budget ${budget(r)}), ${r.ms} ms`,
         );
       }
     } finally {

@@ -140,8 +140,8 @@ export function renderAudit(r: AuditReport, colour: boolean): string {
     String(s.enis),
     s.tags['kubernetes.io/role/cni'] ?? '-',
   ]);
+  if (lines.length > 0) lines.push('');
   lines.push(
-    '',
     table(
       ['subnet', 'zone', 'cidr', 'free addresses', 'EC2 says free', 'free /28s', 'enis', 'role/cni'],
       subnetRows,
