@@ -11,6 +11,7 @@ import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';
 import { CENSUS_ANNOTATION, encodeCensus } from '../../ipam/census/census-wire.ts';
 import { censusOf } from '../../ipam/census/subnet-census.ts';
+import { type EmulatorAdmin, ec2CallCounts, emulatorAdmin } from '../testing/emulator-admin.ts';
 import { fixedKube } from '../testing/fixed-kube.ts';
 import { scriptedAgents } from '../testing/scripted-agents.ts';
 import { runAudit } from './audit.ts';
@@ -25,7 +26,7 @@ const RESERVED = { cidr: '10.2.3.0/26', type: 'explicit' as const };
 const LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vpcnet-subnet-census';
 
 let emulator: RunningEmulator;
-let url: string;
+let admin: EmulatorAdmin;
 const nodes: LaunchedInstance[] = [];
 
 before(async () => {
@@ -52,7 +53,7 @@ before(async () => {
     listen: [{ host: '127.0.0.1', port: 0 }],
     random: seededRandom(17),
   });
-  url = emulator.urls[0]!;
+  admin = emulatorAdmin(emulator.urls[0]!);
   for (const _ of [1, 2])
     nodes.push(
       await emulator.launchInstance({
@@ -63,16 +64,6 @@ before(async () => {
     );
 });
 after(() => emulator.close());
-
-async function admin(method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-}
 
 /** An agent's /v1/state: its pool holds `pooled` on its primary ENI, a pod holds the first. */
 function agentState(node: LaunchedInstance, pooled: readonly string[]) {
@@ -153,7 +144,7 @@ test('churn seen in one read is not counted, a fault seen in both is; EC2 calls 
   });
   const clients = await createAwsClients({
     region: 'us-west-2',
-    ec2Endpoint: url,
+    ec2Endpoint: emulator.urls[0]!,
     credentials: { accessKeyId: 'AKIDAUDIT', secretAccessKey: 'audit' },
   });
   try {
@@ -176,10 +167,8 @@ test('churn seen in one read is not counted, a fault seen in both is; EC2 calls 
     // the candidates rest on to confirm.
     assert.equal(report.enis, 14);
     assert.equal(report.ec2Calls, 3);
-    const calls = ((await admin('GET', '/admin/state')) as { ec2Calls: Record<string, { calls: number }> })
-      .ec2Calls;
     assert.deepEqual(
-      Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, v.calls])),
+      await ec2CallCounts(admin),
       { DescribeNetworkInterfaces: 2, DescribeSubnets: 1 },
       'read-only: describes and nothing else',
     );
