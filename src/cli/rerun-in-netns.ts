@@ -2,7 +2,6 @@
 // the VPC sees there (its IMDS, its EC2 and API endpoints, its /proc/sys), passing its output
 // through; resolves with its exit code.
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import type { CliEnv } from './cli-env.ts';
 
 export function rerunInNetns(
@@ -11,7 +10,7 @@ export function rerunInNetns(
   childEnv: NodeJS.ProcessEnv,
   env: CliEnv,
 ): Promise<number> {
-  const argv = ['netns', 'exec', netns, process.execPath, join(env.binDir, 'vpcnetctl'), ...args];
+  const argv = ['netns', 'exec', netns, process.execPath, env.self, ...args];
   const child = spawn('ip', argv, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (c: Buffer) => env.out(c.toString()));
   child.stderr.on('data', (c: Buffer) => env.err(c.toString()));

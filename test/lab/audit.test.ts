@@ -3,14 +3,18 @@
 // address on two nodes, a pod IP in the API that differs from the ledger, a detached vpcnet ENI,
 // ENIs serving from a subnet tagged to drain, a branch ENI whose annotation and EC2 disagree, a
 // held address EC2 no longer assigns) it finds exactly those 16, on a quiet lab and while node4 and
-// node5 churn pods (a live storm: sandboxes made, replaced and deleted, EC2 throttling and lagging
-// describes), within ⌈ENIs/1000⌉ + subnets EC2 calls per quiet run. Then --repair from the saved
-// report gives back the unowned addresses and deletes the detached ENIs, and nothing else.
+// node5 churn pods (a live storm: sandboxes made, replaced, deleted and force-deleted, statuses
+// written late, EC2 throttling and lagging describes; the churn one read catches is discounted by
+// the second), within ⌈ENIs/1000⌉ + subnets EC2 calls per quiet run. Then --repair from the saved
+// report gives back the unowned addresses and deletes the detached ENIs, and nothing else; the same
+// audit reading the API through kubectl and a kubeconfig, and as `kubectl vpcnet` with the plugin
+// alone on PATH, finds the rest.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditReport } from '../../src/cli/audit/audit.ts';
@@ -313,8 +317,11 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     try {
       await sleep(3000);
       await unixJson(admin, 'PUT', '/admin/faults', { throttleRate: 0.1, staleReadMs: 2000 });
-      for (let round = 0; round < 2; round++) {
+      let churnSeen = 0;
+      // Two rounds at least; more (up to six) until one read has caught the churn in the act.
+      for (let round = 0; round < 6 && (round < 2 || churnSeen === 0); round++) {
         const { report: r } = await audit();
+        churnSeen += r.unconfirmed;
         assert.deepEqual(
           r.findings.map((f) => f.key).sort(),
           [...expected].sort(),
@@ -326,6 +333,7 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
           `round ${round}: ${r.findings.length} findings, ${r.unconfirmed} seen once (churn), ${r.ec2Calls} EC2 calls (quiet budget ${budget(r)}), ${r.ms} ms`,
         );
       }
+      assert.ok(churnSeen > 0, 'the storm made differences one read showed and the second did not');
     } finally {
       await unixJson(admin, 'PUT', '/admin/faults', {});
       stop.now = true;
@@ -424,17 +432,37 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     }
   });
 
-  test('kubectl vpcnet is the same command', async () => {
-    const r = await runProcess([join(repoRoot, 'bin', 'kubectl-vpcnet'), 'audit', '--help']);
-    assert.equal(r.code, 0);
-    assert.match(r.stdout, /^Usage: vpcnetctl audit /);
+  test('kubectl vpcnet is the same command: kubectl finds the plugin on PATH, alone, and it audits the lab', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubectl-plugin-'));
+    try {
+      await copyFile(join(repoRoot, 'bin', 'kubectl-vpcnet'), join(dir, 'kubectl-vpcnet'));
+      await chmod(join(dir, 'kubectl-vpcnet'), 0o755);
+      const env = { PATH: `${dir}:${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` };
+      const help = await runProcess(['kubectl', 'vpcnet', 'audit', '--help'], { env });
+      assert.equal(help.code, 0, help.stderr);
+      assert.match(help.stdout, /^Usage: vpcnetctl audit /);
+      const r = await runProcess(['kubectl', 'vpcnet', 'audit', '--lab', name, '--json', '--interval', '3'], {
+        env,
+        timeoutMs: 120_000,
+      });
+      assert.equal(r.code, 3, r.stderr);
+      assert.deepEqual(
+        (JSON.parse(r.stdout) as AuditReport).findings.map((f) => f.key).sort(),
+        [...expected].filter((k) => !k.startsWith('unowned-address') && !k.startsWith('detached-eni')).sort(),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
 /**
- * A storm's worth of pod churn on one node until `stop.now`: pods registered and their sandboxes
- * added through the plugin chain, some sandboxes replaced (the old one's DEL late), pods deleted
- * (DEL, then the API object, as the kubelet does). Returns how many pods it made.
+ * A storm's worth of pod churn on one node until `stop.now`, with the orderings a cluster has:
+ * pods registered and their sandboxes added through the plugin chain, the pod's status then
+ * written (as the kubelet does, a moment after the ADD); some sandboxes replaced (the old one's DEL
+ * late); pods deleted either as the kubelet does (DEL, then the API object) or force-deleted (the
+ * API object first, the DEL 1.5 s later). Each ordering leaves a moment where the ledger and the
+ * API disagree: what the audit's second read must discount. Returns how many pods it made.
  */
 async function churn(
   lab: string,
@@ -446,6 +474,10 @@ async function churn(
     { name: lab, node: n, adminSocket, pidsDir: labLayout(lab, 0).files.pidsDir },
     () => undefined,
   );
+  const reportIp = (pod: StormPod, ip: string) =>
+    unixJson(adminSocket, 'PATCH', `/api/v1/namespaces/default/pods/${pod.name}`, {
+      status: { podIP: ip, podIPs: [{ ip }] },
+    });
   const live: { pod: StormPod; sb: Sandbox }[] = [];
   let made = 0;
   let k = 0;
@@ -454,22 +486,28 @@ async function churn(
     const pod: StormPod = { name: `${n.name}-churn-${k}`, uid: `churn-${n.name}-${k}`, sg: false };
     await runtime.registerPod(pod);
     const sb = await runtime.newSandbox(pod);
-    await runtime.add(pod, sb);
+    await reportIp(pod, await runtime.add(pod, sb));
     made++;
     live.push({ pod, sb });
     if (k % 3 === 0) {
-      // A replaced sandbox: the new one's ADD, then the old one's DEL.
+      // A replaced sandbox: the new one's ADD, its status, then the old one's DEL.
       const old = live.pop()!;
       const next = await runtime.newSandbox(old.pod);
-      await runtime.add(old.pod, next);
+      await reportIp(old.pod, await runtime.add(old.pod, next));
       await runtime.del(old.pod, old.sb, old.sb.netnsPath);
       await runtime.removeNetns(old.sb);
       live.push({ pod: old.pod, sb: next });
     }
     if (live.length > 4) {
       const gone = live.shift()!;
-      await runtime.del(gone.pod, gone.sb, gone.sb.netnsPath);
-      await runtime.deletePod(gone.pod);
+      if (k % 2 === 0) {
+        await runtime.del(gone.pod, gone.sb, gone.sb.netnsPath);
+        await runtime.deletePod(gone.pod);
+      } else {
+        await runtime.deletePod(gone.pod);
+        await sleep(1500);
+        await runtime.del(gone.pod, gone.sb, gone.sb.netnsPath);
+      }
       await runtime.removeNetns(gone.sb);
     }
   }
