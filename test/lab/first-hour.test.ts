@@ -296,6 +296,15 @@ describe('vpcnetctl against a lab: the first hour', () => {
       }),
     ],
     [
+      'audit --parallel 0',
+      () => ({
+        argv: ['audit', '--parallel', '0'],
+        code: 2,
+        first: /^vpcnetctl audit: --parallel takes a whole number from 1 to 256, not "0"$/,
+        stderr: true,
+      }),
+    ],
+    [
       'audit of a lab that is not up',
       () => ({
         argv: ['audit', '--lab', 'nolabfh0'],

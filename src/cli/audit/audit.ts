@@ -25,6 +25,8 @@ export interface AuditDeps {
   readonly censusLease: string;
   /** The cluster's VPC; default: the one the agents say they are in. */
   readonly vpcId?: string;
+  /** Agents read at once (default 16). */
+  readonly parallel?: number;
   /** Between the two reads (at least as long as EC2's describes may lag). */
   readonly intervalMs: number;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -123,7 +125,8 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
   const now = deps.now ?? Date.now;
   const started = now();
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const agents1 = await readAgents(deps.agents);
+  const reading = deps.parallel === undefined ? {} : { parallel: deps.parallel };
+  const agents1 = await readAgents(deps.agents, reading);
   const vpcId = deps.vpcId ?? agents1.find((a) => a.state?.vpcId !== undefined)?.state?.vpcId;
   if (vpcId === undefined) {
     throw new Error(
@@ -153,7 +156,7 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
   const fresh = reread.length === 0 ? [] : await enisById(deps.ec2, reread);
   const freshIds = new Set(reread);
   const enis2 = [...enis1.filter((e) => !freshIds.has(e.eniId)), ...fresh];
-  const agents2 = await readAgents(deps.agents);
+  const agents2 = await readAgents(deps.agents, reading);
   const pods2 = await readPods(deps.kube);
   const second = findCandidates({ agents: agents2, pods: pods2, enis: enis2, subnets });
   const seenFirst = new Set(candidates.map((c) => c.key));

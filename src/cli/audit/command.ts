@@ -29,6 +29,7 @@ import { repairFromReport } from './repair.ts';
 import {
   type AgentSource,
   countedEc2,
+  DEFAULT_AGENT_READS,
   type KubeGet,
   kubeClientGet,
   kubectlExecAgents,
@@ -66,6 +67,7 @@ Sources (a cluster by default):
   --kube-api URL       the API at URL instead of kubectl (in a pod: KUBERNETES_SERVICE_HOST)
   --agent-socket NODE=PATH
                        read NODE's agent at its socket (repeatable) instead of kubectl exec
+  --parallel N         agents read at once (default 16; in a cluster each is a kubectl exec)
   --namespace NS, --selector SEL
                        where the vpcnet pods are (default kube-system, k8s-app=vpcnet)
   --census-lease NS/NAME
@@ -106,6 +108,14 @@ function censusLeaseOf(text: string | undefined): string {
   if (lease === undefined)
     throw new UsageError(`--census-lease takes ${setting.kind.what}, not ${JSON.stringify(text)}`);
   return lease;
+}
+
+function parallelOf(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_AGENT_READS;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new UsageError(`--parallel takes a whole number from 1 to 256, not ${JSON.stringify(text)}`);
+  return n;
 }
 
 function intervalOf(text: string | undefined, flag: string, fallback: number): number {
@@ -238,6 +248,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       'ec2-endpoint': { type: 'string' },
       'vpc-id': { type: 'string' },
       'census-lease': { type: 'string' },
+      parallel: { type: 'string' },
       repair: { type: 'boolean' },
       'from-report': { type: 'string' },
       'min-age': { type: 'string' },
@@ -252,6 +263,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
   if ((values.repair === true) !== (values['from-report'] !== undefined))
     throw new UsageError('--repair acts on a saved report: give both --repair and --from-report FILE');
   const intervalMs = intervalOf(values.interval, '--interval', 10_000);
+  const parallel = parallelOf(values.parallel);
   const minAgeMs = intervalOf(values['min-age'], '--min-age', 300_000);
   if (values.lab !== undefined) {
     for (const own of ['kubectl', 'context', 'kube-api', 'agent-socket', 'region', 'ec2-endpoint'] as const)
@@ -262,6 +274,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       ...(values.interval === undefined ? [] : ['--interval', values.interval]),
       ...(values['vpc-id'] === undefined ? [] : ['--vpc-id', values['vpc-id']]),
       ...(values['census-lease'] === undefined ? [] : ['--census-lease', values['census-lease']]),
+      ...(values.parallel === undefined ? [] : ['--parallel', values.parallel]),
       ...(values.repair === true ? ['--repair', '--from-report', values['from-report'] ?? ''] : []),
       ...(values['min-age'] === undefined ? [] : ['--min-age', values['min-age']]),
     ];
@@ -292,7 +305,12 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       };
       if (!Array.isArray(saved.findings))
         throw new UsageError(`${values['from-report']} is no audit report (no findings)`);
-      const outcomes = await repairFromReport(saved.findings, { ec2, agents: sources.agents, minAgeMs });
+      const outcomes = await repairFromReport(saved.findings, {
+        ec2,
+        agents: sources.agents,
+        minAgeMs,
+        parallel,
+      });
       env.out(
         values.json === true
           ? jsonDocument({ repairs: outcomes, ec2Calls: ec2.calls })
@@ -310,6 +328,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
         kube: sources.kube,
         agents: sources.agents,
         intervalMs,
+        parallel,
         censusLease: censusLeaseOf(values['census-lease']),
         ...(values['vpc-id'] === undefined ? {} : { vpcId: values['vpc-id'] }),
       });

@@ -22,7 +22,28 @@ export interface RepairDeps {
   readonly agents: () => Promise<AgentSource[]>;
   /** A detached ENI younger than this (by its createdAt tag) may be on its way to an instance. */
   readonly minAgeMs: number;
+  /** Agents read at once (default 16). */
+  readonly parallel?: number;
   readonly now?: () => number;
+}
+
+/** What a repair run reads of the agents: one node afresh, or every agent once per run. */
+interface AgentReads {
+  node(node: string | undefined): Promise<AgentRead[]>;
+  /** Every agent, read the first time it is asked for in the run. */
+  everyone(): Promise<AgentRead[]>;
+}
+
+function agentReads(deps: RepairDeps): AgentReads {
+  const parallel = deps.parallel === undefined ? {} : { parallel: deps.parallel };
+  let all: Promise<AgentRead[]> | undefined;
+  return {
+    node: (node) => readAgents(deps.agents, { ...parallel, only: new Set(node === undefined ? [] : [node]) }),
+    everyone: () => {
+      all ??= readAgents(deps.agents, parallel);
+      return all;
+    },
+  };
 }
 
 export type RepairAction = 'repaired' | 'given back' | 'skipped' | 'failed';
@@ -50,7 +71,7 @@ function holds(agents: readonly AgentRead[], node: string | undefined, address: 
 const addressParams = (address: string) =>
   address.includes('/') ? { Ipv4Prefix: [address] } : { PrivateIpAddress: [address] };
 
-async function repairDetached(f: AuditFinding, deps: RepairDeps): Promise<RepairOutcome> {
+async function repairDetached(f: AuditFinding, deps: RepairDeps, reads: AgentReads): Promise<RepairOutcome> {
   const eniId = f.eniId ?? '';
   const [eni] = await enisById(deps.ec2, [eniId]);
   if (eni === undefined) return { key: f.key, action: 'skipped', detail: `${eniId} is gone already` };
@@ -58,9 +79,6 @@ async function repairDetached(f: AuditFinding, deps: RepairDeps): Promise<Repair
     return { key: f.key, action: 'skipped', detail: `${eniId} is ${eni.status} now` };
   if (!carriesVpcnetMark({ tags: eni.tags, description: eni.description }))
     return { key: f.key, action: 'skipped', detail: `${eniId} is not vpcnet's` };
-  const agents = await readAgents(deps.agents);
-  if (agents.some((a) => a.state?.pool.pendingEniIds.includes(eniId)))
-    return { key: f.key, action: 'skipped', detail: `an agent is creating or freeing ${eniId}` };
   const created = parseCreatedAtTag(eni.tags['node.k8s.amazonaws.com/createdAt']);
   const age = created === undefined ? undefined : (deps.now ?? Date.now)() - created;
   if (age === undefined || age < deps.minAgeMs)
@@ -69,11 +87,15 @@ async function repairDetached(f: AuditFinding, deps: RepairDeps): Promise<Repair
       action: 'skipped',
       detail: `${eniId} is younger than ${deps.minAgeMs / 1000} s (or has no createdAt tag): an agent may be attaching it`,
     };
+  // Every agent, in case one is on its way with it (asked after the cheap checks: in a cluster
+  // each agent is a kubectl exec).
+  if ((await reads.everyone()).some((a) => a.state?.pool.pendingEniIds.includes(eniId)))
+    return { key: f.key, action: 'skipped', detail: `an agent is creating or freeing ${eniId}` };
   await deps.ec2.call('DeleteNetworkInterface', { NetworkInterfaceId: eniId });
   return { key: f.key, action: 'repaired', detail: `deleted ${eniId}` };
 }
 
-async function repairUnowned(f: AuditFinding, deps: RepairDeps): Promise<RepairOutcome> {
+async function repairUnowned(f: AuditFinding, deps: RepairDeps, reads: AgentReads): Promise<RepairOutcome> {
   const eniId = f.eniId ?? '';
   const address = f.address ?? '';
   const [eni] = await enisById(deps.ec2, [eniId]);
@@ -81,7 +103,7 @@ async function repairUnowned(f: AuditFinding, deps: RepairDeps): Promise<RepairO
     eni !== undefined &&
     (address.includes('/') ? eni.ipv4Prefixes.includes(address) : eni.secondaryIps.includes(address));
   if (!onEni) return { key: f.key, action: 'skipped', detail: `${address} is no longer on ${eniId}` };
-  if (holds(await readAgents(deps.agents), f.node, address) !== false)
+  if (holds(await reads.node(f.node), f.node, address) !== false)
     return {
       key: f.key,
       action: 'skipped',
@@ -89,7 +111,7 @@ async function repairUnowned(f: AuditFinding, deps: RepairDeps): Promise<RepairO
     };
   await deps.ec2.call('UnassignPrivateIpAddresses', { NetworkInterfaceId: eniId, ...addressParams(address) });
   // The agent may have taken it up between the look and the unassign: then it is given back.
-  if (holds(await readAgents(deps.agents), f.node, address) !== false) {
+  if (holds(await reads.node(f.node), f.node, address) !== false) {
     await deps.ec2.call('AssignPrivateIpAddresses', { NetworkInterfaceId: eniId, ...addressParams(address) });
     return {
       key: f.key,
@@ -105,6 +127,7 @@ export async function repairFromReport(
   deps: RepairDeps,
 ): Promise<RepairOutcome[]> {
   const out: RepairOutcome[] = [];
+  const reads = agentReads(deps);
   for (const f of findings) {
     if (!REPAIRABLE.has(f.class)) {
       out.push({
@@ -115,7 +138,11 @@ export async function repairFromReport(
       continue;
     }
     try {
-      out.push(f.class === 'detached-eni' ? await repairDetached(f, deps) : await repairUnowned(f, deps));
+      out.push(
+        f.class === 'detached-eni'
+          ? await repairDetached(f, deps, reads)
+          : await repairUnowned(f, deps, reads),
+      );
     } catch (err) {
       const code = err instanceof AwsServiceError ? `${err.code}: ` : '';
       out.push({ key: f.key, action: 'failed', detail: `${code}${errorText(err)}` });

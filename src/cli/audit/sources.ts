@@ -156,9 +156,23 @@ export function kubectlExecAgents(
   };
 }
 
-/** Every agent's state, read at once (16 at a time); one that cannot be read says why. */
-export async function readAgents(agents: () => Promise<AgentSource[]>): Promise<AgentRead[]> {
-  const list = await agents();
+/** How many agents are read at once by default (each a `kubectl exec` in a cluster). */
+export const DEFAULT_AGENT_READS = 16;
+
+export interface AgentReadOptions {
+  /** Agents read at once (default DEFAULT_AGENT_READS). */
+  readonly parallel?: number;
+  /** Only these nodes' agents. */
+  readonly only?: ReadonlySet<string>;
+}
+
+/** Every agent's state, `parallel` at a time; one that cannot be read says why. */
+export async function readAgents(
+  agents: () => Promise<AgentSource[]>,
+  options: AgentReadOptions = {},
+): Promise<AgentRead[]> {
+  const { only } = options;
+  const list = (await agents()).filter((a) => only === undefined || only.has(a.node));
   const out: AgentRead[] = new Array(list.length);
   let next = 0;
   const worker = async () => {
@@ -171,6 +185,7 @@ export async function readAgents(agents: () => Promise<AgentSource[]>): Promise<
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(16, list.length) }, worker));
+  const parallel = Math.max(1, options.parallel ?? DEFAULT_AGENT_READS);
+  await Promise.all(Array.from({ length: Math.min(parallel, list.length) }, worker));
   return out.sort((a, b) => a.node.localeCompare(b.node));
 }
