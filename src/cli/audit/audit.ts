@@ -39,6 +39,8 @@ export interface AuditReport {
   /** Seen by the first read, not by the second: churn, not counted. */
   readonly unconfirmed: number;
   readonly subnets: readonly SubnetCapacity[];
+  /** Why the subnets' counts leave reservations out, when they do for every subnet. */
+  readonly censusNote?: string;
   readonly nodes: readonly string[];
   readonly pods: number;
   readonly enis: number;
@@ -143,7 +145,8 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
   const candidates = findCandidates(first);
   const base = {
     vpcId,
-    subnets: subnetCapacity(subnets, enis1, reservations, started),
+    subnets: subnetCapacity(subnets, enis1, reservations.known, started),
+    ...(reservations.note === undefined ? {} : { censusNote: reservations.note }),
     nodes: agents1.map((a) => a.node),
     pods: pods1.length,
     enis: enis1.length,

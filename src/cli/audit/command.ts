@@ -159,7 +159,7 @@ export function renderAudit(r: AuditReport, colour: boolean): string {
   );
   if (r.subnets.some((s) => !s.reservationsKnown))
     lines.push(
-      "* not counting the subnet's CIDR reservations: the census Lease has none for it (its census is off, or not taken yet)",
+      `* not counting the subnet's CIDR reservations: ${r.censusNote ?? 'the census Lease has none for it (no census of it yet)'}`,
     );
   const critical = r.findings.filter((f) => f.severity === 'critical').length;
   const verdict =

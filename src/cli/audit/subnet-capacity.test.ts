@@ -44,13 +44,14 @@ test("a subnet's free addresses and /28s count every ENI's addresses and prefixe
     [LEASE]: { metadata: { annotations: { [CENSUS_ANNOTATION]: encodeCensus([census]) } } },
   });
   const known = await leaseReservations(kube, 'kube-system/vpcnet-subnet-census');
-  assert.deepEqual(known.get('subnet-a'), reservations);
+  assert.equal(known.note, undefined);
+  assert.deepEqual(known.known.get('subnet-a'), reservations);
   const enis = [
     eni({ primaryIp: '10.0.0.10', secondaryIps: ['10.0.0.11', '10.0.0.40'] }),
     eni({ eniId: 'eni-2', primaryIp: '10.0.0.50', ipv4Prefixes: ['10.0.0.64/28'] }),
     eni({ eniId: 'eni-3', subnetId: 'subnet-b', primaryIp: '10.0.0.100' }),
   ];
-  const [row] = subnetCapacity([SUBNET], enis, known, 0);
+  const [row] = subnetCapacity([SUBNET], enis, known.known, 0);
   // /28s: 16 less the first and last (AWS's), .0/28 .32/28 .48/28 .64/28 taken, 4 reserved: 14-3-4.
   assert.deepEqual(row, {
     subnetId: 'subnet-a',
@@ -67,8 +68,9 @@ test("a subnet's free addresses and /28s count every ENI's addresses and prefixe
 
 test('without a census Lease the counts leave reservations out and say so', async () => {
   const known = await leaseReservations(fixedKube({}), 'kube-system/vpcnet-subnet-census');
-  assert.equal(known.size, 0);
-  const [row] = subnetCapacity([SUBNET], [], known, 0);
+  assert.equal(known.known.size, 0);
+  assert.match(known.note ?? '', /^there is no census Lease kube-system\/vpcnet-subnet-census /);
+  const [row] = subnetCapacity([SUBNET], [], known.known, 0);
   assert.equal(row?.reservationsKnown, false);
   assert.equal(row?.free28s, 14);
   assert.equal(row?.freeAddresses, 251);

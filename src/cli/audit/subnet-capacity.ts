@@ -5,8 +5,10 @@
 // agents' own (ipam/census), so the audit and `vpcnetctl status` never count differently. The
 // reservations come from the Lease, not EC2: no call more per subnet; without a census Lease (the
 // census off, or not yet taken for that subnet) they are unknown and said so.
+import { errorText } from '../../infra/error-text.ts';
 import { CENSUS_ANNOTATION, decodeCensus } from '../../ipam/census/census-wire.ts';
 import { type CensusReservation, CensusView, censusOf } from '../../ipam/census/subnet-census.ts';
+import { KubeApiError } from '../../pods/kube-api-error.ts';
 import type { Ec2Eni, Ec2Subnet } from './model.ts';
 import type { KubeGet } from './sources.ts';
 
@@ -30,21 +32,37 @@ export interface SubnetCapacity {
 /** Per subnet, the reservations the census Lease knows. */
 export type KnownReservations = ReadonlyMap<string, readonly CensusReservation[]>;
 
+/** What the census Lease gave: the reservations it knows, and why there are none when it gave none. */
+export interface LeaseReservations {
+  readonly known: KnownReservations;
+  /** Why the Lease gave nothing (absent, unreadable), for the report's footnote. */
+  readonly note?: string;
+}
+
 /**
  * The reservations the census Lease at `lease` (NAMESPACE/NAME) publishes, per subnet whose census
- * read them. A Lease that cannot be read gives none: the counts then say the reservations are unknown.
+ * read them. A Lease that is not there or cannot be read gives none, and says which.
  */
-export async function leaseReservations(kube: KubeGet, lease: string): Promise<KnownReservations> {
+export async function leaseReservations(kube: KubeGet, lease: string): Promise<LeaseReservations> {
   const [namespace, name] = lease.split('/');
   let raw: unknown;
   try {
     raw = await kube(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
-  } catch {
-    return new Map();
+  } catch (err) {
+    const notFound =
+      (err instanceof KubeApiError && err.status === 404) || /\bNotFound\b|404/.test(errorText(err));
+    return {
+      known: new Map(),
+      note: notFound
+        ? `there is no census Lease ${lease} (VPCNET_SUBNET_CENSUS off, or no census yet)`
+        : `the census Lease ${lease} could not be read (${errorText(err)})`,
+    };
   }
   const annotations = (raw as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations;
   const { censuses } = decodeCensus(annotations?.[CENSUS_ANNOTATION]);
-  return new Map(censuses.filter((c) => c.reservationsKnown).map((c) => [c.subnetId, c.reservations]));
+  return {
+    known: new Map(censuses.filter((c) => c.reservationsKnown).map((c) => [c.subnetId, c.reservations])),
+  };
 }
 
 export function subnetCapacity(
