@@ -140,7 +140,8 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
   const inDrainSubnet = (ip: string) => cidrContains(parseCidr(DRAIN_SUBNET.cidr), parseIpv4(ip));
 
   test('clean: no finding, exit 0, within the EC2 budget', async () => {
-    const { report: r, code } = await audit();
+    const { report: r, code, stdout } = await audit();
+    assert.match(stdout, /^\{\n {2}"findings": \[/, 'the findings first');
     assert.deepEqual(r.findings, [], JSON.stringify(r.findings, null, 2));
     assert.equal(code, 0);
     assert.equal(r.nodes.length, 5);

@@ -152,7 +152,8 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
     enis: enis1.length,
   };
   if (candidates.length === 0) {
-    return { ...base, findings: [], unconfirmed: 0, ec2Calls: deps.ec2.calls, reads: 1, ms: now() - started };
+    // The findings first: what `--json` readers look for (`{"findings": [...], ...}`).
+    return { findings: [], ...base, unconfirmed: 0, ec2Calls: deps.ec2.calls, reads: 1, ms: now() - started };
   }
   await sleep(deps.intervalMs);
   const reread = enisToReread(candidates, first);
@@ -166,8 +167,8 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
   const confirmed = second.filter((c) => seenFirst.has(c.key));
   const order = (f: AuditFinding) => (f.severity === 'critical' ? 0 : 1);
   return {
-    ...base,
     findings: confirmed.sort((a, b) => order(a) - order(b) || a.key.localeCompare(b.key)),
+    ...base,
     unconfirmed: candidates.length - confirmed.length,
     ec2Calls: deps.ec2.calls,
     reads: 2,
