@@ -266,7 +266,16 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
   const parallel = parallelOf(values.parallel);
   const minAgeMs = intervalOf(values['min-age'], '--min-age', 300_000);
   if (values.lab !== undefined) {
-    for (const own of ['kubectl', 'context', 'kube-api', 'agent-socket', 'region', 'ec2-endpoint'] as const)
+    for (const own of [
+      'kubectl',
+      'context',
+      'kube-api',
+      'agent-socket',
+      'namespace',
+      'selector',
+      'region',
+      'ec2-endpoint',
+    ] as const)
       if (values[own] !== undefined)
         throw new UsageError(`--${own} does not go with --lab (the lab's are used)`);
     const forward = [
