@@ -12,6 +12,8 @@ const entries = [
   { name: 'vpcnet-js', entry: 'src/bin/vpcnet-js.ts', minify: true },
   { name: 'vpcnetd', entry: 'src/bin/vpcnetd.ts', minify: false },
   { name: 'vpcnetctl', entry: 'src/bin/vpcnetctl.ts', minify: false },
+  // vpcnetctl as a kubectl plugin (`kubectl vpcnet audit`): put bin/ on PATH, or copy this file.
+  { name: 'kubectl-vpcnet', entry: 'src/bin/kubectl-vpcnet.ts', minify: false },
 ];
 await mkdir('bin', { recursive: true });
 // The bundles are CommonJS files without an extension; the repo's package.json says "type":

@@ -6,6 +6,11 @@ import { dirname, join, resolve } from 'node:path';
 export interface CliEnv {
   /** Directory holding the built executables (bin/). */
   readonly binDir: string;
+  /**
+   * This executable (bin/vpcnetctl, or bin/kubectl-vpcnet copied onto PATH alone): what a command
+   * runs again inside a lab's namespace.
+   */
+  readonly self: string;
   readonly out: (s: string) => void;
   readonly err: (s: string) => void;
   /** The process environment (install reads ENABLE_BANDWIDTH_PLUGIN from it; NO_COLOR). */
@@ -15,9 +20,10 @@ export interface CliEnv {
 }
 
 export function defaultCliEnv(): CliEnv {
-  const binDir = dirname(resolve(process.argv[1] ?? join(process.cwd(), 'bin', 'vpcnetctl')));
+  const self = resolve(process.argv[1] ?? join(process.cwd(), 'bin', 'vpcnetctl'));
   return {
-    binDir,
+    binDir: dirname(self),
+    self,
     out: (s) => process.stdout.write(s),
     err: (s) => process.stderr.write(s),
     env: process.env,

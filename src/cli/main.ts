@@ -24,6 +24,11 @@ Commands on a node (or a lab's node with --lab NAME [--node N]):
                   each finding with its fix (also the DaemonSet's init step: --init)
   install         install the CNI plugin and conflist (what the DaemonSet init step does)
 
+Cluster-wide (also 'kubectl vpcnet ...', or a lab's with --lab NAME):
+  audit           read-only: ledgers, pods and EC2 compared (addresses no one owns, records of
+                  gone pods, an address on two nodes, detached ENIs, ...), per subnet free
+                  addresses and /28s; --repair for what the ledgers prove safe
+
 A lab (a VPC on this machine, see 'vpcnetctl lab --help'):
   lab up | down   bring a lab up, remove it
   lab pod         register a pod in the lab's Kubernetes API (or --delete it)
@@ -72,6 +77,10 @@ async function dispatch(argv: string[], env: CliEnv): Promise<number> {
     case 'support-bundle': {
       const { runSupportBundleCommand } = await import('./support-bundle.ts');
       return runSupportBundleCommand(rest, env);
+    }
+    case 'audit': {
+      const { runAuditCommand } = await import('./audit/command.ts');
+      return runAuditCommand(rest, env);
     }
     case 'doctor': {
       const { runDoctorCommand } = await import('./doctor/command.ts');

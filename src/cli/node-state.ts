@@ -18,6 +18,8 @@ export interface AttachmentRow {
   readonly ifName: string;
   readonly namespace?: string;
   readonly pod?: string;
+  /** The pod's UID as the runtime named it (K8S_POD_UID), when it did. */
+  readonly uid?: string;
   readonly ip?: string;
   readonly eniId?: string;
   readonly hostVeth?: string;
@@ -73,6 +75,9 @@ export interface CniErrorRow {
 export interface NodeState {
   readonly instanceId?: string;
   readonly instanceType?: string;
+  /** Where the node is (agents from before these fields leave them out). */
+  readonly vpcId?: string;
+  readonly subnetId?: string;
   readonly pool: {
     readonly total: number;
     readonly assigned: number;
@@ -85,6 +90,8 @@ export interface NodeState {
     readonly syncUnconfirmed: number;
     readonly lostEnis: readonly string[];
     readonly pendingEnis: number;
+    /** ENIs part-way through being created or freed (not in the pool, not leaked). */
+    readonly pendingEniIds: readonly string[];
     readonly leakedEnisDeleted: number;
   };
   readonly enis: readonly EniRow[];
@@ -140,6 +147,7 @@ function attachmentRow(raw: unknown, bindings: ReadonlyMap<string, Json>): Attac
     ifName: str(key.ifName) ?? '',
     ...opt('namespace', str(pod.namespace)),
     ...opt('pod', str(pod.name)),
+    ...opt('uid', str(pod.uid)),
     ...opt('ip', str(a.ip) ?? (binding === undefined ? undefined : str(binding.ip))),
     ...opt('eniId', str(a.eniId)),
     ...opt('hostVeth', str(a.hostVeth)),
@@ -245,6 +253,8 @@ export function parseNodeState(raw: unknown): NodeState {
   return {
     ...(str(s.instanceId) === undefined ? {} : { instanceId: str(s.instanceId) as string }),
     ...(str(s.instanceType) === undefined ? {} : { instanceType: str(s.instanceType) as string }),
+    ...(str(s.vpcId) === undefined ? {} : { vpcId: str(s.vpcId) as string }),
+    ...(str(s.subnetId) === undefined ? {} : { subnetId: str(s.subnetId) as string }),
     pool: {
       total: num(stats.total) ?? 0,
       assigned: num(stats.assigned) ?? 0,
@@ -268,6 +278,7 @@ export function parseNodeState(raw: unknown): NodeState {
       syncUnconfirmed: num(sync.unconfirmed) ?? 0,
       lostEnis: arr(sync.lostEnis).map((l) => str(obj(l).eniId) ?? str(l) ?? '?'),
       pendingEnis: arr(pool.pendingEnis).length,
+      pendingEniIds: arr(pool.pendingEnis).flatMap((p) => str(obj(p).eniId) ?? []),
       leakedEnisDeleted: num(pool.leakedEnisDeleted) ?? 0,
     },
     enis: arr(pool.enis).map(eniRow),

@@ -124,7 +124,7 @@ export interface ConfigHost {
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** The API a pod reaches through the `kubernetes` service, authenticated as its service account. */
-function inClusterApi(host: string, port: number): KubeApiConfig {
+export function inClusterApi(host: string, port: number): KubeApiConfig {
   return {
     baseUrl: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     caFile: `${SERVICE_ACCOUNT_DIR}/ca.crt`,

@@ -83,3 +83,19 @@ test('addresses are added to and taken off an ENI, and IMDS follows; none of it 
   assert.equal((await admin('POST', `/admin/enis/${eniId}/addresses`, {})).status, 400);
   assert.equal((await admin('POST', '/admin/instances/i-nope/enis', {})).status, 400);
 });
+
+test('named addresses go onto an ENI when free in its subnet (an address moved from another ENI), and are refused while taken', async () => {
+  const from = await admin('POST', `/admin/instances/${inst.instanceId}/enis`, { secondaryIpCount: 1 });
+  const to = await admin('POST', `/admin/instances/${inst.instanceId}/enis`, {});
+  const [moving] = from.json.secondaryIps as string[];
+  const taken = await admin('POST', `/admin/enis/${String(to.json.eniId)}/addresses`, { ips: [moving] });
+  assert.equal(taken.status, 400, `still on ${String(from.json.eniId)}: ${JSON.stringify(taken.json)}`);
+  await admin('DELETE', `/admin/enis/${String(from.json.eniId)}/addresses`, { ips: [moving] });
+  const moved = await admin('POST', `/admin/enis/${String(to.json.eniId)}/addresses`, { ips: [moving] });
+  assert.equal(moved.status, 200, JSON.stringify(moved.json));
+  assert.deepEqual(moved.json.secondaryIps, [moving]);
+  assert.equal(
+    (await admin('POST', `/admin/enis/${String(to.json.eniId)}/addresses`, { ips: [] })).status,
+    400,
+  );
+});

@@ -71,8 +71,8 @@ export async function preAttachEni(
 }
 
 /**
- * POST /admin/enis/{id}/addresses `{ secondaryIpCount }`: more secondary IPs on an ENI;
- * DELETE with `{ ips }`: those secondary IPs taken off it.
+ * POST /admin/enis/{id}/addresses `{ secondaryIpCount }` or `{ ips }`: more secondary IPs on an
+ * ENI (those named must be free in its subnet); DELETE with `{ ips }`: those taken off it.
  */
 export async function changeEniAddresses(
   ops: VpcOperations,
@@ -88,8 +88,15 @@ export async function changeEniAddresses(
     await ops.unassign(eniId, ips);
     return describe(ops, eniId);
   }
+  if (v.ips !== undefined) {
+    const ips = v.ips;
+    if (!Array.isArray(ips) || ips.length === 0 || !ips.every((ip) => typeof ip === 'string'))
+      throw new Error('ips must be a non-empty list of addresses');
+    await ops.assign(eniId, { ips });
+    return describe(ops, eniId);
+  }
   const wanted = count(v.secondaryIpCount, 'secondaryIpCount');
-  if (wanted === 0) throw new Error('secondaryIpCount must be at least 1');
+  if (wanted === 0) throw new Error('secondaryIpCount must be at least 1 (or give ips)');
   await ops.assign(eniId, { count: wanted });
   return describe(ops, eniId);
 }

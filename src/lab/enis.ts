@@ -7,10 +7,10 @@ import { UsageError } from '../cli/usage-error.ts';
 import { labLayout } from './layout.ts';
 import { unixJson } from './unix-http.ts';
 
-export const ENI_HELP = `Usage: vpcnetctl lab eni --name L --node NODE [--secondary-ips N] [--prefixes N]
+export const ENI_HELP = `Usage: vpcnetctl lab eni --name L --node NODE [--secondary-ips N] [--prefixes N] [--subnet-id ID]
 
-Attaches a new ENI to NODE's instance at its lowest free device index, in the node's subnet with
-its security groups, then gives it N secondary IPs and N /28 prefixes (default none), as an
+Attaches a new ENI to NODE's instance at its lowest free device index, in the node's subnet (or
+ID, a subnet of the lab's zone: vpcnetctl lab subnet) with its security groups, then gives it N secondary IPs and N /28 prefixes (default none), as an
 operator would in a VPC where the agent may not call EC2 (ENABLE_IMDS_ONLY_MODE=true,
 DISABLE_NETWORK_RESOURCE_PROVISIONING=true). These are not EC2 calls of the agent's: the emulator
 does not count them. Prints the ENI (ID, MAC, device index, addresses) as JSON.
@@ -31,6 +31,7 @@ export async function labEniCommand(args: string[]): Promise<number> {
       node: { type: 'string' },
       'secondary-ips': { type: 'string' },
       prefixes: { type: 'string' },
+      'subnet-id': { type: 'string' },
     },
   });
   if (!values.name) throw new UsageError('--name is required');
@@ -44,6 +45,7 @@ export async function labEniCommand(args: string[]): Promise<number> {
   const eni = await unixJson(adminSocket, 'POST', `/admin/instances/${instance.instanceId}/enis`, {
     secondaryIpCount: count(values['secondary-ips'], 'secondary-ips'),
     ipv4PrefixCount: count(values.prefixes, 'prefixes'),
+    ...(values['subnet-id'] === undefined ? {} : { subnetId: values['subnet-id'] }),
   });
   process.stdout.write(`${JSON.stringify(eni)}\n`);
   return 0;

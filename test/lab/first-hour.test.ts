@@ -42,6 +42,7 @@ test('every binary answers --version with vpcnet’s version; vpcnetd refuses an
     [[process.execPath, bin('vpcnet-js'), '--version'], /^vpcnet CNI plugin 0\.1\.0 /],
     [[process.execPath, bin('vpcnetd'), '--version'], /^vpcnetd 0\.1\.0$/],
     [[process.execPath, ctlPath, '--version'], /^vpcnetctl 0\.1\.0$/],
+    [[bin('kubectl-vpcnet'), '--version'], /^vpcnetctl 0\.1\.0$/],
     [[bin('vpcnet-netlink'), '--version'], /^vpcnet-netlink 0\.1\.0$/],
   ] as const) {
     const r = await runProcess([...argv]);
@@ -285,6 +286,51 @@ describe('vpcnetctl against a lab: the first hour', () => {
       () => ({ argv: ['support-bundle', '--lab', L(), '-o', bundle], code: 0, first: /\.tar\.gz \(\d/ }),
     ],
     [
+      'audit --repair without a report',
+      () => ({
+        argv: ['audit', '--repair'],
+        code: 2,
+        first:
+          /^vpcnetctl audit: --repair acts on a saved report: give both --repair and --from-report FILE$/,
+        stderr: true,
+      }),
+    ],
+    [
+      'audit --parallel 0',
+      () => ({
+        argv: ['audit', '--parallel', '0'],
+        code: 2,
+        first: /^vpcnetctl audit: --parallel takes a whole number from 1 to 256, not "0"$/,
+        stderr: true,
+      }),
+    ],
+    [
+      'audit of a lab that is not up',
+      () => ({
+        argv: ['audit', '--lab', 'nolabfh0'],
+        code: 2,
+        first: /lab nolabfh0 is not up/,
+        stderr: true,
+      }),
+    ],
+    [
+      'audit --lab with a source of its own',
+      () => ({
+        argv: ['audit', '--lab', L(), '--kubectl', 'kubectl'],
+        code: 2,
+        first: /^vpcnetctl audit: --kubectl does not go with --lab/,
+        stderr: true,
+      }),
+    ],
+    [
+      'audit --lab: the findings, else the subnets straight away',
+      () => ({
+        argv: ['audit', '--lab', L(), '--interval', '1'],
+        code: [0, 1],
+        first: /^(WARNING |SUBNET\s+ZONE\s+CIDR\s+FREE ADDRESSES)/,
+      }),
+    ],
+    [
       'lab cni DEL',
       () => ({
         argv: ['lab', 'cni', 'DEL', '--name', L(), '--pod', 'default/web-0'],
@@ -314,9 +360,19 @@ describe('vpcnetctl against a lab: the first hour', () => {
 
   test('main help names every lab command, and every node command takes --lab', async () => {
     const help = await check({ argv: ['--help'], code: 0, first: /^Usage: vpcnetctl <command>/ });
-    for (const c of ['lab up', 'lab pod', 'lab cni', 'lab subnet', 'lab eni-config', 'lab eni', 'demo'])
+    for (const c of [
+      'lab up',
+      'lab pod',
+      'lab cni',
+      'lab subnet',
+      'lab eni-config',
+      'lab eni',
+      'demo',
+      'doctor',
+      'audit',
+    ])
       assert.match(help, new RegExp(`^  ${c}\\s`, 'm'));
-    for (const c of ['status', 'pods', 'explain', 'state', 'health', 'support-bundle']) {
+    for (const c of ['status', 'pods', 'explain', 'state', 'health', 'support-bundle', 'doctor', 'audit']) {
       const h = await check({ argv: [c, '--help'], code: 0, first: new RegExp(`^Usage: vpcnetctl ${c}`) });
       assert.match(h, /--lab NAME/);
     }

@@ -22,6 +22,10 @@ export function introspection(
     pid: process.pid,
     instanceId: meta.instanceId,
     instanceType: meta.instanceType,
+    // Where the node is: what a cluster-wide audit matches EC2's ENIs and subnets against.
+    vpcId: meta.vpcId,
+    subnetId: meta.subnetId,
+    availabilityZone: meta.availabilityZone,
     // What each record owns is in `resources`; its address and host veth are repeated for operators.
     attachments: ledger.list().map((a: Attachment) => ({
       keyString: attachmentKeyString(a.key),

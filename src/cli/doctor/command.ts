@@ -3,9 +3,7 @@
 // node's network namespace with its agent's environment, the lab node's directory as its root).
 // As the DaemonSet's init step (`--init`) it writes its findings beside the agent's socket and
 // exits 0: the agent starts, and its readiness probe holds with the first error's reason.
-import { spawn } from 'node:child_process';
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../../cni/wire.ts';
 import { agentRole } from '../../lab/agents.ts';
@@ -14,6 +12,7 @@ import { isRecordedProcessAlive, readRecords } from '../../lab/processes.ts';
 import type { CliEnv } from '../cli-env.ts';
 import { labNodeName, readLabDescription } from '../node-target.ts';
 import { colourWanted, EXIT_DEGRADED, EXIT_DOWN, EXIT_HEALTHY, jsonDocument, printer } from '../output.ts';
+import { rerunInNetns } from '../rerun-in-netns.ts';
 import { UsageError } from '../usage-error.ts';
 import { DEFAULT_PATHS, type DoctorPaths } from './context.ts';
 import { DOCTOR_CHECKS, runDoctor } from './doctor.ts';
@@ -139,26 +138,8 @@ async function runOnLabNode(
   const labNode = labLayout(lab, description.nodes.length).nodes.find((n) => n.name === node);
   if (labNode === undefined) throw new UsageError(`lab ${lab} has no node ${node}`);
   const agentEnv = await labAgentEnv(lab, labNode);
-  const argv = [
-    'netns',
-    'exec',
-    labNode.netns,
-    process.execPath,
-    join(env.binDir, 'vpcnetctl'),
-    'doctor',
-    '--agent-socket',
-    labNode.agentSocket,
-    '--node-root',
-    labNode.nodeRoot,
-    ...forward,
-  ];
-  const child = spawn('ip', argv, { env: { ...agentEnv, ...overrides }, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (c: Buffer) => env.out(c.toString()));
-  child.stderr.on('data', (c: Buffer) => env.err(c.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve(code ?? 1));
-  });
+  const args = ['doctor', '--agent-socket', labNode.agentSocket, '--node-root', labNode.nodeRoot, ...forward];
+  return rerunInNetns(labNode.netns, args, { ...agentEnv, ...overrides }, env);
 }
 
 export async function runDoctorCommand(argv: string[], env: CliEnv): Promise<number> {

@@ -167,6 +167,33 @@ test('a role that may not simulate: the address actions are named as not verifia
   }
 });
 
+test('a denied action the agent can do without (the census’s reservations) is a warning saying what it loses', async () => {
+  await admin('PUT', '/admin/iam-policy', {
+    Statement: [
+      { Effect: 'Allow', Action: ['ec2:*', 'iam:SimulatePrincipalPolicy'] },
+      { Effect: 'Deny', Action: 'ec2:GetSubnetCidrReservations' },
+    ],
+  });
+  try {
+    const report = await runDoctor({ env: nodeEnv(), paths: paths() });
+    assert.deepEqual(
+      report.findings.map((f) => [f.severity, f.check, f.subject]),
+      [['warning', 'ec2-permissions', 'ec2:GetSubnetCidrReservations']],
+      JSON.stringify(report.findings, null, 2),
+    );
+    assert.match(report.findings[0]?.message ?? '', /without it the census counts without reservations/);
+    assert.match(
+      report.findings[0]?.fix ?? '',
+      /\(AmazonEKS_CNI_Policy does not: add it to a policy of your own\)$/,
+    );
+    // Without a Kubernetes API there is no census, so no call of it to check.
+    const offline = await runDoctor({ env: nodeEnv({ VPCNET_KUBE_API: '' }), paths: paths() });
+    assert.ok(!offline.findings.some((f) => f.subject === 'ec2:GetSubnetCidrReservations'));
+  } finally {
+    await admin('PUT', '/admin/iam-policy', {});
+  }
+});
+
 async function context(env: NodeJS.ProcessEnv): Promise<DoctorContext> {
   const found: DoctorContext['found'] = [];
   const config = parseConfig(env, found);

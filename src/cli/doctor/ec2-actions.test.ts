@@ -10,7 +10,7 @@ import { DRIVER_EC2_ACTIONS } from './ec2-actions.ts';
 
 const cloudDir = fileURLToPath(new URL('../../cloud/', import.meta.url));
 const EC2_VERBS =
-  /'((?:Describe|Create|Delete|Attach|Detach|Modify|Assign|Unassign|Associate|Disassociate)[A-Z][A-Za-z0-9]+)'/g;
+  /'((?:Describe|Get|Create|Delete|Attach|Detach|Modify|Assign|Unassign|Associate|Disassociate|Replace|Reset|Enable|Disable)[A-Z][A-Za-z0-9]+)'/g;
 
 async function driverActions(): Promise<Set<string>> {
   const files = (await readdir(cloudDir)).filter((f) => /^aws.*\.ts$/.test(f) && !f.endsWith('.test.ts'));
@@ -23,7 +23,12 @@ async function driverActions(): Promise<Set<string>> {
 
 test('the doctor probes every EC2 action the cloud driver sends, and only those', async () => {
   const sent = await driverActions();
-  assert.ok(sent.has('CreateNetworkInterface') && sent.has('AssignIpv6Addresses'), [...sent].join(' '));
+  assert.ok(
+    sent.has('CreateNetworkInterface') &&
+      sent.has('AssignIpv6Addresses') &&
+      sent.has('GetSubnetCidrReservations'),
+    [...sent].join(' '),
+  );
   assert.deepEqual([...sent].sort(), Object.keys(DRIVER_EC2_ACTIONS).sort());
 });
 

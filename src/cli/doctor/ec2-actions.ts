@@ -34,6 +34,11 @@ export interface DriverEc2Action {
   readonly neededWhen: Needed;
   /** What the agent does with it, for the finding's message. */
   readonly purpose: string;
+  /**
+   * What the agent does without it, for an action it can do without (a denial is then a warning
+   * naming this); absent: the agent cannot work without it (an error).
+   */
+  readonly without?: string;
 }
 
 const reads: Needed = (c) => !c.cloudAccess.imdsOnly;
@@ -63,6 +68,12 @@ export const DRIVER_EC2_ACTIONS: Readonly<Record<string, DriverEc2Action>> = {
     purpose: 'read subnets (CIDRs, free addresses, discovery tags)',
     neededWhen: reads,
     probe: { dryRun: true, params: (n) => ({ SubnetId: [n.subnetId] }) },
+  },
+  GetSubnetCidrReservations: {
+    purpose: 'read the subnets’ CIDR reservations for the subnet census',
+    without: 'the census counts without reservations, and no secondary IP is named for pods (EC2 picks them)',
+    neededWhen: (c) => reads(c) && c.capacity.census !== 'off',
+    probe: { dryRun: true, params: (n) => ({ SubnetId: n.subnetId, MaxResults: 5 }) },
   },
   DescribeTrunkInterfaceAssociations: {
     purpose: 'read the branch ENIs on the trunk (pods with security groups)',

@@ -11,6 +11,7 @@ export function captureCli(options: { tty?: boolean; env?: Record<string, string
   let err = '';
   return {
     binDir: '/nonexistent/bin',
+    self: '/nonexistent/bin/vpcnetctl',
     out: (s) => {
       out += s;
     },

@@ -38,6 +38,32 @@ export function roleArnOf(callerArn: string): string | undefined {
   return m === null ? undefined : `arn:${m[1]}:iam::${m[2]}:role/${m[3]}`;
 }
 
+/**
+ * The EC2 actions AWS's managed AmazonEKS_CNI_Policy (v5) allows: the fix names the policy only for
+ * those; the others (pod ENIs' trunk reads, the census's reservations) need a policy of one's own.
+ */
+const EKS_CNI_POLICY = new Set([
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:AttachNetworkInterface',
+  'ec2:CreateNetworkInterface',
+  'ec2:DeleteNetworkInterface',
+  'ec2:DescribeInstances',
+  'ec2:DescribeTags',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeInstanceTypes',
+  'ec2:DescribeSubnets',
+  'ec2:DetachNetworkInterface',
+  'ec2:ModifyNetworkInterfaceAttribute',
+  'ec2:UnassignPrivateIpAddresses',
+  'ec2:CreateTags',
+]);
+
+function managedPolicyNote(permission: string): string {
+  return EKS_CNI_POLICY.has(permission)
+    ? ' (AmazonEKS_CNI_Policy has it)'
+    : ' (AmazonEKS_CNI_Policy does not: add it to a policy of your own)';
+}
+
 function denialText(err: AwsServiceError): string {
   return `${err.code}: ${err.message.split('. Encoded authorization failure message')[0]}`;
 }
@@ -66,12 +92,13 @@ async function dryRuns(
         if (err.code === 'DryRunOperation') return;
         if (DENIED.has(err.code)) {
           const permission = /perform: (\S+)/.exec(err.message)?.[1] ?? `ec2:${action}`;
+          const without = entry.without === undefined ? '' : `; without it ${entry.without}`;
           report(ctx, {
             check: CHECK,
-            severity: 'error',
+            severity: entry.without === undefined ? 'error' : 'warning',
             subject: permission,
-            message: `the node's role may not call ${permission}, which the agent needs to ${entry.purpose} (dry run of ${action}: ${denialText(err)})`,
-            fix: `allow ${permission} in the policy of ${role} (AmazonEKS_CNI_Policy has it)`,
+            message: `the node's role may not call ${permission}, which the agent needs to ${entry.purpose}${without} (dry run of ${action}: ${denialText(err)})`,
+            fix: `allow ${permission} in the policy of ${role}${managedPolicyNote(permission)}`,
           });
           return;
         }
@@ -141,7 +168,7 @@ async function simulate(
       severity: 'error',
       subject: name,
       message: `the node's role may not call ${name}, which the agent needs to ${DRIVER_EC2_ACTIONS[action]?.purpose ?? 'work'} (IAM's policy simulator: ${decision})`,
-      fix: `allow ${name} in the policy of ${role} (AmazonEKS_CNI_Policy has it)`,
+      fix: `allow ${name} in the policy of ${role}${managedPolicyNote(name)}`,
     });
   }
 }
