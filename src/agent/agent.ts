@@ -407,6 +407,8 @@ async function serve(
   const drainSpool = spoolDrainer(config.delSpoolDir, handle, log);
   const introspect = () => ({
     ...addressing.withPoolView(introspection(meta, ledger, pool, stats, counters, now, manager)),
+    // CLUSTER_NAME: which cluster-tagged ENIs the audit counts as this cluster's.
+    ...(config.eniTags.clusterName === undefined ? {} : { clusterName: config.eniTags.clusterName }),
     deadPodGc: deadPodGc?.state() ?? 'off',
     // Pods with their own security groups: the trunk ENI their branch ENIs hang off (null until found).
     ...(trunk === undefined ? {} : { trunk: trunk.current() ?? null }),

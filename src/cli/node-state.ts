@@ -78,6 +78,8 @@ export interface NodeState {
   /** Where the node is (agents from before these fields leave them out). */
   readonly vpcId?: string;
   readonly subnetId?: string;
+  /** CLUSTER_NAME, when the agent has one. */
+  readonly clusterName?: string;
   readonly pool: {
     readonly total: number;
     readonly assigned: number;
@@ -255,6 +257,7 @@ export function parseNodeState(raw: unknown): NodeState {
     ...(str(s.instanceType) === undefined ? {} : { instanceType: str(s.instanceType) as string }),
     ...(str(s.vpcId) === undefined ? {} : { vpcId: str(s.vpcId) as string }),
     ...(str(s.subnetId) === undefined ? {} : { subnetId: str(s.subnetId) as string }),
+    ...(str(s.clusterName) === undefined ? {} : { clusterName: str(s.clusterName) as string }),
     pool: {
       total: num(stats.total) ?? 0,
       assigned: num(stats.assigned) ?? 0,

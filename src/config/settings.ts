@@ -164,7 +164,7 @@ export const AGENT_SETTINGS = {
     defaultText: 'unset',
     upstream: true,
     description:
-      'the ENIs vpcnet creates are tagged `cluster.k8s.amazonaws.com/name` with it; the leaked-ENI sweep then leaves ENIs of another cluster alone',
+      "the ENIs vpcnet creates are tagged `cluster.k8s.amazonaws.com/name` with it; the leaked-ENI sweep and `vpcnetctl audit` leave ENIs tagged for another cluster alone (unset: every ENI tagged with a cluster name, since it may be that cluster's)",
   }),
   additionalEniTags: unsetByDefault({
     env: 'ADDITIONAL_ENI_TAGS',

@@ -23,6 +23,8 @@ export interface AuditDeps {
   readonly agents: () => Promise<AgentSource[]>;
   /** NAMESPACE/NAME of the census Lease, whose subnets' CIDR reservations the counts use. */
   readonly censusLease: string;
+  /** CLUSTER_NAME; default: the one the agents name (none when they name none). */
+  readonly clusterName?: string;
   /** The cluster's VPC; default: the one the agents say they are in. */
   readonly vpcId?: string;
   /** Agents read at once (default 16). */
@@ -123,6 +125,20 @@ function enisToReread(candidates: readonly AuditFinding[], first: ClusterRead): 
   return [...ids].sort();
 }
 
+/** The CLUSTER_NAME the agents name; agents that disagree leave the audit unable to tell. */
+function clusterNameOf(
+  agents: readonly { readonly node: string; readonly state?: { readonly clusterName?: string } }[],
+) {
+  const names = new Set(
+    agents.flatMap((a) => (a.state?.clusterName === undefined ? [] : [a.state.clusterName])),
+  );
+  if (names.size > 1)
+    throw new Error(
+      `the agents name different CLUSTER_NAMEs (${[...names].sort().join(', ')}): give --cluster-name`,
+    );
+  return [...names][0];
+}
+
 export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
   const now = deps.now ?? Date.now;
   const started = now();
@@ -135,13 +151,15 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
       `no agent says which VPC it is in (${agents1.map((a) => `${a.node}: ${a.error ?? 'an agent from before vpcId'}`).join('; ') || 'no agent found'}): give --vpc-id`,
     );
   }
+  const clusterName = deps.clusterName ?? clusterNameOf(agents1);
   const pods1 = await readPods(deps.kube);
   const [enis1, subnets, reservations] = await Promise.all([
     vpcEnis(deps.ec2, vpcId),
     vpcSubnets(deps.ec2, vpcId),
     leaseReservations(deps.kube, deps.censusLease),
   ]);
-  const first: ClusterRead = { agents: agents1, pods: pods1, enis: enis1, subnets };
+  const named = clusterName === undefined ? {} : { clusterName };
+  const first: ClusterRead = { agents: agents1, pods: pods1, enis: enis1, subnets, ...named };
   const candidates = findCandidates(first);
   const base = {
     vpcId,
@@ -162,7 +180,7 @@ export async function runAudit(deps: AuditDeps): Promise<AuditReport> {
   const enis2 = [...enis1.filter((e) => !freshIds.has(e.eniId)), ...fresh];
   const agents2 = await readAgents(deps.agents, reading);
   const pods2 = await readPods(deps.kube);
-  const second = findCandidates({ agents: agents2, pods: pods2, enis: enis2, subnets });
+  const second = findCandidates({ agents: agents2, pods: pods2, enis: enis2, subnets, ...named });
   const seenFirst = new Set(candidates.map((c) => c.key));
   const confirmed = second.filter((c) => seenFirst.has(c.key));
   const order = (f: AuditFinding) => (f.severity === 'critical' ? 0 : 1);

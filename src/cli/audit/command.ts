@@ -77,6 +77,9 @@ Sources (a cluster by default):
   --region R, --ec2-endpoint URL, --vpc-id V
                        EC2 (default AWS_REGION, the regional endpoint, the VPC the agents name);
                        credentials: the AWS SDK's usual chain (environment, profile, IRSA, ...)
+  --cluster-name NAME  the cluster's CLUSTER_NAME (default: the one the agents name): vpcnet ENIs
+                       tagged cluster.k8s.amazonaws.com/name for another cluster of the VPC are
+                       not reported (with no name, none tagged with one is)
   --lab NAME           a lab on this machine: its emulator, API and agents
 Output:
   --json               one JSON document: {"findings": [...], "subnets": [...], ...}; each finding
@@ -247,6 +250,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       region: { type: 'string' },
       'ec2-endpoint': { type: 'string' },
       'vpc-id': { type: 'string' },
+      'cluster-name': { type: 'string' },
       'census-lease': { type: 'string' },
       parallel: { type: 'string' },
       repair: { type: 'boolean' },
@@ -282,6 +286,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
       ...(values.json === true ? ['--json'] : []),
       ...(values.interval === undefined ? [] : ['--interval', values.interval]),
       ...(values['vpc-id'] === undefined ? [] : ['--vpc-id', values['vpc-id']]),
+      ...(values['cluster-name'] === undefined ? [] : ['--cluster-name', values['cluster-name']]),
       ...(values['census-lease'] === undefined ? [] : ['--census-lease', values['census-lease']]),
       ...(values.parallel === undefined ? [] : ['--parallel', values.parallel]),
       ...(values.repair === true ? ['--repair', '--from-report', values['from-report'] ?? ''] : []),
@@ -340,6 +345,7 @@ export async function runAuditCommand(argv: string[], env: CliEnv): Promise<numb
         parallel,
         censusLease: censusLeaseOf(values['census-lease']),
         ...(values['vpc-id'] === undefined ? {} : { vpcId: values['vpc-id'] }),
+        ...(values['cluster-name'] === undefined ? {} : { clusterName: values['cluster-name'] }),
       });
     } catch (err) {
       if (err instanceof UsageError) throw err;

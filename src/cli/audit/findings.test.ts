@@ -200,6 +200,17 @@ test('a detached ENI of vpcnet’s is found, unless an agent is on its way with 
   assert.deepEqual(keys(pending), []);
 });
 
+test('a detached vpcnet ENI tagged for another cluster of the VPC is not this cluster’s to report', () => {
+  const r = healthy();
+  const tagged = (name: string, cluster: string) =>
+    eni(name, undefined, [], {
+      tags: { 'vpcnet.io/created-by': 'vpcnet', 'cluster.k8s.amazonaws.com/name': cluster },
+    });
+  const enis = [...r.enis, tagged('eni-p', 'prod'), tagged('eni-s', 'staging')];
+  assert.deepEqual(keys({ ...r, enis, clusterName: 'prod' }), ['detached-eni eni-p']);
+  assert.deepEqual(keys({ ...r, enis }), [], 'a cluster without a name cannot tell either is its own');
+});
+
 test('an ENI serving pods from a subnet tagged to drain, and a branch ENI annotation EC2 disagrees with', () => {
   const r = healthy();
   const drained = { ...r, subnets: [{ ...SUBNET, tags: { 'kubernetes.io/role/cni': '0' } }] };

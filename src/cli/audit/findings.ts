@@ -4,7 +4,7 @@
 // never reported as missing.
 
 import { cidrContains, isCidr, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
-import { carriesVpcnetMark, NO_MANAGE_TAG } from '../../ipam/enis/eni-ownership.ts';
+import { carriesVpcnetMark, NO_MANAGE_TAG, ofThisCluster } from '../../ipam/enis/eni-ownership.ts';
 import { SUBNET_DISCOVERY_TAG, SUBNET_EXCLUDED_VALUE } from '../../ipam/enis/subnet-tags.ts';
 import type { AttachmentRow, NodeState } from '../node-state.ts';
 import type { ClusterRead, Ec2Eni } from './model.ts';
@@ -272,7 +272,11 @@ export function findCandidates(read: ClusterRead): AuditFinding[] {
       }
     }
     // detached-eni: one of vpcnet's, attached to nothing and on no agent's way in or out.
-    if (eni.status === 'available' && carriesVpcnetMark({ tags: eni.tags, description: eni.description })) {
+    if (
+      eni.status === 'available' &&
+      carriesVpcnetMark({ tags: eni.tags, description: eni.description }) &&
+      ofThisCluster(eni.tags, read.clusterName)
+    ) {
       const pending = nodes.find((m) => m.state.pool.pendingEniIds.includes(eni.eniId));
       if (pending === undefined) {
         const created = eni.tags['node.k8s.amazonaws.com/createdAt'];

@@ -60,6 +60,8 @@ export interface ClusterRead {
   readonly pods: readonly PodView[];
   readonly enis: readonly Ec2Eni[];
   readonly subnets: readonly Ec2Subnet[];
+  /** CLUSTER_NAME: ENIs tagged for another cluster are not this one's to report. */
+  readonly clusterName?: string;
 }
 
 const tagsOf = (xml: XmlElement): Record<string, string> =>

@@ -64,6 +64,19 @@ export function carriesVpcnetMark(eni: Pick<EniInfo, 'tags' | 'description'>): b
   );
 }
 
+/**
+ * Whether an ENI may be this cluster's: untagged (a cluster without CLUSTER_NAME tags nothing), or
+ * tagged with this cluster's name. An ENI tagged for a cluster is never taken by a cluster without
+ * a name, which cannot tell it is not that one.
+ */
+export function ofThisCluster(
+  tags: Readonly<Record<string, string>>,
+  clusterName: string | undefined,
+): boolean {
+  const tagged = tags[CLUSTER_NAME_TAG];
+  return tagged === undefined || tagged === clusterName;
+}
+
 /** MANAGE_UNTAGGED_ENI and the instance whose tag marks an ENI as this node's. */
 export interface UntaggedEniRule {
   readonly manageUntagged: boolean;

@@ -104,6 +104,14 @@ describe('the leaked-ENI sweep', () => {
     assert.ok(cloud.enis.has(other) && !cloud.enis.has(mine));
   });
 
+  test('without CLUSTER_NAME, an ENI tagged for some cluster is left alone: it may be that cluster’s', async () => {
+    const { cloud, sweep, plant } = world();
+    const named = await plant({ ...ours(cloud, T0 - GRACE), [CLUSTER_NAME_TAG]: 'staging' });
+    const untagged = await plant(ours(cloud, T0 - GRACE));
+    assert.equal(await sweep.sweep(), 1);
+    assert.ok(cloud.enis.has(named) && !cloud.enis.has(untagged));
+  });
+
   test('runs at start, then every interval; a young ENI brings the next sweep forward to its grace’s end', async () => {
     const { cloud, clock, sweep, plant } = world({ cleanup: { intervalMs: 3_600_000 } });
     const young = await plant(ours(cloud, T0 - 60_000));

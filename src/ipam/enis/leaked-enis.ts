@@ -7,8 +7,8 @@
 import { CloudError, type DetachedEni } from '../../cloud/cloud.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import type { PoolParts } from '../pool/pool-parts.ts';
-import { carriesVpcnetMark, INSTANCE_ID_TAG } from './eni-ownership.ts';
-import { CLUSTER_NAME_TAG, CREATED_AT_TAG, parseCreatedAtTag } from './eni-tags.ts';
+import { carriesVpcnetMark, INSTANCE_ID_TAG, ofThisCluster } from './eni-ownership.ts';
+import { CREATED_AT_TAG, parseCreatedAtTag } from './eni-tags.ts';
 
 export interface LeakedEniCleanup {
   /** false: DISABLE_LEAKED_ENI_CLEANUP=true. */
@@ -81,15 +81,13 @@ export class LeakedEniSweep {
   }
 
   /**
-   * Ownership: only an ENI vpcnet created (its tag or description), of this cluster when
-   * CLUSTER_NAME is set, and not one the registry knows: attached, being freed (the passes finish
+   * Ownership: only an ENI vpcnet created (its tag or description), that may be this cluster's
+   * (ofThisCluster), and not one the registry knows: attached, being freed (the passes finish
    * those), or already deleted (a describe that still lists it is stale).
    */
   #isOurs(eni: DetachedEni): boolean {
     if (!carriesVpcnetMark(eni)) return false;
-    const cluster = this.#p.eniTags.clusterName;
-    const tagged = eni.tags[CLUSTER_NAME_TAG];
-    if (cluster !== undefined && tagged !== undefined && tagged !== cluster) return false;
+    if (!ofThisCluster(eni.tags, this.#p.eniTags.clusterName)) return false;
     return !this.#p.registry.knows(eni.eniId);
   }
 
