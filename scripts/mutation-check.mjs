@@ -7,7 +7,7 @@
 // Usage: node scripts/mutation-check.mjs [--list] [NAME...]
 import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -455,7 +455,18 @@ function run(cwd, files) {
   return new Promise((resolvePromise) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=tap', ...files],
+      [
+        '--import',
+        'tsx',
+        '--test',
+        '--test-concurrency=2',
+        // A mutation may leave a test waiting forever (an agent a failed assertion never stopped):
+        // that test fails after two minutes, and its file's process is ended once its tests are done.
+        '--test-timeout=120000',
+        '--test-force-exit',
+        '--test-reporter=tap',
+        ...files,
+      ],
       // Run as a test run of its own, also when this script runs inside one (npm test): with the
       // parent's NODE_TEST_CONTEXT the child would report to a parent that is not listening. The
       // churn property runs 100 times instead of 1,000: the unit tests beside it kill the same
@@ -496,68 +507,93 @@ function typecheck(cwd) {
   });
 }
 
-/** Runs the mutations; returns one result per mutation. */
+/** A copy of the sources to mutate (its own src/, the repository's node_modules). */
+async function copyOfSources() {
+  const work = await mkdtemp(join(tmpdir(), 'vpcnet-mutation-'));
+  await cp(join(root, 'src'), join(work, 'src'), { recursive: true });
+  for (const f of ['package.json', 'tsconfig.json']) await cp(join(root, f), join(work, f));
+  await symlink(join(root, 'node_modules'), join(work, 'node_modules'));
+  return work;
+}
+
+/** Applies one mutation to the copy at `work`, runs what judges it, restores the file. */
+async function judge(work, m) {
+  const path = join(work, m.file);
+  const original = await readFile(path, 'utf8');
+  const count = original.split(m.from).length - 1;
+  if (count !== 1) return { ...m, outcome: 'stale', detail: `target text found ${count} times in ${m.file}` };
+  await writeFile(path, original.replace(m.from, m.to));
+  try {
+    if (m.compiler !== undefined) {
+      const started = Date.now();
+      const r = await typecheck(work);
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      const refusal = r.output.split('\n').find((l) => m.compiler.test(l));
+      const outcome = refusal !== undefined ? 'killed' : r.code === 0 ? 'survived' : 'error';
+      const detail =
+        `tsc, ${seconds} s` +
+        (outcome === 'killed' ? `; refused: ${refusal.trim()}` : '') +
+        (outcome === 'error' ? `; exit ${r.code}, not the expected error:\n${r.output.slice(-2000)}` : '');
+      return { ...m, outcome, detail };
+    }
+    const files = [];
+    for (const t of m.tests) {
+      const found = await stat(join(work, t)).catch(() => undefined);
+      if (!found) throw new Error(`${m.name}: no test folder or file ${t}`);
+      files.push(...(found.isDirectory() ? await testFiles(work, t) : [join(work, t)]));
+    }
+    const started = Date.now();
+    const r = await run(work, files);
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    // Killed only by a failing test: a copy that cannot even load proves nothing about the tests.
+    const failed = Number(/^# fail (\d+)$/m.exec(r.output)?.[1] ?? 0);
+    const ran = Number(/^# tests (\d+)$/m.exec(r.output)?.[1] ?? 0);
+    const firstFailure = /^\s*not ok \d+ - (.*)$/m.exec(r.output)?.[1] ?? '';
+    // A run that reports no tests proves nothing either way.
+    const outcome = ran === 0 ? 'error' : failed > 0 ? 'killed' : r.code === 0 ? 'survived' : 'error';
+    const detail =
+      `${files.length} test files, ${seconds} s` +
+      (outcome === 'killed' ? `; ${failed} failed, first: ${firstFailure}` : '') +
+      (outcome === 'error' ? `; exit ${r.code}, ${ran} tests, none failed:\n${r.output.slice(-2000)}` : '');
+    return { ...m, outcome, detail };
+  } finally {
+    await writeFile(path, original);
+  }
+}
+
+/**
+ * Runs the mutations; returns one result per mutation, in the list's order. Each worker mutates
+ * its own copy of the sources, so they run side by side: VPCNET_MUTATION_WORKERS, default the
+ * machine's cores, at most 4 (each run is one node process; more only crowd the cores).
+ */
 export async function mutationCheck(names = [], log = console.log) {
   const chosen = names.length === 0 ? MUTATIONS : MUTATIONS.filter((m) => names.includes(m.name));
   const unknown = names.filter((n) => !MUTATIONS.some((m) => m.name === n));
   if (unknown.length > 0) throw new Error(`unknown mutation(s): ${unknown.join(', ')}`);
-  const work = await mkdtemp(join(tmpdir(), 'vpcnet-mutation-'));
+  const wanted = Number(process.env.VPCNET_MUTATION_WORKERS ?? Math.min(availableParallelism(), 4));
+  const workers = Math.max(1, Math.min(chosen.length, Number.isInteger(wanted) ? wanted : 1));
+  const results = new Array(chosen.length);
+  let next = 0;
+  const copies = [];
   try {
-    await cp(join(root, 'src'), join(work, 'src'), { recursive: true });
-    for (const f of ['package.json', 'tsconfig.json']) await cp(join(root, f), join(work, f));
-    await symlink(join(root, 'node_modules'), join(work, 'node_modules'));
-    const results = [];
-    for (const m of chosen) {
-      const path = join(work, m.file);
-      const original = await readFile(path, 'utf8');
-      const count = original.split(m.from).length - 1;
-      if (count !== 1) {
-        results.push({ ...m, outcome: 'stale', detail: `target text found ${count} times in ${m.file}` });
-        log(`STALE     ${m.name}: target text found ${count} times in ${m.file}`);
-        continue;
-      }
-      await writeFile(path, original.replace(m.from, m.to));
-      if (m.compiler !== undefined) {
-        const started = Date.now();
-        const r = await typecheck(work);
-        await writeFile(path, original);
-        const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        const refusal = r.output.split('\n').find((l) => m.compiler.test(l));
-        const outcome = refusal !== undefined ? 'killed' : r.code === 0 ? 'survived' : 'error';
-        const detail =
-          `tsc, ${seconds} s` +
-          (outcome === 'killed' ? `; refused: ${refusal.trim()}` : '') +
-          (outcome === 'error' ? `; exit ${r.code}, not the expected error:\n${r.output.slice(-2000)}` : '');
-        results.push({ ...m, outcome, detail });
-        log(`${outcome.toUpperCase().padEnd(9)} ${m.name} (${m.rule}): ${m.what} [${detail}]`);
-        continue;
-      }
-      const files = [];
-      for (const t of m.tests) {
-        const found = await stat(join(work, t)).catch(() => undefined);
-        if (!found) throw new Error(`${m.name}: no test folder or file ${t}`);
-        files.push(...(found.isDirectory() ? await testFiles(work, t) : [join(work, t)]));
-      }
-      const started = Date.now();
-      const r = await run(work, files);
-      await writeFile(path, original);
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      // Killed only by a failing test: a copy that cannot even load proves nothing about the tests.
-      const failed = Number(/^# fail (\d+)$/m.exec(r.output)?.[1] ?? 0);
-      const ran = Number(/^# tests (\d+)$/m.exec(r.output)?.[1] ?? 0);
-      const firstFailure = /^\s*not ok \d+ - (.*)$/m.exec(r.output)?.[1] ?? '';
-      // A run that reports no tests proves nothing either way.
-      const outcome = ran === 0 ? 'error' : failed > 0 ? 'killed' : r.code === 0 ? 'survived' : 'error';
-      const detail =
-        `${files.length} test files, ${seconds} s` +
-        (outcome === 'killed' ? `; ${failed} failed, first: ${firstFailure}` : '') +
-        (outcome === 'error' ? `; exit ${r.code}, ${ran} tests, none failed:\n${r.output.slice(-2000)}` : '');
-      results.push({ ...m, outcome, detail });
-      log(`${outcome.toUpperCase().padEnd(9)} ${m.name} (${m.rule}): ${m.what} [${detail}]`);
-    }
+    for (let i = 0; i < workers; i++) copies.push(await copyOfSources());
+    await Promise.all(
+      copies.map(async (work) => {
+        while (next < chosen.length) {
+          const i = next++;
+          const r = await judge(work, chosen[i]);
+          results[i] = r;
+          log(
+            r.outcome === 'stale'
+              ? `STALE     ${r.name}: ${r.detail}`
+              : `${r.outcome.toUpperCase().padEnd(9)} ${r.name} (${r.rule}): ${r.what} [${r.detail}]`,
+          );
+        }
+      }),
+    );
     return results;
   } finally {
-    await rm(work, { recursive: true, force: true });
+    for (const work of copies) await rm(work, { recursive: true, force: true });
   }
 }
 

@@ -82,20 +82,28 @@ test('an API that never answers delays no ADD, nor the stop: the writes wait in 
     parallel: 2,
   });
   const agent = await w.start({ podIpAnnotations: hung });
-  const withMs = await addDelMedianMs(agent, await w.netns('a'));
-  assert.equal(started.length, 2, 'two writes under way, the rest queued');
-  assert.equal(hung.figures().queued, 28);
-  // Same work either way; the bound only absorbs a busy machine's noise.
-  assert.ok(
-    withMs < withoutMs * 3 + 10,
-    `ADD median ${withMs.toFixed(2)} ms with a hung API, ${withoutMs.toFixed(2)} ms without`,
-  );
-  // The writes under way never end: the agent's stop does not wait for them.
-  const outcome = await Promise.race([
-    agent.stop().then(() => 'stopped'),
-    new Promise((r) => setTimeout(() => r('waited on the API'), 5000)),
-  ]);
-  assert.equal(outcome, 'stopped');
+  let stopping: Promise<void> | undefined;
+  let withMs: number;
+  try {
+    withMs = await addDelMedianMs(agent, await w.netns('a'));
+    assert.equal(started.length, 2, 'two writes under way, the rest queued');
+    assert.equal(hung.figures().queued, 28);
+    // Same work either way; the bound only absorbs a busy machine's noise.
+    assert.ok(
+      withMs < withoutMs * 3 + 10,
+      `ADD median ${withMs.toFixed(2)} ms with a hung API, ${withoutMs.toFixed(2)} ms without`,
+    );
+    // The writes under way never end: the agent's stop does not wait for them.
+    stopping = agent.stop();
+    const outcome = await Promise.race([
+      stopping.then(() => 'stopped'),
+      new Promise((r) => setTimeout(() => r('waited on the API'), 5000)),
+    ]);
+    assert.equal(outcome, 'stopped');
+  } finally {
+    // Stopped also when an assertion failed: a running agent would keep the test file alive.
+    await (stopping ?? agent.stop());
+  }
   assert.equal(hung.figures().dropped, 28);
   t.diagnostic(`ADD median ${withMs.toFixed(2)} ms with a hung API, ${withoutMs.toFixed(2)} ms without`);
 });
