@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { errorText } from '../infra/error-text.ts';
 import { randomSeed } from './prng.ts';
-import { formatFigures, runStorm } from './storm.ts';
+import { formatFigures, formatTaints, runStorm } from './storm.ts';
 
 const HELP = `Usage: npm run storm -- [--seed S] [--pods N] [--ops K] [options]
 
@@ -25,6 +25,8 @@ Options:
   --kill-rate R     share of steps that kill the agent (default 0.08)
   --fault-rate R    share of steps that switch faults (default 0.1)
   --sg-pods         a lab with pod ENIs (m5.large); about a third of the pods have security groups
+  --readiness-taint VPCNET_NODE_READINESS=taint on the node; a false vpcnet.io/ip-exhausted taint
+                    (held while the pool has a free address and can grow, past 3 s) fails the storm
   --instance-type T the node's instance type (default m5.large)
   --lab NAME        the lab's name (default st<seed>); its namespaces start with NAME-
   --keep-lab        leave the lab up afterwards (remove it with vpcnetctl lab down --name NAME)
@@ -47,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
       'kill-rate': { type: 'string' },
       'fault-rate': { type: 'string' },
       'sg-pods': { type: 'boolean' },
+      'readiness-taint': { type: 'boolean' },
       'instance-type': { type: 'string' },
       lab: { type: 'string' },
       'keep-lab': { type: 'boolean' },
@@ -61,7 +64,7 @@ async function main(argv: string[]): Promise<number> {
   const seed = Math.floor(number(values.seed, 'seed', randomSeed()));
   const sgPods = values['sg-pods'] === true;
   process.stdout.write(`storm seed ${seed}\n`);
-  const { figures, opLog } = await runStorm({
+  const { figures, opLog, taints } = await runStorm({
     seed,
     pods: Math.max(1, Math.floor(number(values.pods, 'pods', 8))),
     ops: Math.floor(number(values.ops, 'ops', 60)),
@@ -72,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
     instanceType: values['instance-type'],
     labName: values.lab ?? `st${seed}`.slice(0, 20),
     keepLab: values['keep-lab'] === true,
+    readinessTaint: values['readiness-taint'] === true,
     log: (line) => process.stdout.write(`${line}\n`),
   });
   if (figures.violations.length > 0) {
@@ -81,7 +85,8 @@ async function main(argv: string[]): Promise<number> {
     for (const v of figures.violations) process.stdout.write(`  ${v}\n`);
   }
   process.stdout.write(`\nseed ${seed}\n${formatFigures(figures)}\n`);
-  return figures.violations.length > 0 ? 1 : 0;
+  if (taints !== undefined) process.stdout.write(`${formatTaints(taints)}\n`);
+  return figures.violations.length > 0 || (taints?.falseTaints ?? 0) > 0 ? 1 : 0;
 }
 
 main(process.argv.slice(2)).then(

@@ -10,6 +10,7 @@ import { unixJson } from '../lab/unix-http.ts';
 import { type PlanOptions, stormPlan } from './plan.ts';
 import { type StormFigures, StormRunner } from './runner.ts';
 import { StormRuntime } from './runtime.ts';
+import { type TaintFigures, watchTaint } from './taint-watch.ts';
 
 export interface StormOptions extends PlanOptions {
   readonly labName: string;
@@ -18,6 +19,8 @@ export interface StormOptions extends PlanOptions {
   readonly instanceType: string | undefined;
   /** Leave the lab up after the storm (to look at it); `lab down --name` removes it later. */
   readonly keepLab: boolean;
+  /** VPCNET_NODE_READINESS=taint on the node, and the taint watched for false taints (taint-watch.ts). */
+  readonly readinessTaint?: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -25,6 +28,8 @@ export interface StormOutcome {
   readonly figures: StormFigures;
   /** One line per step (and what came of it): replays the storm with the same seed. */
   readonly opLog: readonly string[];
+  /** With `readinessTaint`: the taint's applications and false taints during the storm. */
+  readonly taints?: TaintFigures;
 }
 
 /** 3 ENIs of 10 addresses: room for the churn of a storm while freed addresses cool down (30 s). */
@@ -35,6 +40,7 @@ async function labUp(o: StormOptions): Promise<LabDescription> {
   const args = ['lab', 'up', '--name', o.labName, '--detach', '--json'];
   args.push('--instance-type', o.instanceType ?? DEFAULT_INSTANCE_TYPE);
   if (o.sgPods) args.push('--pod-eni');
+  if (o.readinessTaint === true) args.push('--agent-env', 'VPCNET_NODE_READINESS=taint');
   const out = await runToSuccess([process.execPath, join(repoRoot, 'bin', 'vpcnetctl'), ...args]);
   return JSON.parse(out.stdout) as LabDescription;
 }
@@ -67,8 +73,22 @@ export async function runStorm(o: StormOptions): Promise<StormOutcome> {
       log: o.log,
     });
     if (o.sgPods) await waitForTrunk(layout.emulator.adminSocket, node.name);
-    const figures = await runner.run(plan);
-    return { figures, opLog: runner.opLog };
+    const watch =
+      o.readinessTaint === true
+        ? watchTaint({
+            adminSocket: layout.emulator.adminSocket,
+            agentSocket: node.agentSocket,
+            nodeName: node.name,
+          })
+        : undefined;
+    let figures: StormFigures;
+    let taints: TaintFigures | undefined;
+    try {
+      figures = await runner.run(plan);
+    } finally {
+      taints = await watch?.stop();
+    }
+    return { figures, opLog: runner.opLog, ...(taints === undefined ? {} : { taints }) };
   } finally {
     if (!o.keepLab) await labDown(o.labName);
   }
@@ -84,6 +104,12 @@ async function waitForTrunk(adminSocket: string, node: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`node ${node} got no trunk ENI in 60 s`);
     await sleep(200);
   }
+}
+
+export function formatTaints(t: TaintFigures): string {
+  return [`ip-exhausted taints applied: ${t.applied}`, `false taints: ${t.falseTaints}`, ...t.details].join(
+    '\n',
+  );
 }
 
 export function formatFigures(f: StormFigures): string {

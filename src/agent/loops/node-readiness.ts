@@ -111,12 +111,15 @@ export interface NodeReadinessState {
   readonly message: string;
   readonly since: string;
   readonly tainted: boolean;
+  /** What the pool said at the last look (the storm's taint watch judges the taint by it). */
+  readonly pool: PoolReadiness;
   readonly lastError?: string;
 }
 
 export class NodeReadiness {
   readonly #d: NodeReadinessDeps;
   #current: (Readiness & { since: number }) | undefined;
+  #pool: PoolReadiness | undefined;
   /** What the API holds: the condition last written, and whether the taint is on. */
   #written: { reason: string; ready: boolean; at: number } | undefined;
   #tainted = false;
@@ -142,6 +145,7 @@ export class NodeReadiness {
       message: c.message,
       since: new Date(c.since).toISOString(),
       tainted: this.#tainted,
+      pool: this.#pool ?? { free: 0, blocked: null, roomToGrow: false, warmWorth: 1 },
       ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
     };
   }
@@ -163,6 +167,7 @@ export class NodeReadiness {
   async check(): Promise<void> {
     const now = this.#d.now();
     const pool = this.#d.pool();
+    this.#pool = pool;
     const r = readinessOf(pool);
     const prior = this.#current;
     if (prior === undefined || prior.ready !== r.ready || prior.reason !== r.reason) {
