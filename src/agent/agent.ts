@@ -408,6 +408,8 @@ async function serve(
   const introspect = () => ({
     ...addressing.withPoolView(introspection(meta, ledger, pool, stats, counters, now, manager)),
     deadPodGc: deadPodGc?.state() ?? 'off',
+    // Pods with their own security groups: the trunk ENI their branch ENIs hang off (null until found).
+    ...(trunk === undefined ? {} : { trunk: trunk.current() ?? null }),
     recovery: recoveryView(ledger, recovery, now()),
     ...(adoption === undefined ? {} : { adoption }),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),

@@ -18,6 +18,7 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
+import { VPCNET_VERSION } from '../infra/version.ts';
 import { kubeCniNodes } from '../pods/cni-node.ts';
 import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
@@ -37,9 +38,31 @@ function netlinkHelperPath(): string {
   return join(dirname(realpathSync(process.argv[1] ?? '.')), 'vpcnet-netlink');
 }
 
-async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+/**
+ * The agent takes its settings from the environment alone. An argument is a person at a terminal:
+ * --help and --version answer; anything else is refused before anything starts (an agent started
+ * by mistake in the caller's namespace would configure it).
+ */
+function commandLine(args: readonly string[]): number | undefined {
+  if (args.length === 0) return undefined;
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
     process.stdout.write(vpcnetdHelp());
+    return 0;
+  }
+  if (args.length === 1 && args[0] === '--version') {
+    process.stdout.write(`vpcnetd ${VPCNET_VERSION}\n`);
+    return 0;
+  }
+  process.stderr.write(
+    `vpcnetd: unknown argument '${args[0]}': the agent takes its settings from the environment and no arguments (vpcnetd --help lists them)\n`,
+  );
+  return 2;
+}
+
+async function main(): Promise<void> {
+  const answered = commandLine(process.argv.slice(2));
+  if (answered !== undefined) {
+    process.exitCode = answered;
     return;
   }
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -8,12 +8,15 @@ import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
 import type { ResourceController } from './controller/resource-controller.ts';
+import type { IamRole } from './ec2/authorization.ts';
 import type { Ec2CallCounts } from './ec2/call-counts.ts';
 import { Ec2Error } from './ec2/error.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
+import { parseIamPolicy } from './iam/iam-policy.ts';
 import type { ObjectStore } from './kube/object-store.ts';
 import { connectionTrackingOf } from './vpc/connection-tracking.ts';
+import type { MetadataOptions } from './vpc/metadata-options.ts';
 import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
@@ -23,6 +26,8 @@ export interface AdminDeps {
   readonly calls?: Ec2CallCounts;
   /** The Kubernetes slice's ENIConfigs (POST /admin/eniconfigs). */
   readonly eniConfigs?: ObjectStore;
+  /** The instance role whose policy PUT /admin/iam-policy sets. */
+  readonly iam?: IamRole;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -116,6 +121,37 @@ export function parseFaultSettings(v: unknown): FaultSettings {
   };
 }
 
+/** `{ httpEndpoint?, httpTokens?, httpPutResponseHopLimit? }`: what ModifyInstanceMetadataOptions takes. */
+function parseMetadataOptions(v: unknown): Partial<MetadataOptions> {
+  if (!isRecord(v)) throw new Error('body must be a JSON object');
+  const endpoint = optionalString(v.httpEndpoint, 'httpEndpoint');
+  const tokens = optionalString(v.httpTokens, 'httpTokens');
+  const hops = optionalNumber(v.httpPutResponseHopLimit, 'httpPutResponseHopLimit');
+  return {
+    ...(endpoint === undefined ? {} : { httpEndpoint: endpoint as MetadataOptions['httpEndpoint'] }),
+    ...(tokens === undefined ? {} : { httpTokens: tokens as MetadataOptions['httpTokens'] }),
+    ...(hops === undefined ? {} : { httpPutResponseHopLimit: hops }),
+  };
+}
+
+/**
+ * The instance role's policy: PUT /admin/iam-policy with a policy document (its statements decide
+ * every EC2, STS and IAM call after it), or `{}` to allow everything again; GET shows it.
+ */
+function handleIamAdmin(
+  method: string,
+  path: string,
+  parsed: unknown,
+  iam: IamRole | undefined,
+): HttpReply | undefined {
+  if (path !== '/admin/iam-policy' || iam === undefined) return undefined;
+  if (method === 'GET') return jsonReply(200, { policy: iam.policy?.document ?? null });
+  if (method !== 'PUT') return undefined;
+  const empty = isRecord(parsed) && Object.keys(parsed).length === 0;
+  iam.policy = empty ? undefined : parseIamPolicy(parsed);
+  return { status: 204, headers: {}, body: '' };
+}
+
 export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
   const state = ops.state;
   return {
@@ -200,6 +236,25 @@ export async function handleAdmin(
     }
     if (method === 'POST' && path === '/admin/eniconfigs' && deps.eniConfigs !== undefined) {
       return jsonReply(201, addEniConfig(deps.eniConfigs, parsed));
+    }
+    const iamAnswer = handleIamAdmin(method, path, parsed, deps.iam);
+    if (iamAnswer !== undefined) return iamAnswer;
+    const metadataOf = /^\/admin\/instances\/([^/]+)\/metadata-options$/.exec(path);
+    if (method === 'POST' && metadataOf?.[1] !== undefined) {
+      const instanceId = decodeURIComponent(metadataOf[1]);
+      deps.ops.state.instance(instanceId);
+      return jsonReply(200, deps.ops.state.metadataOptions.set(instanceId, parseMetadataOptions(parsed)));
+    }
+    if (method === 'POST' && path === '/admin/security-groups') {
+      const g = parsed as { groupId?: unknown; groupName?: unknown; description?: unknown };
+      if (typeof g.groupId !== 'string')
+        throw new Error('body must be {"groupId": "sg-...", "groupName"?: "..."}');
+      const name = typeof g.groupName === 'string' ? g.groupName : g.groupId;
+      const description = typeof g.description === 'string' ? g.description : name;
+      return jsonReply(
+        201,
+        deps.ops.state.securityGroups.add({ groupId: g.groupId, groupName: name, description }),
+      );
     }
     if (method === 'PUT' && path === '/admin/faults') {
       deps.faults.set(parseFaultSettings(parsed));

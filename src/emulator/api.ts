@@ -12,6 +12,8 @@ export interface VpcSpec {
   readonly ipv6Cidr?: string;
   readonly region: string; // e.g. us-west-2
   readonly subnets: readonly SubnetSpec[];
+  /** Security groups of the VPC besides its default one (DescribeSecurityGroups lists them). */
+  readonly securityGroups?: readonly { readonly groupId: string; readonly groupName: string }[];
 }
 
 export interface SubnetSpec {

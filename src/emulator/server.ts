@@ -8,15 +8,18 @@ import { errorText } from '../infra/error-text.ts';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
 import { ResourceController } from './controller/resource-controller.ts';
+import { IamRole } from './ec2/authorization.ts';
 import { Ec2CallCounts } from './ec2/call-counts.ts';
 import { handleEc2 } from './ec2/query-api.ts';
 import { FaultInjector, staleWindowMs } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
+import { handleIamCall, iamServiceOf } from './iam/iam-api.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
 import { registerNodesOfInstances } from './kube/node-objects.ts';
 import {
   CNI_NODE,
+  CONFIG_MAP,
   ENI_CONFIG,
   EVENT,
   LEASE,
@@ -48,6 +51,10 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function reply(res: ServerResponse, r: HttpReply): void {
+  if (r.drop === true) {
+    res.socket?.destroy();
+    return;
+  }
   res.writeHead(r.status, { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) });
   res.end(r.body);
 }
@@ -86,6 +93,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     ids,
     fallbackInstance: opts.imdsFallbackInstance,
     nowMs,
+    metadataOptions: (id) => state.metadataOptions.of(id),
   });
   const versions = new ResourceVersionCounter();
   const pods = new ObjectStore(POD, { ids, versions });
@@ -95,10 +103,12 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const cniNodes = new ObjectStore(CNI_NODE, { ids, versions });
   const events = new ObjectStore(EVENT, { ids, versions });
   const leases = new ObjectStore(LEASE, { ids, versions });
-  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, leases, log });
+  const configMaps = new ObjectStore(CONFIG_MAP, { ids, versions });
+  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, leases, configMaps, log });
   const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
+  const iam = new IamRole();
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -115,11 +125,15 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     if (path.startsWith('/admin/'))
       return reply(
         res,
-        await handleAdmin(method, path, body, { ops, faults, controller, calls, eniConfigs }),
+        await handleAdmin(method, path, body, { ops, faults, controller, calls, eniConfigs, iam }),
       );
     if (path.startsWith('/api/') || path.startsWith('/apis/')) return kube.handle(req, res, url, body);
-    if (path === '/' && method === 'POST')
-      return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls }));
+    if (path === '/' && method === 'POST') {
+      const authorization = req.headers.authorization;
+      const service = iamServiceOf(new URLSearchParams(body), authorization);
+      if (service !== undefined) return reply(res, handleIamCall(service, body, iam, ids, authorization));
+      return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls, iam }, authorization));
+    }
     reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });
   }
 

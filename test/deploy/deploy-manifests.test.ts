@@ -115,7 +115,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test('the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, nodes/status patch, core events create, ENIConfigs get and CNINodes get/create/patch', () => {
+  test("the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, nodes/status patch, core events create, ENIConfigs get, CNINodes get/create/patch and get of kube-proxy's ConfigMaps by name", () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -133,6 +133,12 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
         resources: ['cninodes'],
         verbs: ['create', 'get', 'patch'],
         extra: [],
+      },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get'],
+        extra: ['kube-proxy-config', 'kube-proxy'],
       },
     ]);
     assert.equal(base.clusterRole.aggregationRule, undefined);
@@ -244,7 +250,45 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
         { host: '/opt/cni/bin', inside: '/host/opt/cni/bin', propagation: 'None' },
       ],
     );
-    assert.deepEqual(podSpec(base.daemonSet).initContainers?.length, 1);
+    assert.deepEqual(
+      podSpec(base.daemonSet).initContainers?.map((c) => c.name),
+      ['install-cni', 'doctor'],
+    );
+  });
+
+  test('the doctor runs as the last init step: read-only, with the agent’s settings, its findings beside the socket', () => {
+    const doctor = containerNamed(base.daemonSet, 'doctor');
+    assert.deepEqual(doctor.command, [
+      VPCNETCTL,
+      'doctor',
+      '--init',
+      '--node-root',
+      '/host',
+      '--modules',
+      '/host/lib/modules',
+    ]);
+    assert.deepEqual(doctor.envFrom, agentOf(base).envFrom);
+    assert.deepEqual(doctor.env, agentOf(base).env, 'the node name as the agent gets it');
+    assert.equal(doctor.image, IMAGE);
+    const sc = doctor.securityContext;
+    assert.equal(sc?.privileged, false);
+    assert.equal(sc?.readOnlyRootFilesystem, true);
+    assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
+    assert.equal(sc?.capabilities?.add, undefined);
+    const mounts = hostMounts(base.daemonSet, doctor).sort((a, b) => a.inside.localeCompare(b.inside));
+    assert.deepEqual(mounts, [
+      { host: '/etc/kubernetes/kubelet', inside: '/host/etc/kubernetes/kubelet', propagation: 'None' },
+      { host: '/etc/NetworkManager', inside: '/host/etc/NetworkManager', propagation: 'None' },
+      { host: '/etc/systemd', inside: '/host/etc/systemd', propagation: 'None' },
+      { host: '/lib/modules', inside: '/host/lib/modules', propagation: 'None' },
+      { host: '/run/vpcnet', inside: '/run/vpcnet', propagation: 'None' },
+    ]);
+    for (const m of doctor.volumeMounts ?? [])
+      assert.equal(
+        m.readOnly === true,
+        m.mountPath !== '/run/vpcnet',
+        `${m.mountPath}: only the socket dir is writable`,
+      );
   });
 
   test('readiness asks vpcnetctl health; liveness and start-up ask vpcnetctl health --live', () => {
@@ -288,9 +332,10 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(agentOf(base).ports, [{ name: 'metrics', containerPort: port, protocol: 'TCP' }]);
   });
 
-  test(`both containers run ${IMAGE}`, () => {
+  test(`every container runs ${IMAGE}`, () => {
     assert.equal(agentOf(base).image, IMAGE);
     assert.equal(installerOf(base).image, IMAGE);
+    assert.equal(containerNamed(base.daemonSet, 'doctor').image, IMAGE);
   });
 
   test('resources fit the agent, and the grace period outlasts an ADD waiting for addresses', () => {

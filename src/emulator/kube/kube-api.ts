@@ -2,8 +2,8 @@
 // (create, get, delete, patch, list and watch, across or within namespaces), nodes (get,
 // patch, list and watch; nodes/{name}/status get and patch), ENIConfigs (crd.k8s.amazonaws.com/v1alpha1) and CNINodes
 // (vpcresources.k8s.aws/v1alpha1), both create, get, update, delete, patch, list and watch, and
-// core v1 events (create, get, list, across or within namespaces), coordination.k8s.io/v1 leases
-// (create, get, update, patch, delete, list, watch). Patches are merge patches
+// core v1 events (create, get, list, across or within namespaces), configmaps and
+// coordination.k8s.io/v1 leases (create, get, update, patch, delete, list, watch). Patches are merge patches
 // (JSON merge or strategic merge, which act alike on the maps patched here: labels and
 // annotations) or JSON patches (json-patch.ts). A resourceVersion a write carries is a
 // precondition (409 Conflict when the object changed since).
@@ -27,6 +27,8 @@ export interface KubeDeps {
   readonly cniNodes?: ObjectStore;
   /** Leases (coordination.k8s.io/v1): leader election; absent: the API has none. */
   readonly leases?: ObjectStore;
+  /** Core v1 ConfigMaps (create, get, update, delete, patch, list); absent: the API has none. */
+  readonly configMaps?: ObjectStore;
   /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkIntervalMs?: number;
   /** One line per write (the API server's audit log, for tests of who changed what). */
@@ -49,6 +51,7 @@ const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/lea
 const ENI_CONFIG_PATH = /^\/apis\/crd\.k8s\.amazonaws\.com\/v1alpha1\/eniconfigs(?:\/([^/]+))?$/;
 const CNI_NODE_PATH = /^\/apis\/vpcresources\.k8s\.aws\/v1alpha1\/cninodes(?:\/([^/]+))?$/;
 const EVENT_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
+const CONFIG_MAP_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/configmaps(?:\/([^/]+))?$/;
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', STRATEGIC_MERGE_PATCH];
 const JSON_PATCH_TYPE = 'application/json-patch+json';
@@ -133,6 +136,12 @@ export class KubeApi {
     }
     if (events !== undefined && url.pathname === '/api/v1/events' && method === 'GET') {
       return this.#listWatch.serve(res, url, events, undefined);
+    }
+    const configMapPath = CONFIG_MAP_PATH.exec(url.pathname);
+    if (this.#deps.configMaps !== undefined && configMapPath !== null) {
+      const ns = decodeURIComponent(configMapPath[1] ?? '');
+      const name = configMapPath[2] === undefined ? undefined : decodeURIComponent(configMapPath[2]);
+      return this.#resource(req, res, url, body, this.#deps.configMaps, ns, name);
     }
     const eniConfigPath = ENI_CONFIG_PATH.exec(url.pathname);
     if (this.#deps.eniConfigs !== undefined && eniConfigPath !== null) {

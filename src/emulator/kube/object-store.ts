@@ -80,6 +80,14 @@ export const LEASE: ResourceKind = {
   apiVersion: 'coordination.k8s.io/v1',
 };
 
+/** Core v1 ConfigMaps (a preflight check reads kube-proxy's configuration from one). */
+export const CONFIG_MAP: ResourceKind = {
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  resource: 'configmaps',
+  namespaced: true,
+};
+
 export const EVENT: ResourceKind = {
   kind: 'Event',
   listKind: 'EventList',

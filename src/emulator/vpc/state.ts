@@ -10,6 +10,8 @@ import { givePrefixesBack, takePrefixes } from './eni-prefixes.ts';
 import { giveSecondaryIpsBack, takeSecondaryIps } from './eni-secondary-ips.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
+import { MetadataOptionsStore } from './metadata-options.ts';
+import { DEFAULT_SECURITY_GROUP, SecurityGroups } from './security-groups.ts';
 import { addSubnetPool, subnetPools } from './spec.ts';
 import { prefixAddresses, type SubnetPool } from './subnet-pool.ts';
 import type { CidrReservation } from './subnet-reservations.ts';
@@ -47,18 +49,23 @@ export interface LaunchRequest {
 
 export type AssignRequest = { readonly count: number } | { readonly ips: readonly string[] };
 
-export const DEFAULT_SECURITY_GROUP = 'sg-00000000000000001';
+export { DEFAULT_SECURITY_GROUP } from './security-groups.ts';
 
 export class VpcState extends VpcView {
   readonly #ids: IdSource;
   readonly #now: () => Date;
   /** Called after every change (the stale-read history records a snapshot). */
   onChange: (() => void) | undefined;
+  /** What exists of the VPC's security groups (DescribeSecurityGroups), read live. */
+  readonly securityGroups: SecurityGroups;
+  /** Each instance's metadata options (IMDS and DescribeInstances), read live. */
+  readonly metadataOptions = new MetadataOptionsStore();
 
   constructor(spec: VpcSpec, ids: IdSource, now: () => Date = () => new Date()) {
     super(spec, subnetPools(spec));
     this.#ids = ids;
     this.#now = now;
+    this.securityGroups = new SecurityGroups(spec);
   }
 
   /** A subnet created after start (the lab's extra subnets); the checks of the VPC's own. */
