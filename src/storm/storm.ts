@@ -75,10 +75,11 @@ export async function runStorm(o: StormOptions): Promise<StormOutcome> {
     if (o.sgPods) await waitForTrunk(layout.emulator.adminSocket, node.name);
     const watch =
       o.readinessTaint === true
-        ? watchTaint({
+        ? await watchTaint({
             adminSocket: layout.emulator.adminSocket,
             agentSocket: node.agentSocket,
             nodeName: node.name,
+            emulatorLog: layout.files.emulatorLog,
           })
         : undefined;
     let figures: StormFigures;
@@ -107,9 +108,11 @@ async function waitForTrunk(adminSocket: string, node: string): Promise<void> {
 }
 
 export function formatTaints(t: TaintFigures): string {
-  return [`ip-exhausted taints applied: ${t.applied}`, `false taints: ${t.falseTaints}`, ...t.details].join(
-    '\n',
-  );
+  return [
+    `ip-exhausted taints applied: ${t.applied} (${t.taintWrites} taint writes in the API log)`,
+    `false taints: ${t.falseTaints}`,
+    ...t.details,
+  ].join('\n');
 }
 
 export function formatFigures(f: StormFigures): string {

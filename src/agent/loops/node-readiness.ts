@@ -59,6 +59,14 @@ const LASTING_REASONS: ReadonlySet<string> = new Set([
   'Ec2Unauthorized',
 ]);
 
+/**
+ * The taint's hysteresis: a tainted node is untainted once a warm target's worth is free, or some
+ * is free and the pool can grow again, so one address freed does not flap the taint.
+ */
+export function canServeAgain(p: PoolReadiness): boolean {
+  return p.free >= p.warmWorth || (p.free > 0 && p.blocked === null && p.roomToGrow);
+}
+
 /** The condition for what the pool says now. */
 export function readinessOf(p: PoolReadiness): Readiness {
   if (p.free > 0) {
@@ -111,7 +119,7 @@ export interface NodeReadinessState {
   readonly message: string;
   readonly since: string;
   readonly tainted: boolean;
-  /** What the pool said at the last look (the storm's taint watch judges the taint by it). */
+  /** What the pool said at the last look (its room to grow and warm target's worth judge the taint). */
   readonly pool: PoolReadiness;
   readonly lastError?: string;
 }
@@ -248,9 +256,7 @@ export class NodeReadiness {
       );
       return;
     }
-    const recovered =
-      pool.free >= pool.warmWorth || (pool.free > 0 && pool.blocked === null && pool.roomToGrow);
-    if (this.#tainted && recovered) {
+    if (this.#tainted && canServeAgain(pool)) {
       await taints.remove(IP_EXHAUSTED_TAINT.key);
       this.#tainted = false;
       this.#d.log.info('node untainted: addresses are free again', {
