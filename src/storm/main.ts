@@ -27,6 +27,7 @@ Options:
   --sg-pods         a lab with pod ENIs (m5.large); about a third of the pods have security groups
   --readiness-taint VPCNET_NODE_READINESS=taint on the node; a false vpcnet.io/ip-exhausted taint
                     (held while the pool has a free address and can grow, past 3 s) fails the storm
+  --agent-env K=V   one more setting of the node's agent (repeatable), e.g. WARM_IP_TARGET=3
   --instance-type T the node's instance type (default m5.large)
   --lab NAME        the lab's name (default st<seed>); its namespaces start with NAME-
   --keep-lab        leave the lab up afterwards (remove it with vpcnetctl lab down --name NAME)
@@ -50,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
       'fault-rate': { type: 'string' },
       'sg-pods': { type: 'boolean' },
       'readiness-taint': { type: 'boolean' },
+      'agent-env': { type: 'string', multiple: true },
       'instance-type': { type: 'string' },
       lab: { type: 'string' },
       'keep-lab': { type: 'boolean' },
@@ -76,6 +78,7 @@ async function main(argv: string[]): Promise<number> {
     labName: values.lab ?? `st${seed}`.slice(0, 20),
     keepLab: values['keep-lab'] === true,
     readinessTaint: values['readiness-taint'] === true,
+    agentEnv: values['agent-env'] ?? [],
     log: (line) => process.stdout.write(`${line}\n`),
   });
   if (figures.violations.length > 0) {

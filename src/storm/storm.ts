@@ -21,6 +21,8 @@ export interface StormOptions extends PlanOptions {
   readonly keepLab: boolean;
   /** VPCNET_NODE_READINESS=taint on the node, and the taint watched for false taints (taint-watch.ts). */
   readonly readinessTaint?: boolean;
+  /** More of the agent's settings (`NAME=VALUE`), as `vpcnetctl lab up --agent-env` takes them. */
+  readonly agentEnv?: readonly string[];
   readonly log: (line: string) => void;
 }
 
@@ -41,6 +43,7 @@ async function labUp(o: StormOptions): Promise<LabDescription> {
   args.push('--instance-type', o.instanceType ?? DEFAULT_INSTANCE_TYPE);
   if (o.sgPods) args.push('--pod-eni');
   if (o.readinessTaint === true) args.push('--agent-env', 'VPCNET_NODE_READINESS=taint');
+  for (const e of o.agentEnv ?? []) args.push('--agent-env', e);
   const out = await runToSuccess([process.execPath, join(repoRoot, 'bin', 'vpcnetctl'), ...args]);
   return JSON.parse(out.stdout) as LabDescription;
 }
@@ -83,12 +86,14 @@ export async function runStorm(o: StormOptions): Promise<StormOutcome> {
           })
         : undefined;
     let figures: StormFigures;
-    let taints: TaintFigures | undefined;
     try {
       figures = await runner.run(plan);
-    } finally {
-      taints = await watch?.stop();
+    } catch (err) {
+      await watch?.stop();
+      throw err;
     }
+    // The pods are gone: their addresses' cooldown (30 s) ends, and the taint must go with it.
+    const taints: TaintFigures | undefined = await watch?.stop(45_000);
     return { figures, opLog: runner.opLog, ...(taints === undefined ? {} : { taints }) };
   } finally {
     if (!o.keepLab) await labDown(o.labName);
@@ -112,6 +117,7 @@ export function formatTaints(t: TaintFigures): string {
     `ip-exhausted taints applied: ${t.applied} (${t.taintWrites} taint writes in the API log)`,
     `false taints: ${t.falseTaints}`,
     ...t.details,
+    ...t.episodes,
   ].join('\n');
 }
 

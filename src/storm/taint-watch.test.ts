@@ -63,7 +63,10 @@ test('a taint while the pool is empty and blocked, off once it can serve: none f
       ...looks(10.25, 20, serving),
     ],
   );
-  assert.deepEqual(f, { applied: 1, taintWrites: 2, falseTaints: 0, details: [] });
+  assert.deepEqual([f.applied, f.taintWrites, f.falseTaints], [1, 2, 0]);
+  assert.deepEqual(f.episodes, [
+    'tainted at 2.0 s for 8.5 s: 35 looks, 2 could serve, 0 with the agent down',
+  ]);
 });
 
 test('a taint kept past the grace while the node can serve is false, once per episode', () => {

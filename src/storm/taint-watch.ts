@@ -21,6 +21,8 @@ export interface TaintFigures {
   readonly falseTaints: number;
   /** One line per false taint: when and what the pool showed. */
   readonly details: readonly string[];
+  /** One line per episode of the taint: when, how long, what the looks inside it saw. */
+  readonly episodes: readonly string[];
 }
 
 /** A write of the node that changed its taints: when (ms since the epoch) and whether ours is on after it. */
@@ -86,10 +88,17 @@ export function judgeTaints(
   }
   if (onSince !== undefined) episodes.push({ on: onSince, off: o.endAt });
   const details: string[] = [];
+  const told: string[] = [];
+  const secs = (ms: number) => ((ms - o.startAt) / 1000).toFixed(1);
   for (const e of episodes) {
+    const inside = samples.filter((s) => s.at >= e.on && s.at <= e.off);
+    const serving = inside.filter((s) => s.pool !== undefined && canServeAgain(s.pool)).length;
+    const down = inside.filter((s) => s.pool === undefined).length;
+    told.push(
+      `tainted at ${secs(e.on)} s for ${((e.off - e.on) / 1000).toFixed(1)} s: ${inside.length} looks, ${serving} could serve, ${down} with the agent down`,
+    );
     let servingSince: number | undefined;
-    for (const s of samples) {
-      if (s.at < e.on || s.at > e.off) continue;
+    for (const s of inside) {
       if (s.pool === undefined || !canServeAgain(s.pool)) {
         servingSince = undefined;
         continue;
@@ -98,13 +107,13 @@ export function judgeTaints(
       if (s.at - servingSince > o.graceMs) {
         const p = s.pool;
         details.push(
-          `at ${((s.at - o.startAt) / 1000).toFixed(1)} s: tainted (since ${((e.on - o.startAt) / 1000).toFixed(1)} s) for ${((s.at - servingSince) / 1000).toFixed(1)} s while it could serve: ${p.free} addresses free (warm target ${p.warmWorth}), growth ${p.blocked ?? 'not blocked'}, room to grow ${p.roomToGrow}`,
+          `at ${secs(s.at)} s: tainted (since ${secs(e.on)} s) for ${((s.at - servingSince) / 1000).toFixed(1)} s while it could serve: ${p.free} addresses free (warm target ${p.warmWorth}), growth ${p.blocked ?? 'not blocked'}, room to grow ${p.roomToGrow}`,
         );
         break;
       }
     }
   }
-  return { applied, taintWrites: writes.length, falseTaints: details.length, details };
+  return { applied, taintWrites: writes.length, falseTaints: details.length, details, episodes: told };
 }
 
 export interface TaintWatchTarget {
@@ -148,7 +157,13 @@ async function taintedNow(t: TaintWatchTarget): Promise<boolean> {
   return taints.some((x) => x.key === IP_EXHAUSTED_TAINT.key);
 }
 
-/** Starts sampling the pool; `stop` reads the API log written meanwhile and judges the taint. */
+/**
+ * Starts sampling the pool. `stop` first waits, up to `settleMs`, for the node to be untainted
+ * with a pool that can serve: after a storm its pods are gone and their addresses end their
+ * cooldown with the agent alive, so a taint that is never taken off shows as false instead of
+ * being cleared by the next kill's restart. Then it reads the API log written meanwhile and
+ * judges the taint.
+ */
 export async function watchTaint(target: TaintWatchTarget, graceMs = 3000, everyMs = 250) {
   const logFrom = (await stat(target.emulatorLog)).size;
   const taintedAtStart = await taintedNow(target);
@@ -163,7 +178,13 @@ export async function watchTaint(target: TaintWatchTarget, graceMs = 3000, every
     }
   })();
   return {
-    async stop(): Promise<TaintFigures> {
+    async stop(settleMs = 0): Promise<TaintFigures> {
+      const until = Date.now() + settleMs;
+      while (Date.now() < until) {
+        const last = samples.at(-1)?.pool;
+        if (last !== undefined && canServeAgain(last) && !(await taintedNow(target))) break;
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
       stopped = true;
       await done;
       const endAt = Date.now();
