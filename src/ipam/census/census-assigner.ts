@@ -61,7 +61,7 @@ export class CensusAssigner {
   constructor(
     parts: AssignerDeps,
     census: SubnetCensusSource | undefined,
-    random: () => number = Math.random,
+    random: () => number = census?.random ?? Math.random,
   ) {
     this.#p = parts;
     this.#census = census;
