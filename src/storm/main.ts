@@ -26,7 +26,8 @@ Options:
   --fault-rate R    share of steps that switch faults (default 0.1)
   --sg-pods         a lab with pod ENIs (m5.large); about a third of the pods have security groups
   --readiness-taint VPCNET_NODE_READINESS=taint on the node; a false vpcnet.io/ip-exhausted taint
-                    (held while the pool has a free address and can grow, past 3 s) fails the storm
+                    (held past 3 s while the pool could serve: a warm target's worth free, or some
+                    free and room to grow; judged from the emulator's API log) fails the storm
   --agent-env K=V   one more setting of the node's agent (repeatable), e.g. WARM_IP_TARGET=3
   --instance-type T the node's instance type (default m5.large)
   --lab NAME        the lab's name (default st<seed>); its namespaces start with NAME-
