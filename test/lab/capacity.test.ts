@@ -10,22 +10,20 @@
 // three-node lab one agent reads the subnet from EC2 and the others read its Lease.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runProcess } from '../../src/infra/process.ts';
 import { labLayout, NODE_SUBNET } from '../../src/lab/layout.ts';
 import { unixJson } from '../../src/lab/unix-http.ts';
 import {
   addPod,
   agentState,
+  ctlAnyExit,
   type LabDesc,
   type LabNodeDesc,
   labDown,
   labUp,
   newPod,
   registerPod,
-  repoRoot,
   sh,
   type TestPod,
   uniqueLabName,
@@ -263,16 +261,7 @@ describe('three nodes whose subnet runs out, VPCNET_NODE_READINESS=taint', () =>
       describes.length >= 1 && describes.length <= 1 + Math.floor(minutes / 5),
       `${describes.length} reads of the subnet in ${minutes.toFixed(1)} minutes`,
     );
-    const status = await runProcess([
-      process.execPath,
-      join(repoRoot, 'bin', 'vpcnetctl'),
-      'status',
-      '--json',
-      '--lab',
-      name,
-      '--node',
-      '2',
-    ]);
+    const status = await ctlAnyExit(['status', '--json', '--lab', name, '--node', '2']);
     const shown = (JSON.parse(status.stdout) as { node?: { census?: Census } }).node?.census?.subnets.find(
       (r) => r.subnetId === subnetId,
     );
