@@ -7,7 +7,7 @@
 //
 //   node --import tsx bench/capacity.ts [--nodes 50] [--pods 10000] [--seed 1] [--seeds 1,2,3]
 import { parseArgs } from 'node:util';
-import { type RunFigures, runFragmentation } from './capacity/fragmentation-run.ts';
+import { goals, type RunFigures, runFragmentation } from './capacity/fragmentation-run.ts';
 
 const USAGE = `usage: node --import tsx bench/capacity.ts [--nodes N] [--pods N] [--seed S | --seeds S1,S2,...]
   --nodes N        nodes (m5.large, prefix delegation, WARM_PREFIX_TARGET=1) in the subnet (50)
@@ -99,6 +99,7 @@ async function main(): Promise<void> {
   const tenants = positive('tenants', values.tenants, 120);
   const preFragmentation = { tenantEnis: tenants, addressesPerEni: 2 };
   const progress = (line: string) => process.stderr.write(`${line}\n`);
+  let missed = 0;
   for (const seed of seeds) {
     const common = { nodes, pods, seed, population, preFragmentation, progress };
     const up = await runFragmentation({ mode: 'upstream', ...common });
@@ -106,8 +107,15 @@ async function main(): Promise<void> {
     process.stdout.write(
       `seed ${seed}: ${nodes} nodes, ${pods} pod starts and stops, ~${population} pods at once, a /20 pre-fragmented by ${tenants} tenant ENIs of 3 addresses\n`,
     );
-    process.stdout.write(`${report(up, census).join('\n')}\n\n`);
+    process.stdout.write(`${report(up, census).join('\n')}\n`);
+    for (const g of goals(up, census)) {
+      process.stdout.write(`  goal: ${g.text}: ${g.met ? 'met' : 'MISSED'}\n`);
+      if (!g.met) missed++;
+    }
+    process.stdout.write('\n');
   }
+  // A missed goal is the bench's failure (a script running it sees it in the exit code).
+  if (missed > 0) process.exitCode = 1;
 }
 
 main().catch((err: unknown) => {

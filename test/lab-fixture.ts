@@ -46,6 +46,11 @@ export async function ctl(args: string[]): Promise<string> {
   return (await runToSuccess([process.execPath, ctlPath, ...args])).stdout;
 }
 
+/** vpcnetctl whatever its exit code (status answers 1 for a degraded node): code and output. */
+export async function ctlAnyExit(args: string[]): Promise<{ code: number; stdout: string }> {
+  return runProcess([process.execPath, ctlPath, ...args]);
+}
+
 export async function labUp(name: string, extra: string[] = []): Promise<LabDesc> {
   return JSON.parse(await ctl(['lab', 'up', '--name', name, '--detach', '--json', ...extra])) as LabDesc;
 }

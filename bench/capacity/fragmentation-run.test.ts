@@ -4,7 +4,7 @@
 // answers InsufficientCidrBlocks and picks every /32.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runFragmentation } from './fragmentation-run.ts';
+import { goals, runFragmentation } from './fragmentation-run.ts';
 
 test('a small fragmented run: the census spares every blind prefix ask and keeps more /28s whole', async () => {
   const common = {
@@ -28,4 +28,45 @@ test('a small fragmented run: the census spares every blind prefix ask and keeps
   const periods = Math.ceil(census.simulatedS / 300);
   assert.ok(census.censusDescribes <= periods + 1, `${census.censusDescribes} reads over ${periods} periods`);
   assert.equal(up.censusDescribes, 0);
+  const said = goals(up, census);
+  process.stderr.write(`${said.map((g) => `${g.text}: ${g.met}`).join('\n')}\n`);
+  assert.deepEqual(
+    said.filter((g) => !g.met).map((g) => g.text),
+    [],
+  );
+});
+
+test('the goals say missed when the census keeps no more /28s, or saves no InsufficientCidrBlocks', () => {
+  const base = {
+    mode: 'upstream' as const,
+    freePrefixesAtStart: 50,
+    freePrefixesUnderLoad: 0,
+    ec2Calls: {},
+    secondaryIps: { named: 0, counted: 0, collisions: 0 },
+    prefixAsksSpared: 0,
+    startsThatWaited: 0,
+    failedPasses: 0,
+    longestWaitS: 0,
+    simulatedS: 900,
+    wallS: 1,
+  };
+  const up = { ...base, freePrefixesAtEnd: 5, insufficientCidrBlocks: 100, censusDescribes: 0 };
+  const good = {
+    ...base,
+    mode: 'census' as const,
+    freePrefixesAtEnd: 10,
+    insufficientCidrBlocks: 50,
+    censusDescribes: 4,
+  };
+  assert.deepEqual(
+    goals(up, good).map((g) => g.met),
+    [true, true, true],
+  );
+  const poor = { ...good, freePrefixesAtEnd: 9, insufficientCidrBlocks: 51, censusDescribes: 5 };
+  assert.deepEqual(
+    goals(up, poor).map((g) => g.met),
+    [false, false, false],
+  );
+  const nothingKept = { ...good, freePrefixesAtEnd: 0 };
+  assert.equal(goals({ ...up, freePrefixesAtEnd: 0 }, nothingKept)[0]?.met, false);
 });

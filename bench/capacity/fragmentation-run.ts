@@ -60,6 +60,26 @@ export interface RunFigures {
   readonly wallS: number;
 }
 
+/** The comparison's goals for one seed (census against upstream), each with its figures and whether it is met. */
+export function goals(up: RunFigures, c: RunFigures): { text: string; met: boolean }[] {
+  const periods = Math.ceil(c.simulatedS / 300);
+  return [
+    {
+      text: `free /28s at the end ≥ 2× upstream's (${c.freePrefixesAtEnd} against ${up.freePrefixesAtEnd})`,
+      met: c.freePrefixesAtEnd > 0 && c.freePrefixesAtEnd >= 2 * up.freePrefixesAtEnd,
+    },
+    {
+      text: `InsufficientCidrBlocks ≥ 50 % fewer (${c.insufficientCidrBlocks} against ${up.insufficientCidrBlocks})`,
+      met: up.insufficientCidrBlocks > 0 && c.insufficientCidrBlocks <= up.insufficientCidrBlocks / 2,
+    },
+    {
+      // One census before the first pod, then at most one per period.
+      text: `≤ 1 census describe of the subnet per 5 minutes (${c.censusDescribes} in ${periods} periods)`,
+      met: c.censusDescribes <= periods + 1,
+    },
+  ];
+}
+
 const SUBNET = 'subnet-0frag00000000000';
 const TICK_MS = 1000;
 const PASS_EVERY_MS = 5000;

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { errorText } from '../infra/error-text.ts';
 import { randomSeed } from './prng.ts';
-import { formatFigures, runStorm } from './storm.ts';
+import { formatFigures, formatTaints, runStorm } from './storm.ts';
 
 const HELP = `Usage: npm run storm -- [--seed S] [--pods N] [--ops K] [options]
 
@@ -25,6 +25,10 @@ Options:
   --kill-rate R     share of steps that kill the agent (default 0.08)
   --fault-rate R    share of steps that switch faults (default 0.1)
   --sg-pods         a lab with pod ENIs (m5.large); about a third of the pods have security groups
+  --readiness-taint VPCNET_NODE_READINESS=taint on the node; a false vpcnet.io/ip-exhausted taint
+                    (held past 3 s while the pool could serve: a warm target's worth free, or some
+                    free and room to grow; judged from the emulator's API log) fails the storm
+  --agent-env K=V   one more setting of the node's agent (repeatable), e.g. WARM_IP_TARGET=3
   --instance-type T the node's instance type (default m5.large)
   --lab NAME        the lab's name (default st<seed>); its namespaces start with NAME-
   --keep-lab        leave the lab up afterwards (remove it with vpcnetctl lab down --name NAME)
@@ -47,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
       'kill-rate': { type: 'string' },
       'fault-rate': { type: 'string' },
       'sg-pods': { type: 'boolean' },
+      'readiness-taint': { type: 'boolean' },
+      'agent-env': { type: 'string', multiple: true },
       'instance-type': { type: 'string' },
       lab: { type: 'string' },
       'keep-lab': { type: 'boolean' },
@@ -61,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
   const seed = Math.floor(number(values.seed, 'seed', randomSeed()));
   const sgPods = values['sg-pods'] === true;
   process.stdout.write(`storm seed ${seed}\n`);
-  const { figures, opLog } = await runStorm({
+  const { figures, opLog, taints } = await runStorm({
     seed,
     pods: Math.max(1, Math.floor(number(values.pods, 'pods', 8))),
     ops: Math.floor(number(values.ops, 'ops', 60)),
@@ -72,6 +78,8 @@ async function main(argv: string[]): Promise<number> {
     instanceType: values['instance-type'],
     labName: values.lab ?? `st${seed}`.slice(0, 20),
     keepLab: values['keep-lab'] === true,
+    readinessTaint: values['readiness-taint'] === true,
+    agentEnv: values['agent-env'] ?? [],
     log: (line) => process.stdout.write(`${line}\n`),
   });
   if (figures.violations.length > 0) {
@@ -81,7 +89,8 @@ async function main(argv: string[]): Promise<number> {
     for (const v of figures.violations) process.stdout.write(`  ${v}\n`);
   }
   process.stdout.write(`\nseed ${seed}\n${formatFigures(figures)}\n`);
-  return figures.violations.length > 0 ? 1 : 0;
+  if (taints !== undefined) process.stdout.write(`${formatTaints(taints)}\n`);
+  return figures.violations.length > 0 || (taints?.falseTaints ?? 0) > 0 ? 1 : 0;
 }
 
 main(process.argv.slice(2)).then(

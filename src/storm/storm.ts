@@ -10,6 +10,7 @@ import { unixJson } from '../lab/unix-http.ts';
 import { type PlanOptions, stormPlan } from './plan.ts';
 import { type StormFigures, StormRunner } from './runner.ts';
 import { StormRuntime } from './runtime.ts';
+import { type TaintFigures, watchTaint } from './taint-watch.ts';
 
 export interface StormOptions extends PlanOptions {
   readonly labName: string;
@@ -18,6 +19,10 @@ export interface StormOptions extends PlanOptions {
   readonly instanceType: string | undefined;
   /** Leave the lab up after the storm (to look at it); `lab down --name` removes it later. */
   readonly keepLab: boolean;
+  /** VPCNET_NODE_READINESS=taint on the node, and the taint watched for false taints (taint-watch.ts). */
+  readonly readinessTaint?: boolean;
+  /** More of the agent's settings (`NAME=VALUE`), as `vpcnetctl lab up --agent-env` takes them. */
+  readonly agentEnv?: readonly string[];
   readonly log: (line: string) => void;
 }
 
@@ -25,6 +30,8 @@ export interface StormOutcome {
   readonly figures: StormFigures;
   /** One line per step (and what came of it): replays the storm with the same seed. */
   readonly opLog: readonly string[];
+  /** With `readinessTaint`: the taint's applications and false taints during the storm. */
+  readonly taints?: TaintFigures;
 }
 
 /** 3 ENIs of 10 addresses: room for the churn of a storm while freed addresses cool down (30 s). */
@@ -35,6 +42,8 @@ async function labUp(o: StormOptions): Promise<LabDescription> {
   const args = ['lab', 'up', '--name', o.labName, '--detach', '--json'];
   args.push('--instance-type', o.instanceType ?? DEFAULT_INSTANCE_TYPE);
   if (o.sgPods) args.push('--pod-eni');
+  if (o.readinessTaint === true) args.push('--agent-env', 'VPCNET_NODE_READINESS=taint');
+  for (const e of o.agentEnv ?? []) args.push('--agent-env', e);
   const out = await runToSuccess([process.execPath, join(repoRoot, 'bin', 'vpcnetctl'), ...args]);
   return JSON.parse(out.stdout) as LabDescription;
 }
@@ -67,8 +76,25 @@ export async function runStorm(o: StormOptions): Promise<StormOutcome> {
       log: o.log,
     });
     if (o.sgPods) await waitForTrunk(layout.emulator.adminSocket, node.name);
-    const figures = await runner.run(plan);
-    return { figures, opLog: runner.opLog };
+    const watch =
+      o.readinessTaint === true
+        ? await watchTaint({
+            adminSocket: layout.emulator.adminSocket,
+            agentSocket: node.agentSocket,
+            nodeName: node.name,
+            emulatorLog: layout.files.emulatorLog,
+          })
+        : undefined;
+    let figures: StormFigures;
+    try {
+      figures = await runner.run(plan);
+    } catch (err) {
+      await watch?.stop();
+      throw err;
+    }
+    // The pods are gone: their addresses' cooldown (30 s) ends, and the taint must go with it.
+    const taints: TaintFigures | undefined = await watch?.stop(45_000);
+    return { figures, opLog: runner.opLog, ...(taints === undefined ? {} : { taints }) };
   } finally {
     if (!o.keepLab) await labDown(o.labName);
   }
@@ -84,6 +110,15 @@ async function waitForTrunk(adminSocket: string, node: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`node ${node} got no trunk ENI in 60 s`);
     await sleep(200);
   }
+}
+
+export function formatTaints(t: TaintFigures): string {
+  return [
+    `ip-exhausted taints applied: ${t.applied} (${t.taintWrites} taint writes in the API log)`,
+    `false taints: ${t.falseTaints}`,
+    ...t.details,
+    ...t.episodes,
+  ].join('\n');
 }
 
 export function formatFigures(f: StormFigures): string {

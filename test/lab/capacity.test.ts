@@ -6,7 +6,8 @@
 // holds, then taints itself as its last address goes; the rest wait Pending instead of in
 // ContainerCreating; when the tenants leave, the pools grow, the taints go and every pod runs.
 // A one-node lab in the default condition mode says the same through its condition and writes no
-// taint (the emulator's API log shows every write). The subnet census runs in both (its Lease).
+// taint (the emulator's API log shows every write). The subnet census runs in both: in the
+// three-node lab one agent reads the subnet from EC2 and the others read its Lease.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +17,7 @@ import { unixJson } from '../../src/lab/unix-http.ts';
 import {
   addPod,
   agentState,
+  ctlAnyExit,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -116,8 +118,11 @@ describe('three nodes whose subnet runs out, VPCNET_NODE_READINESS=taint', () =>
   let lab: LabDesc;
   const pods: TestPod[] = [];
 
+  let labStartedAt = 0;
+
   before(async () => {
     await labDown(name);
+    labStartedAt = Date.now();
     lab = await labUp(name, [
       '--nodes',
       '3',
@@ -219,6 +224,52 @@ describe('three nodes whose subnet runs out, VPCNET_NODE_READINESS=taint', () =>
       assert.equal(condition(obj)?.status, 'True');
       assert.equal(tainted(obj), false);
     }
+  });
+  test('the census: one agent reads the subnet from EC2 and publishes it on the Lease, the others read it there, vpcnetctl status shows it', async () => {
+    const subnetId = NODE_SUBNET.subnetId;
+    type Census = { role: string; subnets: { subnetId: string; takenAt: string; freePrefixes: number }[] };
+    const censusOf = async (n: LabNodeDesc) =>
+      ((await agentState(n)) as unknown as { census?: Census }).census;
+    // A follower reads the Lease every 60 s (±20 %): one that looked before the leader published
+    // sees the census at its next round.
+    const all = await waitFor(
+      'every agent to know the census of the node subnet',
+      async () => {
+        const cs = await Promise.all(lab.nodes.map(censusOf));
+        const rows = cs.map((c) => c?.subnets.find((r) => r.subnetId === subnetId));
+        return rows.every((r) => r !== undefined) ? { cs, rows } : undefined;
+      },
+      90_000,
+    );
+    assert.deepEqual(all.cs.map((c) => c?.role).sort(), ['follower', 'follower', 'leader']);
+    const leader = lab.nodes[all.cs.findIndex((c) => c?.role === 'leader')]!;
+    const lease = await admin(
+      name,
+      'GET',
+      '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vpcnet-subnet-census',
+    );
+    const spec = lease.spec as { holderIdentity?: string };
+    const annotations = (lease.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+    assert.equal(spec.holderIdentity, leader.name);
+    assert.match(annotations['vpcnet.io/subnet-census'] ?? '', new RegExp(subnetId));
+    // Only the leader read the subnet from EC2: one DescribeNetworkInterfaces of it per 5 minutes.
+    const describes = (await readFile(labLayout(name, 1).files.emulatorLog, 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"DescribeNetworkInterfaces"') && l.includes(`"subnetId":"${subnetId}"`));
+    const minutes = (Date.now() - labStartedAt) / 60_000;
+    assert.ok(
+      describes.length >= 1 && describes.length <= 1 + Math.floor(minutes / 5),
+      `${describes.length} reads of the subnet in ${minutes.toFixed(1)} minutes`,
+    );
+    const status = await ctlAnyExit(['status', '--json', '--lab', name, '--node', '2']);
+    const shown = (JSON.parse(status.stdout) as { node?: { census?: Census } }).node?.census?.subnets.find(
+      (r) => r.subnetId === subnetId,
+    );
+    assert.equal(
+      shown?.freePrefixes,
+      all.rows[1]?.freePrefixes,
+      'vpcnetctl status shows what the agent knows',
+    );
   });
 });
 

@@ -59,6 +59,14 @@ const LASTING_REASONS: ReadonlySet<string> = new Set([
   'Ec2Unauthorized',
 ]);
 
+/**
+ * The taint's hysteresis: a tainted node is untainted once a warm target's worth is free, or some
+ * is free and the pool can grow again, so one address freed does not flap the taint.
+ */
+export function canServeAgain(p: PoolReadiness): boolean {
+  return p.free >= p.warmWorth || (p.free > 0 && p.blocked === null && p.roomToGrow);
+}
+
 /** The condition for what the pool says now. */
 export function readinessOf(p: PoolReadiness): Readiness {
   if (p.free > 0) {
@@ -111,12 +119,15 @@ export interface NodeReadinessState {
   readonly message: string;
   readonly since: string;
   readonly tainted: boolean;
+  /** What the pool said at the last look (its room to grow and warm target's worth judge the taint). */
+  readonly pool: PoolReadiness;
   readonly lastError?: string;
 }
 
 export class NodeReadiness {
   readonly #d: NodeReadinessDeps;
   #current: (Readiness & { since: number }) | undefined;
+  #pool: PoolReadiness | undefined;
   /** What the API holds: the condition last written, and whether the taint is on. */
   #written: { reason: string; ready: boolean; at: number } | undefined;
   #tainted = false;
@@ -142,6 +153,7 @@ export class NodeReadiness {
       message: c.message,
       since: new Date(c.since).toISOString(),
       tainted: this.#tainted,
+      pool: this.#pool ?? { free: 0, blocked: null, roomToGrow: false, warmWorth: 1 },
       ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
     };
   }
@@ -163,6 +175,7 @@ export class NodeReadiness {
   async check(): Promise<void> {
     const now = this.#d.now();
     const pool = this.#d.pool();
+    this.#pool = pool;
     const r = readinessOf(pool);
     const prior = this.#current;
     if (prior === undefined || prior.ready !== r.ready || prior.reason !== r.reason) {
@@ -243,9 +256,7 @@ export class NodeReadiness {
       );
       return;
     }
-    const recovered =
-      pool.free >= pool.warmWorth || (pool.free > 0 && pool.blocked === null && pool.roomToGrow);
-    if (this.#tainted && recovered) {
+    if (this.#tainted && canServeAgain(pool)) {
       await taints.remove(IP_EXHAUSTED_TAINT.key);
       this.#tainted = false;
       this.#d.log.info('node untainted: addresses are free again', {

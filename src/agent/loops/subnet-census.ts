@@ -111,6 +111,11 @@ export class SubnetCensusLoop implements SubnetCensusSource {
     return this.#d.places;
   }
 
+  /** The pool's named picks draw on it too: a seeded loop makes a simulated cluster replay exactly. */
+  get random(): () => number {
+    return this.#random;
+  }
+
   view(subnetId: string): CensusView | undefined {
     const v = this.#known.get(subnetId);
     if (v === undefined || v.census.takenAt <= this.#d.now() - this.#t.staleMs) return undefined;

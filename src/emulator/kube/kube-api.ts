@@ -96,6 +96,9 @@ export class KubeApi {
         path: url.pathname,
         status: code,
         ...(changed.length > 0 ? { changed } : {}),
+        // The keys a node holds after a write that changed its taints: who put a taint on, and
+        // when, is then read from this log alone (the storm's and the lab's taint judges use it).
+        ...(changed.includes('spec.taints') ? { taints: taintKeys(answer?.[1]) } : {}),
       });
     }
   }
@@ -231,6 +234,12 @@ export class KubeApi {
 
 function patchType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+}
+
+function taintKeys(o: JsonObject | undefined): string[] {
+  const spec = o?.spec;
+  const taints = isJsonObject(spec) && Array.isArray(spec.taints) ? spec.taints : [];
+  return taints.flatMap((t) => (isJsonObject(t) && typeof t.key === 'string' ? [t.key] : []));
 }
 
 /** Which of WATCHED_FIELDS differ between an object before a write and after it. */

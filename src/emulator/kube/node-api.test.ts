@@ -191,3 +191,24 @@ test('nodes/{name}/status: a strategic merge patch sets one condition and keeps 
   const unsupported = await t.kube('PATCH', path, [], 'application/json-patch+json');
   assert.equal(unsupported.status, 415);
 });
+
+test('a write that changes a node’s taints logs the keys it holds after it; others log none', async () => {
+  await t.emulator.launchInstance({ instanceType: 't3.medium', subnetId: SUBNET_A, nodeName: 'node-taint' });
+  const path = '/api/v1/nodes/node-taint';
+  const jsonPatch = 'application/json-patch+json';
+  const taint = { key: 'vpcnet.io/ip-exhausted', effect: 'NoSchedule' };
+  await t.kube('PATCH', path, [{ op: 'add', path: '/spec/taints', value: [taint] }], jsonPatch);
+  await t.kube('PATCH', path, [{ op: 'add', path: '/metadata/labels/x', value: 'y' }], jsonPatch);
+  await t.kube(
+    'PATCH',
+    path,
+    [{ op: 'add', path: '/spec/taints/-', value: { key: 'b', effect: 'NoExecute' } }],
+    jsonPatch,
+  );
+  await t.kube('PATCH', path, [{ op: 'remove', path: '/spec/taints/0' }], jsonPatch);
+  const lines = t.logs.filter((l) => l.msg === 'kube' && l.path === path).slice(-4);
+  assert.deepEqual(
+    lines.map((l) => l.taints),
+    [['vpcnet.io/ip-exhausted'], undefined, ['vpcnet.io/ip-exhausted', 'b'], ['b']],
+  );
+});

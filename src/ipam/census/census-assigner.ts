@@ -67,7 +67,7 @@ export class CensusAssigner {
   constructor(
     parts: AssignerDeps,
     census: SubnetCensusSource | undefined,
-    random: () => number = Math.random,
+    random: () => number = census?.random ?? Math.random,
     now: () => number = Date.now,
   ) {
     this.#now = now;

@@ -11,4 +11,6 @@ export interface SubnetCensusSource {
   want(subnetId: string, cidr: string): void;
   /** Whether placement and /32 assignment may use the census (not only report it). */
   readonly places: boolean;
+  /** [0,1) for the named picks' spread (the node's order of blocks, prefixes at random); Math.random without. */
+  readonly random?: () => number;
 }
