@@ -15,9 +15,9 @@ import {
   runChain,
 } from '../src/lab/cni-runtime.ts';
 import { labLayout } from '../src/lab/layout.ts';
-import { deleteLabPod, labPod } from '../src/lab/pod.ts';
-import { isRecordedProcessAlive, readRecords } from '../src/lab/processes.ts';
+import { isRecordedProcessAlive, readRecords } from '../src/lab/processes/processes.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
+import { deleteLabPod, labPod } from '../src/lab/verbs/pod.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 const ctlPath = join(repoRoot, 'bin', 'vpcnetctl');

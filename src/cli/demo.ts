@@ -12,7 +12,12 @@ import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';
 import { type CniCall, type NetConfList, readConfList, runChain } from '../lab/cni-runtime.ts';
 import { type LabDescription, labLayout } from '../lab/layout.ts';
-import { describeProcess, isRecordedProcessAlive, readRecords, writeRecord } from '../lab/processes.ts';
+import {
+  describeProcess,
+  isRecordedProcessAlive,
+  readRecords,
+  writeRecord,
+} from '../lab/processes/processes.ts';
 import { table } from './output.ts';
 import { UsageError } from './usage-error.ts';
 

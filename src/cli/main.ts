@@ -2,10 +2,10 @@
 import { dirname, join } from 'node:path';
 import { VPCNET_VERSION } from '../infra/version.ts';
 import type { CliEnv } from './cli-env.ts';
-import { runHealthCommand } from './health.ts';
-import { runInstallCommand } from './install.ts';
+import { runInstallCommand } from './install/install.ts';
+import { runHealthCommand } from './node/health.ts';
+import { runStateCommand } from './node/state.ts';
 import { EXIT_USAGE } from './output.ts';
-import { runStateCommand } from './state.ts';
 import { isUsageError, usageText } from './usage-error.ts';
 
 export const MAIN_HELP = `Usage: vpcnetctl <command> [options]
@@ -63,19 +63,19 @@ async function dispatch(argv: string[], env: CliEnv): Promise<number> {
     case 'health':
       return runHealthCommand(rest, env.out, env.err);
     case 'status': {
-      const { runStatusCommand } = await import('./status.ts');
+      const { runStatusCommand } = await import('./node/status.ts');
       return runStatusCommand(rest, env);
     }
     case 'pods': {
-      const { runPodsCommand } = await import('./pods.ts');
+      const { runPodsCommand } = await import('./node/pods.ts');
       return runPodsCommand(rest, env);
     }
     case 'explain': {
-      const { runExplainCommand } = await import('./explain.ts');
+      const { runExplainCommand } = await import('./node/explain.ts');
       return runExplainCommand(rest, env);
     }
     case 'support-bundle': {
-      const { runSupportBundleCommand } = await import('./support-bundle.ts');
+      const { runSupportBundleCommand } = await import('./bundle/support-bundle.ts');
       return runSupportBundleCommand(rest, env);
     }
     case 'audit': {

@@ -1,6 +1,6 @@
 // Node's own flags for the agent's process, given wherever the agent is started: the image sets
 // them as NODE_OPTIONS (image/Containerfile, from scripts/image-recipe.ts), the lab puts them on
-// the command line of its host-process agent (src/lab/agents.ts).
+// the command line of its host-process agent (src/lab/processes/agents.ts).
 //
 // --max-semi-space-size=2 (MiB): V8's young generation is sized for throughput by default (16 MiB
 // semi-spaces on 64-bit), and an agent that allocates little per pod operation keeps most of it

@@ -5,18 +5,18 @@ import { parseArgs } from 'node:util';
 import { isUsageError, UsageError, usageText } from '../cli/usage-error.ts';
 import { knownInstanceTypes, networkLimits } from '../emulator/vpc/instance-types.ts';
 import { errorText } from '../infra/error-text.ts';
-import { ChainFailed, CNI_HELP, labCniCommand } from './cni-command.ts';
-import { labUpDetached, readUpRequest } from './detach.ts';
-import { type LabRemoved, labDown } from './down.ts';
-import { runEmulatorProcess } from './emulator-process.ts';
-import { ENI_HELP, labEniCommand } from './enis.ts';
 import { type LabDescription, labLayout } from './layout.ts';
-import { deleteLabPod, labPod } from './pod.ts';
+import { labUpDetached, readUpRequest } from './processes/detach.ts';
+import { runEmulatorProcess } from './processes/emulator-process.ts';
+import { runSupervisor } from './processes/supervisor.ts';
 import { logLineStep, stderrProgress } from './progress.ts';
-import { ENI_CONFIG_HELP, labEniConfigCommand, labSubnetCommand, SUBNET_HELP } from './subnets.ts';
-import { runSupervisor } from './supervisor.ts';
 import { parseTrunkDriver, type TrunkDriver } from './trunk-driver.ts';
-import type { LabLog } from './up.ts';
+import { ChainFailed, CNI_HELP, labCniCommand } from './verbs/cni-command.ts';
+import { type LabRemoved, labDown } from './verbs/down.ts';
+import { ENI_HELP, labEniCommand } from './verbs/enis.ts';
+import { deleteLabPod, labPod } from './verbs/pod.ts';
+import { ENI_CONFIG_HELP, labEniConfigCommand, labSubnetCommand, SUBNET_HELP } from './verbs/subnets.ts';
+import type { LabLog } from './verbs/up.ts';
 
 const HELP: Record<string, string> = {
   lab: `Usage: vpcnetctl lab <command> [options]

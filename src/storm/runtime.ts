@@ -9,9 +9,9 @@ import type { FaultSettings } from '../emulator/api.ts';
 import { errorText } from '../infra/error-text.ts';
 import { runProcess, runToSuccess } from '../infra/process.ts';
 import { type CniCall, execPlugin, PluginFailed, readConfList, runChain } from '../lab/cni-runtime.ts';
-import { deleteLabPod, labPod } from '../lab/pod.ts';
-import { isRecordedProcessAlive, readRecords } from '../lab/processes.ts';
+import { isRecordedProcessAlive, readRecords } from '../lab/processes/processes.ts';
 import { unixJson } from '../lab/unix-http.ts';
+import { deleteLabPod, labPod } from '../lab/verbs/pod.ts';
 
 export interface StormLab {
   readonly name: string;
@@ -40,7 +40,7 @@ export interface StormPod {
 /** How long the runtime keeps retrying one ADD or DEL before it gives up. */
 const RETRY_BOUND_MS = 120_000;
 const RETRY_PAUSE_MS = 500;
-/** The node's agent, as the lab records it (src/lab/agents.ts agentRole). */
+/** The node's agent, as the lab records it (src/lab/processes/agents.ts agentRole). */
 const agentRole = (node: string) => `agent-${node}`;
 const SG = ['sg-0a1b2c3d'];
 

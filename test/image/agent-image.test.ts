@@ -9,11 +9,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runProcess, runToSuccess } from '../../src/infra/process.ts';
-import { agentContainerName } from '../../src/lab/agent-container.ts';
 import { readConfList, runChain } from '../../src/lab/cni-runtime.ts';
 import { labLayout } from '../../src/lab/layout.ts';
 import { PODMAN } from '../../src/lab/podman.ts';
-import { readRecords } from '../../src/lab/processes.ts';
+import { agentContainerName } from '../../src/lab/processes/agent-container.ts';
+import { readRecords } from '../../src/lab/processes/processes.ts';
 import {
   addPod,
   agentState,

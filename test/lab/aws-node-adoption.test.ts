@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { runProcess } from '../../src/infra/process.ts';
 import { getJson } from '../../src/infra/unix-socket-json.ts';
 import { labLayout } from '../../src/lab/layout.ts';
-import { readRecords } from '../../src/lab/processes.ts';
+import { readRecords } from '../../src/lab/processes/processes.ts';
 import { awsNodeIptables } from '../aws-node-state.ts';
 import {
   addPod,

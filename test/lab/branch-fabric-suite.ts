@@ -13,9 +13,9 @@ import { LinuxFabric } from '../../src/emulator/fabric/linux-fabric.ts';
 import { branchLinkName, type TrunkDriver } from '../../src/emulator/fabric/trunk-branches.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { runCommand } from '../../src/lab/command.ts';
-import { labDown } from '../../src/lab/down.ts';
 import { type LabLayout, labLayout, NODE_SUBNET } from '../../src/lab/layout.ts';
 import { createLabNetwork, listNetns } from '../../src/lab/netns.ts';
+import { labDown } from '../../src/lab/verbs/down.ts';
 
 export interface PodEniEntry {
   eniId: string;

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { runProcess } from '../../src/infra/process.ts';
 import { getJson } from '../../src/infra/unix-socket-json.ts';
 import { labLayout } from '../../src/lab/layout.ts';
-import { readRecords } from '../../src/lab/processes.ts';
+import { readRecords } from '../../src/lab/processes/processes.ts';
 import { ctl, repoRoot, sh, uniqueLabName, waitFor } from '../lab-fixture.ts';
 
 test('the demo shows three pods with VPC addresses that reach the VPC host and each other, then removes everything', async () => {

@@ -16,9 +16,9 @@ import { vpcLinkName } from '../../src/emulator/fabric/link-names.ts';
 import { LinuxFabric } from '../../src/emulator/fabric/linux-fabric.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { runCommand } from '../../src/lab/command.ts';
-import { labDown } from '../../src/lab/down.ts';
 import { labLayout, NODE_SUBNET } from '../../src/lab/layout.ts';
 import { createLabNetwork, listNetns } from '../../src/lab/netns.ts';
+import { labDown } from '../../src/lab/verbs/down.ts';
 import { branchFabricSuite } from './branch-fabric-suite.ts';
 
 const name = `vpclt${randomBytes(3).toString('hex')}`;

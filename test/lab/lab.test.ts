@@ -11,12 +11,16 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCommand } from '../../src/lab/command.ts';
-import { labDown } from '../../src/lab/down.ts';
 import { type LabDescription, labLayout } from '../../src/lab/layout.ts';
 import { listNetns } from '../../src/lab/netns.ts';
-import { isRecordedProcessAlive, type ProcessRecord, readRecords } from '../../src/lab/processes.ts';
+import {
+  isRecordedProcessAlive,
+  type ProcessRecord,
+  readRecords,
+} from '../../src/lab/processes/processes.ts';
 import { canCreateVlanDevices } from '../../src/lab/trunk-driver.ts';
 import { unixHttp } from '../../src/lab/unix-http.ts';
+import { labDown } from '../../src/lab/verbs/down.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 const prefix = `vpclt${randomBytes(3).toString('hex')}`;

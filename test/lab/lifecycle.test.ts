@@ -10,9 +10,13 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';
-import { addLabNodeTaint, labEvents, labNodeTaintKeys } from '../../src/lab/node-taint.ts';
-import { isRecordedProcessAlive, type ProcessRecord, readRecords } from '../../src/lab/processes.ts';
+import {
+  isRecordedProcessAlive,
+  type ProcessRecord,
+  readRecords,
+} from '../../src/lab/processes/processes.ts';
 import { unixHttp } from '../../src/lab/unix-http.ts';
+import { addLabNodeTaint, labEvents, labNodeTaintKeys } from '../../src/lab/verbs/node-taint.ts';
 import {
   addPod,
   agentState,

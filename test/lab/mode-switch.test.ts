@@ -11,7 +11,11 @@ import { openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';
-import { isRecordedProcessAlive, type ProcessRecord, readRecords } from '../../src/lab/processes.ts';
+import {
+  isRecordedProcessAlive,
+  type ProcessRecord,
+  readRecords,
+} from '../../src/lab/processes/processes.ts';
 import { unixHttp } from '../../src/lab/unix-http.ts';
 import {
   addPod,

@@ -11,7 +11,7 @@ import { errorText } from '../../infra/error-text.ts';
 import { labLayout } from '../../lab/layout.ts';
 import { KubeClient } from '../../pods/kube-client.ts';
 import type { CliEnv } from '../cli-env.ts';
-import { readLabDescription } from '../node-target.ts';
+import { readLabDescription } from '../node/node-target.ts';
 import {
   colourWanted,
   EXIT_DEGRADED,

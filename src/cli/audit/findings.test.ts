@@ -4,7 +4,7 @@
 // whose DELs are still spooled, host-network pods, the primary address of an ENI).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseNodeState } from '../node-state.ts';
+import { parseNodeState } from '../node/node-state.ts';
 import { findCandidates } from './findings.ts';
 import type { ClusterRead, Ec2Eni, PodView } from './model.ts';
 

@@ -6,7 +6,7 @@
 import { cidrContains, isCidr, isIpv4, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
 import { carriesVpcnetMark, NO_MANAGE_TAG, ofThisCluster } from '../../ipam/enis/eni-ownership.ts';
 import { SUBNET_DISCOVERY_TAG, SUBNET_EXCLUDED_VALUE } from '../../ipam/enis/subnet-tags.ts';
-import type { AttachmentRow, NodeState } from '../node-state.ts';
+import type { AttachmentRow, NodeState } from '../node/node-state.ts';
 import type { ClusterRead, Ec2Eni } from './model.ts';
 
 export type AuditClass =

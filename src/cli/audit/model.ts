@@ -2,7 +2,7 @@
 // pool), every pod as the API has it, and EC2's ENIs and subnets of the VPC, each parsed once
 // here into plain values the finding rules (findings.ts) work on.
 import type { XmlElement } from '../../cloud/ec2-query/xml-reader.ts';
-import { type NodeState, parseNodeState } from '../node-state.ts';
+import { type NodeState, parseNodeState } from '../node/node-state.ts';
 
 export interface AgentRead {
   readonly node: string;

@@ -6,11 +6,11 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { DEFAULT_AGENT_SOCKET } from '../../cni/wire.ts';
-import { agentRole } from '../../lab/agents.ts';
 import { type LabNode, labLayout } from '../../lab/layout.ts';
-import { isRecordedProcessAlive, readRecords } from '../../lab/processes.ts';
+import { agentRole } from '../../lab/processes/agents.ts';
+import { isRecordedProcessAlive, readRecords } from '../../lab/processes/processes.ts';
 import type { CliEnv } from '../cli-env.ts';
-import { labNodeName, readLabDescription } from '../node-target.ts';
+import { labNodeName, readLabDescription } from '../node/node-target.ts';
 import { colourWanted, EXIT_DEGRADED, EXIT_DOWN, EXIT_HEALTHY, jsonDocument, printer } from '../output.ts';
 import { rerunInNetns } from '../rerun-in-netns.ts';
 import { UsageError } from '../usage-error.ts';
