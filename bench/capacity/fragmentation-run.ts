@@ -7,8 +7,8 @@
 // prefixes asked blindly, /32 fallback by count, which EC2 fills at random.
 
 import { SubnetCensusLoop } from '../../src/agent/loops/subnet-census.ts';
+import { createAwsCloud } from '../../src/cloud/aws/create-aws-cloud.ts';
 import type { InstanceMetadata } from '../../src/cloud/cloud.ts';
-import { createAwsCloud } from '../../src/cloud/create-aws-cloud.ts';
 import type { LaunchedInstance, PreFragmentation, RunningEmulator } from '../../src/emulator/api.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { seededRandom } from '../../src/emulator/vpc/ids.ts';
@@ -16,8 +16,8 @@ import { silentLogger } from '../../src/infra/log.ts';
 import { AddressPool } from '../../src/ipam/pool/pool.ts';
 import { PoolManager } from '../../src/ipam/pool/pool-manager.ts';
 import { KubeClient } from '../../src/pods/kube-client.ts';
-import { KubeLeases } from '../../src/pods/lease.ts';
-import { LeaseElection } from '../../src/pods/lease-election.ts';
+import { KubeLeases } from '../../src/pods/lease/lease.ts';
+import { LeaseElection } from '../../src/pods/lease/lease-election.ts';
 
 export type Mode = 'census' | 'upstream';
 

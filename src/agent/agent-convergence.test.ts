@@ -11,7 +11,7 @@ import { silentLogger } from '../infra/log.ts';
 import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
 import { attachmentHostVeth } from '../plan/attachment.ts';
 import { planRegularPod } from '../plan/pod-plan.ts';
-import { noPodSource } from '../pods/pod-source.ts';
+import { noPodSource } from '../pods/watch/pod-source.ts';
 import { startAgent } from './agent.ts';
 import type { RunningAgent } from './agent-deps.ts';
 import { agentEnv, agentWorlds, until } from './testing/agent-world.ts';

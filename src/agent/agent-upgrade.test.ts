@@ -15,7 +15,7 @@ import { FakeCloud } from '../ipam/testing/fake-cloud.ts';
 import { LEDGER_SCHEMA_VERSION } from '../ledger/format/snapshot.ts';
 import { Ledger } from '../ledger/ledger.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
-import { noPodSource } from '../pods/pod-source.ts';
+import { noPodSource } from '../pods/watch/pod-source.ts';
 import { startAgent } from './agent.ts';
 import { agentEnv } from './testing/agent-world.ts';
 import { cniRequest, ipOf } from './testing/cni-request.ts';

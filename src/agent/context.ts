@@ -7,7 +7,7 @@ import type { AttachmentKey, PodIdentity } from '../plan/attachment.ts';
 import type { EnforcingMode } from '../plan/binding.ts';
 import type { TrunkDriver } from '../plan/kernel-op.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
-import type { PodSource } from '../pods/pod-source.ts';
+import type { PodSource } from '../pods/watch/pod-source.ts';
 import type { AddressSource } from './address-source.ts';
 import type { TrunkFactsSource } from './branch/trunk-facts.ts';
 import type { NetnsInspection } from './cni-ops/netns-inspection.ts';

@@ -5,7 +5,7 @@
 // holds it back (AWS_MANAGE_ENIS_NON_SCHEDULABLE).
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { PoolManagerDeps } from '../ipam/pool/pool-manager.ts';
-import type { NodeSchedulability } from '../pods/node-schedulable.ts';
+import type { NodeSchedulability } from '../pods/node/node-schedulable.ts';
 
 type PoolAccess = Pick<
   PoolManagerDeps,

@@ -8,7 +8,7 @@ import { ignoredInIpv6Mode } from '../agent/ipv6/ipv6-addressing.ts';
 import { CENSUS_LEASE_DURATION_MS } from '../agent/loops/subnet-census.ts';
 import { Ec2AttemptFeed } from '../agent/observability/ec2-attempt-feed.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
-import { createAwsCloud } from '../cloud/create-aws-cloud.ts';
+import { createAwsCloud } from '../cloud/aws/create-aws-cloud.ts';
 import { LimitedCloud } from '../cloud/limited-cloud.ts';
 import { allowedCloud } from '../cloud/restricted-cloud.ts';
 import { agentConfigFromEnv } from '../config/agent-config.ts';
@@ -19,19 +19,19 @@ import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
 import { VPCNET_VERSION } from '../infra/version.ts';
-import { kubeCniNodes } from '../pods/cni-node.ts';
 import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
-import { kubeLeases } from '../pods/lease.ts';
-import { LeaseElection } from '../pods/lease-election.ts';
-import { kubeNodeConditions, nodeReader } from '../pods/node-conditions.ts';
-import { kubeNodeLabels } from '../pods/node-labels.ts';
-import { kubeNodeSchedulability } from '../pods/node-schedulable.ts';
-import { kubeNodeTaints } from '../pods/node-taints.ts';
-import { KubePodCache } from '../pods/pod-cache.ts';
+import { kubeLeases } from '../pods/lease/lease.ts';
+import { LeaseElection } from '../pods/lease/lease-election.ts';
+import { kubeCniNodes } from '../pods/node/cni-node.ts';
+import { kubeNodeConditions, nodeReader } from '../pods/node/node-conditions.ts';
+import { kubeNodeLabels } from '../pods/node/node-labels.ts';
+import { kubeNodeSchedulability } from '../pods/node/node-schedulable.ts';
+import { kubeNodeTaints } from '../pods/node/node-taints.ts';
 import { kubePodIpAnnotations } from '../pods/pod-ip-annotation.ts';
-import { kubePodPresence } from '../pods/pod-presence.ts';
-import { noPodSource } from '../pods/pod-source.ts';
+import { KubePodCache } from '../pods/watch/pod-cache.ts';
+import { kubePodPresence } from '../pods/watch/pod-presence.ts';
+import { noPodSource } from '../pods/watch/pod-source.ts';
 
 /** bin/vpcnet-netlink is built beside bin/vpcnetd (scripts/build.mjs). */
 function netlinkHelperPath(): string {

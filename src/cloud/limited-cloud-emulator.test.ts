@@ -7,9 +7,9 @@ import type { LaunchedInstance, RunningEmulator, VpcSpec } from '../emulator/api
 import { startEmulator } from '../emulator/server.ts';
 import { seededRandom } from '../emulator/vpc/ids.ts';
 import { silentLogger } from '../infra/log.ts';
-import type { AwsCloud } from './aws.ts';
+import type { AwsCloud } from './aws/aws.ts';
+import { createAwsCloud } from './aws/create-aws-cloud.ts';
 import { type Cloud, CloudError, type CreatedEni } from './cloud.ts';
-import { createAwsCloud } from './create-aws-cloud.ts';
 import { LimitedCloud } from './limited-cloud.ts';
 
 const VPC: VpcSpec = {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LaunchedInstance } from '../emulator/api.ts';
 import { startTestEmulator, type TestEmulator } from '../emulator/testing/test-emulator.ts';
-import type { AwsCloud } from './aws.ts';
+import type { AwsCloud } from './aws/aws.ts';
 import { type Cloud, CloudError, type EniInfo } from './cloud.ts';
 import { ImdsOnlyCloud, REFUSED_BY_SETTING, ReadOnlyCloud } from './restricted-cloud.ts';
 import { awsCloudOn } from './testing/emulator-cloud.ts';

@@ -7,7 +7,7 @@ import type { KubeApiConfig } from './kube-api-config.ts';
 import { apiErrorOf } from './kube-api-error.ts';
 import { KubeTransport, type KubeTransportDeps } from './kube-transport.ts';
 import { PodLookupError, type PodMetadata, parsePod } from './pod-metadata.ts';
-import { type PodWatchEvent, podWatchEvents } from './pod-watch-events.ts';
+import { type PodWatchEvent, podWatchEvents } from './watch/pod-watch-events.ts';
 
 export { apiStatus, KubeApiError } from './kube-api-error.ts';
 

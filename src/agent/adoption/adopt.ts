@@ -21,7 +21,7 @@ import { type Attachment, type AttachmentKey, attachmentKeyString } from '../../
 import type { Orphan } from '../../plan/kinds/kind.ts';
 import { POD_GATEWAY, planRegularPod, RULE_PRIORITY_FROM_POD } from '../../plan/pod-plan.ts';
 import { bareDestination, MAIN_TABLE, type NamespaceView, type NodeView } from '../../plan/views.ts';
-import type { PodMetadata, PodSource } from '../../pods/pod-source.ts';
+import type { PodMetadata, PodSource } from '../../pods/watch/pod-source.ts';
 import type { AwsNodeAllocation, AwsNodeCheckpoint } from './aws-node-checkpoint.ts';
 import { awsNodeHostVethName } from './aws-node-names.ts';
 

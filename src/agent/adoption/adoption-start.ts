@@ -11,7 +11,7 @@ import { pathExists } from '../../infra/path-exists.ts';
 import type { AddressPool } from '../../ipam/pool/pool.ts';
 import type { Ledger } from '../../ledger/ledger.ts';
 import { MAIN_TABLE } from '../../plan/views.ts';
-import type { PodSource } from '../../pods/pod-source.ts';
+import type { PodSource } from '../../pods/watch/pod-source.ts';
 import type { LedgerLoss } from '../recovery/recovery.ts';
 import { type AdoptionPool, type AdoptionReport, adoptAwsNodePods } from './adopt.ts';
 import { readAwsNodeCheckpoint } from './aws-node-checkpoint.ts';

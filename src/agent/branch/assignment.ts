@@ -15,7 +15,7 @@ import {
   PodEniAnnotationError,
   parsePodEniAnnotation,
 } from '../../pods/pod-eni.ts';
-import type { PodMetadata } from '../../pods/pod-source.ts';
+import type { PodMetadata } from '../../pods/watch/pod-source.ts';
 import type { AddContext, AttachRequest, TrunkLink } from '../context.ts';
 
 export interface BranchTarget {

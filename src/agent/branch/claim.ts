@@ -20,7 +20,7 @@ import type { Ledger } from '../../ledger/ledger.ts';
 import { type BranchBinding, bindingKeyString } from '../../plan/binding.ts';
 import { vpcAddressOf } from '../../plan/resource.ts';
 import { POD_ENI_ANNOTATION, parsePodEniAnnotation } from '../../pods/pod-eni.ts';
-import type { PodSource } from '../../pods/pod-source.ts';
+import type { PodSource } from '../../pods/watch/pod-source.ts';
 import type { AddressSource } from '../address-source.ts';
 import type { AgentCounters, AnnotationRejection } from '../stats.ts';
 import type { BranchTarget } from './assignment.ts';

@@ -11,7 +11,7 @@ import { FileLedgerStore } from '../../ledger/storage/store.ts';
 import { attachment, clock, JOURNAL, NEVER_COMPACT, PATH } from '../../ledger/testing/journal-fixtures.ts';
 import { MemoryLedgerFs } from '../../ledger/testing/memory-fs.ts';
 import type { Resource } from '../../plan/resource.ts';
-import type { PodSource } from '../../pods/pod-source.ts';
+import type { PodSource } from '../../pods/watch/pod-source.ts';
 import type { AddressSource, PooledAddress } from '../address-source.ts';
 import type { AttachRequest } from '../context.ts';
 import { opContext, type TestContext } from '../testing/op-context.ts';

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SUBNET_A, startTestEmulator, type TestEmulator } from '../../emulator/testing/test-emulator.ts';
 import { jsonLogger } from '../../infra/log.ts';
-import { CNI_NODE_API, type CniNodeFeature, type CniNodes, KubeCniNodes } from '../../pods/cni-node.ts';
 import { DEFAULT_ENI_CONFIG_KEY, KubeEniConfigs } from '../../pods/eni-config.ts';
 import { KubeClient } from '../../pods/kube-client.ts';
+import { CNI_NODE_API, type CniNodeFeature, type CniNodes, KubeCniNodes } from '../../pods/node/cni-node.ts';
 import { racingCniNodes } from '../testing/racing-cni-nodes.ts';
 import { CniNodeKeeper, featuresToWrite, wantedFeatures } from './cni-node.ts';
 

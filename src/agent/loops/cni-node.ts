@@ -1,5 +1,5 @@
 // The node's CNINode, kept as the settings say: how the agent tells the VPC resource controller
-// what the node wants (src/pods/cni-node.ts). With ENABLE_POD_ENI it lists `SecurityGroupsForPods`
+// what the node wants (src/pods/node/cni-node.ts). With ENABLE_POD_ENI it lists `SecurityGroupsForPods`
 // (the controller then attaches a trunk ENI and gives pods branch ENIs), and with custom
 // networking too `CustomNetworking` naming the node's ENIConfig (the controller then puts the
 // trunk and the branch ENIs into that ENIConfig's subnet, as the pool puts the node's ENIs). Upstream
@@ -14,13 +14,13 @@
 import { errorText } from '../../infra/error-text.ts';
 import type { Logger } from '../../infra/log.ts';
 import { PeriodicLoop, type Timers } from '../../infra/periodic.ts';
+import { apiStatus } from '../../pods/kube-client.ts';
 import {
   type CniNodeFeature,
   type CniNodes,
   CUSTOM_NETWORKING,
   SECURITY_GROUPS_FOR_PODS,
-} from '../../pods/cni-node.ts';
-import { apiStatus } from '../../pods/kube-client.ts';
+} from '../../pods/node/cni-node.ts';
 
 /** The features the agent writes and removes; any other is left as it is. */
 const MANAGED = new Set([SECURITY_GROUPS_FOR_PODS, CUSTOM_NETWORKING]);

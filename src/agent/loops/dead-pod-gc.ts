@@ -9,7 +9,7 @@ import type { KeyedSerializer } from '../../infra/keyed-serializer.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
 import { type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
 import { podLineKey } from '../../plan/pod-line.ts';
-import type { PodPresence, PodPresenceSource, PodRef } from '../../pods/pod-presence.ts';
+import type { PodPresence, PodPresenceSource, PodRef } from '../../pods/watch/pod-presence.ts';
 import { delRecorded } from '../cni-ops/del.ts';
 import { type SandboxNetns, sandboxNetns } from '../cni-ops/sandbox-netns.ts';
 import type { OperationContext } from '../context.ts';

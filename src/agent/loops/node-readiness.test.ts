@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { silentLogger } from '../../infra/log.ts';
 import { QueuedEvents } from '../../pods/kube-events.ts';
-import { reportedMaxPods } from '../../pods/node-conditions.ts';
+import { reportedMaxPods } from '../../pods/node/node-conditions.ts';
 import { RecordingNode } from '../../pods/testing/recording-node.ts';
 import {
   IP_EXHAUSTED_TAINT,

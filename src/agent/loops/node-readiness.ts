@@ -13,8 +13,8 @@ import { errorText } from '../../infra/error-text.ts';
 import type { Logger } from '../../infra/log.ts';
 import { SelfTimedLoop } from '../../infra/self-timed-loop.ts';
 import type { EventRecorder } from '../../pods/kube-events.ts';
-import type { NodeConditions } from '../../pods/node-conditions.ts';
-import type { NodeTaints } from '../../pods/node-taints.ts';
+import type { NodeConditions } from '../../pods/node/node-conditions.ts';
+import type { NodeTaints } from '../../pods/node/node-taints.ts';
 
 export const NETWORK_READY_CONDITION = 'vpcnet.io/NetworkReady';
 export const IP_EXHAUSTED_TAINT = { key: 'vpcnet.io/ip-exhausted', effect: 'NoSchedule' } as const;

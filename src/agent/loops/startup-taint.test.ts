@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { jsonLogger } from '../../infra/log.ts';
 import type { AgentEvent, EventRecorder } from '../../pods/kube-events.ts';
-import type { NodeTaints } from '../../pods/node-taints.ts';
+import type { NodeTaints } from '../../pods/node/node-taints.ts';
 import { until } from '../testing/agent-world.ts';
 import { StartupTaint } from './startup-taint.ts';
 

@@ -6,7 +6,7 @@
 import { errorText } from '../../infra/error-text.ts';
 import type { Logger } from '../../infra/log.ts';
 import type { EventRecorder } from '../../pods/kube-events.ts';
-import type { NodeTaints } from '../../pods/node-taints.ts';
+import type { NodeTaints } from '../../pods/node/node-taints.ts';
 
 export interface StartupTaintDeps {
   readonly taints: Pick<NodeTaints, 'remove'>;

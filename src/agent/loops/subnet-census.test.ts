@@ -3,7 +3,7 @@
 // Lease. Time is a virtual clock; rounds are driven as the loop would schedule them.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { AwsCloud } from '../../cloud/aws.ts';
+import type { AwsCloud } from '../../cloud/aws/aws.ts';
 import { awsCloudOn } from '../../cloud/testing/emulator-cloud.ts';
 import {
   SUBNET_A,
@@ -13,8 +13,8 @@ import {
 } from '../../emulator/testing/test-emulator.ts';
 import { silentLogger } from '../../infra/log.ts';
 import { KubeClient } from '../../pods/kube-client.ts';
-import { KubeLeases, parseLeaseName } from '../../pods/lease.ts';
-import { LeaseElection } from '../../pods/lease-election.ts';
+import { KubeLeases, parseLeaseName } from '../../pods/lease/lease.ts';
+import { LeaseElection } from '../../pods/lease/lease-election.ts';
 import { SubnetCensusLoop } from './subnet-census.ts';
 
 let t: TestEmulator;

@@ -22,7 +22,7 @@ import {
   type WantedSubnet,
 } from '../../ipam/census/census-wire.ts';
 import { CensusView, type SubnetCensus } from '../../ipam/census/subnet-census.ts';
-import type { AnnotationChange, ElectionRound } from '../../pods/lease-election.ts';
+import type { AnnotationChange, ElectionRound } from '../../pods/lease/lease-election.ts';
 
 export interface CensusElection {
   readonly identity: string;

@@ -15,7 +15,7 @@ import { subnetGateway } from '../../infra/ipv4.ts';
 import type { Logger } from '../../infra/log.ts';
 import { PeriodicLoop, type Timers } from '../../infra/periodic.ts';
 import { MAIN_TABLE } from '../../plan/views.ts';
-import { HAS_TRUNK_LABEL, type NodeLabels } from '../../pods/node-labels.ts';
+import { HAS_TRUNK_LABEL, type NodeLabels } from '../../pods/node/node-labels.ts';
 import type { TrunkLink } from '../context.ts';
 
 export interface TrunkWatcherDeps {

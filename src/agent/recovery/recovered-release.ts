@@ -10,7 +10,7 @@ import type { Logger } from '../../infra/log.ts';
 import type { Ledger } from '../../ledger/ledger.ts';
 import { type RecoveredRecord, recoveredHostVeth } from '../../plan/recovered.ts';
 import type { NodeView } from '../../plan/views.ts';
-import type { PodSource } from '../../pods/pod-source.ts';
+import type { PodSource } from '../../pods/watch/pod-source.ts';
 import type { AddressSource } from '../address-source.ts';
 
 export interface RecoveredReleaseDeps {

@@ -23,7 +23,7 @@ import type { TrunkDriver } from '../../plan/kernel-op.ts';
 import { findDrift } from '../../plan/kinds.ts';
 import { MAIN_TABLE, type NodeView } from '../../plan/views.ts';
 import { type BranchEni, POD_ENI_ANNOTATION, parsePodEniAnnotation } from '../../pods/pod-eni.ts';
-import type { PodMetadata } from '../../pods/pod-source.ts';
+import type { PodMetadata } from '../../pods/watch/pod-source.ts';
 import type { TrunkFactsSource } from '../branch/trunk-facts.ts';
 
 export interface BranchRecoveryDeps {

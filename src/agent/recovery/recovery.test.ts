@@ -8,7 +8,7 @@ import { Ledger } from '../../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../ledger/testing/memory-store.ts';
 import { hostVethName } from '../../plan/names.ts';
 import { planRegularPod } from '../../plan/pod-plan.ts';
-import type { PodMetadata, PodSource } from '../../pods/pod-source.ts';
+import type { PodMetadata, PodSource } from '../../pods/watch/pod-source.ts';
 import { sweepRecovered } from './recovered-release.ts';
 import { poolRecoveryAddresses, QUARANTINE_MIN_MS, recoverFromNode, recoveryView } from './recovery.ts';
 

@@ -15,7 +15,7 @@ import { attachmentKeyString } from '../../plan/attachment.ts';
 import { bindingKeyString, type EnforcingMode } from '../../plan/binding.ts';
 import { identityOf } from '../../plan/kinds.ts';
 import { type RecoveredRecord, type RecoveryReason, recoveredHolderKey } from '../../plan/recovered.ts';
-import type { PodMetadata, PodSource } from '../../pods/pod-source.ts';
+import type { PodMetadata, PodSource } from '../../pods/watch/pod-source.ts';
 import type { TrunkFactsSource } from '../branch/trunk-facts.ts';
 import { recoverBranches } from './recovery-branches.ts';
 import { kernelEvidence } from './recovery-evidence.ts';

@@ -11,7 +11,7 @@ import { Dataplane } from '../../dataplane/dataplane.ts';
 import { FakeKernel } from '../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../infra/log.ts';
 import type { FakeCloud } from '../../ipam/testing/fake-cloud.ts';
-import { noPodSource } from '../../pods/pod-source.ts';
+import { noPodSource } from '../../pods/watch/pod-source.ts';
 import { startAgent } from '../agent.ts';
 import type { RunningAgent } from '../agent-deps.ts';
 import { agentEnv } from './agent-world.ts';

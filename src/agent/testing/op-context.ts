@@ -6,7 +6,7 @@ import { silentLogger } from '../../infra/log.ts';
 import { Ledger } from '../../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../ledger/testing/memory-store.ts';
 import type { PodIdentity } from '../../plan/attachment.ts';
-import { noPodSource } from '../../pods/pod-source.ts';
+import { noPodSource } from '../../pods/watch/pod-source.ts';
 import type { AddressSource, PooledAddress } from '../address-source.ts';
 import type { AttachRequest, OperationContext } from '../context.ts';
 import { AgentCounters } from '../stats.ts';

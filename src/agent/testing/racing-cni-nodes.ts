@@ -2,7 +2,7 @@
 // write goes through, `other` runs (the resource controller creating the CNINode, or adding a
 // feature of its own, through the same API), so the agent's write is the one that finds the object
 // changed since it read it. Everything else is the real client's.
-import type { CniNodeFeature, CniNodeState, CniNodes } from '../../pods/cni-node.ts';
+import type { CniNodeFeature, CniNodeState, CniNodes } from '../../pods/node/cni-node.ts';
 
 export interface RacingCniNodes extends CniNodes {
   /** Writes that `other` got in front of. */

@@ -5,7 +5,7 @@
 // reading them costs in a cluster (kubectl exec, 16 at a time) is not in this figure.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAwsClients } from '../../cloud/create-aws-cloud.ts';
+import { createAwsClients } from '../../cloud/aws/create-aws-cloud.ts';
 import type { RunningEmulator } from '../../emulator/api.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';

@@ -5,7 +5,7 @@
 // addresses and /28s equal the emulator's ground truth in a fragmented subnet with reservations.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAwsClients } from '../../cloud/create-aws-cloud.ts';
+import { createAwsClients } from '../../cloud/aws/create-aws-cloud.ts';
 import type { LaunchedInstance, RunningEmulator } from '../../emulator/api.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';

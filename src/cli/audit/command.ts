@@ -4,7 +4,7 @@
 // agents' sockets: only where things are differs.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createAwsClients } from '../../cloud/create-aws-cloud.ts';
+import { createAwsClients } from '../../cloud/aws/create-aws-cloud.ts';
 import { inClusterApi } from '../../config/agent-config.ts';
 import { CAPACITY_SETTINGS } from '../../config/settings-capacity.ts';
 import { errorText } from '../../infra/error-text.ts';

@@ -5,8 +5,8 @@
 // DaemonSet, a lab node's own directory in a lab). Nothing here changes anything.
 import { release } from 'node:os';
 import { join } from 'node:path';
-import { AwsCloud } from '../../cloud/aws.ts';
-import { type AwsClients, createAwsClients } from '../../cloud/create-aws-cloud.ts';
+import { AwsCloud } from '../../cloud/aws/aws.ts';
+import { type AwsClients, createAwsClients } from '../../cloud/aws/create-aws-cloud.ts';
 import { Ec2QueryClient } from '../../cloud/ec2-query/ec2-query-client.ts';
 import { regionalEndpoint } from '../../cloud/ec2-query/regional-endpoint.ts';
 import { ImdsClient, imdsEndpointFromEnv } from '../../cloud/imds.ts';

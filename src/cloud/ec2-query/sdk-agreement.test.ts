@@ -13,8 +13,8 @@ import {
 import type { LaunchedInstance, RunningEmulator } from '../../emulator/api.ts';
 import { startEmulator } from '../../emulator/server.ts';
 import { seededRandom } from '../../emulator/vpc/ids.ts';
-import { connectionTrackingParams } from '../aws-connection-tracking.ts';
-import { readNetworkInterface } from '../aws-network-interface.ts';
+import { connectionTrackingParams } from '../aws/aws-connection-tracking.ts';
+import { readNetworkInterface } from '../aws/aws-network-interface.ts';
 import { Ec2QueryClient } from './ec2-query-client.ts';
 import { HttpTransport } from './http-transport.ts';
 

@@ -2,8 +2,8 @@
 // SDK over HTTP, IMDSv2), plus the emulator's unfaulted view of the VPC for assertions. Every
 // emulator import of ipam's tests is here, so a move of emulator files touches one place.
 
-import type { AwsCloud } from '../../cloud/aws.ts';
-import { createAwsCloud } from '../../cloud/create-aws-cloud.ts';
+import type { AwsCloud } from '../../cloud/aws/aws.ts';
+import { createAwsCloud } from '../../cloud/aws/create-aws-cloud.ts';
 import type {
   FaultSettings,
   LaunchedInstance,

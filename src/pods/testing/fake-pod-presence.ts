@@ -1,6 +1,6 @@
 // A Kubernetes API for the dead-pod GC's unit tests: a set of pods, which a test adds and deletes,
 // and a switch that makes the API unreachable.
-import type { PodPresence, PodPresenceSource, PodRef } from '../pod-presence.ts';
+import type { PodPresence, PodPresenceSource, PodRef } from '../watch/pod-presence.ts';
 
 export class FakePodPresence implements PodPresenceSource {
   /** `namespace/name` → UID of the pod the API holds under that name. */

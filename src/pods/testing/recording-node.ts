@@ -1,7 +1,7 @@
 // Test support: a node's conditions and taints in memory, every write recorded in order (what a
 // readiness test asserts: which writes, when, and that a mode made none of a kind).
-import type { NodeCondition, NodeConditions } from '../node-conditions.ts';
-import type { NewTaint, NodeTaints } from '../node-taints.ts';
+import type { NodeCondition, NodeConditions } from '../node/node-conditions.ts';
+import type { NewTaint, NodeTaints } from '../node/node-taints.ts';
 
 export class RecordingNode implements NodeConditions, NodeTaints {
   readonly conditions = new Map<string, NodeCondition>();

@@ -11,7 +11,7 @@ import type { EnforcingMode } from '../../../plan/binding.ts';
 import { planBranchShared } from '../../../plan/branch-plan.ts';
 import { findDrift, findOrphans, identityOf } from '../../../plan/kinds.ts';
 import { POD_ENI_ANNOTATION } from '../../../pods/pod-eni.ts';
-import type { PodMetadata, PodSource } from '../../../pods/pod-source.ts';
+import type { PodMetadata, PodSource } from '../../../pods/watch/pod-source.ts';
 import { type ReconcileReport, Reconciler } from '../../../reconcile/reconciler.ts';
 import { handleCni } from '../../cni-ops/cni-handler.ts';
 import type { OperationContext } from '../../context.ts';

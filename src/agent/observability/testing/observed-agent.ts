@@ -8,7 +8,7 @@ import { Dataplane } from '../../../dataplane/dataplane.ts';
 import { FakeKernel } from '../../../dataplane/testing/fake-kernel.ts';
 import { silentLogger } from '../../../infra/log.ts';
 import { FakeCloud, type FakeCloudOptions } from '../../../ipam/testing/fake-cloud.ts';
-import { noPodSource } from '../../../pods/pod-source.ts';
+import { noPodSource } from '../../../pods/watch/pod-source.ts';
 import { startAgent } from '../../agent.ts';
 import type { AgentDeps, RunningAgent } from '../../agent-deps.ts';
 import { type AgentWorlds, agentEnv } from '../../testing/agent-world.ts';
