@@ -8,7 +8,9 @@ import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
 import type { ResourceController } from './controller/resource-controller.ts';
 import type { Ec2CallCounts } from './ec2/call-counts.ts';
+import type { Ec2CallRates } from './ec2/call-rates.ts';
 import { Ec2Error } from './ec2/error.ts';
+import { mergeThrottling, type RequestThrottling } from './ec2/request-throttling.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
 import type { ObjectStore } from './kube/object-store.ts';
@@ -22,6 +24,9 @@ export interface AdminDeps {
   readonly calls?: Ec2CallCounts;
   /** The Kubernetes slice's ENIConfigs (POST /admin/eniconfigs). */
   readonly eniConfigs?: ObjectStore;
+  /** EC2's request rate limits (PUT/GET /admin/throttling) and the calls per second (GET /admin/ec2-rates). */
+  readonly throttling?: RequestThrottling;
+  readonly rates?: Ec2CallRates;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -57,6 +62,7 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
   const netns = optionalString(v.netns, 'netns');
   const nodeName = optionalString(v.nodeName, 'nodeName');
   const connectionTracking = launchConnectionTracking(v.connectionTracking);
+  const imdsSourceAddress = optionalString(v.imdsSourceAddress, 'imdsSourceAddress');
   return {
     instanceType,
     subnetId,
@@ -64,6 +70,7 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
     ...(netns === undefined ? {} : { netns }),
     ...(nodeName === undefined ? {} : { nodeName }),
     ...(connectionTracking === undefined ? {} : { connectionTracking }),
+    ...(imdsSourceAddress === undefined ? {} : { imdsSourceAddress }),
   };
 }
 
@@ -166,6 +173,24 @@ function errorReply(err: unknown): HttpReply {
   return jsonReply(400, { code: 'BadRequest', message: errorText(err) });
 }
 
+/** PUT/GET /admin/throttling and GET /admin/ec2-rates; undefined for any other route. */
+function throttlingRoute(
+  method: string,
+  path: string,
+  body: unknown,
+  deps: AdminDeps,
+): HttpReply | undefined {
+  const { throttling, rates } = deps;
+  if (path === '/admin/throttling' && throttling !== undefined) {
+    if (method === 'PUT') throttling.set(mergeThrottling(throttling.settings, body));
+    else if (method !== 'GET') return undefined;
+    return jsonReply(200, { settings: throttling.settings, buckets: throttling.state() });
+  }
+  if (method === 'GET' && path === '/admin/ec2-rates' && rates !== undefined)
+    return jsonReply(200, { seconds: rates.since() });
+  return undefined;
+}
+
 export async function handleAdmin(
   method: string,
   path: string,
@@ -204,6 +229,8 @@ export async function handleAdmin(
       deps.faults.set(parseFaultSettings(parsed));
       return { status: 204, headers: {}, body: '' };
     }
+    const throttling = throttlingRoute(method, path, parsed, deps);
+    if (throttling !== undefined) return throttling;
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });

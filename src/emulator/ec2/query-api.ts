@@ -9,6 +9,7 @@ import type { IdSource } from '../vpc/ids.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
 import type { VpcView } from '../vpc/view.ts';
 import type { Ec2CallCounts } from './call-counts.ts';
+import type { Ec2CallRates } from './call-rates.ts';
 import {
   describeInstances,
   describeInstanceTypes,
@@ -30,6 +31,7 @@ import {
 import { Ec2Error } from './error.ts';
 import { assignIpv6Addresses, unassignIpv6Addresses } from './ipv6-actions.ts';
 import { QueryParams } from './params.ts';
+import { bucketOf, type RequestThrottling } from './request-throttling.ts';
 import {
   associateTrunkInterface,
   describeTrunkInterfaceAssociations,
@@ -88,6 +90,10 @@ export interface Ec2Deps {
   readonly log: (line: Record<string, unknown>) => void;
   /** Counts every call by action (GET /admin/state shows them). */
   readonly calls?: Ec2CallCounts;
+  /** EC2's request rate limits of the account (absent: none). */
+  readonly throttling?: RequestThrottling;
+  /** Calls and throttled answers per second (GET /admin/ec2-rates). */
+  readonly rates?: Ec2CallRates;
 }
 
 export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply> {
@@ -104,6 +110,8 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     const run = ACTIONS.get(action);
     if (run === undefined)
       throw new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);
+    // EC2 counts a request against its bucket before it looks at anything else.
+    deps.throttling?.admit(bucketOf(action, p));
     const fault = deps.faults.decide(action);
     if (fault.pageItems !== undefined) p.limitPages(fault.pageItems);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
@@ -119,6 +127,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     xml = ec2ErrorResponse(e.code, e.message, requestId);
   }
   deps.calls?.record(action ?? '(none)', status !== 200);
+  deps.rates?.record(action ?? '(none)', code === 'RequestLimitExceeded');
   deps.log({
     msg: 'ec2',
     action: action ?? null,
