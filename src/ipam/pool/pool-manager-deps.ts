@@ -1,6 +1,7 @@
 // What the pool manager is built from and what it reports: its dependencies and options
 // (pool-manager.ts), kept apart so the manager's file holds only its behaviour.
 import type { Cloud, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { Ec2BudgetView } from '../../cloud/limited-cloud.ts';
 import type { CloudSyncState } from '../cloud-sync/cloud-sync.ts';
 import type { EniPlacer } from '../enis/eni-placement.ts';
 import type { EniTagOptions } from '../enis/eni-tags.ts';
@@ -73,6 +74,11 @@ export interface PoolManagerDeps extends EniLinkHooks {
    * frees no ENI, as upstream. Absent: the pool manages ENIs whatever the node's state.
    */
   readonly nodeUnschedulable?: () => Promise<boolean>;
+  /**
+   * The agent's EC2 budget (LimitedCloud): top-ups sized to its rate, the state and an ADD's error
+   * saying when growth waits for a token, and no releases while EC2 throttles. Absent: none of it.
+   */
+  readonly ec2Budget?: Ec2BudgetView;
 }
 
 /** The pool's health, for the agent's state. */
@@ -85,6 +91,8 @@ export interface PoolHealth {
   readonly drain?: DrainState;
   /** False: the pool changes nothing in EC2 (DISABLE_NETWORK_RESOURCE_PROVISIONING, IMDS-only mode). */
   readonly provisioning: boolean;
+  /** Why the pool gives nothing back now (EC2 throttles), when it does not. */
+  readonly releasesHeld?: string;
 }
 
 export interface PoolInitOptions {
