@@ -71,6 +71,8 @@ export interface Ec2BudgetView {
 /** One request to EC2 (an attempt of a call), as it was answered. */
 export interface Ec2Attempt {
   readonly action: string;
+  /** 1 for a call's first request, 2 for its first retry, and so on. */
+  readonly attempt?: number;
   /** From sending the request to its answer (the token wait excluded), ms. */
   readonly ms: number;
   /** Absent when EC2 answered with success. */
@@ -313,12 +315,12 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
         const result = await attempt();
         this.#budget.answered(action, sentAt, false);
         tally.answered(action, 'ok');
-        this.#observe({ action, ms: this.#clock.now() - sentAt });
+        this.#observe({ action, attempt: n, ms: this.#clock.now() - sentAt });
         return result;
       } catch (err) {
         const throttled = isThrottled(err);
         this.#budget.answered(action, sentAt, throttled);
-        this.#observe({ action, ms: this.#clock.now() - sentAt, error: attemptError(err, throttled) });
+        this.#observe({ action, attempt: n, ms: this.#clock.now() - sentAt, error: attemptError(err, throttled) });
         tally.answered(action, throttled ? 'throttled' : isRetryable(err) ? 'retryable' : 'failed');
         if (throttled && ++throttledHere === THROTTLED_WARN_AT) this.#warnThrottled(action, n);
         const elapsedMs = this.#clock.now() - startedAt;
@@ -353,7 +355,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-function attemptError(err: unknown, throttled: boolean): NonNullable<Ec2Attempt['error']> {
+export function attemptError(err: unknown, throttled: boolean): NonNullable<Ec2Attempt['error']> {
   const code = err instanceof CloudError ? err.code : err instanceof Error ? err.name : 'Unknown';
   return { code, message: errorText(err), throttled };
 }
