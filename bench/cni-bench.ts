@@ -1,11 +1,11 @@
-// Benchmark (not a test): the figures of issue 9, vpcnet against Debian's reference bridge +
+// Benchmark (not a test): vpcnet's performance goals, vpcnet against Debian's reference bridge +
 // host-local plugins measured in the same run on this machine, both exec'd as a runtime would
 // (inside a node namespace, one process per operation, each spawned and timed by a small native
 // driver, native/cni-exec.c, as the runtime's own process: a spawn from this large Node process
 // would cost both sides milliseconds neither plugin causes), and through containerd's CRI API.
 // The ops and fill sections time the network plugins alone (vpcnet's installed conflist also
 // chains portmap); the CRI section runs both whole, each with portmap.
-// Prints each section's figures, then one table of the issue's goals (figure, reference, ratio,
+// Prints each section's figures, then one table of the goals (figure, reference, ratio,
 // goal, met). Exits 0 whatever the figures; non-zero only when a chosen section could not measure.
 //
 //   npm run bench -- [--only ops,service,kernel,cri,fill] [--pods 100] [--burst 50] [--in-flight 50]

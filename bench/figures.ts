@@ -1,4 +1,4 @@
-// From each section's measurements to the goal figures (goals-table.ts) and to the
+// From each section's measurements to the goal figures (goals-table.ts) and to the
 // section's own lines, printed before the table as context ("before" figures keep their old shape).
 import type { ServiceTime } from './agent-figures.ts';
 import type { OpsSeries } from './cni-ops.ts';

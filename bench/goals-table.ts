@@ -1,4 +1,4 @@
-// The goals as one aligned table: each figure, the reference's figure measured in the same
+// vpcnet's performance goals as one aligned table: each figure, the reference's figure measured in the same
 // run where there is one, their ratio, the goal and whether it is met. A figure that was not
 // measured (section not chosen) is left out; one that could not be read shows "n/a".
 

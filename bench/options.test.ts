@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseOptions, SECTIONS, USAGE, UsageError } from './options.ts';
 
-test('no options: every section, the issue’s sizes', () => {
+test('no options: every section, the default sizes', () => {
   const o = parseOptions([]);
   assert.deepEqual([...o.sections], [...SECTIONS]);
   assert.equal(o.help, false);

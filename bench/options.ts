@@ -13,8 +13,9 @@ function positiveInt(name: string, text: string): number {
 export const USAGE = `usage: npm run bench -- [options]   (or: node --import tsx bench/cni-bench.ts [options])
 
 Measures vpcnet against Debian's reference plugins (bridge + host-local) on this machine, in one
-run, and prints each section's figures and then the table of issue 9's goals. Needs root, the lab's
-system packages (scripts/setup.sh --with-real-clients) and a quiet machine: timings are noisy.
+run, and prints each section's figures and then the table of vpcnet's performance goals. Needs
+root, the lab's system packages (scripts/setup.sh --with-real-clients, which npm run bench runs
+first) and a quiet machine: timings are noisy.
 
 sections (--only, comma-separated; default all):
   ops      ADD and DEL one after another, then a burst of each, both plugins

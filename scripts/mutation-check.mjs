@@ -396,7 +396,7 @@ export const MUTATIONS = [
     file: 'src/agent/cni-ops/check.ts',
     from: '  if (problems.length > 0) {\n',
     to: '  if (problems.length > 0) {\n    ctx.ledger.remove(req.key);\n',
-    compiler: /Property 'remove' does not exist on type 'Pick<Ledger, "binding" \| "get">'/,
+    compiler: /Property 'remove' does not exist on type 'Pick<Ledger, [^>]*>'/,
   },
   {
     name: 'adoption-ignores-gateway-mac',

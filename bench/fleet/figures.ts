@@ -95,7 +95,8 @@ export function fleetFigures(i: FigureInputs): FleetFigures {
   const byAction: Record<string, { calls: number; throttled: number }> = {};
   for (const s of i.seconds)
     for (const [a, c] of Object.entries(s.byAction)) {
-      const t = (byAction[a] ??= { calls: 0, throttled: 0 });
+      const t = byAction[a] ?? { calls: 0, throttled: 0 };
+      byAction[a] = t;
       t.calls += c.calls;
       t.throttled += c.throttled;
     }

@@ -280,7 +280,8 @@ class Run {
     const answer = this.#expect(`pod ${pod}`);
     this.#send(this.#workerOf(slot), { type: 'add', node: spec.index, pod });
     const m = await answer;
-    if (m.type === 'podStarted') this.#starts.push({ name: pod, startMs: m.ms, failedAttempts: m.failedAttempts });
+    if (m.type === 'podStarted')
+      this.#starts.push({ name: pod, startMs: m.ms, failedAttempts: m.failedAttempts });
     else if (m.type === 'podGaveUp') this.#starts.push({ name: pod, failedAttempts: m.failedAttempts });
   }
 

@@ -12,6 +12,7 @@ import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { CniNodes } from '../pods/cni-node.ts';
 import type { EventRecorder } from '../pods/kube-events.ts';
+import type { NodeConditions } from '../pods/node-conditions.ts';
 import type { NodeLabels } from '../pods/node-labels.ts';
 import type { NodeSchedulability } from '../pods/node-schedulable.ts';
 import type { NodeTaints } from '../pods/node-taints.ts';
@@ -20,6 +21,7 @@ import type { PodPresenceSource } from '../pods/pod-presence.ts';
 import type { PodSource } from '../pods/pod-source.ts';
 import type { introspection } from './introspection/introspection.ts';
 import type { DeadPodGc } from './loops/dead-pod-gc.ts';
+import type { CensusElection } from './loops/subnet-census.ts';
 import type { AgentObservability } from './observability/agent-observability.ts';
 import type { Ec2AttemptFeed } from './observability/ec2-attempt-feed.ts';
 
@@ -66,6 +68,15 @@ export interface AgentDeps {
   readonly runtimeNetnsDir?: string;
   /** Whether the node is cordoned (AWS_MANAGE_ENIS_NON_SCHEDULABLE=false holds the pool then); absent without an API. */
   readonly nodeSchedulability?: NodeSchedulability;
+  /**
+   * The census Lease's election (VPCNET_SUBNET_CENSUS, loops/subnet-census.ts); absent without an
+   * API or with the census off.
+   */
+  readonly censusElection?: CensusElection;
+  /** The node's conditions (VPCNET_NODE_READINESS, loops/node-readiness.ts); absent without an API. */
+  readonly nodeConditions?: NodeConditions;
+  /** The node as the API answers it (its kubelet maxPods); absent without an API. */
+  readonly readNode?: () => Promise<unknown>;
 }
 
 export interface RunningAgent {

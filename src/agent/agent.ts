@@ -12,12 +12,15 @@ import { errorText } from '../infra/error-text.ts';
 import { KeyedSerializer } from '../infra/keyed-serializer.ts';
 import { PeriodicLoop } from '../infra/periodic.ts';
 import { eniPlacerFor } from '../ipam/enis/eni-placer-for.ts';
+import { addressablePods } from '../ipam/pool/max-pods.ts';
 import { AddressPool } from '../ipam/pool/pool.ts';
 import { PoolManager } from '../ipam/pool/pool-manager.ts';
+import { effectiveMaxEnis, secondaryIpsPerEni } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { nodeLedgerFsWithSyncThread } from '../ledger/storage/node-fs.ts';
 import { FileLedgerStore } from '../ledger/storage/store.ts';
 import { SyncThread } from '../ledger/storage/sync-thread.ts';
+import { reportedMaxPods } from '../pods/node-conditions.ts';
 import { noPodSource } from '../pods/pod-source.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import { type Addressing, startAddressing } from './addressing.ts';
@@ -37,7 +40,9 @@ import { RecentErrors } from './introspection/recent-errors.ts';
 import { CniNodeKeeper } from './loops/cni-node.ts';
 import { agentDeadPodGc } from './loops/dead-pod-gc.ts';
 import { eniLinks } from './loops/eni-links.ts';
+import { NodeReadiness, warmTargetWorth, warnIfMaxPodsTooHigh } from './loops/node-readiness.ts';
 import { startStartupTaint } from './loops/startup-taint.ts';
+import { SubnetCensusLoop } from './loops/subnet-census.ts';
 import { TrunkWatcher } from './loops/trunk.ts';
 import { AgentObservability } from './observability/agent-observability.ts';
 import { poolAccess } from './pool-access.ts';
@@ -122,6 +127,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     vpcCidrs: meta.vpcCidrs,
   });
   const pool = new AddressPool({ cooldownMs: deps.targets.cooldownSeconds * 1000 });
+  const census = subnetCensusOf(deps);
   const manager = new PoolManager({
     cloud,
     pool,
@@ -142,11 +148,14 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
       meta,
       deps.eniConfigs,
       config.eniTags.clusterName,
+      census === undefined ? undefined : { census, byPrefixes: config.prefixMode.enabled },
     ),
+    ...(census === undefined ? {} : { census }),
     minEniLifetimeMs: config.minEniLifetimeMs,
     leakedEniCleanup: config.leakedEniCleanup,
     ...eniLinks(dataplane, config.podNetwork.mtu.eni),
     ...(deps.poolIntervalMs !== undefined ? { intervalMs: deps.poolIntervalMs } : {}),
+    maxBackoffMs: config.capacity.poolRetryMaxSeconds * 1000,
     syncIntervalMs: config.ec2SyncSeconds * 1000,
     subnetTagsIntervalMs: config.subnetTagsSeconds * 1000,
     staleWindowMs: config.ec2StaleSeconds * 1000,
@@ -173,7 +182,72 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
   const trunkFacts = config.enablePodEni
     ? new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) })
     : undefined;
-  return { meta, limits, pool, manager, addressing, trunkFacts };
+  return { meta, limits, pool, manager, addressing, trunkFacts, census };
+}
+
+/**
+ * What the node says of its capacity (VPCNET_NODE_READINESS): the condition, the taint in taint
+ * mode, and once a warning when kubelet's maxPods is above what the node can address. Started;
+ * none without an API or with readiness off.
+ */
+function startNodeReadiness(deps: AgentDeps, n: NodeState): NodeReadiness | undefined {
+  const { config, log, now } = deps;
+  const { pool, manager, limits, addressing } = n;
+  const mode = config.capacity.readiness;
+  if (mode === 'off' || deps.nodeConditions === undefined) return undefined;
+  const prefixMode = config.prefixMode.enabled;
+  const warmWorth = warmTargetWorth({
+    ...deps.targets,
+    warmPrefixTarget: config.prefixMode.warmPrefixTarget,
+    prefixMode,
+    secondaryIpsPerEni: secondaryIpsPerEni(limits),
+  });
+  const readiness = new NodeReadiness({
+    mode,
+    conditions: deps.nodeConditions,
+    ...(mode === 'taint' && deps.nodeTaints !== undefined ? { taints: deps.nodeTaints } : {}),
+    pool: () => ({
+      free: config.ipv6.enabled ? (addressing.hasFreeAddress() ? 1 : 0) : pool.stats(now()).available,
+      blocked: manager.health().growth.blocked,
+      roomToGrow: manager.roomToGrow(),
+      warmWorth,
+    }),
+    log,
+    now,
+    events: deps.events,
+    nodeName: config.nodeName,
+  });
+  readiness.start();
+  if (deps.readNode !== undefined) {
+    const customNetworking = config.eniPlacement.mode === 'custom';
+    void warnIfMaxPodsTooHigh({
+      readNode: deps.readNode,
+      maxPodsOf: reportedMaxPods,
+      addressable: addressablePods(
+        { ...limits, maxEnis: effectiveMaxEnis(limits, deps.targets) },
+        { prefixDelegation: prefixMode, customNetworking },
+      ),
+      mode: prefixMode ? 'prefix mode' : 'secondary-IP mode',
+      nodeName: config.nodeName,
+      events: deps.events,
+      log,
+    });
+  }
+  return readiness;
+}
+
+/** The census loop the settings ask for (VPCNET_SUBNET_CENSUS), not started; none without an election. */
+function subnetCensusOf(deps: AgentDeps): SubnetCensusLoop | undefined {
+  const mode = deps.config.capacity.census;
+  if (mode === 'off' || deps.censusElection === undefined) return undefined;
+  return new SubnetCensusLoop({
+    election: deps.censusElection,
+    cloud: deps.cloud,
+    log: deps.log,
+    now: deps.now,
+    places: mode === 'place',
+    timing: { periodMs: deps.config.capacity.censusPeriodSeconds * 1000 },
+  });
 }
 
 /**
@@ -253,7 +327,7 @@ async function serve(
   { adoption, recovery, trunk, cniNode }: Awaited<ReturnType<typeof recover>>,
 ): Promise<RunningAgent> {
   const { config, cloud, dataplane, log, now } = deps;
-  const { meta, limits, pool, manager, addressing, trunkFacts } = n;
+  const { meta, limits, pool, manager, addressing, trunkFacts, census } = n;
   const serializer = new KeyedSerializer();
   const reconciler = new Reconciler({
     ledger,
@@ -279,9 +353,13 @@ async function serve(
 
   const stats = new OperationStats();
   const counters = new AgentCounters();
+  // Started once the agent serves (below); an ADD that empties the pool makes it look at once.
+  let readiness: NodeReadiness | undefined;
   const ctx: OperationContext = {
     ledger,
-    addresses: observed.addresses(addressing.addresses),
+    addresses: observed.addresses(addressing.addresses, () => {
+      if (readiness !== undefined && !addressing.hasFreeAddress()) readiness.nudge();
+    }),
     dataplane,
     pods: deps.pods,
     node: { vpcCidrs: meta.vpcCidrs, primaryIp: meta.primaryIp },
@@ -331,6 +409,8 @@ async function serve(
   const introspect = () => ({
     ...addressing.withPoolView(introspection(meta, ledger, pool, stats, counters, now, manager)),
     deadPodGc: deadPodGc?.state() ?? 'off',
+    // Pods with their own security groups: the trunk ENI their branch ENIs hang off (null until found).
+    ...(trunk === undefined ? {} : { trunk: trunk.current() ?? null }),
     recovery: recoveryView(ledger, recovery, now()),
     ...(adoption === undefined ? {} : { adoption }),
     ...(deps.cloudFigures === undefined ? {} : { ec2: deps.cloudFigures() }),
@@ -338,6 +418,8 @@ async function serve(
     recentErrors: recentErrors.list(),
     ...(deps.events === undefined ? {} : { kubeEvents: deps.events.figures() }),
     ...(deps.podIpAnnotations === undefined ? {} : { podIpAnnotations: deps.podIpAnnotations.figures() }),
+    ...(census === undefined ? {} : { census: census.state() }),
+    ...(readiness?.state() === undefined ? {} : { readiness: readiness.state() }),
   });
   await drainSpool();
   // Convergence at start, after the spooled DELs (nothing to repair for pods already gone):
@@ -351,10 +433,22 @@ async function serve(
       error: errorText(err),
     }),
   );
-  const state = { now, pool, manager, limits, counters, ledger, deadPodGc, targets: deps.targets };
+  const state = {
+    readiness: { state: () => readiness?.state() },
+    now,
+    pool,
+    manager,
+    limits,
+    counters,
+    ledger,
+    deadPodGc,
+    targets: deps.targets,
+    ...(census === undefined ? {} : { census }),
+  };
   const endpoints = await observed.serve(config, introspect, state);
   addressing.start();
   reconciler.start();
+  census?.start();
   let ready = false;
   const server: Server = await startRpcServer(config.agentSocket, {
     cni,
@@ -384,6 +478,7 @@ async function serve(
     events: deps.events,
     log,
   });
+  readiness = startNodeReadiness(deps, n);
   log.info('serving', {
     socket: config.agentSocket,
     attachments: ledger.list().length,
@@ -407,6 +502,8 @@ async function serve(
         trunk,
         cniNode,
         manager,
+        census,
+        readiness,
         taint,
         deps.events,
         deps.podIpAnnotations,

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { startAgent } from '../agent/agent.ts';
 import type { RunningAgent } from '../agent/agent-deps.ts';
 import { ignoredInIpv6Mode } from '../agent/ipv6/ipv6-addressing.ts';
+import { CENSUS_LEASE_DURATION_MS } from '../agent/loops/subnet-census.ts';
 import { Ec2AttemptFeed } from '../agent/observability/ec2-attempt-feed.ts';
 import { stopOnSignal } from '../agent/stop-signal.ts';
 import { createAwsCloud } from '../cloud/create-aws-cloud.ts';
@@ -17,9 +18,13 @@ import { Dataplane } from '../dataplane/dataplane.ts';
 import { NetlinkKernel } from '../dataplane/netlink/netlink-kernel.ts';
 import { errorText } from '../infra/error-text.ts';
 import { jsonLogger } from '../infra/log.ts';
+import { VPCNET_VERSION } from '../infra/version.ts';
 import { kubeCniNodes } from '../pods/cni-node.ts';
 import { kubeEniConfigs } from '../pods/eni-config.ts';
 import { kubeEvents } from '../pods/kube-events.ts';
+import { kubeLeases } from '../pods/lease.ts';
+import { LeaseElection } from '../pods/lease-election.ts';
+import { kubeNodeConditions, nodeReader } from '../pods/node-conditions.ts';
 import { kubeNodeLabels } from '../pods/node-labels.ts';
 import { kubeNodeSchedulability } from '../pods/node-schedulable.ts';
 import { kubeNodeTaints } from '../pods/node-taints.ts';
@@ -33,9 +38,31 @@ function netlinkHelperPath(): string {
   return join(dirname(realpathSync(process.argv[1] ?? '.')), 'vpcnet-netlink');
 }
 
-async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+/**
+ * The agent takes its settings from the environment alone. An argument is a person at a terminal:
+ * --help and --version answer; anything else is refused before anything starts (an agent started
+ * by mistake in the caller's namespace would configure it).
+ */
+function commandLine(args: readonly string[]): number | undefined {
+  if (args.length === 0) return undefined;
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
     process.stdout.write(vpcnetdHelp());
+    return 0;
+  }
+  if (args.length === 1 && args[0] === '--version') {
+    process.stdout.write(`vpcnetd ${VPCNET_VERSION}\n`);
+    return 0;
+  }
+  process.stderr.write(
+    `vpcnetd: unknown argument '${args[0]}': the agent takes its settings from the environment and no arguments (vpcnetd --help lists them)\n`,
+  );
+  return 2;
+}
+
+async function main(): Promise<void> {
+  const answered = commandLine(process.argv.slice(2));
+  if (answered !== undefined) {
+    process.exitCode = answered;
     return;
   }
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -108,11 +135,14 @@ async function main(): Promise<void> {
     ...(config.kubeApi
       ? { nodeSchedulability: kubeNodeSchedulability(config.kubeApi, config.nodeName) }
       : {}),
-    // The startup taint and Kubernetes Events likewise: both best effort, off without an API.
+    // The startup taint and Kubernetes Events likewise: both best effort, off without an API; the
+    // node's readiness condition (and taint) and its maxPods with them.
     ...(config.kubeApi
       ? {
           nodeTaints: kubeNodeTaints(config.kubeApi, config.nodeName),
           events: kubeEvents(config.kubeApi, config.nodeName, log),
+          nodeConditions: kubeNodeConditions(config.kubeApi, config.nodeName),
+          readNode: nodeReader(config.kubeApi, config.nodeName),
         }
       : {}),
     ...(eniConfigs === undefined
@@ -121,6 +151,18 @@ async function main(): Promise<void> {
     // The node's CNINode whenever there is an API: with pod ENIs off the agent removes the
     // features it would write with them on (it creates nothing then).
     ...(config.kubeApi ? { cniNodes: kubeCniNodes(config.kubeApi, config.nodeName) } : {}),
+    // The subnet census (VPCNET_SUBNET_CENSUS), elected on its Lease; the node name is the identity.
+    ...(config.kubeApi && config.capacity.census !== 'off'
+      ? {
+          censusElection: new LeaseElection({
+            leases: kubeLeases(config.kubeApi, config.capacity.censusLease),
+            identity: config.nodeName,
+            leaseDurationMs: CENSUS_LEASE_DURATION_MS,
+            now: Date.now,
+            monotonic: () => performance.now(),
+          }),
+        }
+      : {}),
     // ANNOTATE_POD_IP (config parsing refused it without an API).
     ...(config.podNetwork.annotatePodIp && config.kubeApi
       ? { podIpAnnotations: kubePodIpAnnotations(config.kubeApi, log) }

@@ -24,6 +24,11 @@ export interface BundleSources {
   readonly stateDir: string;
   readonly delSpoolDir: string;
   readonly cniConfDir: string;
+  /**
+   * The node's network namespace (a lab node's), entered for the node's dumps; absent: the one
+   * this command runs in (on a node, the host's, where the agent's container shares it).
+   */
+  readonly nodeNetns?: string;
   readonly logGlobs: readonly string[];
   /** Whether the globs were asked for (else they are the defaults, and finding nothing is fine). */
   readonly logGlobsGiven: boolean;
@@ -132,7 +137,7 @@ const cniConf: Collector = {
   },
 };
 
-/** The node's namespace (where vpcnetctl runs): what the dataplane built on the node side. */
+/** The node's namespace: what the dataplane built on the node side. */
 const NODE_DUMPS: readonly [string, string, readonly string[]][] = [
   ['node/ip-link.json', 'ip', ['-j', '-d', 'link', 'show']],
   ['node/ip-addr.json', 'ip', ['-j', 'addr', 'show']],
@@ -144,10 +149,12 @@ const NODE_DUMPS: readonly [string, string, readonly string[]][] = [
 
 const nodeDumps: Collector = {
   name: 'node network dumps',
-  async collect(_src, w) {
+  async collect(src, w) {
     for (const [name, file, args] of NODE_DUMPS) {
+      const inNode =
+        src.nodeNetns === undefined ? [file, ...args] : ['ip', 'netns', 'exec', src.nodeNetns, file, ...args];
       try {
-        await w.write(name, await output(file, args));
+        await w.write(name, await output(inNode[0] ?? file, inNode.slice(1)));
       } catch (err) {
         w.failed(`${file} ${args.join(' ')}`, err instanceof Error ? err.message : String(err));
       }

@@ -3,10 +3,10 @@
 import { parseArgs } from 'node:util';
 import type { AttachmentExplanation, PodExplanation, ResourceState } from '../agent/introspection/explain.ts';
 import type { RecentCniError } from '../agent/introspection/recent-errors.ts';
-import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { getJson } from '../infra/unix-socket-json.ts';
 import type { CliEnv } from './cli-env.ts';
+import { NODE_TARGET_HELP, NODE_TARGET_OPTIONS, resolveNodeTarget } from './node-target.ts';
 import {
   colourWanted,
   EXIT_DOWN,
@@ -17,14 +17,16 @@ import {
   type Tone,
   table,
 } from './output.ts';
+import { UsageError } from './usage-error.ts';
 
-export const EXPLAIN_HELP = `Usage: vpcnetctl explain NAMESPACE/POD [--agent-socket PATH] [--json]
+export const EXPLAIN_HELP = `Usage: vpcnetctl explain NAMESPACE/POD [--agent-socket PATH | --lab NAME [--node N]] [--json]
        vpcnetctl explain POD -n NAMESPACE
 
 Why a pod has (or has no) network, in plain words: the agent's record(s) of it, each resource
 recorded checked against the kernel (present / missing / different), its ENI as EC2 describes it
 now, and its recent failed CNI operations. Read-only: nothing is repaired.
-  --json   one JSON document (the agent's explanation)
+${NODE_TARGET_HELP}
+  --json               one JSON document (the agent's explanation)
 Exit codes: 0 the pod's recorded network is whole, 1 it is not (or no record), 3 no agent, 2 usage.
 `;
 
@@ -106,7 +108,7 @@ export async function runExplainCommand(argv: string[], env: CliEnv): Promise<nu
     allowPositionals: true,
     options: {
       namespace: { type: 'string', short: 'n' },
-      'agent-socket': { type: 'string' },
+      ...NODE_TARGET_OPTIONS,
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -117,11 +119,8 @@ export async function runExplainCommand(argv: string[], env: CliEnv): Promise<nu
     return 0;
   }
   const target = podArgument(positionals, values.namespace);
-  if (target === undefined) {
-    env.err(`vpcnetctl explain: name one pod as NAMESPACE/POD (or POD -n NAMESPACE)\n\n${EXPLAIN_HELP}`);
-    return EXIT_USAGE;
-  }
-  const socket = values['agent-socket'] ?? DEFAULT_AGENT_SOCKET;
+  if (target === undefined) throw new UsageError('name one pod as NAMESPACE/POD (or POD -n NAMESPACE)');
+  const socket = (await resolveNodeTarget(values)).agentSocket;
   const path = `/v1/explain?namespace=${encodeURIComponent(target.namespace)}&pod=${encodeURIComponent(target.pod)}`;
   let answer: { status: number; body: unknown };
   try {

@@ -18,6 +18,7 @@ import {
   planChainedBinaries,
 } from './chained-plugins.ts';
 import { disableTcpEarlyDemux, IPV6_FORWARDING, setNodeSysctl } from './node-sysctl.ts';
+import { UsageError } from './usage-error.ts';
 
 export const CONFLIST_NAME = '10-vpcnet.conflist';
 /** aws-node's conflist: runtimes take the first conflist by name, and it sorts before vpcnet's. */
@@ -204,13 +205,12 @@ export async function runInstallCommand(
   }
   const binDir = values['cni-bin-dir'];
   const confDir = values['cni-conf-dir'];
-  if (!binDir || !confDir)
-    throw new Error(`install needs --cni-bin-dir and --cni-conf-dir\n\n${INSTALL_HELP}`);
+  if (!binDir || !confDir) throw new UsageError('install needs --cni-bin-dir and --cni-conf-dir');
   let mtu: number | undefined;
   if (values.mtu !== undefined) {
     mtu = Number(values.mtu);
     if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9001)
-      throw new Error(`--mtu must be an integer 576..9001, got ${values.mtu}`);
+      throw new UsageError(`--mtu must be an integer 576..9001, got ${values.mtu}`);
   }
   // A switch is on by its flag or, as upstream's init container reads them, its variable.
   const on = (flag: keyof typeof INSTALL_OPTIONS, ...names: string[]) =>

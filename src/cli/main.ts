@@ -1,43 +1,51 @@
 // vpcnetctl: the operator's CLI. Subcommands dispatch to their modules; each has --help.
 import { dirname, join } from 'node:path';
+import { VPCNET_VERSION } from '../infra/version.ts';
 import type { CliEnv } from './cli-env.ts';
 import { runHealthCommand } from './health.ts';
 import { runInstallCommand } from './install.ts';
 import { EXIT_USAGE } from './output.ts';
 import { runStateCommand } from './state.ts';
+import { isUsageError, usageText } from './usage-error.ts';
 
 export const MAIN_HELP = `Usage: vpcnetctl <command> [options]
 
-Commands:
-  status          the node at a glance: pool, ENIs and their addresses, attachments, warnings;
-                  exit code 0 healthy, 1 degraded, 3 down
+Commands on a node (or a lab's node with --lab NAME [--node N]):
+  status          the node at a glance: pool, ENIs and their addresses, trunk and branch ENIs,
+                  attachments, warnings; exit code 0 healthy, 1 degraded, 3 down
   pods            one row per pod interface: pod, container, address, ENI, host veth, phase, age
   explain NS/POD  why a pod has (no) network: its record, each resource checked against the
                   kernel, its ENI in EC2, its recent errors
-  support-bundle  one .tar.gz with state, ledger, ip/nft dumps, CNI config and logs, for a bug report
-  health          the DaemonSet's probes (readiness; --live for liveness): quiet, exit 0 or 3
-  install         install the CNI plugin and conflist (what the DaemonSet init step does)
   state           print the agent's state (attachments, pool) as JSON
-  lab             a VPC on one machine: lab up | down | pod (see 'vpcnetctl lab --help')
-  demo            bring up a one-node lab, start three pods, show their VPC addresses and
-                  live reachability, serve until Ctrl-C, then tear everything down (npm start)
+  health          the DaemonSet's probes (readiness; --live for liveness): quiet, exit 0 or 3
+  support-bundle  one .tar.gz with state, ledger, ip/nft dumps, CNI config and logs, for a bug report
+  doctor          preflight of the node: EC2 permissions (DryRun), IMDS, endpoints, subnets,
+                  ENIConfig, kubelet maxPods, rp_filter, network managers, kube-proxy, 8021q, ...;
+                  each finding with its fix (also the DaemonSet's init step: --init)
+  install         install the CNI plugin and conflist (what the DaemonSet init step does)
+
+A lab (a VPC on this machine, see 'vpcnetctl lab --help'):
+  lab up | down   bring a lab up, remove it
+  lab pod         register a pod in the lab's Kubernetes API (or --delete it)
+  lab cni         run the node's whole CNI chain for a pod (ADD, DEL, CHECK) as a runtime would
+  lab subnet      add a subnet, or set or remove a subnet's tags
+  lab eni-config  add an ENIConfig (custom networking)
+  lab eni         attach an ENI with addresses to a node, as an operator would
+  demo            a one-node lab with three pods, a live table, the agent's log in a named file;
+                  Ctrl-C tears it down (npm start)
 
 Status-like commands take --json (one JSON document for scripts); colour only on a terminal
-without NO_COLOR. Run 'vpcnetctl <command> --help' for a command's options.
+without NO_COLOR. Exit code 2 is always a usage error. 'vpcnetctl --version' prints the version.
+Run 'vpcnetctl <command> --help' for a command's options.
 `;
 
-/** A command's options that do not parse are a usage error (exit 2), not a failure. */
-function isUsageError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
-}
-
+/** Runs one command line; a usage error is one line and exit 2, whichever command it came from. */
 export async function runCli(argv: string[], env: CliEnv): Promise<number> {
   try {
     return await dispatch(argv, env);
   } catch (err) {
     if (!isUsageError(err)) throw err;
-    env.err(`vpcnetctl ${argv[0] ?? ''}: ${(err as Error).message}\n`);
+    env.err(usageText(`vpcnetctl ${argv[0] ?? ''}`.trimEnd(), err));
     return EXIT_USAGE;
   }
 }
@@ -65,26 +73,36 @@ async function dispatch(argv: string[], env: CliEnv): Promise<number> {
       const { runSupportBundleCommand } = await import('./support-bundle.ts');
       return runSupportBundleCommand(rest, env);
     }
+    case 'doctor': {
+      const { runDoctorCommand } = await import('./doctor/command.ts');
+      return runDoctorCommand(rest, env);
+    }
     case 'install':
       return runInstallCommand(rest, join(env.binDir, 'vpcnet'), env.out, env.env);
     case 'state':
-      return runStateCommand(rest, env.out);
+      return runStateCommand(rest, env);
     case 'lab': {
       const { runLabCommand } = await import('../lab/cli-lab.ts');
       return runLabCommand(rest, repoRoot);
     }
     case 'demo': {
       const { runDemo } = await import('./demo.ts');
-      return runDemo(rest, repoRoot, env.out);
+      return runDemo(rest, repoRoot, env.out, env.stdoutIsTty);
     }
+    case '--version':
+    case 'version':
+      env.out(`vpcnetctl ${VPCNET_VERSION}\n`);
+      return 0;
     case undefined:
+      env.err(MAIN_HELP);
+      return EXIT_USAGE;
     case '-h':
     case '--help':
     case 'help':
       env.out(MAIN_HELP);
-      return command === undefined ? 2 : 0;
+      return 0;
     default:
-      env.err(`vpcnetctl: unknown command '${command}'\n\n${MAIN_HELP}`);
-      return 2;
+      env.err(`vpcnetctl: unknown command '${command}'\nRun 'vpcnetctl --help' for the commands.\n`);
+      return EXIT_USAGE;
   }
 }

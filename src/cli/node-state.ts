@@ -2,6 +2,8 @@
 // support-bundle views show. The reader is lenient: a field an older or newer agent lacks reads as
 // absent, never as an error, so that the CLI still shows a node whose agent is of another version.
 
+import type { SubnetCensusState } from '../agent/loops/subnet-census.ts';
+
 type Json = Record<string, unknown>;
 
 const obj = (v: unknown): Json =>
@@ -32,6 +34,23 @@ export interface EniRow {
   readonly deviceNumber?: number;
   readonly primaryIp?: string;
   readonly addresses: readonly { readonly ip: string; readonly kind: string; readonly owner?: string }[];
+}
+
+/** A pod's branch ENI (pods with their own security groups), from the agent's binding records. */
+export interface BranchRow {
+  readonly eniId: string;
+  readonly vlanId?: number;
+  readonly ip?: string;
+  readonly namespace?: string;
+  readonly pod?: string;
+  /** The trunk's link on the node that carries its VLAN. */
+  readonly trunkDev?: string;
+}
+
+/** The node's trunk ENI as the agent found it (null: pods ENIs on, no trunk yet). */
+export interface TrunkRow {
+  readonly eniId: string;
+  readonly dev?: string;
 }
 
 export interface CloudErrorRow {
@@ -69,12 +88,43 @@ export interface NodeState {
     readonly leakedEnisDeleted: number;
   };
   readonly enis: readonly EniRow[];
+  /** Absent: pod ENIs are off on this node; null: on, and no trunk ENI found yet. */
+  readonly trunk?: TrunkRow | null;
+  readonly branches: readonly BranchRow[];
   readonly attachments: readonly AttachmentRow[];
   readonly recovery?: { readonly reason?: string; readonly held: number };
   readonly cloudErrors: readonly CloudErrorRow[];
   readonly recentErrors: readonly CniErrorRow[];
   /** DELs the plugin spooled that the agent has not applied yet, when the state says. */
   readonly spoolDepth?: number;
+  /** The cluster's subnet census as this agent knows it, when it runs. */
+  readonly census?: CensusRows;
+}
+
+/** The census as the agent's state shows it (loops/subnet-census.ts), read leniently. */
+export type CensusRows = SubnetCensusState;
+
+function censusRows(raw: unknown): CensusRows | undefined {
+  const c = obj(raw);
+  const role = str(c.role);
+  if (role !== 'leader' && role !== 'follower' && role !== 'unknown') return undefined;
+  const lastError = str(c.lastError);
+  return {
+    role,
+    ...(lastError === undefined ? {} : { lastError }),
+    subnets: arr(c.subnets).map((x) => {
+      const r = obj(x);
+      return {
+        subnetId: str(r.subnetId) ?? '?',
+        cidr: str(r.cidr) ?? '?',
+        takenAt: str(r.takenAt) ?? '?',
+        freePrefixes: num(r.freePrefixes) ?? 0,
+        freeAddresses: num(r.freeAddresses) ?? 0,
+        reservationsKnown: r.reservationsKnown === true,
+        stale: r.stale === true,
+      };
+    }),
+  };
 }
 
 function attachmentRow(raw: unknown, bindings: ReadonlyMap<string, Json>): AttachmentRow {
@@ -124,6 +174,31 @@ function eniRow(raw: unknown): EniRow {
   };
 }
 
+function branchRow(raw: unknown): BranchRow {
+  const b = obj(raw);
+  const pod = obj(b.pod);
+  const optional = {
+    vlanId: num(b.vlanId),
+    ip: str(b.ip),
+    namespace: str(pod.namespace),
+    pod: str(pod.name),
+    trunkDev: str(b.trunkDev),
+  };
+  return {
+    eniId: str(obj(b.key).eniId) ?? '?',
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+  };
+}
+
+function trunkRow(raw: unknown): TrunkRow | null | undefined {
+  if (raw === null) return null;
+  const t = obj(raw);
+  const eniId = str(t.eniId);
+  if (eniId === undefined) return undefined;
+  const dev = str(t.dev);
+  return { eniId, ...(dev === undefined ? {} : { dev }) };
+}
+
 function cloudErrorRow(raw: unknown): CloudErrorRow {
   const e = obj(raw);
   return {
@@ -165,6 +240,8 @@ export function parseNodeState(raw: unknown): NodeState {
   const failures = num(growth.failures);
   const syncLastError = str(sync.lastError);
   const spoolDepth = num(s.spoolDepth) ?? num(obj(s.spool).depth);
+  const census = censusRows(s.census);
+  const trunk = 'trunk' in s ? trunkRow(s.trunk) : undefined;
   return {
     ...(str(s.instanceId) === undefined ? {} : { instanceId: str(s.instanceId) as string }),
     ...(str(s.instanceType) === undefined ? {} : { instanceType: str(s.instanceType) as string }),
@@ -194,6 +271,11 @@ export function parseNodeState(raw: unknown): NodeState {
       leakedEnisDeleted: num(pool.leakedEnisDeleted) ?? 0,
     },
     enis: arr(pool.enis).map(eniRow),
+    ...(trunk === undefined ? {} : { trunk }),
+    // Superseded bindings gave their ENI to another pod: no longer that pod's branch ENI.
+    branches: arr(s.bindings)
+      .filter((b) => obj(b).supersededBy === undefined)
+      .map(branchRow),
     attachments: arr(s.attachments).map((a) => attachmentRow(a, bindings)),
     ...(recovery.active === true
       ? {
@@ -206,5 +288,6 @@ export function parseNodeState(raw: unknown): NodeState {
     cloudErrors: arr(s.cloudErrors).map(cloudErrorRow),
     recentErrors: arr(s.recentErrors).map(cniErrorRow),
     ...(spoolDepth === undefined ? {} : { spoolDepth }),
+    ...(census === undefined ? {} : { census }),
   };
 }

@@ -1,17 +1,18 @@
 // `vpcnetctl pods`: one row per attachment the agent records.
 import { parseArgs } from 'node:util';
-import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { viewAgent } from './agent-view.ts';
 import type { CliEnv } from './cli-env.ts';
 import { type AttachmentRow, parseNodeState } from './node-state.ts';
+import { NODE_TARGET_HELP, NODE_TARGET_OPTIONS, resolveNodeTarget } from './node-target.ts';
 import { age, colourWanted, EXIT_DOWN, jsonDocument, type Printer, printer, table } from './output.ts';
 
-export const PODS_HELP = `Usage: vpcnetctl pods [--agent-socket PATH] [--json]
+export const PODS_HELP = `Usage: vpcnetctl pods [--agent-socket PATH | --lab NAME [--node N]] [--json]
 
 One row per pod interface the agent records: namespace/pod, container ID (short), interface,
 address, ENI (or branch ENI and VLAN for pods with their own security groups), host veth,
 phase (ready, or adding while its ADD runs or if it was cut short) and age.
-  --json   one JSON document: { attachments: [...] }
+${NODE_TARGET_HELP}
+  --json               one JSON document: { attachments: [...] }
 Exit codes: 0, 3 when no agent answers, 2 usage error.
 `;
 
@@ -44,7 +45,7 @@ export async function runPodsCommand(argv: string[], env: CliEnv): Promise<numbe
   const { values } = parseArgs({
     args: argv,
     options: {
-      'agent-socket': { type: 'string' },
+      ...NODE_TARGET_OPTIONS,
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -54,7 +55,7 @@ export async function runPodsCommand(argv: string[], env: CliEnv): Promise<numbe
     env.out(PODS_HELP);
     return 0;
   }
-  const view = await viewAgent(values['agent-socket'] ?? DEFAULT_AGENT_SOCKET);
+  const view = await viewAgent((await resolveNodeTarget(values)).agentSocket);
   if (!view.reachable) {
     env.err(`vpcnetctl pods: ${view.reason}\n`);
     return EXIT_DOWN;

@@ -161,3 +161,50 @@ test('an unknown option is a usage error (exit 2); --help lists the new commands
     assert.match(h.stdout(), new RegExp(`^Usage: vpcnetctl ${c}`));
   }
 });
+
+test('status shows the subnet census: free /28s and free addresses per subnet, who reads EC2, a stale one marked', async () => {
+  const state = {
+    ...((await recordedState('healthy-state')) as Record<string, unknown>),
+    census: {
+      role: 'follower',
+      subnets: [
+        {
+          subnetId: 'subnet-0a',
+          cidr: '10.0.0.0/20',
+          takenAt: '2024-05-01T10:00:00.000Z',
+          freePrefixes: 0,
+          freeAddresses: 3120,
+          reservationsKnown: true,
+          stale: false,
+        },
+        {
+          subnetId: 'subnet-0b',
+          cidr: '10.0.16.0/22',
+          takenAt: '2024-05-01T09:00:00.000Z',
+          freePrefixes: 41,
+          freeAddresses: 900,
+          reservationsKnown: false,
+          stale: true,
+        },
+      ],
+    },
+  };
+  await withAgent({ healthz: 200, state }, async (socket) => {
+    const cli = captureCli();
+    await runCli(['status', '--agent-socket', socket, ...noSpool], cli);
+    const text = cli.stdout();
+    assert.match(text, /^Subnet census: read from the census Lease \(follower\)$/m);
+    assert.match(text, /^subnet-0a\s+10\.0\.0\.0\/20\s+0\s+3120\s+2024-05-01T10:00:00\.000Z\s*$/m);
+    assert.match(
+      text,
+      /^subnet-0b\s+10\.0\.16\.0\/22\s+41\s+900\s+2024-05-01T09:00:00\.000Z \(stale\)\s+reservations unread$/m,
+    );
+    const json = captureCli();
+    await runCli(['status', '--agent-socket', socket, ...noSpool, '--json'], json);
+    const doc = JSON.parse(json.stdout()) as { node: { census: { subnets: { freePrefixes: number }[] } } };
+    assert.deepEqual(
+      doc.node.census.subnets.map((s) => s.freePrefixes),
+      [0, 41],
+    );
+  });
+});

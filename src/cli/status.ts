@@ -1,12 +1,12 @@
 // `vpcnetctl status`: the node at a glance (pool, ENIs and their addresses, attachments, warnings)
 // and the verdict as the exit code: 0 healthy, 1 degraded, 3 down.
 import { parseArgs } from 'node:util';
-import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { pendingSpooled } from '../spool/depth.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
 import { viewAgent } from './agent-view.ts';
 import type { CliEnv } from './cli-env.ts';
 import { type NodeState, parseNodeState } from './node-state.ts';
+import { NODE_TARGET_HELP, NODE_TARGET_OPTIONS, resolveNodeTarget } from './node-target.ts';
 import { type Finding, nodeFindings, servingVerdict } from './node-verdict.ts';
 import {
   colourWanted,
@@ -19,13 +19,15 @@ import {
   verdictTone,
 } from './output.ts';
 
-export const STATUS_HELP = `Usage: vpcnetctl status [--agent-socket PATH] [--del-spool-dir DIR] [--json]
+export const STATUS_HELP = `Usage: vpcnetctl status [--agent-socket PATH | --lab NAME [--node N]] [--del-spool-dir DIR] [--json]
 
 The node at a glance: its instance, the address pool (total / assigned / cooling / free, and why
-it cannot grow if it cannot), its ENIs with their addresses, the attachments, and warnings
-(EC2 errors, failed CNI operations, EC2 sync differences, recovery, spooled DELs, ...).
-  --json            one JSON document: { verdict, agent, findings, node }
-  --del-spool-dir   where the plugin spools DELs (default ${DEFAULT_DEL_SPOOL_DIR}), to count the backlog
+it cannot grow if it cannot), its ENIs with their addresses, the trunk ENI and the branch ENIs of
+pods with their own security groups, the attachments, and warnings (EC2 errors, failed CNI
+operations, EC2 sync differences, recovery, spooled DELs, ...).
+${NODE_TARGET_HELP}
+  --json               one JSON document: { verdict, agent, findings, node }
+  --del-spool-dir DIR  where the plugin spools DELs (default ${DEFAULT_DEL_SPOOL_DIR}), to count the backlog
 Exit codes: 0 healthy, 1 degraded (serving, with warnings), 3 down (no agent, or not serving yet),
 2 usage error.
 `;
@@ -75,6 +77,44 @@ function enisTable(node: NodeState, p: Printer): string {
   return table(['eni', 'device', 'primary ip', 'addresses', 'assigned', 'cooling', 'assigned to'], rows);
 }
 
+/** The subnet census: one row per subnet the cluster's agents use, free /28s first. */
+function censusLines(node: NodeState, p: Printer): string[] {
+  const c = node.census;
+  if (c === undefined) return [];
+  const who =
+    c.role === 'leader' ? 'this agent reads EC2 for the cluster' : `read from the census Lease (${c.role})`;
+  const head = `Subnet census: ${who}${c.lastError === undefined ? '' : `; ${p.tone('warn', `last round failed: ${c.lastError}`)}`}`;
+  if (c.subnets.length === 0) return [head, '  no subnet censused yet'];
+  const rows = c.subnets.map((s) => [
+    s.subnetId,
+    s.cidr,
+    String(s.freePrefixes),
+    String(s.freeAddresses),
+    s.stale ? p.tone('warn', `${s.takenAt} (stale)`) : s.takenAt,
+    s.reservationsKnown ? '' : p.tone('warn', 'reservations unread'),
+  ]);
+  return [head, table(['subnet', 'cidr', 'free /28s', 'free addresses', 'read at', ''], rows).trimEnd()];
+}
+
+/** The trunk ENI and the branch ENIs on it: the pods with their own security groups. */
+function trunkLines(node: NodeState): string[] {
+  if (node.trunk === undefined && node.branches.length === 0) return [];
+  const trunk =
+    node.trunk === null || node.trunk === undefined
+      ? 'Trunk ENI: none yet (pods with security groups wait for the resource controller to attach one)'
+      : `Trunk ENI: ${node.trunk.eniId}${node.trunk.dev === undefined ? '' : ` (link ${node.trunk.dev})`}, ${node.branches.length} branch ENI(s)`;
+  if (node.branches.length === 0) return ['', trunk];
+  const rows = [...node.branches]
+    .sort((a, b) => (a.vlanId ?? 0) - (b.vlanId ?? 0))
+    .map((b) => [
+      b.eniId,
+      String(b.vlanId ?? '?'),
+      b.ip ?? '?',
+      b.pod === undefined ? '?' : `${b.namespace ?? '?'}/${b.pod}`,
+    ]);
+  return ['', trunk, table(['branch eni', 'vlan', 'address', 'pod'], rows).trimEnd()];
+}
+
 export function renderStatus(r: StatusReport, p: Printer): string {
   const verdict = p.tone(verdictTone(r.verdict), r.verdict.toUpperCase());
   const lines: string[] = [];
@@ -87,8 +127,11 @@ export function renderStatus(r: StatusReport, p: Printer): string {
   lines.push(
     `Pool: ${pool.total} addresses: ${pool.assigned} assigned, ${pool.cooling} cooling, ${pool.available} free; ${growth}`,
   );
-  lines.push(`Attachments: ${node.attachments.length} (vpcnetctl pods lists them)`);
-  lines.push('', enisTable(node, p).trimEnd());
+  const branchPods = node.attachments.filter((a) => a.branch !== undefined).length;
+  const onBranches = branchPods === 0 ? '' : `, ${branchPods} of them on branch ENIs (not in the pool)`;
+  lines.push(`Attachments: ${node.attachments.length}${onBranches} (vpcnetctl pods lists them)`);
+  lines.push('', enisTable(node, p).trimEnd(), ...trunkLines(node));
+  if (node.census !== undefined) lines.push('', ...censusLines(node, p));
   const warnings = r.findings.filter((f) => f.severity === 'warning');
   const notes = r.findings.filter((f) => f.severity === 'note');
   if (warnings.length > 0)
@@ -101,7 +144,7 @@ export async function runStatusCommand(argv: string[], env: CliEnv): Promise<num
   const { values } = parseArgs({
     args: argv,
     options: {
-      'agent-socket': { type: 'string' },
+      ...NODE_TARGET_OPTIONS,
       'del-spool-dir': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -112,11 +155,8 @@ export async function runStatusCommand(argv: string[], env: CliEnv): Promise<num
     env.out(STATUS_HELP);
     return 0;
   }
-  const report = await statusReport(
-    values['agent-socket'] ?? DEFAULT_AGENT_SOCKET,
-    values['del-spool-dir'] ?? DEFAULT_DEL_SPOOL_DIR,
-    Date.now(),
-  );
+  const target = await resolveNodeTarget(values, { delSpoolDir: values['del-spool-dir'] });
+  const report = await statusReport(target.agentSocket, target.delSpoolDir, Date.now());
   const json = values.json === true;
   env.out(
     json ? jsonDocument(report) : renderStatus(report, printer(colourWanted(env.stdoutIsTty, env.env, json))),

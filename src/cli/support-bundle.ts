@@ -10,20 +10,25 @@ import { type FileHandle, lstat, mkdir, mkdtemp, open, rm, unlink, writeFile } f
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_AGENT_SOCKET } from '../cni/wire.ts';
 import { errorText } from '../infra/error-text.ts';
 import { type BundleSources, COLLECTORS } from './bundle-collectors.ts';
 import type { CliEnv } from './cli-env.ts';
 import { CONFLIST_NAME } from './install.ts';
+import {
+  DEFAULT_CNI_CONF_DIR,
+  DEFAULT_STATE_DIR,
+  NODE_TARGET_HELP,
+  NODE_TARGET_OPTIONS,
+  resolveNodeTarget,
+} from './node-target.ts';
 import { EXIT_USAGE } from './output.ts';
 import { REDACTED, redactSecretsInBytes } from './secret-redaction.ts';
 
-const DEFAULT_STATE_DIR = '/var/lib/vpcnet';
-const DEFAULT_CNI_CONF_DIR = '/etc/cni/net.d';
 export const DEFAULT_LOG_GLOBS = ['/var/log/pods/kube-system_vpcnet-*/*/*.log'];
 
 export const SUPPORT_BUNDLE_HELP = `Usage: vpcnetctl support-bundle [-o FILE] [--agent-socket PATH] [--state-dir DIR]
          [--del-spool-dir DIR] [--cni-conf-dir DIR] [--logs GLOB ...] [--max-pod-namespaces N]
+       vpcnetctl support-bundle [-o FILE] --lab NAME [--node N] [--logs GLOB ...]
 
 Writes one .tar.gz for a bug report, readable by its owner only: FILE is created with mode 0600
 before anything is written to it, and a FILE that exists already (a file, a link) is refused,
@@ -33,7 +38,8 @@ What it holds: the agent's state JSON, status and pods summaries, the ledger fil
 journal), the DEL spool listing (names and sizes, not contents), vpcnet's own conflist
 (${CONFLIST_NAME}) and the names and sizes of the other files in the CNI conf dir (not their
 contents: other plugins' configs and kubeconfigs stay on the node), 'ip -j' dumps (link, addr,
-route table all, rule, neigh) and 'nft list ruleset' of this namespace, 'ip' link, addr and route
+route table all, rule, neigh) and 'nft list ruleset' of the node's namespace (this one, or the lab
+node's), 'ip' link, addr and route
 inside each attached pod's namespace, the agent's logs, and versions. What cannot be collected is
 listed in errors.txt.
 
@@ -44,7 +50,8 @@ key (a kubeconfig's token, client-key-data, client-certificate-data), PEM privat
 certificates, JWTs, AWS access key IDs and secret access keys, passwords in URLs.
 
   -o FILE          where to write (default /tmp/vpcnet-support-<host>-<time>.tar.gz)
-  --agent-socket   the agent's socket (default ${DEFAULT_AGENT_SOCKET})
+${NODE_TARGET_HELP}
+                       (a lab node's state, spool and CNI dirs, netns and agent log are the lab's)
   --state-dir      the agent's state dir (default ${DEFAULT_STATE_DIR}; the spool is DIR/del-spool)
   --del-spool-dir  the DEL spool, when not DIR/del-spool
   --cni-conf-dir   default ${DEFAULT_CNI_CONF_DIR}
@@ -179,7 +186,7 @@ export async function runSupportBundleCommand(argv: string[], env: CliEnv): Prom
     args: argv,
     options: {
       output: { type: 'string', short: 'o' },
-      'agent-socket': { type: 'string' },
+      ...NODE_TARGET_OPTIONS,
       'state-dir': { type: 'string' },
       'del-spool-dir': { type: 'string' },
       'cni-conf-dir': { type: 'string' },
@@ -199,14 +206,20 @@ export async function runSupportBundleCommand(argv: string[], env: CliEnv): Prom
     return EXIT_USAGE;
   }
   const now = Date.now;
-  const stateDir = values['state-dir'] ?? DEFAULT_STATE_DIR;
+  const target = await resolveNodeTarget(values, {
+    stateDir: values['state-dir'],
+    delSpoolDir: values['del-spool-dir'],
+    cniConfDir: values['cni-conf-dir'],
+  });
+  const defaultLogs = target.agentLog === undefined ? DEFAULT_LOG_GLOBS : [target.agentLog];
   const src: BundleSources = {
-    agentSocket: values['agent-socket'] ?? DEFAULT_AGENT_SOCKET,
-    stateDir,
-    delSpoolDir: values['del-spool-dir'] ?? join(stateDir, 'del-spool'),
-    cniConfDir: values['cni-conf-dir'] ?? DEFAULT_CNI_CONF_DIR,
-    logGlobs: values.logs ?? DEFAULT_LOG_GLOBS,
-    logGlobsGiven: values.logs !== undefined,
+    agentSocket: target.agentSocket,
+    stateDir: target.stateDir,
+    delSpoolDir: target.delSpoolDir,
+    cniConfDir: target.cniConfDir,
+    ...(target.netns === undefined ? {} : { nodeNetns: target.netns }),
+    logGlobs: values.logs ?? defaultLogs,
+    logGlobsGiven: values.logs !== undefined || target.agentLog !== undefined,
     maxPodNamespaces: maxPods,
     now,
   };

@@ -19,6 +19,7 @@ import {
   toEniInfo,
 } from './aws-network-interface.ts';
 import { readSubnet, subnetQueryParams, subnetQueryText } from './aws-subnet.ts';
+import { addressUseOf, readCidrReservation, subnetEnisParams } from './aws-subnet-census.ts';
 import { readTrunkAssociation } from './aws-trunk-association.ts';
 import type {
   BranchEniFacts,
@@ -29,6 +30,8 @@ import type {
   EniInfo,
   InstanceMetadata,
   InstanceTypeLimits,
+  SubnetAddressUse,
+  SubnetCidrReservation,
   SubnetInfo,
   SubnetQuery,
   TrunkAssociation,
@@ -150,8 +153,49 @@ export class AwsCloud implements Cloud {
     );
   }
 
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    const doing = `get the CIDR reservations of subnet ${subnetId}`;
+    return this.allPages(doing, 'GetSubnetCidrReservations', { SubnetId: subnetId, MaxResults: 1000 }, (r) =>
+      r.items('subnetIpv4CidrReservationSet').map((x) => readCidrReservation(doing, x)),
+    );
+  }
+
+  async describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    const doing = `describe the ENIs of subnet ${subnetId}`;
+    const enis = await this.allPages(doing, 'DescribeNetworkInterfaces', subnetEnisParams(subnetId), (r) =>
+      r.items('networkInterfaceSet').map(readNetworkInterface),
+    );
+    return addressUseOf(doing, enis);
+  }
+
   assignPrivateIps(eniId: string, count: number): Promise<string[]> {
     return this.assignToEni(eniId, count, SECONDARY_IPS);
+  }
+
+  async assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    const doing = `assign private IPs ${ips.join(', ')} to ENI ${eniId}`;
+    if (ips.length === 0 || !ips.every(isIpv4)) {
+      throw new CloudError(
+        `cannot ${doing}: give one or more IPv4 addresses`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    const assigned = await this.call(
+      doing,
+      'AssignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, PrivateIpAddress: [...ips] },
+      (r) => r.items(SECONDARY_IPS.resultSet).map((a) => a.string(SECONDARY_IPS.resultField)),
+    );
+    // All or nothing: EC2 assigns exactly what was named, or fails the call.
+    const got = new Set(assigned);
+    if (assigned.length !== ips.length || !ips.every((ip) => got.has(ip))) {
+      throw invalidResponse(
+        doing,
+        `AssignedPrivateIpAddresses ${JSON.stringify(ips)} (got ${JSON.stringify(assigned)})`,
+      );
+    }
+    return [...ips];
   }
 
   async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
@@ -167,6 +211,27 @@ export class AwsCloud implements Cloud {
 
   assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
     return this.assignToEni(eniId, count, IPV4_PREFIXES);
+  }
+
+  async assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    const doing = `assign IPv4 prefixes ${prefixes.join(', ')} to ENI ${eniId}`;
+    if (prefixes.length === 0 || !prefixes.every(isCidr)) {
+      throw new CloudError(`cannot ${doing}: give one or more /28 prefixes`, 'InvalidParameterValue', false);
+    }
+    const assigned = await this.call(
+      doing,
+      'AssignPrivateIpAddresses',
+      { NetworkInterfaceId: eniId, Ipv4Prefix: [...prefixes] },
+      (r) => r.items(IPV4_PREFIXES.resultSet).map((a) => a.string(IPV4_PREFIXES.resultField)),
+    );
+    const got = new Set(assigned);
+    if (assigned.length !== prefixes.length || !prefixes.every((p) => got.has(p))) {
+      throw invalidResponse(
+        doing,
+        `AssignedIpv4Prefixes ${JSON.stringify(prefixes)} (got ${JSON.stringify(assigned)})`,
+      );
+    }
+    return [...prefixes];
   }
 
   async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
@@ -194,8 +259,10 @@ export class AwsCloud implements Cloud {
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
     connectionTracking?: ConnectionTracking,
+    primaryIp?: string,
   ): Promise<CreatedEni> {
-    const doing = `create ENI in ${subnetId} with security groups ${securityGroupIds.join(',') || '(none)'}`;
+    const named = primaryIp === undefined ? '' : ` at ${primaryIp}`;
+    const doing = `create ENI in ${subnetId}${named} with security groups ${securityGroupIds.join(',') || '(none)'}`;
     const tagList = Object.entries(tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
     // ClientToken is EC2's idempotency token. A caller that retries (LimitedCloud) passes the
     // same token on every attempt, so a lost reply cannot leave a second ENI behind; without
@@ -205,6 +272,7 @@ export class AwsCloud implements Cloud {
       'CreateNetworkInterface',
       {
         SubnetId: subnetId,
+        ...(primaryIp === undefined ? {} : { PrivateIpAddress: primaryIp }),
         SecurityGroupId: [...securityGroupIds],
         Description: description,
         ClientToken: clientToken,

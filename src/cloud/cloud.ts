@@ -88,6 +88,23 @@ export type SubnetQuery =
   | { readonly subnetIds: readonly string[] }
   | { readonly availabilityZone: string; readonly vpcId: string };
 
+/** A subnet CIDR reservation (GetSubnetCidrReservations): a range EC2 picks no /32 from on its own. */
+export interface SubnetCidrReservation {
+  readonly reservationId: string;
+  readonly cidr: string;
+  /** `prefix`: where prefix delegation takes /28s first; `explicit`: its owner names what is assigned. */
+  readonly type: 'prefix' | 'explicit';
+}
+
+/** What a subnet's ENIs hold (DescribeNetworkInterfaces filtered by the subnet, every page). */
+export interface SubnetAddressUse {
+  readonly enis: number;
+  /** Every private IPv4 address of those ENIs, primaries included. */
+  readonly addresses: readonly string[];
+  /** Every delegated /28 of those ENIs. */
+  readonly prefixes: readonly string[];
+}
+
 export interface InstanceTypeLimits {
   readonly maxEnis: number;
   /** IPv4 addresses per ENI, including the ENI's primary address. */
@@ -157,14 +174,31 @@ export interface Cloud {
    * InvalidSubnetID.NotFound).
    */
   describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]>;
+  /** GetSubnetCidrReservations of one subnet, every page (its IPv4 reservations). */
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]>;
+  /**
+   * DescribeNetworkInterfaces filtered by the subnet, every page of the largest size EC2 allows:
+   * what every ENI in it holds, whoever's it is (a census of the subnet's free /28s).
+   */
+  describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse>;
   /** AssignPrivateIpAddresses with SecondaryPrivateIpAddressCount; returns the new addresses. */
   assignPrivateIps(eniId: string, count: number): Promise<string[]>;
+  /**
+   * AssignPrivateIpAddresses with PrivateIpAddress.N: exactly these addresses, all or nothing. EC2
+   * answers InvalidParameterValue when one is in use or reserved (someone took it meanwhile).
+   */
+  assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]>;
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void>;
   /**
    * AssignPrivateIpAddresses with Ipv4PrefixCount: `count` /28 prefixes; returns them as CIDRs.
    * EC2 answers InsufficientCidrBlocks when the subnet has no aligned free /28 left.
    */
   assignIpv4Prefixes(eniId: string, count: number): Promise<string[]>;
+  /**
+   * AssignPrivateIpAddresses with Ipv4Prefix.N: exactly these /28s, all or nothing. EC2 answers
+   * InvalidParameterValue when an address of one is in use or reserved (taken meanwhile).
+   */
+  assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]>;
   /** UnassignPrivateIpAddresses with Ipv4Prefix.N. */
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void>;
   /**
@@ -181,6 +215,8 @@ export interface Cloud {
    * the same token returns the ENI the first one created instead of creating another, so a retry
    * after a lost reply is safe. Without it, each call is a new request. `connectionTracking`
    * (ConnectionTrackingSpecification) sets the new ENI's timeouts; only those given are sent.
+   * `primaryIp` (PrivateIpAddress) names the ENI's primary address instead of letting EC2 pick
+   * one; EC2 answers InvalidIPAddress.InUse when it is taken.
    */
   createEni(
     subnetId: string,
@@ -189,6 +225,7 @@ export interface Cloud {
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
     connectionTracking?: ConnectionTracking,
+    primaryIp?: string,
   ): Promise<CreatedEni>;
   /** Returns EC2's ID of the new ENI attachment. */
   attachEni(eniId: string, instanceId: string, deviceIndex: number): Promise<string>;

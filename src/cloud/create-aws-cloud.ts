@@ -34,8 +34,26 @@ export interface AwsCloudOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
+/** The parts an AwsCloud is made of, for what calls EC2 (and STS, IAM) beside it: the preflight doctor. */
+export interface AwsClients {
+  readonly ec2: Ec2QueryClient;
+  readonly imds: ImdsClient;
+  readonly region: string;
+  readonly ec2Endpoint: URL;
+  readonly credentials: RefreshingCredentials;
+  /** Where the credentials come from (the chain's source name). */
+  readonly credentialSource: string;
+  readonly transport: HttpTransport;
+}
+
 /** Builds the EC2 client (one attempt per call) and the IMDS client. */
 export async function createAwsCloud(options: AwsCloudOptions = {}): Promise<AwsCloud> {
+  const { ec2, imds } = await createAwsClients(options);
+  return new AwsCloud({ ec2, imds });
+}
+
+/** The clients createAwsCloud builds, from the same environment and by the same rules. */
+export async function createAwsClients(options: AwsCloudOptions = {}): Promise<AwsClients> {
   const env = options.env ?? process.env;
   const imds =
     options.imds instanceof ImdsClient
@@ -61,13 +79,9 @@ export async function createAwsCloud(options: AwsCloudOptions = {}): Promise<Aws
           transport.close();
           throw err;
         });
-  const ec2 = new Ec2QueryClient({
-    endpoint,
-    region,
-    credentials: new RefreshingCredentials(source),
-    transport,
-  });
-  return new AwsCloud({ ec2, imds });
+  const credentials = new RefreshingCredentials(source);
+  const ec2 = new Ec2QueryClient({ endpoint, region, credentials, transport });
+  return { ec2, imds, region, ec2Endpoint: endpoint, credentials, credentialSource: source.name, transport };
 }
 
 /** The configured EC2 endpoint, checked here so that a bad one stops the agent naming the variable. */

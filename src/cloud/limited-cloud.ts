@@ -18,6 +18,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetAddressUse,
+  type SubnetCidrReservation,
   type SubnetInfo,
   type SubnetQuery,
   type TrunkAssociation,
@@ -198,6 +200,14 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
     return subnets;
   }
 
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    return this.#call('GetSubnetCidrReservations', () => this.#inner.subnetCidrReservations(subnetId));
+  }
+
+  describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeSubnetAddressUse(subnetId));
+  }
+
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     // An instance type's limits never change: asked once per agent, whoever asks.
     let known = this.#instanceTypes.get(instanceType);
@@ -215,6 +225,12 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
     return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignPrivateIps(eniId, count));
   }
 
+  assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    // Idempotent in effect: a retry after a lost reply is refused (the addresses are in use, by
+    // this ENI); the caller then finds them on the ENI through the EC2 sync.
+    return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignNamedPrivateIps(eniId, ips));
+  }
+
   unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
     return this.#call('UnassignPrivateIpAddresses', () => this.#inner.unassignPrivateIps(eniId, ips));
   }
@@ -222,6 +238,10 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
   assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
     // Not idempotent either: the EC2 sync adopts prefixes a lost reply left on the ENI.
     return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignIpv4Prefixes(eniId, count));
+  }
+
+  assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    return this.#call('AssignPrivateIpAddresses', () => this.#inner.assignNamedIpv4Prefixes(eniId, prefixes));
   }
 
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
@@ -244,12 +264,21 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
     tags?: Readonly<Record<string, string>>,
     clientToken?: string,
     connectionTracking?: ConnectionTracking,
+    primaryIp?: string,
   ): Promise<CreatedEni> {
     // One token for the logical call, the same on every attempt: EC2 answers a repeated token
     // with the ENI it already created, so a retry after a lost reply creates nothing twice.
     const token = clientToken ?? this.#newClientToken();
     return this.#call('CreateNetworkInterface', () =>
-      this.#inner.createEni(subnetId, securityGroupIds, description, tags, token, connectionTracking),
+      this.#inner.createEni(
+        subnetId,
+        securityGroupIds,
+        description,
+        tags,
+        token,
+        connectionTracking,
+        primaryIp,
+      ),
     );
   }
 
@@ -320,7 +349,12 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
       } catch (err) {
         const throttled = isThrottled(err);
         this.#budget.answered(action, sentAt, throttled);
-        this.#observe({ action, attempt: n, ms: this.#clock.now() - sentAt, error: attemptError(err, throttled) });
+        this.#observe({
+          action,
+          attempt: n,
+          ms: this.#clock.now() - sentAt,
+          error: attemptError(err, throttled),
+        });
         tally.answered(action, throttled ? 'throttled' : isRetryable(err) ? 'retryable' : 'failed');
         if (throttled && ++throttledHere === THROTTLED_WARN_AT) this.#warnThrottled(action, n);
         const elapsedMs = this.#clock.now() - startedAt;

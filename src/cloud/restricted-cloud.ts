@@ -14,6 +14,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetAddressUse,
+  type SubnetCidrReservation,
   type SubnetInfo,
   type SubnetQuery,
   type TrunkAssociation,
@@ -73,7 +75,19 @@ export class ReadOnlyCloud implements Cloud {
     return this.inner.describeSubnets(query);
   }
 
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    return this.inner.subnetCidrReservations(subnetId);
+  }
+
+  describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    return this.inner.describeSubnetAddressUse(subnetId);
+  }
+
   assignPrivateIps(): Promise<string[]> {
+    return this.refused('AssignPrivateIpAddresses');
+  }
+
+  assignNamedPrivateIps(): Promise<string[]> {
     return this.refused('AssignPrivateIpAddresses');
   }
 
@@ -82,6 +96,10 @@ export class ReadOnlyCloud implements Cloud {
   }
 
   assignIpv4Prefixes(): Promise<string[]> {
+    return this.refused('AssignPrivateIpAddresses');
+  }
+
+  assignNamedIpv4Prefixes(): Promise<string[]> {
     return this.refused('AssignPrivateIpAddresses');
   }
 
@@ -157,6 +175,14 @@ export class ImdsOnlyCloud extends ReadOnlyCloud {
 
   override describeSubnets(): Promise<SubnetInfo[]> {
     return this.#noEc2('DescribeSubnets');
+  }
+
+  override subnetCidrReservations(): Promise<SubnetCidrReservation[]> {
+    return this.#noEc2('GetSubnetCidrReservations');
+  }
+
+  override describeSubnetAddressUse(): Promise<SubnetAddressUse> {
+    return this.#noEc2('DescribeNetworkInterfaces');
   }
 }
 

@@ -2,6 +2,12 @@
 // The plugin forwards the raw request; the agent answers with exactly what the plugin prints.
 
 export const AGENT_CNI_PATH = '/v1/cni';
+/**
+ * vpcnet's version as the plugin prints it (`vpcnet --version`): the plugin's layer imports no
+ * infra, so it is repeated here and in native/wire.h; native-local.test.ts holds both to
+ * src/infra/version.ts.
+ */
+export const PLUGIN_VERSION = '0.1.0';
 export const DEFAULT_AGENT_SOCKET = '/run/vpcnet/agent.sock';
 
 /**

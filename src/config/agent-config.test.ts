@@ -353,3 +353,39 @@ test('aws-node variables vpcnet does not honour are named with their reason when
   for (const name of Object.keys(UNHONOURED_UPSTREAM_VARIABLES))
     assert.ok(!DOCUMENTED_VARIABLES.some((v) => v.env === name), name);
 });
+
+test('the census places and the node keeps its condition by default, with an API; neither without one', () => {
+  const api = { VPCNET_KUBE_API: 'http://127.0.0.1:8080' };
+  assert.deepEqual(parse(api).capacity, {
+    census: 'place',
+    censusLease: { namespace: 'kube-system', name: 'vpcnet-subnet-census' },
+    censusPeriodSeconds: 300,
+    readiness: 'condition',
+    poolRetryMaxSeconds: 60,
+  });
+  assert.deepEqual(parse({}).capacity.census, 'off');
+  assert.deepEqual(parse({}).capacity.readiness, 'off');
+  const set = parse({
+    ...api,
+    VPCNET_SUBNET_CENSUS: 'observe',
+    VPCNET_SUBNET_CENSUS_LEASE: 'vpcnet/census',
+    VPCNET_SUBNET_CENSUS_SECONDS: '600',
+    VPCNET_NODE_READINESS: 'taint',
+    VPCNET_POOL_RETRY_MAX_SECONDS: '2',
+  }).capacity;
+  assert.deepEqual(set, {
+    census: 'observe',
+    censusLease: { namespace: 'vpcnet', name: 'census' },
+    censusPeriodSeconds: 600,
+    readiness: 'taint',
+    poolRetryMaxSeconds: 2,
+  });
+  assert.equal(
+    parse({ ...api, ENABLE_IMDS_ONLY_MODE: 'true' }).capacity.census,
+    'off',
+    'no EC2 call to census with',
+  );
+  assert.throws(() => parse({ VPCNET_SUBNET_CENSUS_LEASE: 'census' }), /VPCNET_SUBNET_CENSUS_LEASE/);
+  assert.throws(() => parse({ VPCNET_SUBNET_CENSUS_SECONDS: '10' }), /VPCNET_SUBNET_CENSUS_SECONDS/);
+  assert.throws(() => parse({ VPCNET_NODE_READINESS: 'yes' }), /VPCNET_NODE_READINESS/);
+});

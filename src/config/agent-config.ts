@@ -87,11 +87,24 @@ export interface AgentConfig {
   readonly introspection: { readonly host: string; readonly port: number } | undefined;
   /** Taint key removed from the node once the agent serves with addresses in its pool. */
   readonly startupTaint: string;
+  /** The subnet census and what the node says of its capacity (settings-capacity.ts). */
+  readonly capacity: CapacityConfig;
   /**
    * Adoption of aws-node's pods on a start without a ledger (src/agent/adoption): undefined when
    * VPCNET_ADOPT_AWS_NODE=false.
    */
   readonly adoptAwsNode: { readonly checkpoint: string; readonly vethPrefix: string } | undefined;
+}
+
+export interface CapacityConfig {
+  /** VPCNET_SUBNET_CENSUS; `off` without a Kubernetes API. */
+  readonly census: 'place' | 'observe' | 'off';
+  readonly censusLease: { readonly namespace: string; readonly name: string };
+  readonly censusPeriodSeconds: number;
+  /** VPCNET_NODE_READINESS; `off` without a Kubernetes API. */
+  readonly readiness: 'condition' | 'taint' | 'off';
+  /** VPCNET_POOL_RETRY_MAX_SECONDS: the pool's longest wait after a failed pass. */
+  readonly poolRetryMaxSeconds: number;
 }
 
 /** INTROSPECTION_BIND_ADDRESS, already checked to be a loopback HOST:PORT. */
@@ -117,6 +130,11 @@ function inClusterApi(host: string, port: number): KubeApiConfig {
     caFile: `${SERVICE_ACCOUNT_DIR}/ca.crt`,
     token: `${SERVICE_ACCOUNT_DIR}/token`,
   };
+}
+
+function leaseName(text: string): { namespace: string; name: string } {
+  const slash = text.indexOf('/');
+  return { namespace: text.slice(0, slash), name: text.slice(slash + 1) };
 }
 
 function additionalEniTags(text: string): Record<string, string> {
@@ -222,6 +240,15 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     metricsPort: v.disableMetrics ? undefined : v.metricsPort,
     introspection: v.disableIntrospection ? undefined : loopbackHostPort(v.introspectionBindAddress),
     startupTaint: v.startupTaint,
+    capacity: {
+      // Both live in the Kubernetes API: without one there is nothing to elect on or write to. IPv6
+      // pods take /80s of the primary ENI (no /28 to count), IMDS-only mode makes no EC2 call.
+      census: kubeApi === undefined || cloudAccess.imdsOnly || v.enableIpv6 ? 'off' : v.subnetCensus,
+      censusLease: leaseName(v.subnetCensusLease),
+      censusPeriodSeconds: v.subnetCensusSeconds,
+      readiness: kubeApi === undefined ? 'off' : v.nodeReadiness,
+      poolRetryMaxSeconds: v.poolRetryMaxSeconds,
+    },
     adoptAwsNode: v.adoptAwsNode
       ? { checkpoint: v.awsNodeCheckpoint, vethPrefix: v.awsNodeVethPrefix }
       : undefined,

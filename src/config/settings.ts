@@ -5,6 +5,7 @@ import { TRUNK_DRIVERS } from '../infra/trunk-driver.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
 import { type DocumentedVariable, unsetByDefault, withDefault } from './setting.ts';
 import { ADDRESS_MODE_SETTINGS } from './settings-address-modes.ts';
+import { CAPACITY_SETTINGS } from './settings-capacity.ts';
 import { CLOUD_ACCESS_SETTINGS } from './settings-cloud-access.ts';
 import { CLOUD_DRIVER_VARIABLES, EC2_SETTINGS } from './settings-ec2.ts';
 import { POD_NETWORK_SETTINGS } from './settings-pod-network.ts';
@@ -217,6 +218,8 @@ export const AGENT_SETTINGS = {
   }),
   // The EC2 client's rate limit, retries and sync (settings-ec2.ts).
   ...EC2_SETTINGS,
+  // The subnet census and the node's readiness (settings-capacity.ts).
+  ...CAPACITY_SETTINGS,
   // Locked-down VPCs, which ENIs are managed, credentials (settings-cloud-access.ts).
   ...CLOUD_ACCESS_SETTINGS,
   logLevel: withDefault({

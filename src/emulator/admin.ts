@@ -3,18 +3,22 @@
 import { errorText } from '../infra/error-text.ts';
 import { changeEniAddresses, preAttachEni } from './admin-enis.ts';
 import { addEniConfig, addSubnet, changeSubnetTags } from './admin-subnets.ts';
+import { handleTenantRoute } from './admin-tenants.ts';
 import type { FaultSettings, LaunchInstanceRequest } from './api.ts';
 import type { PodEniRequest } from './controller/branch-controller.ts';
 import { ControllerError } from './controller/names.ts';
 import type { ResourceController } from './controller/resource-controller.ts';
+import type { IamRole } from './ec2/authorization.ts';
 import type { Ec2CallCounts } from './ec2/call-counts.ts';
 import type { Ec2CallRates } from './ec2/call-rates.ts';
 import { Ec2Error } from './ec2/error.ts';
 import { mergeThrottling, type RequestThrottling } from './ec2/request-throttling.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
+import { parseIamPolicy } from './iam/iam-policy.ts';
 import type { ObjectStore } from './kube/object-store.ts';
 import { connectionTrackingOf } from './vpc/connection-tracking.ts';
+import type { MetadataOptions } from './vpc/metadata-options.ts';
 import type { VpcOperations } from './vpc/operations.ts';
 
 export interface AdminDeps {
@@ -27,6 +31,8 @@ export interface AdminDeps {
   /** EC2's request rate limits (PUT/GET /admin/throttling) and the calls per second (GET /admin/ec2-rates). */
   readonly throttling?: RequestThrottling;
   readonly rates?: Ec2CallRates;
+  /** The instance role whose policy PUT /admin/iam-policy sets. */
+  readonly iam?: IamRole;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -120,6 +126,37 @@ export function parseFaultSettings(v: unknown): FaultSettings {
     ...(actions === undefined ? {} : { actions }),
     ...(v.imds === undefined ? {} : { imds: v.imds }),
   };
+}
+
+/** `{ httpEndpoint?, httpTokens?, httpPutResponseHopLimit? }`: what ModifyInstanceMetadataOptions takes. */
+function parseMetadataOptions(v: unknown): Partial<MetadataOptions> {
+  if (!isRecord(v)) throw new Error('body must be a JSON object');
+  const endpoint = optionalString(v.httpEndpoint, 'httpEndpoint');
+  const tokens = optionalString(v.httpTokens, 'httpTokens');
+  const hops = optionalNumber(v.httpPutResponseHopLimit, 'httpPutResponseHopLimit');
+  return {
+    ...(endpoint === undefined ? {} : { httpEndpoint: endpoint as MetadataOptions['httpEndpoint'] }),
+    ...(tokens === undefined ? {} : { httpTokens: tokens as MetadataOptions['httpTokens'] }),
+    ...(hops === undefined ? {} : { httpPutResponseHopLimit: hops }),
+  };
+}
+
+/**
+ * The instance role's policy: PUT /admin/iam-policy with a policy document (its statements decide
+ * every EC2, STS and IAM call after it), or `{}` to allow everything again; GET shows it.
+ */
+function handleIamAdmin(
+  method: string,
+  path: string,
+  parsed: unknown,
+  iam: IamRole | undefined,
+): HttpReply | undefined {
+  if (path !== '/admin/iam-policy' || iam === undefined) return undefined;
+  if (method === 'GET') return jsonReply(200, { policy: iam.policy?.document ?? null });
+  if (method !== 'PUT') return undefined;
+  const empty = isRecord(parsed) && Object.keys(parsed).length === 0;
+  iam.policy = empty ? undefined : parseIamPolicy(parsed);
+  return { status: 204, headers: {}, body: '' };
 }
 
 export function stateDump(ops: VpcOperations, calls?: Ec2CallCounts): unknown {
@@ -225,6 +262,25 @@ export async function handleAdmin(
     if (method === 'POST' && path === '/admin/eniconfigs' && deps.eniConfigs !== undefined) {
       return jsonReply(201, addEniConfig(deps.eniConfigs, parsed));
     }
+    const iamAnswer = handleIamAdmin(method, path, parsed, deps.iam);
+    if (iamAnswer !== undefined) return iamAnswer;
+    const metadataOf = /^\/admin\/instances\/([^/]+)\/metadata-options$/.exec(path);
+    if (method === 'POST' && metadataOf?.[1] !== undefined) {
+      const instanceId = decodeURIComponent(metadataOf[1]);
+      deps.ops.state.instance(instanceId);
+      return jsonReply(200, deps.ops.state.metadataOptions.set(instanceId, parseMetadataOptions(parsed)));
+    }
+    if (method === 'POST' && path === '/admin/security-groups') {
+      const g = parsed as { groupId?: unknown; groupName?: unknown; description?: unknown };
+      if (typeof g.groupId !== 'string')
+        throw new Error('body must be {"groupId": "sg-...", "groupName"?: "..."}');
+      const name = typeof g.groupName === 'string' ? g.groupName : g.groupId;
+      const description = typeof g.description === 'string' ? g.description : name;
+      return jsonReply(
+        201,
+        deps.ops.state.securityGroups.add({ groupId: g.groupId, groupName: name, description }),
+      );
+    }
     if (method === 'PUT' && path === '/admin/faults') {
       deps.faults.set(parseFaultSettings(parsed));
       return { status: 204, headers: {}, body: '' };
@@ -234,17 +290,9 @@ export async function handleAdmin(
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });
-    // Subnet fragmentation (prefix delegation tests): POST takes one address in every /28 block
-    // so that no /28 can be delegated, DELETE gives them back.
-    const frag = /^\/admin\/subnets\/([^/]+)\/fragmentation$/.exec(path);
-    if (frag?.[1] !== undefined && (method === 'POST' || method === 'DELETE')) {
-      const pool = deps.ops.state.subnet(decodeURIComponent(frag[1]));
-      if (method === 'DELETE') {
-        pool.unfragment();
-        return jsonReply(200, { available: pool.availableCount });
-      }
-      return jsonReply(200, { taken: pool.fragment(), available: pool.availableCount });
-    }
+    // Other tenants of a subnet, CIDR reservations, fragmentation and its ground truth.
+    const tenants = handleTenantRoute(deps.ops.state, method, path, parsed);
+    if (tenants !== undefined) return jsonReply(tenants.status, tenants.body);
     if (method === 'POST' && path === '/admin/vpc-cidrs') {
       const cidr = (parsed as { cidr?: unknown } | null)?.cidr;
       if (typeof cidr !== 'string') throw new Error('body must be {"cidr": "A.B.C.D/N"}');

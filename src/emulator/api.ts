@@ -15,6 +15,8 @@ export interface VpcSpec {
   readonly ipv6Cidr?: string;
   readonly region: string; // e.g. us-west-2
   readonly subnets: readonly SubnetSpec[];
+  /** Security groups of the VPC besides its default one (DescribeSecurityGroups lists them). */
+  readonly securityGroups?: readonly { readonly groupId: string; readonly groupName: string }[];
 }
 
 export interface SubnetSpec {
@@ -25,6 +27,25 @@ export interface SubnetSpec {
   readonly ipv6Cidr?: string;
   /** The subnet's tags, e.g. `kubernetes.io/role/cni: "1"` for subnet discovery. */
   readonly tags?: Readonly<Record<string, string>>;
+  /** Other tenants and CIDR reservations the subnet starts with, from a seed (vpc/tenants.ts). */
+  readonly preFragmentation?: PreFragmentation;
+}
+
+/**
+ * A subnet as long-lived ones are: other tenants' ENIs (each a primary IP, `addressesPerEni`
+ * secondary IPs and `prefixesPerEni` /28s, placed by EC2's rules from `seed`) and CIDR
+ * reservations. The subnet then picks addresses assigned by count at random, as EC2 does.
+ */
+export interface PreFragmentation {
+  readonly seed: number;
+  readonly tenantEnis?: number;
+  readonly addressesPerEni?: number;
+  readonly prefixesPerEni?: number;
+  readonly reservations?: readonly {
+    readonly cidr: string;
+    readonly type: 'prefix' | 'explicit';
+    readonly description?: string;
+  }[];
 }
 
 /** Faults apply to EC2 actions (and IMDS when `imds` is true; IMDS lag: `imdsStaleReadMs`). */
@@ -210,9 +231,10 @@ export interface RunningEmulator {
 //   GET    /admin/state                -> JSON dump of instances, ENIs (branches with their
 //                                          trunkAssociation), addresses, and ec2Calls: per EC2 action
 //                                          {calls, errors} answered since the emulator started
-//   POST   /admin/subnets/{id}/fragmentation  -> {taken, available}: takes one free address in every
-//          /28 block, so the subnet keeps free addresses but can delegate no prefix
-//          (InsufficientCidrBlocks); DELETE gives them back -> {available}
+//   POST   /admin/subnets/{id}/fragmentation  -> {taken, available}: a tenant ENI takes one free
+//          address in every /28 block, so the subnet keeps free addresses but can delegate no prefix
+//          (InsufficientCidrBlocks); DELETE deletes it -> {available}. Other tenants, CIDR reservations,
+//          a seeded pre-fragmentation and the subnet's ground truth: admin-tenants.ts.
 //   POST   /admin/pod-eni              {namespace, name, securityGroupIds} -> 201 the pod-eni entry
 //          (the resource controller: a branch ENI on the lowest free VLAN of the pod's node's trunk,
 //          and the pod's vpc.amazonaws.com/pod-eni annotation); 404 no such pod, 409 not possible

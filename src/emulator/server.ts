@@ -8,19 +8,23 @@ import { errorText } from '../infra/error-text.ts';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
 import { ResourceController } from './controller/resource-controller.ts';
+import { IamRole } from './ec2/authorization.ts';
 import { Ec2CallCounts } from './ec2/call-counts.ts';
 import { Ec2CallRates } from './ec2/call-rates.ts';
 import { handleEc2 } from './ec2/query-api.ts';
 import { EC2_THROTTLING, mergeThrottling, RequestThrottling } from './ec2/request-throttling.ts';
 import { FaultInjector, staleWindowMs } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
+import { handleIamCall, iamServiceOf } from './iam/iam-api.ts';
 import { Imds } from './imds/imds.ts';
 import { KubeApi } from './kube/kube-api.ts';
 import { registerNodesOfInstances } from './kube/node-objects.ts';
 import {
   CNI_NODE,
+  CONFIG_MAP,
   ENI_CONFIG,
   EVENT,
+  LEASE,
   NODE,
   ObjectStore,
   POD,
@@ -30,6 +34,7 @@ import { StaleReadHistory } from './stale-reads.ts';
 import { IdSource } from './vpc/ids.ts';
 import { VpcOperations } from './vpc/operations.ts';
 import { VpcState } from './vpc/state.ts';
+import { preFragmentSpec } from './vpc/tenants.ts';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -48,6 +53,10 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function reply(res: ServerResponse, r: HttpReply): void {
+  if (r.drop === true) {
+    res.socket?.destroy();
+    return;
+  }
   res.writeHead(r.status, { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) });
   res.end(r.body);
 }
@@ -75,6 +84,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const random = opts.random ?? Math.random;
   const ids = new IdSource(random);
   const state = new VpcState(opts.vpc, ids);
+  preFragmentSpec(state, opts.vpc.subnets);
   const ops = new VpcOperations(state, opts.fabric, log);
   const nowMs = opts.nowMs ?? (() => Date.now());
   const history = new StaleReadHistory(state, nowMs);
@@ -85,6 +95,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     ids,
     fallbackInstance: opts.imdsFallbackInstance,
     nowMs,
+    metadataOptions: (id) => state.metadataOptions.of(id),
   });
   const versions = new ResourceVersionCounter();
   const pods = new ObjectStore(POD, { ids, versions });
@@ -93,12 +104,15 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const eniConfigs = new ObjectStore(ENI_CONFIG, { ids, versions });
   const cniNodes = new ObjectStore(CNI_NODE, { ids, versions });
   const events = new ObjectStore(EVENT, { ids, versions });
-  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes });
+  const leases = new ObjectStore(LEASE, { ids, versions });
+  const configMaps = new ObjectStore(CONFIG_MAP, { ids, versions });
+  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, leases, configMaps, log });
   const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
   const throttling = new RequestThrottling(mergeThrottling(EC2_THROTTLING, opts.throttling ?? {}), nowMs);
   const rates = new Ec2CallRates(nowMs);
+  const iam = new IamRole();
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
@@ -121,13 +135,19 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
           controller,
           calls,
           eniConfigs,
+          iam,
           throttling,
           rates,
         }),
       );
     if (path.startsWith('/api/') || path.startsWith('/apis/')) return kube.handle(req, res, url, body);
-    if (path === '/' && method === 'POST')
-      return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls, throttling, rates }));
+    if (path === '/' && method === 'POST') {
+      const authorization = req.headers.authorization;
+      const service = iamServiceOf(new URLSearchParams(body), authorization);
+      if (service !== undefined) return reply(res, handleIamCall(service, body, iam, ids, authorization));
+      const deps = { ops, history, faults, ids, log, calls, iam, throttling, rates };
+      return reply(res, await handleEc2(body, deps, authorization));
+    }
     reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });
   }
 

@@ -51,6 +51,9 @@ export function agentEnv(
     VPCNET_AWS_NODE_CHECKPOINT: node.awsNodeCheckpoint,
     VPCNET_KUBE_API: layout.emulator.kubeEndpoint,
     AWS_ENDPOINT_URL_EC2: layout.emulator.ec2Endpoint,
+    // The emulator answers STS and IAM on the same endpoint (what a preflight check asks them).
+    AWS_ENDPOINT_URL_STS: layout.emulator.ec2Endpoint,
+    AWS_ENDPOINT_URL_IAM: layout.emulator.ec2Endpoint,
     AWS_EC2_METADATA_SERVICE_ENDPOINT: layout.emulator.imdsEndpoint,
     AWS_REGION: layout.vpc.region,
     AWS_ACCESS_KEY_ID: 'lab',

@@ -2,9 +2,12 @@
 // modules named after each command (up, down, pod, supervisor, emulator-process).
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { isUsageError, UsageError, usageText } from '../cli/usage-error.ts';
+import { knownInstanceTypes, networkLimits } from '../emulator/vpc/instance-types.ts';
 import { errorText } from '../infra/error-text.ts';
+import { ChainFailed, CNI_HELP, labCniCommand } from './cni-command.ts';
 import { labUpDetached, readUpRequest } from './detach.ts';
-import { labDown } from './down.ts';
+import { type LabRemoved, labDown } from './down.ts';
 import { runEmulatorProcess } from './emulator-process.ts';
 import { ENI_HELP, labEniCommand } from './enis.ts';
 import { type LabDescription, labLayout } from './layout.ts';
@@ -25,6 +28,7 @@ Commands:
   up          bring a lab up
   down        remove a lab (every namespace, process and file of it)
   pod         register a pod in the lab's Kubernetes API (or --delete it)
+  cni         run the node's whole CNI chain for a pod (ADD, DEL, CHECK) as a runtime would
   subnet      add a subnet (zone, tags) to the lab's VPC, or set or remove a subnet's tags
   eni-config  add an ENIConfig (custom networking) to the lab's Kubernetes API
   eni         attach an ENI with addresses to a node, as an operator would (IMDS-only mode)
@@ -36,7 +40,8 @@ Run \`vpcnetctl lab <command> --help\` for its options.
   --name L            lab name; its network namespaces are named L-vpc, L-host1, L-node1..N
   --nodes N           number of nodes (default 1)
   --instance-type T   EC2 instance type of the nodes (default t3.medium; pod ENIs need a type
-                      with trunking, e.g. m5.large)
+                      with trunking: ${trunkingTypes().join(', ')}); the lab knows
+                      ${knownInstanceTypes().join(', ')}
   --pod-eni           pods with their own security groups: ENABLE_POD_ENI=true and
                       VPCNET_TRUNK_DRIVER on the agents; the emulated resource controller attaches
                       a trunk ENI to a node once its agent lists SecurityGroupsForPods in the
@@ -71,8 +76,10 @@ On a slow kernel (a software-emulated VM) VPCNET_LAB_TIMEOUT_SCALE=N makes every
   down: `Usage: vpcnetctl lab down --name L
 
 Stops the lab's supervisor, emulator and agents, deletes every network namespace whose name
-starts with L- and removes /run/vpcnet-lab/L. Succeeds when there is nothing to remove.
+starts with L- and removes /run/vpcnet-lab/L, and says what it removed. Succeeds when there is
+nothing to remove (and says so).
 `,
+  cni: CNI_HELP,
   pod: `Usage: vpcnetctl lab pod --name L --node NODE --namespace NS --pod P [--uid U] [--security-groups sg-1,sg-2]
        vpcnetctl lab pod --name L --delete --namespace NS --pod P
 
@@ -92,7 +99,10 @@ branch ENI and VLAN ID); a pod that does not exist is an error.
   emulator: 'Usage: vpcnetctl lab emulator --name L   (internal: runs inside the lab VPC namespace)\n',
 };
 
-class UsageError extends Error {}
+/** Instance types of the lab's EC2 with trunking (pods with their own security groups need it). */
+function trunkingTypes(): string[] {
+  return knownInstanceTypes().filter((t) => (networkLimits(t)?.maxBranchEnis ?? 0) > 0);
+}
 
 function stderrLog(): LabLog {
   return (line) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
@@ -108,13 +118,20 @@ function progressLog(): LabLog {
 export async function runLabCommand(argv: readonly string[], repoRoot: string): Promise<number> {
   const args = argv[0] === 'lab' ? argv.slice(1) : [...argv];
   const command = args[0];
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  // No command is a usage error: the help goes to stderr, as `vpcnetctl` alone does.
+  if (command === undefined) {
+    process.stderr.write(HELP.lab ?? '');
+    return 2;
+  }
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP.lab ?? '');
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   const help = HELP[command];
   if (help === undefined || command === 'lab') {
-    process.stderr.write(`vpcnetctl lab: unknown command ${JSON.stringify(command)}\n\n${HELP.lab}`);
+    process.stderr.write(
+      `vpcnetctl lab: unknown command ${JSON.stringify(command)}\nRun 'vpcnetctl lab --help' for the commands.\n`,
+    );
     return 2;
   }
   const rest = args.slice(1);
@@ -125,12 +142,13 @@ export async function runLabCommand(argv: readonly string[], repoRoot: string): 
   try {
     return await dispatch(command, rest, repoRoot);
   } catch (err) {
-    const message = errorText(err);
-    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err)) {
-      process.stderr.write(`vpcnetctl lab ${command}: ${message}\n\n${help}`);
+    if (isUsageError(err)) {
+      process.stderr.write(usageText(`vpcnetctl lab ${command}`, err));
       return 2;
     }
-    process.stderr.write(`vpcnetctl lab ${command}: ${message}\n`);
+    process.stderr.write(
+      `vpcnetctl lab ${command}: ${err instanceof ChainFailed ? err.message : errorText(err)}\n`,
+    );
     return 1;
   }
 }
@@ -140,9 +158,12 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
     case 'up':
       return up(args, repoRoot);
     case 'down': {
-      await labDown(requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name));
+      const name = requiredName(parseArgs({ args, options: { name: { type: 'string' } } }).values.name);
+      process.stdout.write(`${removedText(name, await labDown(name))}\n`);
       return 0;
     }
+    case 'cni':
+      return labCniCommand(args, (s) => process.stdout.write(s));
     case 'pod':
       return pod(args);
     case 'subnet':
@@ -222,10 +243,12 @@ async function up(args: string[], repoRoot: string): Promise<number> {
   } catch (err) {
     throw new UsageError(errorText(err));
   }
+  const instanceType = values['instance-type'] ?? 't3.medium';
+  checkInstanceType(instanceType, values['pod-eni'] === true);
   const opts = {
     name: requiredName(values.name),
     nodes,
-    instanceType: values['instance-type'] ?? 't3.medium',
+    instanceType,
     podEni: values['pod-eni'] === true,
     ...(values.ipv6 === true ? { ipv6: true } : {}),
     ...(trunkDriver === undefined ? {} : { trunkDriver }),
@@ -290,6 +313,31 @@ async function pod(args: string[]): Promise<number> {
   });
   process.stdout.write(`${JSON.stringify(created)}\n`);
   return 0;
+}
+
+/** The lab's EC2 launches only types it knows; pod ENIs need one with trunking. */
+function checkInstanceType(instanceType: string, podEni: boolean): void {
+  const limits = networkLimits(instanceType);
+  if (limits === undefined) {
+    throw new UsageError(
+      `the lab has no instance type ${JSON.stringify(instanceType)}; it knows ${knownInstanceTypes().join(', ')}`,
+    );
+  }
+  if (podEni && limits.maxBranchEnis === 0) {
+    throw new UsageError(
+      `${instanceType} has no trunking, which --pod-eni needs (a trunk ENI carries the pods' branch ENIs); types with trunking: ${trunkingTypes().join(', ')}`,
+    );
+  }
+}
+
+/** What `lab down` says it did. */
+function removedText(name: string, removed: LabRemoved): string {
+  const parts = [
+    removed.processes > 0 ? `${removed.processes} process(es) stopped` : '',
+    removed.namespaces.length > 0 ? `${removed.namespaces.length} network namespace(s) deleted` : '',
+    removed.stateDir ? `${removed.stateDir} removed` : '',
+  ].filter((p) => p !== '');
+  return parts.length === 0 ? `lab ${name}: nothing to remove` : `lab ${name} removed: ${parts.join(', ')}`;
 }
 
 function requiredName(name: string | undefined): string {

@@ -1,7 +1,7 @@
 // `lab down`: removes every process, namespace and file of a lab. Idempotent, and works after a
 // crash: processes are found through their PID records, namespaces by the lab's name prefix
 // (also those of an earlier run whose state dir is gone).
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { removeRecordedContainers } from './agent-container.ts';
 import { checkLabName, labLayout } from './layout.ts';
 import { deleteNetns, labNetnsNames } from './netns.ts';
@@ -17,12 +17,27 @@ export interface LabDownOptions {
 const SUPERVISOR_GRACE_MS = 20_000;
 const CHILD_GRACE_MS = 5_000;
 
-export async function labDown(name: string, opts: LabDownOptions = {}): Promise<void> {
+/** What `lab down` removed (nothing at all, when the lab was not there). */
+export interface LabRemoved {
+  readonly processes: number;
+  readonly namespaces: readonly string[];
+  /** The state dir, when there was one and it went. */
+  readonly stateDir?: string;
+}
+
+export async function labDown(name: string, opts: LabDownOptions = {}): Promise<LabRemoved> {
   checkLabName(name);
   const layout = labLayout(name, 0);
   const log = opts.log ?? (() => undefined);
   // Never this process: the supervisor tears its own lab down through here.
   const others = (await readRecords(layout.files.pidsDir)).filter((r) => r.pid !== process.pid);
+  // What there is to remove, counted first: the supervisor removes most of it itself once stopped.
+  const aliveAtStart = others.filter(isRecordedProcessAlive);
+  const namespacesAtStart = await labNetnsNames(name);
+  const hadStateDir = await stat(layout.stateDir).then(
+    () => true,
+    () => false,
+  );
   // The supervisor first, so that it restarts nothing while its children are being stopped.
   await stopAll(
     others.filter((r) => r.role === 'supervisor'),
@@ -42,6 +57,11 @@ export async function labDown(name: string, opts: LabDownOptions = {}): Promise<
     log({ msg: 'deleted network namespaces', lab: name, namespaces });
   }
   if (opts.keepStateDir !== true) await rm(layout.stateDir, { recursive: true, force: true });
+  return {
+    processes: aliveAtStart.filter((r) => !isRecordedProcessAlive(r)).length,
+    namespaces: [...new Set([...namespacesAtStart, ...namespaces])],
+    ...(hadStateDir && opts.keepStateDir !== true ? { stateDir: layout.stateDir } : {}),
+  };
 }
 
 async function stopAll(

@@ -3,6 +3,7 @@
 // node whose agent may not call EC2 (ENABLE_IMDS_ONLY_MODE, DISABLE_NETWORK_RESOURCE_PROVISIONING).
 // The fabric gives the node a link for it and routes its addresses there, as for the agent's own.
 import { parseArgs } from 'node:util';
+import { UsageError } from '../cli/usage-error.ts';
 import { labLayout } from './layout.ts';
 import { unixJson } from './unix-http.ts';
 
@@ -17,7 +18,8 @@ does not count them. Prints the ENI (ID, MAC, device index, addresses) as JSON.
 
 function count(text: string | undefined, flag: string): number {
   if (text === undefined) return 0;
-  if (!/^\d+$/.test(text)) throw new Error(`--${flag} must be a whole number, not ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text))
+    throw new UsageError(`--${flag} must be a whole number, not ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -31,8 +33,8 @@ export async function labEniCommand(args: string[]): Promise<number> {
       prefixes: { type: 'string' },
     },
   });
-  if (!values.name) throw new Error('--name is required');
-  if (!values.node) throw new Error('--node is required');
+  if (!values.name) throw new UsageError('--name is required');
+  if (!values.node) throw new UsageError('--node is required');
   const adminSocket = labLayout(values.name, 0).emulator.adminSocket;
   const state = (await unixJson(adminSocket, 'GET', '/admin/state')) as {
     instances: { instanceId: string; nodeName: string | null }[];

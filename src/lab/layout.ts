@@ -59,6 +59,11 @@ export interface LabNode {
    * lab's own, never this machine's /var/run/aws-node.
    */
   readonly awsNodeCheckpoint: string;
+  /**
+   * The node's own root for what reads node files (the preflight doctor: kubelet's config,
+   * NetworkManager, systemd-networkd): empty unless a test or a person puts files there.
+   */
+  readonly nodeRoot: string;
 }
 
 export interface LabHost {
@@ -155,6 +160,7 @@ export function labLayout(name: string, nodeCount: number, ipv6 = false): LabLay
       cniConfDir: join(dir, 'cni', 'net.d'),
       agentLog: join(dir, 'agent.log'),
       awsNodeCheckpoint: join(dir, 'aws-node', 'ipam.json'),
+      nodeRoot: join(dir, 'root'),
     });
   }
   return {

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LabDescription, type LabLayout, labLayout } from './layout.ts';
 import { labTimeout } from './timeouts.ts';
-import { unixHttp, unixJson } from './unix-http.ts';
+import { answerMessage, EmulatorRefused, unixHttp, unixJson } from './unix-http.ts';
 
 export interface LabPodOptions {
   readonly name: string;
@@ -23,7 +23,7 @@ const POD_ENI_RESOURCE = 'vpc.amazonaws.com/pod-eni';
 /** The emulated controller tags a branch ENI with its pod's UID. */
 const POD_UID_TAG = 'vpcnet-emulator/pod-uid';
 
-async function readDescription(layout: LabLayout, name: string): Promise<LabDescription> {
+export async function readDescription(layout: LabLayout, name: string): Promise<LabDescription> {
   const text = await readFile(layout.files.description, 'utf8').catch(() => {
     throw new Error(
       `lab ${name} is not up (no ${layout.files.description}); run \`vpcnetctl lab up --name ${name}\``,
@@ -35,17 +35,6 @@ async function readDescription(layout: LabLayout, name: string): Promise<LabDesc
 function podPath(namespace: string, pod?: string): string {
   const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
   return pod === undefined ? base : `${base}/${encodeURIComponent(pod)}`;
-}
-
-/** The message of an emulator error reply (admin API or Kubernetes Status), else the raw body. */
-function errorMessage(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    if (typeof parsed.message === 'string') return parsed.message;
-  } catch {
-    // not JSON: quote it as it is
-  }
-  return body.trim().slice(0, 500);
 }
 
 export async function labPod(opts: LabPodOptions): Promise<unknown> {
@@ -69,7 +58,14 @@ export async function labPod(opts: LabPodOptions): Promise<unknown> {
     spec: { nodeName: opts.node, containers: [container] },
   };
   const socket = layout.emulator.adminSocket;
-  const created = await unixJson(socket, 'POST', podPath(opts.namespace), body);
+  const created = await unixJson(socket, 'POST', podPath(opts.namespace), body).catch((err: unknown) => {
+    if (err instanceof EmulatorRefused && err.status === 409) {
+      throw new Error(
+        `pod ${opts.namespace}/${opts.pod} is registered already; remove it first: vpcnetctl lab pod --name ${opts.name} --delete --namespace ${opts.namespace} --pod ${opts.pod}`,
+      );
+    }
+    throw err;
+  });
   if (groups.length === 0) return created;
   const assigned = await unixHttp(socket, 'POST', '/admin/pod-eni', {
     namespace: opts.namespace,
@@ -80,7 +76,7 @@ export async function labPod(opts: LabPodOptions): Promise<unknown> {
     // Leave nothing half-done: a retry after the cause is fixed starts from scratch.
     await unixHttp(socket, 'DELETE', podPath(opts.namespace, opts.pod)).catch(() => undefined);
     throw new Error(
-      `pod ${opts.namespace}/${opts.pod} gets no branch ENI (so it was not registered): ${errorMessage(assigned.body)}`,
+      `pod ${opts.namespace}/${opts.pod} gets no branch ENI (so it was not registered): ${answerMessage(assigned.body)}`,
     );
   }
   return unixJson(socket, 'GET', podPath(opts.namespace, opts.pod));
@@ -99,7 +95,7 @@ export async function deleteLabPod(opts: LabPodDeleteOptions): Promise<void> {
   if (res.status === 404) throw new Error(`pod ${opts.namespace}/${opts.pod} not found`);
   if (res.status !== 200) {
     throw new Error(
-      `deleting pod ${opts.namespace}/${opts.pod} failed (${res.status}): ${errorMessage(res.body)}`,
+      `deleting pod ${opts.namespace}/${opts.pod} failed (${res.status}): ${answerMessage(res.body)}`,
     );
   }
   const uid = (JSON.parse(res.body) as { metadata?: { uid?: unknown } }).metadata?.uid;

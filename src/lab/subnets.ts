@@ -4,6 +4,7 @@
 // objects in its Kubernetes API (custom networking), through the emulator's admin socket. The lab's VPC namespace
 // routes every address of the VPC, so pods of an ENI in a new subnet reach hosts and other pods.
 import { parseArgs } from 'node:util';
+import { UsageError } from '../cli/usage-error.ts';
 import { labLayout, NODE_SUBNET } from './layout.ts';
 import { unixJson } from './unix-http.ts';
 
@@ -31,7 +32,7 @@ theirs; without a label or annotation, the one named default.
 
 function required(values: Record<string, unknown>, key: string): string {
   const v = values[key];
-  if (typeof v !== 'string' || v === '') throw new Error(`--${key} is required`);
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${key} is required`);
   return v;
 }
 
@@ -40,7 +41,7 @@ export function parseTags(flags: readonly string[]): Record<string, string> {
   const tags: Record<string, string> = {};
   for (const flag of flags) {
     const eq = flag.indexOf('=');
-    if (eq < 1) throw new Error(`--tag ${JSON.stringify(flag)} is not KEY=VALUE`);
+    if (eq < 1) throw new UsageError(`--tag ${JSON.stringify(flag)} is not KEY=VALUE`);
     tags[flag.slice(0, eq)] = flag.slice(eq + 1);
   }
   return tags;
@@ -64,7 +65,7 @@ export async function labSubnetCommand(args: string[]): Promise<number> {
   const untag = values.untag ?? [];
   let answer: unknown;
   if (values.cidr !== undefined) {
-    if (untag.length > 0) throw new Error('--untag changes an existing subnet: leave out --cidr');
+    if (untag.length > 0) throw new UsageError('--untag changes an existing subnet: leave out --cidr');
     answer = await unixJson(layout.emulator.adminSocket, 'POST', '/admin/subnets', {
       subnetId,
       cidr: required(values, 'cidr'),
@@ -72,9 +73,9 @@ export async function labSubnetCommand(args: string[]): Promise<number> {
       tags,
     });
   } else {
-    if (values.zone !== undefined) throw new Error('--zone needs --cidr: a subnet keeps its zone');
+    if (values.zone !== undefined) throw new UsageError('--zone needs --cidr: a subnet keeps its zone');
     if (Object.keys(tags).length === 0 && untag.length === 0) {
-      throw new Error('give --cidr to add a subnet, or --tag/--untag to change the tags of one');
+      throw new UsageError('give --cidr to add a subnet, or --tag/--untag to change the tags of one');
     }
     answer = await unixJson(
       layout.emulator.adminSocket,

@@ -23,7 +23,16 @@ export function unixHttp(
         socketPath,
         method,
         path,
-        headers: payload === undefined ? {} : { 'content-type': 'application/json' },
+        // A length, not chunks: node frames no body of a DELETE by default, and the server would
+        // read it as the next request. A PATCH body is a JSON merge patch (what the Kubernetes
+        // slice accepts for pods and nodes).
+        headers:
+          payload === undefined
+            ? {}
+            : {
+                'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+                'content-length': String(Buffer.byteLength(payload)),
+              },
         timeout: timeoutMs,
       },
       (res) => {
@@ -44,7 +53,35 @@ export function unixHttp(
   });
 }
 
-/** Sends a JSON request and parses a 2xx JSON answer; anything else is an error naming the call. */
+/**
+ * The message of an emulator's error answer: the admin API's and the Kubernetes slice's JSON carry
+ * one (`{code, message}`, a Status), else the body itself, cut short.
+ */
+export function answerMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown; code?: unknown };
+    if (typeof parsed.message === 'string') {
+      return typeof parsed.code === 'string' ? `${parsed.message} (${parsed.code})` : parsed.message;
+    }
+  } catch {
+    // not JSON: quote it as it is
+  }
+  return body.trim().slice(0, 500);
+}
+
+/** An emulator refused a call: what it said, and which call it was. */
+export class EmulatorRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    what: string,
+  ) {
+    super(`${reason} (${what} answered ${status})`);
+    this.name = 'EmulatorRefused';
+  }
+}
+
+/** Sends a JSON request and parses a 2xx JSON answer; anything else is an EmulatorRefused naming the call. */
 export async function unixJson(
   socketPath: string,
   method: string,
@@ -53,9 +90,7 @@ export async function unixJson(
 ): Promise<unknown> {
   const res = await unixHttp(socketPath, method, path, body);
   if (res.status < 200 || res.status > 299) {
-    throw new Error(
-      `${method} ${path} on ${socketPath} answered ${res.status}: ${res.body.trim().slice(0, 500)}`,
-    );
+    throw new EmulatorRefused(res.status, answerMessage(res.body), `${method} ${path}`);
   }
   return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
 }

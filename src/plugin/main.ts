@@ -16,7 +16,9 @@ import {
   DEFAULT_CNI_VERSION,
   type ForwardedRequest,
   MAX_REQUEST_BYTES,
+  PLUGIN_VERSION,
   requestTooLargeMessage,
+  SUPPORTED_CNI_VERSIONS,
   versionResult,
 } from '../cni/wire.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../spool/format.ts';
@@ -124,7 +126,49 @@ export async function runPlugin(deps: PluginDeps): Promise<number> {
 }
 
 /** Entry point of bin/vpcnet. */
+/** What `vpcnet --help` prints (PLUGIN_USAGE in native/wire.h, byte for byte). */
+export const PLUGIN_USAGE = `Usage: vpcnet [--version | --help]
+
+The vpcnet CNI plugin. A container runtime runs it with no arguments: the request is the
+CNI_* environment and the network configuration on stdin, and it forwards both to the
+vpcnet agent. Try it on a lab: vpcnetctl lab cni ADD --name L --pod NAMESPACE/NAME
+`;
+
+/**
+ * A runtime passes no arguments (the request is the environment and stdin). A person at a
+ * terminal may: --version and --help answer, anything else is refused (exit 2), all before stdin
+ * is read, which would wait on the terminal. Returns undefined when there are no arguments.
+ */
+export function commandLine(
+  args: readonly string[],
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number | undefined {
+  if (args.length === 0) return undefined;
+  if (args.length === 1 && args[0] === '--version') {
+    out(`vpcnet CNI plugin ${PLUGIN_VERSION} (CNI spec ${SUPPORTED_CNI_VERSIONS.join(', ')})\n`);
+    return 0;
+  }
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    out(PLUGIN_USAGE);
+    return 0;
+  }
+  err(
+    `vpcnet: unknown argument '${args[0]}': a runtime runs this plugin with no arguments (see vpcnet --help)\n`,
+  );
+  return 2;
+}
+
 export async function main(): Promise<void> {
+  const answered = commandLine(
+    process.argv.slice(2),
+    (s) => process.stdout.write(s),
+    (s) => process.stderr.write(s),
+  );
+  if (answered !== undefined) {
+    process.exitCode = answered;
+    return;
+  }
   process.exitCode = await runPlugin({
     env: process.env,
     stdin: await readStdin(),

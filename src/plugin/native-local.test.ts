@@ -18,9 +18,11 @@ import {
   DEFAULT_AGENT_SOCKET,
   DEFAULT_CNI_VERSION,
   MAX_REQUEST_BYTES,
+  PLUGIN_VERSION,
   SUPPORTED_CNI_VERSIONS,
 } from '../cni/wire.ts';
 import { DEFAULT_DEL_SPOOL_DIR, SPOOL_FILE_SUFFIX, SPOOL_TEMP_PREFIX } from '../spool/format.ts';
+import { PLUGIN_USAGE } from './main.ts';
 import {
   attachEnv,
   builtPlugins,
@@ -30,7 +32,8 @@ import {
   type Plugin,
 } from './testing/built-plugins.ts';
 
-const { dir, exec, same } = builtPlugins();
+const plugins = builtPlugins();
+const { dir, exec, same } = plugins;
 
 test('the C header wire.h carries the constants of src/cni/wire.ts (the request limit too) and the error codes of errors.ts', () => {
   const c = readFileSync(join(nativeDir, 'wire.h'), 'utf8');
@@ -59,6 +62,32 @@ test('the C header wire.h carries the constants of src/cni/wire.ts (the request 
     c.includes(`{${SUPPORTED_CNI_VERSIONS.map((v) => `"${v}"`).join(', ')}}`),
     'SUPPORTED_CNI_VERSIONS',
   );
+  assert.ok(c.includes(`#define VPCNET_VERSION "${PLUGIN_VERSION}"`), 'VPCNET_VERSION');
+});
+
+test('--version and --help answer alike in both forwarders without reading stdin; any other argument is exit 2', async () => {
+  const { nativeBin, jsBin } = plugins;
+  const run = (plugin: Plugin, args: string[]) =>
+    plugins.execFileWithStdin(
+      plugin === 'native' ? [nativeBin, ...args] : [process.execPath, jsBin, ...args],
+      {},
+      '',
+    );
+  for (const args of [['--version'], ['--help'], ['-h'], ['--bogus'], ['ADD', 'x']]) {
+    const native = await run('native', args);
+    const js = await run('js', args);
+    assert.equal(native.code, js.code, `${args.join(' ')}: exit code`);
+    assert.equal(native.stdout.toString(), js.stdout.toString(), `${args.join(' ')}: stdout`);
+  }
+  const version = await run('native', ['--version']);
+  assert.equal(version.code, 0);
+  assert.equal(
+    version.stdout.toString(),
+    `vpcnet CNI plugin ${PLUGIN_VERSION} (CNI spec ${SUPPORTED_CNI_VERSIONS.join(', ')})\n`,
+  );
+  assert.equal((await run('native', ['--help'])).stdout.toString(), PLUGIN_USAGE);
+  assert.equal((await run('native', ['--bogus'])).code, 2);
+  assert.equal((await run('js', ['--bogus'])).code, 2);
 });
 
 test('VERSION is answered locally and identically for any stdin', async () => {

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SUBNET_A, startTestEmulator, type TestEmulator } from '../emulator/testing/test-emulator.ts';
 import { apiStatus, KubeClient } from './kube-client.ts';
-import { JSON_PATCH, kubeNodeTaints, taintRemovalPatch, taintsOf } from './node-taints.ts';
+import {
+  JSON_PATCH,
+  kubeNodeTaints,
+  taintAdditionPatch,
+  taintRemovalPatch,
+  taintsOf,
+} from './node-taints.ts';
 
 const STARTUP = 'node.vpcnet.io/agent-not-ready';
 
@@ -77,4 +83,32 @@ test('a taint key that appears twice (two effects) goes entirely', () => {
     taintRemovalPatch(list, STARTUP).map((op) => (op as { op: string; path: string }).path),
     ['/spec/taints/2', '/spec/taints/2', '/spec/taints/0', '/spec/taints/0'],
   );
+});
+
+test('adding a taint keeps the others; a taint someone changed meanwhile fails the patch instead of being lost', async () => {
+  const client = await nodeWithTaints('tainted-add', [other]);
+  const taints = kubeNodeTaints({ baseUrl: emu.url }, 'tainted-add');
+  const exhausted = { key: 'vpcnet.io/ip-exhausted', effect: 'NoSchedule' } as const;
+  assert.equal(await taints.add(exhausted), 'added');
+  assert.deepEqual(taintsOf(await client.getNode('tainted-add'), 'tainted-add'), [other, exhausted]);
+  assert.equal(await taints.add(exhausted), 'present');
+  assert.equal(await taints.remove(exhausted.key), 'removed');
+  assert.deepEqual(taintsOf(await client.getNode('tainted-add'), 'tainted-add'), [other]);
+  // A read of [other], then someone adds `later`: the add tests the list it read and fails.
+  const stale = taintAdditionPatch([other], true, exhausted);
+  await client.request(
+    'PATCH',
+    '/api/v1/nodes/tainted-add',
+    [{ op: 'add', path: '/spec/taints/-', value: later }],
+    JSON_PATCH,
+  );
+  await assert.rejects(
+    client.request('PATCH', '/api/v1/nodes/tainted-add', stale, JSON_PATCH),
+    (e: unknown) => apiStatus(e) === 422,
+  );
+  assert.deepEqual(taintsOf(await client.getNode('tainted-add'), 'tainted-add'), [other, later]);
+  // A node without any taint gets the list made.
+  await emu.emulator.launchInstance({ instanceType: 'm5.large', subnetId: SUBNET_A, nodeName: 'bare' });
+  assert.equal(await kubeNodeTaints({ baseUrl: emu.url }, 'bare').add(exhausted), 'added');
+  assert.deepEqual(taintsOf(await client.getNode('bare'), 'bare'), [exhausted]);
 });

@@ -1,6 +1,7 @@
 // Taints on the agent's own node: the agent removes its startup taint once it can serve pods
-// (src/agent/loops/startup-taint.ts). The node's other taints are kept: the patch is a JSON patch that
-// removes one list element after testing it is still the one read, so a taint another controller
+// (src/agent/loops/startup-taint.ts), and puts on and takes off `vpcnet.io/ip-exhausted` when
+// asked to (src/agent/loops/node-readiness.ts). The node's other taints are kept: the patch is a
+// JSON patch that tests what it read before it removes or adds, so a taint another controller
 // added or removed meanwhile makes the test fail (the caller reads again and retries) instead of
 // being overwritten, as a merge patch of the whole `spec.taints` list would do.
 import type { KubeApiConfig } from './kube-api-config.ts';
@@ -11,6 +12,14 @@ export const JSON_PATCH = 'application/json-patch+json';
 export interface NodeTaints {
   /** Removes the taint with `key` (every effect of it); `absent` when the node had none. */
   remove(key: string): Promise<'removed' | 'absent'>;
+  /** Adds `taint`; `present` when the node has a taint with its key and effect already. */
+  add(taint: NewTaint): Promise<'added' | 'present'>;
+}
+
+export interface NewTaint {
+  readonly key: string;
+  readonly effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  readonly value?: string;
 }
 
 interface Taint {
@@ -45,6 +54,23 @@ export function taintRemovalPatch(taints: readonly Taint[], key: string): unknow
   return ops;
 }
 
+/**
+ * The JSON patch adding `taint` to `taints` (the list read): the list is tested whole first, so a
+ * taint someone added or removed since the read fails the patch (422) rather than being lost.
+ */
+export function taintAdditionPatch(taints: readonly Taint[], present: boolean, taint: NewTaint): unknown[] {
+  const value = {
+    key: taint.key,
+    ...(taint.value === undefined ? {} : { value: taint.value }),
+    effect: taint.effect,
+  };
+  if (!present) return [{ op: 'add', path: '/spec/taints', value: [value] }];
+  return [
+    { op: 'test', path: '/spec/taints', value: taints },
+    { op: 'add', path: '/spec/taints/-', value },
+  ];
+}
+
 export function kubeNodeTaints(api: KubeApiConfig, nodeName: string, timeoutMs = 5000): NodeTaints {
   const client = new KubeClient(api, { timeoutMs });
   const path = `/api/v1/nodes/${encodeURIComponent(nodeName)}`;
@@ -54,6 +80,14 @@ export function kubeNodeTaints(api: KubeApiConfig, nodeName: string, timeoutMs =
       if (ops.length === 0) return 'absent';
       await client.request('PATCH', path, ops, JSON_PATCH);
       return 'removed';
+    },
+    async add(taint) {
+      const node = await client.getNode(nodeName);
+      const taints = taintsOf(node, nodeName);
+      if (taints.some((t) => t.key === taint.key && t.effect === taint.effect)) return 'present';
+      const listed = Array.isArray((node as { spec?: { taints?: unknown } } | undefined)?.spec?.taints);
+      await client.request('PATCH', path, taintAdditionPatch(taints, listed, taint), JSON_PATCH);
+      return 'added';
     },
   };
 }

@@ -92,12 +92,14 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     base = await render('base');
   });
 
-  test('the base renders a service account, a ClusterRole, its binding, a ConfigMap and a DaemonSet, each valid against the API schema', () => {
+  test('the base renders a service account, a ClusterRole, a Role, their bindings, a ConfigMap and a DaemonSet, each valid against the API schema', () => {
     assert.deepEqual(base.all.map((o) => o.kind).sort(), [
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
       'DaemonSet',
+      'Role',
+      'RoleBinding',
       'ServiceAccount',
     ]);
   });
@@ -113,7 +115,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
   });
 
-  test('the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, core events create, ENIConfigs get and CNINodes get/create/patch', () => {
+  test("the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, nodes/status patch, core events create, ENIConfigs get, CNINodes get/create/patch and get of kube-proxy's ConfigMaps by name", () => {
     const rules = (base.clusterRole.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])].sort(),
       resources: [...(r.resources ?? [])].sort(),
@@ -123,6 +125,7 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(rules, [
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch', 'watch'], extra: [] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'], extra: [] },
+      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'], extra: [] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'], extra: [] },
       { apiGroups: ['crd.k8s.amazonaws.com'], resources: ['eniconfigs'], verbs: ['get'], extra: [] },
       {
@@ -131,8 +134,42 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
         verbs: ['create', 'get', 'patch'],
         extra: [],
       },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get'],
+        extra: ['kube-proxy-config', 'kube-proxy'],
+      },
     ]);
     assert.equal(base.clusterRole.aggregationRule, undefined);
+  });
+
+  test('the Role grants the census Lease, named as the agent defaults to it, and nothing else of kube-system', () => {
+    const rules = (base.role.rules ?? []).map((r) => ({
+      apiGroups: [...(r.apiGroups ?? [])],
+      resources: [...(r.resources ?? [])],
+      verbs: [...r.verbs].sort(),
+      names: r.resourceNames ?? [],
+    }));
+    const lease = agentConfigFromEnv({ VPCNET_KUBE_API: 'http://api' }).capacity.censusLease;
+    assert.equal(lease.namespace, base.role.metadata?.namespace);
+    assert.deepEqual(rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], names: [] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'update'],
+        names: [lease.name],
+      },
+    ]);
+    assert.deepEqual(base.roleBinding.roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'vpcnet',
+    });
+    assert.deepEqual(base.roleBinding.subjects, [
+      { kind: 'ServiceAccount', name: 'vpcnet', namespace: 'kube-system' },
+    ]);
   });
 
   test("the binding gives that ClusterRole to the DaemonSet's service account and nothing else", () => {
@@ -213,7 +250,45 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
         { host: '/opt/cni/bin', inside: '/host/opt/cni/bin', propagation: 'None' },
       ],
     );
-    assert.deepEqual(podSpec(base.daemonSet).initContainers?.length, 1);
+    assert.deepEqual(
+      podSpec(base.daemonSet).initContainers?.map((c) => c.name),
+      ['install-cni', 'doctor'],
+    );
+  });
+
+  test('the doctor runs as the last init step: read-only, with the agent’s settings, its findings beside the socket', () => {
+    const doctor = containerNamed(base.daemonSet, 'doctor');
+    assert.deepEqual(doctor.command, [
+      VPCNETCTL,
+      'doctor',
+      '--init',
+      '--node-root',
+      '/host',
+      '--modules',
+      '/host/lib/modules',
+    ]);
+    assert.deepEqual(doctor.envFrom, agentOf(base).envFrom);
+    assert.deepEqual(doctor.env, agentOf(base).env, 'the node name as the agent gets it');
+    assert.equal(doctor.image, IMAGE);
+    const sc = doctor.securityContext;
+    assert.equal(sc?.privileged, false);
+    assert.equal(sc?.readOnlyRootFilesystem, true);
+    assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
+    assert.equal(sc?.capabilities?.add, undefined);
+    const mounts = hostMounts(base.daemonSet, doctor).sort((a, b) => a.inside.localeCompare(b.inside));
+    assert.deepEqual(mounts, [
+      { host: '/etc/kubernetes/kubelet', inside: '/host/etc/kubernetes/kubelet', propagation: 'None' },
+      { host: '/etc/NetworkManager', inside: '/host/etc/NetworkManager', propagation: 'None' },
+      { host: '/etc/systemd', inside: '/host/etc/systemd', propagation: 'None' },
+      { host: '/lib/modules', inside: '/host/lib/modules', propagation: 'None' },
+      { host: '/run/vpcnet', inside: '/run/vpcnet', propagation: 'None' },
+    ]);
+    for (const m of doctor.volumeMounts ?? [])
+      assert.equal(
+        m.readOnly === true,
+        m.mountPath !== '/run/vpcnet',
+        `${m.mountPath}: only the socket dir is writable`,
+      );
   });
 
   test('readiness asks vpcnetctl health; liveness and start-up ask vpcnetctl health --live', () => {
@@ -257,9 +332,10 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.deepEqual(agentOf(base).ports, [{ name: 'metrics', containerPort: port, protocol: 'TCP' }]);
   });
 
-  test(`both containers run ${IMAGE}`, () => {
+  test(`every container runs ${IMAGE}`, () => {
     assert.equal(agentOf(base).image, IMAGE);
     assert.equal(installerOf(base).image, IMAGE);
+    assert.equal(containerNamed(base.daemonSet, 'doctor').image, IMAGE);
   });
 
   test('resources fit the agent, and the grace period outlasts an ADD waiting for addresses', () => {

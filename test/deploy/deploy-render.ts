@@ -28,6 +28,8 @@ import {
   ClusterRoleBinding,
   type IClusterRoleBinding,
 } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { type IRole, Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { type IRoleBinding, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { type IServiceAccount, ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { runProcess, runToSuccess } from '../../src/infra/process.ts';
@@ -59,6 +61,8 @@ export interface Manifests {
   readonly serviceAccount: IServiceAccount;
   readonly clusterRole: IClusterRole;
   readonly clusterRoleBinding: IClusterRoleBinding;
+  readonly role: IRole;
+  readonly roleBinding: IRoleBinding;
   readonly configMap: IConfigMap;
   readonly daemonSet: IDaemonSet;
   /** Every object, in the order rendered. */
@@ -70,6 +74,8 @@ export type Rendered =
   | IServiceAccount
   | IClusterRole
   | IClusterRoleBinding
+  | IRole
+  | IRoleBinding
   | IConfigMap
   | IDaemonSet
   | IValidatingAdmissionPolicy
@@ -93,6 +99,12 @@ function validated(obj: unknown): Rendered {
       break;
     case 'rbac.authorization.k8s.io/v1/ClusterRoleBinding':
       model = new ClusterRoleBinding(obj as IClusterRoleBinding);
+      break;
+    case 'rbac.authorization.k8s.io/v1/Role':
+      model = new Role(obj as IRole);
+      break;
+    case 'rbac.authorization.k8s.io/v1/RoleBinding':
+      model = new RoleBinding(obj as IRoleBinding);
       break;
     case 'apps/v1/DaemonSet':
       model = new DaemonSet(obj as IDaemonSet);
@@ -143,6 +155,8 @@ export async function render(dir: string): Promise<Manifests> {
     serviceAccount: onlyOne(all, 'ServiceAccount'),
     clusterRole: onlyOne(all, 'ClusterRole'),
     clusterRoleBinding: onlyOne(all, 'ClusterRoleBinding'),
+    role: onlyOne(all, 'Role'),
+    roleBinding: onlyOne(all, 'RoleBinding'),
     configMap: onlyOne(all, 'ConfigMap'),
     daemonSet: onlyOne(all, 'DaemonSet'),
     all,

@@ -31,7 +31,7 @@ function logLines() {
 test('without a free address the taint stays; once the pool has one it is removed, logged once and reported on the node', async () => {
   let free = false;
   const calls: string[] = [];
-  const taints: NodeTaints = {
+  const taints: Pick<NodeTaints, 'remove'> = {
     remove: async (key) => {
       calls.push(key);
       return 'removed';
@@ -71,7 +71,7 @@ test('without a free address the taint stays; once the pool has one it is remove
 
 test('API errors are retried with growing waits and logged once; the removal then succeeds', async () => {
   const at: number[] = [];
-  const taints: NodeTaints = {
+  const taints: Pick<NodeTaints, 'remove'> = {
     remove: async () => {
       at.push(performance.now());
       if (at.length < 4) throw new Error('GET /api/v1/nodes/node-a: 503 ServiceUnavailable');

@@ -9,7 +9,7 @@ import type { EventRecorder } from '../../pods/kube-events.ts';
 import type { NodeTaints } from '../../pods/node-taints.ts';
 
 export interface StartupTaintDeps {
-  readonly taints: NodeTaints;
+  readonly taints: Pick<NodeTaints, 'remove'>;
   /** The taint key (VPCNET_STARTUP_TAINT). */
   readonly key: string;
   readonly nodeName: string;
@@ -118,7 +118,7 @@ export class StartupTaint {
 
 /** The agent's startup-taint loop, started; undefined without a Kubernetes API (nothing to do). */
 export function startStartupTaint(
-  taints: NodeTaints | undefined,
+  taints: Pick<NodeTaints, 'remove'> | undefined,
   deps: Omit<StartupTaintDeps, 'taints'>,
 ): StartupTaint | undefined {
   if (taints === undefined) return undefined;

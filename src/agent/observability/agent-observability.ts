@@ -48,10 +48,11 @@ export class AgentObservability {
   }
 
   /** The pool as ADD sees it: allocations that found no address counted, waits for the pool timed. */
-  addresses(inner: AddressSource): AddressSource {
+  addresses(inner: AddressSource, allocated?: () => void): AddressSource {
     return observedAddresses(inner, {
       noneFree: this.metrics.noAddressAvailable,
       waited: this.metrics.poolWait,
+      ...(allocated === undefined ? {} : { allocated }),
     });
   }
 

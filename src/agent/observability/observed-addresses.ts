@@ -8,6 +8,8 @@ export interface AddressObserver {
   readonly noneFree: () => void;
   /** A wait for the pool to grow ended: woken (an address came) or not (the deadline passed). */
   readonly waited: (ms: number, woken: boolean) => void;
+  /** After every allocation, whatever came of it (readiness looks whether the pool is empty now). */
+  readonly allocated?: () => void;
 }
 
 export function observedAddresses(inner: AddressSource, observe: AddressObserver): AddressSource {
@@ -16,6 +18,7 @@ export function observedAddresses(inner: AddressSource, observe: AddressObserver
     allocate(owner) {
       const got = inner.allocate(owner);
       if (got === undefined) observe.noneFree();
+      observe.allocated?.();
       return got;
     },
     release: (ip, eniId) => inner.release(ip, eniId),

@@ -47,6 +47,7 @@ function sources(spoolDir: string) {
             takenFromPods: { enis: 0, addresses: 0 },
           },
           prefixes: state.prefixes,
+          singles: { named: 7, collisions: 2, counted: 3, namedPrefixes: 0, namedPrimaries: 0 },
         }) as unknown as ReturnType<AgentStateSources['manager']['health']>,
       prefixesOf: () => [],
     },
@@ -101,6 +102,10 @@ test('pool, ENI and event gauges are read from the agent’s state when scraped,
   assert.equal(sample(v, 'vpcnet_prevented_teardowns_total'), 5);
   assert.equal(sample(v, 'vpcnet_branch_binding_events_total', { event: 'holderTakeover' }), 2);
   assert.equal(sample(v, 'vpcnet_dead_pod_collections_total'), 7);
+  assert.equal(sample(v, 'vpcnet_secondary_ip_assignments_total', { how: 'named' }), 7);
+  assert.equal(sample(v, 'vpcnet_secondary_ip_assignments_total', { how: 'counted' }), 3);
+  assert.equal(sample(v, 'vpcnet_named_ip_collisions_total'), 2);
+  assert.equal(sample(v, 'vpcnet_subnet_census_leader'), 0, 'no census runs');
   assert.equal(sample(v, 'vpcnet_annotation_rejected_total', { reason: 'notOnTrunk' }), 3);
   assert.equal(sample(v, 'vpcnet_annotation_rejected_total', { reason: 'heldByLivePod' }), 2);
   assert.equal(

@@ -9,6 +9,7 @@ import { effectiveMaxEnis, secondaryIpsPerEni, type WarmPoolTargets } from '../.
 import { gaugeFrom, totalFrom } from '../../metrics/read-at-scrape.ts';
 import { type SpoolDepth, spoolDepth } from '../../spool/depth.ts';
 import type { AgentCounters } from '../stats.ts';
+import { type CapacitySources, registerCapacityMetrics } from './capacity-metrics.ts';
 import { registerPoolUsageMetrics } from './pool-metrics.ts';
 
 export interface AgentStateSources {
@@ -25,6 +26,10 @@ export interface AgentStateSources {
   readonly deadPodCollections?: () => number;
   /** Failed repairs and removals of the reconcile loop so far. */
   readonly reconcileFailures: () => number;
+  /** The subnet census, when it runs (capacity-metrics.ts). */
+  readonly census?: CapacitySources['census'];
+  /** What the node says of its readiness, when it does. */
+  readonly readiness?: CapacitySources['readiness'];
 }
 
 export function registerStateMetrics(registry: Registry, s: AgentStateSources): void {
@@ -88,6 +93,13 @@ export function registerStateMetrics(registry: Registry, s: AgentStateSources): 
     () => [[{}, s.manager.health().prefixes?.fallbacks ?? 0]],
   );
   registerPoolUsageMetrics(registry, s);
+  registerCapacityMetrics(registry, {
+    now: s.now,
+    ...(s.census === undefined ? {} : { census: s.census }),
+    ...(s.readiness === undefined ? {} : { readiness: s.readiness }),
+    singles: () => s.manager.health().singles,
+    censusSkips: () => s.manager.health().prefixes?.censusSkips ?? 0,
+  });
   registerSpoolGauges(registry, s.spoolDir);
   totalFrom(
     registry,

@@ -25,6 +25,11 @@ export interface Ec2QueryClientDeps {
   };
   readonly transport: HttpTransport;
   readonly now?: () => number;
+  /**
+   * Another AWS Query API on the same wire (form POST, signed, XML replies): its signing name and
+   * API version, e.g. STS's ('sts', '2011-06-15'). Default: EC2's.
+   */
+  readonly service?: { readonly signingName: string; readonly apiVersion: string };
 }
 
 /** Codes of an answer refused for its credentials: the next call fetches fresh ones. */
@@ -54,7 +59,8 @@ export class Ec2QueryClient implements Ec2Api {
 
   async call(action: string, params: QueryStruct): Promise<XmlElement> {
     const { endpoint, region, transport } = this.deps;
-    const body = queryFormBody(action, EC2_API_VERSION, params);
+    const service = this.deps.service ?? { signingName: 'ec2', apiVersion: EC2_API_VERSION };
+    const body = queryFormBody(action, service.apiVersion, params);
     const credentials = await this.deps.credentials.get();
     const headers = signRequest(
       {
@@ -64,7 +70,7 @@ export class Ec2QueryClient implements Ec2Api {
         body,
       },
       credentials,
-      { region, service: 'ec2' },
+      { region, service: service.signingName },
       new Date(this.now() + this.clockOffsetMs),
     );
     const answer = await transport.send('POST', endpoint, { ...headers, 'user-agent': 'vpcnet' }, body);

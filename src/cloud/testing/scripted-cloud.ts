@@ -8,6 +8,8 @@ import type {
   EniInfo,
   InstanceMetadata,
   InstanceTypeLimits,
+  SubnetAddressUse,
+  SubnetCidrReservation,
   SubnetInfo,
   SubnetQuery,
   TrunkAssociation,
@@ -66,6 +68,15 @@ export class ScriptedCloud implements Cloud {
   describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
     return this.#answer('describeBranchEnis', [eniIds], []);
   }
+  subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    return this.#answer('subnetCidrReservations', [subnetId], []);
+  }
+  describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    return this.#answer('describeSubnetAddressUse', [subnetId], { enis: 0, addresses: [], prefixes: [] });
+  }
+  assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    return this.#answer('assignNamedPrivateIps', [eniId, ips], [...ips]);
+  }
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
     return this.#answer('instanceTypeLimits', [instanceType], { maxEnis: 3, ipsPerEni: 10 });
   }
@@ -79,6 +90,9 @@ export class ScriptedCloud implements Cloud {
   assignIpv4Prefixes(eniId: string, count: number): Promise<string[]> {
     const prefixes = Array.from({ length: count }, (_, i) => `10.0.0.${16 * (i + 1)}/28`);
     return this.#answer('assignIpv4Prefixes', [eniId, count], prefixes);
+  }
+  assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    return this.#answer('assignNamedIpv4Prefixes', [eniId, prefixes], [...prefixes]);
   }
   unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
     return this.#answer('unassignIpv4Prefixes', [eniId, prefixes], undefined);

@@ -3,6 +3,7 @@
 // NextToken as EC2 does (pagination.ts).
 
 import { knownInstanceTypes, networkLimits } from '../vpc/instance-types.ts';
+import type { MetadataOptions } from '../vpc/metadata-options.ts';
 import type { SubnetPool } from '../vpc/subnet-pool.ts';
 import type { Eni, Instance, VpcView } from '../vpc/view.ts';
 import { Ec2Error } from './error.ts';
@@ -74,14 +75,22 @@ export function describeNetworkInterfaces(p: QueryParams, state: VpcView): XmlOb
   return { networkInterfaceSet: page.items.map((e) => renderEni(state, e)), nextToken: page.nextToken };
 }
 
-export function describeInstances(p: QueryParams, state: VpcView): XmlObject {
+/** `metadataOptions`: an instance's metadata options (kept live, not in stale views). */
+export function describeInstances(
+  p: QueryParams,
+  state: VpcView,
+  metadataOptions?: (instanceId: string) => MetadataOptions,
+): XmlObject {
   const ids = p.list('InstanceId');
   const chosen = ids.length > 0 ? ids.map((id) => state.instance(id)) : state.instances();
   const page = paginate(
     applyFilters(chosen, p.filters(), instanceFilters(state), (i) => i.tags),
     p,
   );
-  return { reservationSet: page.items.map((i) => renderReservation(state, i)), nextToken: page.nextToken };
+  return {
+    reservationSet: page.items.map((i) => renderReservation(state, i, metadataOptions?.(i.instanceId))),
+    nextToken: page.nextToken,
+  };
 }
 
 export function describeSubnets(p: QueryParams, state: VpcView): XmlObject {

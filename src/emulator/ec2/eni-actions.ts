@@ -4,7 +4,7 @@
 import { connectionTrackingOf } from '../vpc/connection-tracking.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
 import type { InterfaceType } from '../vpc/view.ts';
-import { invalidParameter, missingParameter } from './error.ts';
+import { Ec2Error, invalidParameter, missingParameter } from './error.ts';
 import type { QueryParams } from './params.ts';
 import { renderEni } from './render.ts';
 import type { XmlObject } from './xml.ts';
@@ -32,7 +32,7 @@ export function createNetworkInterface(p: QueryParams, ops: VpcOperations): XmlO
   const interfaceType = parseInterfaceType(p.get('InterfaceType'));
   const extra = p.int('SecondaryPrivateIpAddressCount');
   const connectionTracking = connectionTrackingOf('ConnectionTrackingSpecification', (n) => p.int(n));
-  const eni = ops.createEni({
+  const eni = createOrInUse(ops, primaryIp, {
     interfaceType,
     subnetId,
     securityGroupIds: p.list('SecurityGroupId'),
@@ -51,6 +51,26 @@ export function createNetworkInterface(p: QueryParams, ops: VpcOperations): XmlO
   }
   if (token !== undefined) tokens.set(token, eni.eniId);
   return { networkInterface: renderEni(ops.state, eni), clientToken: token };
+}
+
+/** A named primary address that is taken is EC2's InvalidIPAddress.InUse for CreateNetworkInterface. */
+function createOrInUse(
+  ops: VpcOperations,
+  primaryIp: string | undefined,
+  req: Parameters<VpcOperations['createEni']>[0],
+) {
+  try {
+    return ops.createEni(req);
+  } catch (err) {
+    if (
+      primaryIp !== undefined &&
+      err instanceof Ec2Error &&
+      /already in use|reserved address range/.test(err.message)
+    ) {
+      throw new Ec2Error('InvalidIPAddress.InUse', 'The specified address is already in use.');
+    }
+    throw err;
+  }
 }
 
 export function deleteNetworkInterface(p: QueryParams, ops: VpcOperations): XmlObject {

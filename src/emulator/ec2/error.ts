@@ -12,7 +12,7 @@ export class Ec2Error extends Error {
 }
 
 export function notFound(
-  kind: 'NetworkInterfaceID' | 'InstanceID' | 'SubnetID' | 'AttachmentID',
+  kind: 'NetworkInterfaceID' | 'InstanceID' | 'SubnetID' | 'AttachmentID' | 'SubnetCidrReservationID',
   id: string,
 ) {
   const noun: Record<typeof kind, string> = {
@@ -20,6 +20,7 @@ export function notFound(
     InstanceID: 'instance ID',
     SubnetID: 'subnet ID',
     AttachmentID: 'attachment ID',
+    SubnetCidrReservationID: 'subnet CIDR reservation ID',
   };
   return new Ec2Error(`Invalid${kind}.NotFound`, `The ${noun[kind]} '${id}' does not exist`);
 }

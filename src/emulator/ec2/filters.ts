@@ -5,12 +5,13 @@ import type { Filters } from './params.ts';
 
 export type FilterSchema<T> = Readonly<Record<string, (item: T) => readonly string[]>>;
 
-function wildcard(pattern: string): RegExp {
+/** `*` any run of characters, `?` any one; `flags` as RegExp's (IAM's actions match case-insensitively). */
+export function wildcard(pattern: string, flags = 's'): RegExp {
   const body = pattern
     .replace(/[.+^${}()|[\]\\]/g, '\\$&')
     .replace(/\*/g, '.*')
     .replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 's');
+  return new RegExp(`^${body}$`, flags);
 }
 
 function fieldValues<T>(
@@ -39,7 +40,7 @@ export function applyFilters<T>(
     const known = name.startsWith('tag:') || name === 'tag-key' || name === 'tag-value' || name in schema;
     if (!known) throw invalidParameter(`The filter '${name}' is invalid`);
   }
-  const compiled = [...filters].map(([name, values]) => ({ name, patterns: values.map(wildcard) }));
+  const compiled = [...filters].map(([name, values]) => ({ name, patterns: values.map((v) => wildcard(v)) }));
   return items.filter((item) =>
     compiled.every(({ name, patterns }) => {
       const have = fieldValues(item, name, schema, tagsOf);

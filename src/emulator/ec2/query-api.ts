@@ -8,6 +8,7 @@ import type { StaleReadHistory } from '../stale-reads.ts';
 import type { IdSource } from '../vpc/ids.ts';
 import type { VpcOperations } from '../vpc/operations.ts';
 import type { VpcView } from '../vpc/view.ts';
+import { authorizeCall, callerSession, IamRole, isDryRun } from './authorization.ts';
 import type { Ec2CallCounts } from './call-counts.ts';
 import type { Ec2CallRates } from './call-rates.ts';
 import {
@@ -32,6 +33,8 @@ import { Ec2Error } from './error.ts';
 import { assignIpv6Addresses, unassignIpv6Addresses } from './ipv6-actions.ts';
 import { QueryParams } from './params.ts';
 import { bucketOf, type RequestThrottling } from './request-throttling.ts';
+import { getSubnetCidrReservations } from './reservation-actions.ts';
+import { describeSecurityGroups } from './security-group-actions.ts';
 import {
   associateTrunkInterface,
   describeTrunkInterfaceAssociations,
@@ -43,7 +46,10 @@ import { ec2ErrorResponse, ec2Response, type XmlObject } from './xml.ts';
 type Action = (p: QueryParams, ops: VpcOperations, view: VpcView) => XmlObject | Promise<XmlObject>;
 
 const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
-  ['DescribeInstances', (p, _ops, view) => describeInstances(p, view)],
+  [
+    'DescribeInstances',
+    (p, ops, view) => describeInstances(p, view, (id) => ops.state.metadataOptions.of(id)),
+  ],
   ['DescribeInstanceTypes', (p) => describeInstanceTypes(p)],
   ['DescribeSubnets', (p, _ops, view) => describeSubnets(p, view)],
   ['DescribeVpcs', (p, _ops, view) => describeVpcs(p, view)],
@@ -62,7 +68,12 @@ const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
   ['AssociateTrunkInterface', associateTrunkInterface],
   ['DisassociateTrunkInterface', disassociateTrunkInterface],
   ['DescribeTrunkInterfaceAssociations', (p, _ops, view) => describeTrunkInterfaceAssociations(p, view)],
+  ['GetSubnetCidrReservations', (p, _ops, view) => getSubnetCidrReservations(p, view)],
+  ['DescribeSecurityGroups', (p, ops) => describeSecurityGroups(p, ops)],
 ]);
+
+/** Every EC2 action the emulator answers. */
+export const EMULATED_EC2_ACTIONS: readonly string[] = [...ACTIONS.keys()];
 
 /** The resource IDs a call names, for the log line (what an operator greps for). */
 function subjectIds(p: QueryParams): Record<string, string> {
@@ -79,6 +90,9 @@ function subjectIds(p: QueryParams): Record<string, string> {
     const v = p.get(name) ?? p.get(`${name}.1`);
     if (v !== undefined) out[name[0]!.toLowerCase() + name.slice(1)] = v;
   }
+  // A describe of one subnet's ENIs (a census) names its subnet by filter.
+  const bySubnet = p.filters().get('subnet-id');
+  if (out.subnetId === undefined && bySubnet?.length === 1) out.subnetId = bySubnet[0]!;
   return out;
 }
 
@@ -94,9 +108,12 @@ export interface Ec2Deps {
   readonly throttling?: RequestThrottling;
   /** Calls and throttled answers per second (GET /admin/ec2-rates). */
   readonly rates?: Ec2CallRates;
+  /** What the caller's role may do (PUT /admin/iam-policy); absent: everything. */
+  readonly iam?: IamRole;
 }
 
-export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply> {
+/** `authorization`: the request's SigV4 header, which names the caller's access key. */
+export async function handleEc2(body: string, deps: Ec2Deps, authorization?: string): Promise<HttpReply> {
   const started = performance.now();
   const requestId = deps.ids.requestId();
   const p = new QueryParams(body);
@@ -116,6 +133,7 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     if (fault.pageItems !== undefined) p.limitPages(fault.pageItems);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) throw fault.error;
+    authorizeCall(deps.iam ?? new IamRole(), action, p, callerSession(authorization));
     xml = ec2Response(action, requestId, await run(p, deps.ops, deps.history.view(fault.staleReadMs)));
     if (fault.replyLost === true) throw new Ec2Error('InternalError', 'An internal error has occurred', 500);
   } catch (err) {
@@ -126,13 +144,14 @@ export async function handleEc2(body: string, deps: Ec2Deps): Promise<HttpReply>
     code = e.code;
     xml = ec2ErrorResponse(e.code, e.message, requestId);
   }
-  deps.calls?.record(action ?? '(none)', status !== 200);
+  deps.calls?.record(action ?? '(none)', status !== 200, isDryRun(p));
   deps.rates?.record(action ?? '(none)', code === 'RequestLimitExceeded');
   deps.log({
     msg: 'ec2',
     action: action ?? null,
     status,
     ...(code === undefined ? {} : { code }),
+    ...(isDryRun(p) ? { dryRun: true } : {}),
     ...subjectIds(p),
     ms: Math.round((performance.now() - started) * 10) / 10,
     requestId,

@@ -3,6 +3,7 @@
 
 import { renderConnectionTracking } from '../vpc/connection-tracking.ts';
 import type { NetworkLimits } from '../vpc/instance-types.ts';
+import type { MetadataOptions } from '../vpc/metadata-options.ts';
 import type { SubnetPool } from '../vpc/subnet-pool.ts';
 import type { Eni, Instance, VpcView } from '../vpc/view.ts';
 import type { XmlObject, XmlValue } from './xml.ts';
@@ -110,7 +111,7 @@ function renderInstanceEni(state: VpcView, eni: Eni): XmlObject {
   };
 }
 
-export function renderInstance(state: VpcView, instance: Instance): XmlObject {
+export function renderInstance(state: VpcView, instance: Instance, metadata?: MetadataOptions): XmlObject {
   const enis = state.enisOf(instance.instanceId);
   const primary = enis.find((e) => e.attachment?.deviceIndex === 0);
   const pool = state.subnet(instance.subnetId);
@@ -134,15 +135,26 @@ export function renderInstance(state: VpcView, instance: Instance): XmlObject {
     hypervisor: 'xen',
     networkInterfaceSet: enis.map((e) => renderInstanceEni(state, e)),
     tagSet: tagSet(instance.tags),
+    metadataOptions:
+      metadata === undefined
+        ? undefined
+        : {
+            state: 'applied',
+            httpTokens: metadata.httpTokens,
+            httpPutResponseHopLimit: metadata.httpPutResponseHopLimit,
+            httpEndpoint: metadata.httpEndpoint,
+            httpProtocolIpv6: 'disabled',
+            instanceMetadataTags: 'disabled',
+          },
   };
 }
 
-export function renderReservation(state: VpcView, instance: Instance): XmlObject {
+export function renderReservation(state: VpcView, instance: Instance, metadata?: MetadataOptions): XmlObject {
   return {
     reservationId: `r-${instance.instanceId.slice(2)}`,
     ownerId: OWNER_ID,
     groupSet: [],
-    instancesSet: [renderInstance(state, instance)],
+    instancesSet: [renderInstance(state, instance, metadata)],
   };
 }
 

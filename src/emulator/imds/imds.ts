@@ -2,9 +2,10 @@
 // answer for the instance the request comes from (by source address, else the fallback).
 // Answers reflect the VPC state at the moment of the request.
 import type { FaultInjector } from '../faults.ts';
-import { type HttpReply, sleep, textReply } from '../http-reply.ts';
+import { type HttpReply, NO_ANSWER, sleep, textReply } from '../http-reply.ts';
 import type { StaleReadHistory } from '../stale-reads.ts';
 import type { IdSource } from '../vpc/ids.ts';
+import type { MetadataOptions } from '../vpc/metadata-options.ts';
 import type { Eni, Instance, VpcView } from '../vpc/view.ts';
 
 const MAX_TTL_SECONDS = 21600;
@@ -15,6 +16,8 @@ export interface ImdsDeps {
   readonly ids: IdSource;
   readonly fallbackInstance: (() => string | undefined) | undefined;
   readonly nowMs: () => number;
+  /** The instance's metadata options; absent: every instance's endpoint is on. */
+  readonly metadataOptions?: (instanceId: string) => MetadataOptions;
 }
 
 export interface ImdsRequest {
@@ -36,6 +39,11 @@ export class Imds {
   }
 
   async handle(req: ImdsRequest): Promise<HttpReply> {
+    // An instance whose metadata endpoint is turned off gets no answer, not even a token.
+    const live = this.#caller(this.#deps.history.view(0), req.sourceAddress);
+    if (live !== undefined && this.#deps.metadataOptions?.(live.instanceId).httpEndpoint === 'disabled') {
+      return NO_ANSWER;
+    }
     const fault = this.#deps.faults.decide(undefined);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.error !== undefined) {

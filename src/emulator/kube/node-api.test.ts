@@ -153,3 +153,41 @@ test('a node watch from the list resourceVersion sees ADDED on launch, MODIFIED 
   assert.equal(events[1]?.object.metadata.labels.a, 'b');
   assert.equal((await api('GET', '/api/v1/nodes/watched')).status, 404);
 });
+
+test('nodes/{name}/status: a strategic merge patch sets one condition and keeps the others', async () => {
+  await t.emulator.launchInstance({ instanceType: 't3.medium', subnetId: SUBNET_A, nodeName: 'node-status' });
+  const path = '/api/v1/nodes/node-status/status';
+  const condition = { type: 'vpcnet.io/NetworkReady', status: 'False', reason: 'PoolEmpty:MaxEnis' };
+  const patched = await t.kube<{
+    status: { conditions: { type: string; status: string; reason?: string }[] };
+  }>(
+    'PATCH',
+    path,
+    { status: { conditions: [condition] }, spec: { taints: [{ key: 'ignored', effect: 'NoSchedule' }] } },
+    'application/strategic-merge-patch+json',
+  );
+  assert.equal(patched.status, 200);
+  assert.deepEqual(
+    patched.json.status.conditions.map((c) => c.type),
+    ['Ready', 'vpcnet.io/NetworkReady'],
+  );
+  const node = await t.kube<{ spec: { taints?: unknown } }>('GET', '/api/v1/nodes/node-status');
+  assert.equal(node.json.spec.taints, undefined, 'a status patch changes the status alone');
+  const again = await t.kube<{ status: { conditions: { type: string; status: string }[] } }>(
+    'PATCH',
+    path,
+    { status: { conditions: [{ ...condition, status: 'True', reason: 'Serving' }] } },
+    'application/strategic-merge-patch+json',
+  );
+  assert.deepEqual(
+    again.json.status.conditions.map((c) => [c.type, c.status]),
+    [
+      ['Ready', 'True'],
+      ['vpcnet.io/NetworkReady', 'True'],
+    ],
+  );
+  const line = t.logs.findLast((l) => l.msg === 'kube' && l.path === path);
+  assert.deepEqual(line?.changed, ['status.conditions']);
+  const unsupported = await t.kube('PATCH', path, [], 'application/json-patch+json');
+  assert.equal(unsupported.status, 415);
+});

@@ -28,8 +28,16 @@ export function nodeObject(view: VpcView, instance: Instance & { readonly nodeNa
     status: {
       addresses: primary === undefined ? [] : [{ type: 'InternalIP', address: primary.primaryIp }],
       conditions: [{ type: 'Ready', status: 'True' }],
+      // kubelet reports its maxPods here; EKS's AMI sets it by upstream's formula for the type.
+      capacity: { pods: String(eksMaxPods(instance)) },
+      allocatable: { pods: String(eksMaxPods(instance)) },
     },
   };
+}
+
+/** Upstream's max pods in secondary-IP mode: ENIs × (addresses per ENI − 1) + 2. */
+function eksMaxPods(instance: Instance): number {
+  return instance.limits.maxEnis * (instance.limits.ipsPerEni - 1) + 2;
 }
 
 /** Keeps `nodes` in step with the instances `ops` launches and terminates. */

@@ -28,8 +28,13 @@ export interface ResourceKind {
   readonly listKind: string; // PodList
   readonly resource: string; // pods
   readonly namespaced: boolean;
-  /** Group/version of a custom resource (default core `v1`). */
+  /** Group/version of a kind outside the core group (default core `v1`). */
   readonly apiVersion?: string;
+  /**
+   * A custom resource (a CRD's): an update must name the resourceVersion it read, as the API server
+   * asks of custom resources; built-in kinds may be updated unconditionally.
+   */
+  readonly customResource?: boolean;
 }
 
 export const POD: ResourceKind = { kind: 'Pod', listKind: 'PodList', resource: 'pods', namespaced: true };
@@ -47,6 +52,7 @@ export const ENI_CONFIG: ResourceKind = {
   resource: 'eniconfigs',
   namespaced: false,
   apiVersion: 'crd.k8s.amazonaws.com/v1alpha1',
+  customResource: true,
 };
 
 /**
@@ -59,6 +65,27 @@ export const CNI_NODE: ResourceKind = {
   resource: 'cninodes',
   namespaced: false,
   apiVersion: 'vpcresources.k8s.aws/v1alpha1',
+  customResource: true,
+};
+
+/**
+ * coordination.k8s.io/v1 Lease (namespaced): `spec.holderIdentity`, `leaseDurationSeconds`,
+ * `acquireTime`, `renewTime`, `leaseTransitions`, what leader election writes.
+ */
+export const LEASE: ResourceKind = {
+  kind: 'Lease',
+  listKind: 'LeaseList',
+  resource: 'leases',
+  namespaced: true,
+  apiVersion: 'coordination.k8s.io/v1',
+};
+
+/** Core v1 ConfigMaps (a preflight check reads kube-proxy's configuration from one). */
+export const CONFIG_MAP: ResourceKind = {
+  kind: 'ConfigMap',
+  listKind: 'ConfigMapList',
+  resource: 'configmaps',
+  namespaced: true,
 };
 
 export const EVENT: ResourceKind = {
@@ -212,7 +239,7 @@ export class ObjectStore {
     }
     const rv = m.resourceVersion;
     const group = apiGroup(this.kind);
-    if (group !== undefined && (typeof rv !== 'string' || rv === '')) {
+    if (this.kind.customResource === true && (typeof rv !== 'string' || rv === '')) {
       throw new KubeError(
         422,
         'Invalid',

@@ -3,15 +3,18 @@
 // leaves it untouched. Kernel side effects (the fabric) live in operations.ts.
 import { cidrsOverlap, formatCidr, isCidr, parseCidr } from '../../infra/ipv4.ts';
 import type { SubnetSpec, VpcSpec } from '../api.ts';
-import { Ec2Error, invalidParameter } from '../ec2/error.ts';
+import { Ec2Error, invalidParameter, notFound } from '../ec2/error.ts';
 import type { ConnectionTrackingTimeouts } from './connection-tracking.ts';
 import { giveIpv6Back, type Ipv6Assigned, type Ipv6AssignRequest, takeIpv6 } from './eni-ipv6.ts';
 import { givePrefixesBack, takePrefixes } from './eni-prefixes.ts';
 import { giveSecondaryIpsBack, takeSecondaryIps } from './eni-secondary-ips.ts';
 import type { IdSource } from './ids.ts';
 import { networkLimits } from './instance-types.ts';
+import { MetadataOptionsStore } from './metadata-options.ts';
+import { DEFAULT_SECURITY_GROUP, SecurityGroups } from './security-groups.ts';
 import { addSubnetPool, subnetPools } from './spec.ts';
 import { prefixAddresses, type SubnetPool } from './subnet-pool.ts';
+import type { CidrReservation } from './subnet-reservations.ts';
 import { checkTrunkAssociation } from './trunk-rules.ts';
 import {
   type Eni,
@@ -48,18 +51,23 @@ export interface LaunchRequest {
 
 export type AssignRequest = { readonly count: number } | { readonly ips: readonly string[] };
 
-export const DEFAULT_SECURITY_GROUP = 'sg-00000000000000001';
+export { DEFAULT_SECURITY_GROUP } from './security-groups.ts';
 
 export class VpcState extends VpcView {
   readonly #ids: IdSource;
   readonly #now: () => Date;
   /** Called after every change (the stale-read history records a snapshot). */
   onChange: (() => void) | undefined;
+  /** What exists of the VPC's security groups (DescribeSecurityGroups), read live. */
+  readonly securityGroups: SecurityGroups;
+  /** Each instance's metadata options (IMDS and DescribeInstances), read live. */
+  readonly metadataOptions = new MetadataOptionsStore();
 
   constructor(spec: VpcSpec, ids: IdSource, now: () => Date = () => new Date()) {
     super(spec, subnetPools(spec));
     this.#ids = ids;
     this.#now = now;
+    this.securityGroups = new SecurityGroups(spec);
   }
 
   /** A subnet created after start (the lab's extra subnets); the checks of the VPC's own. */
@@ -67,6 +75,30 @@ export class VpcState extends VpcView {
     const pool = addSubnetPool(this.subnetsById, this.spec, spec);
     this.onChange?.();
     return pool;
+  }
+
+  /** CreateSubnetCidrReservation: the checks of subnet-reservations.ts, an ID as EC2 gives it. */
+  reserveCidr(subnetId: string, cidr: string, type: string, description = ''): CidrReservation {
+    const reservation = this.subnet(subnetId).reservations.add(
+      this.#ids.unique('scr-'),
+      cidr,
+      type,
+      description,
+    );
+    this.onChange?.();
+    return reservation;
+  }
+
+  /** DeleteSubnetCidrReservation; an unknown ID is EC2's NotFound. */
+  deleteCidrReservation(reservationId: string): CidrReservation {
+    for (const pool of this.subnets()) {
+      const gone = pool.reservations.remove(reservationId);
+      if (gone !== undefined) {
+        this.onChange?.();
+        return gone;
+      }
+    }
+    throw notFound('SubnetCidrReservationID', reservationId);
   }
 
   /** Associates another IPv4 CIDR block with the VPC (the lab's stand-in for AssociateVpcCidrBlock). */

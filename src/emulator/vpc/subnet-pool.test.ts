@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { parseIpv4 } from '../../infra/ipv4.ts';
+import { seededRandom } from './ids.ts';
 import { prefixAddresses, SubnetPool } from './subnet-pool.ts';
 
 const spec = { subnetId: 'subnet-1', cidr: '10.0.1.0/28', availabilityZone: 'us-west-2a' };
@@ -89,18 +91,57 @@ test('a /28 prefix is the lowest aligned block of 16 free addresses, never one w
   assert.equal(pool.availableCount, 256 - 5 - 16 - 1 - 1 - 16);
 });
 
-test('a fragmented subnet refuses prefixes with InsufficientCidrBlocks while it still has free addresses', () => {
+test('EC2 never picks an address of a CIDR reservation on its own; a named one outside a prefix reservation it gives', () => {
   const pool = new SubnetPool(wide);
-  const taken = pool.fragment();
-  assert.equal(taken, 16);
-  assert.ok(pool.availableCount > 200);
-  assert.throws(
-    () => pool.allocatePrefix(),
-    (e: unknown) => e instanceof Error && 'code' in e && e.code === 'InsufficientCidrBlocks',
+  pool.reservations.add('scr-1', '10.0.2.0/26', 'explicit');
+  pool.reservations.add('scr-2', '10.0.2.64/27', 'prefix');
+  const picked = pool.allocate(10).map(parseIpv4);
+  assert.ok(
+    picked.every((a) => a >= parseIpv4('10.0.2.96')),
+    'count picks skip both reservations',
   );
-  assert.equal(pool.allocate(3).length, 3, 'single addresses are still handed out');
-  pool.unfragment();
-  assert.equal(pool.allocatePrefix(), '10.0.2.16/28');
+  pool.claim(['10.0.2.9']);
+  assert.throws(
+    () => pool.claim(['10.0.2.70']),
+    { code: 'InvalidParameterValue' },
+    'a /32 in a prefix reservation',
+  );
+  assert.equal(pool.allocatePrefix(), '10.0.2.64/28', 'prefix delegation takes the prefix reservation first');
+  assert.equal(pool.allocatePrefix(), '10.0.2.80/28');
+  // Outside the reservations now: past the blocks the count picks above broke.
+  assert.equal(pool.allocatePrefix(), '10.0.2.112/28');
+  pool.claimPrefix('10.0.2.16/28');
+  assert.equal(pool.isInUse('10.0.2.31'), true, 'an explicit reservation takes a named prefix');
+});
+
+test('the ground truth counts prefix-reservation blocks as free and explicit ones as not', () => {
+  const pool = new SubnetPool(wide);
+  pool.reservations.add('scr-1', '10.0.2.16/28', 'explicit');
+  pool.reservations.add('scr-2', '10.0.2.32/28', 'prefix');
+  pool.claim(['10.0.2.50']);
+  const free = pool.freePrefixBlocks();
+  assert.equal(free.includes('10.0.2.16/28'), false);
+  assert.equal(free.includes('10.0.2.32/28'), true);
+  assert.equal(free.includes('10.0.2.48/28'), false);
+  assert.equal(free.length, 16 - 2 - 1 - 1, 'first and last blocks hold AWS-reserved addresses');
+  assert.equal(pool.freeAddressCount(), 256 - 5 - 16 - 1);
+});
+
+test('a subnet given a random source picks addresses by count at random, the same for the same seed', () => {
+  const picks = (seed: number) => {
+    const pool = new SubnetPool(wide);
+    pool.pickAtRandom(seededRandom(seed));
+    return pool.allocate(8);
+  };
+  const a = picks(7);
+  assert.deepEqual(picks(7), a);
+  assert.notDeepEqual(picks(8), a);
+  assert.notDeepEqual(a, new SubnetPool(wide).allocate(8), 'not simply the lowest');
+  const lowest = parseIpv4('10.0.2.4');
+  assert.ok(
+    a.map(parseIpv4).some((x) => x > lowest + 16),
+    'spread over the subnet',
+  );
 });
 
 test('a released prefix frees its 16 addresses for the next prefix', () => {

@@ -3,12 +3,21 @@
 // finds it even if the agent dies before anything else happens); it is recorded in the ledger
 // before the attach (a restart attaches or deletes it); and one that cannot be attached is deleted.
 
-import type { Cloud, ConnectionTracking, EniInfo, InstanceMetadata } from '../../cloud/cloud.ts';
+import {
+  type Cloud,
+  CloudError,
+  type ConnectionTracking,
+  type EniInfo,
+  type InstanceMetadata,
+} from '../../cloud/cloud.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { vpcnetEniDescription, vpcnetEniTags } from './eni-ownership.ts';
 import type { EniPlacement } from './eni-placement.ts';
 import type { EniTagOptions } from './eni-tags.ts';
 import type { EniJournal } from './pending-enis.ts';
+
+/** EC2's answers to CreateNetworkInterface with a named primary address that is not free. */
+const NAMED_ADDRESS_REFUSALS = new Set(['InvalidIPAddress.InUse', 'InvalidParameterValue']);
 
 export interface EniAttachRequest {
   /** The subnet and security groups of the new ENI (eni-placement.ts). */
@@ -22,6 +31,11 @@ export interface EniAttachRequest {
   readonly journal: EniJournal;
   /** The new ENI could not be attached nor deleted: the caller keeps retrying the delete. */
   readonly onLeftOver: (eniId: string, err: unknown) => void;
+  /**
+   * A primary IP to name (the subnet census's pick inside a broken /28): `refused` is told when EC2
+   * answers that it is taken, and the ENI is then created with one EC2 picks; `used` when it was.
+   */
+  readonly primaryIp?: { readonly ip: string; refused(err: unknown): void; used(): void } | undefined;
 }
 
 /**
@@ -38,16 +52,31 @@ export async function createAndAttachEni(
   const description = vpcnetEniDescription(metadata);
   const tags = vpcnetEniTags(metadata, req.createdAtMs, req.tags);
   const { subnetId, subnetCidr, securityGroupIds } = req.placement;
-  let created: Awaited<ReturnType<Cloud['createEni']>>;
-  try {
-    created = await cloud.createEni(
+  const create = (primaryIp?: string) =>
+    cloud.createEni(
       subnetId,
       securityGroupIds,
       description,
       tags,
       undefined,
       req.connectionTracking,
+      primaryIp,
     );
+  let created: Awaited<ReturnType<Cloud['createEni']>>;
+  try {
+    const named = req.primaryIp;
+    if (named === undefined) created = await create();
+    else {
+      try {
+        created = await create(named.ip);
+        named.used();
+      } catch (err) {
+        // Taken since the census (or refused for another reason of that address): EC2 picks.
+        named.refused(err);
+        if (!(err instanceof CloudError && NAMED_ADDRESS_REFUSALS.has(err.code))) throw err;
+        created = await create();
+      }
+    }
   } catch (err) {
     throw new Error(`cannot create an ENI in ${subnetId}: ${cloudErrorText(err)}`, { cause: err });
   }

@@ -7,6 +7,7 @@
 // With ENABLE_SUBNET_DISCOVERY=false every ENI goes into the primary ENI's subnet; as upstream, not
 // when that subnet is tagged 0 (primarySubnetPlacerUnlessExcluded).
 import type { Cloud, InstanceMetadata, SubnetInfo } from '../../cloud/cloud.ts';
+import type { SubnetCensusSource } from '../census/census-source.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import {
   type EniPlacement,
@@ -34,7 +35,15 @@ export { SUBNET_DISCOVERY_TAG } from './subnet-tags.ts';
 export function rankDiscoveredSubnets(
   subnets: readonly SubnetInfo[],
   metadata: InstanceMetadata,
-  options: { readonly clusterName?: string | undefined; readonly avoid?: ReadonlySet<string> } = {},
+  options: {
+    readonly clusterName?: string | undefined;
+    readonly avoid?: ReadonlySet<string>;
+    /**
+     * Prefix delegation with a subnet census: free aligned /28s per subnet (undefined: not
+     * censused). The subnet with the most goes first, whatever EC2's free address count says.
+     */
+    readonly freePrefixesOf?: (subnetId: string) => number | undefined;
+  } = {},
 ): SubnetInfo[] {
   const ctx: SubnetTagContext = { primarySubnetId: metadata.subnetId, clusterName: options.clusterName };
   const mine = subnets.filter(
@@ -57,14 +66,21 @@ export function rankDiscoveredSubnets(
     if (verdict.usable && s.availableIpCount < 1) refused.push(`${s.subnetId} has no free address`);
     return verdict.usable && s.availableIpCount >= 1;
   });
+  // A subnet the census has not seen ranks between those with a free /28 and those with none.
+  const prefixes = (s: SubnetInfo) => {
+    if (options.freePrefixesOf === undefined) return 0;
+    const n = options.freePrefixesOf(s.subnetId);
+    return n === undefined ? 0.5 : n;
+  };
   const rank = (s: SubnetInfo) => [
     options.avoid?.has(s.subnetId) === true ? 1 : 0,
+    -prefixes(s),
     -s.availableIpCount,
     s.subnetId === metadata.subnetId ? 0 : 1,
   ];
   const ranked = candidates.sort((a, b) => {
     const [x, y] = [rank(a), rank(b)];
-    return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
+    return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]! || x[3]! - y[3]!;
   });
   if (ranked.length === 0) {
     throw new EniPlacementError(
@@ -104,6 +120,7 @@ export function discoveredSubnetPlacer(
   cloud: Cloud,
   metadata: InstanceMetadata,
   clusterName?: string,
+  capacity?: PlacementCapacity,
 ): EniPlacer {
   const describe = async (): Promise<SubnetInfo[]> => {
     try {
@@ -121,24 +138,44 @@ export function discoveredSubnetPlacer(
   return {
     primaryEniCarriesPods: true,
     async next(options: PlacementOptions = {}) {
-      const ranked = rankDiscoveredSubnets(await describe(), metadata, {
+      const freePrefixesOf = capacity?.byPrefixes === true ? censusFreePrefixes(capacity.census) : undefined;
+      const described = await describe();
+      // Every subnet that could take an ENI is worth a census, not only the one chosen now.
+      for (const s of described) capacity?.census.want(s.subnetId, s.cidr);
+      const ranked = rankDiscoveredSubnets(described, metadata, {
         clusterName,
         ...(options.avoidSubnets === undefined ? {} : { avoid: options.avoidSubnets }),
+        ...(freePrefixesOf === undefined ? {} : { freePrefixesOf }),
       });
-      const placements = ranked.map(
-        (s): EniPlacement => ({
+      const placements = ranked.map((s): EniPlacement => {
+        const free28 = freePrefixesOf?.(s.subnetId);
+        return {
           subnetId: s.subnetId,
           subnetCidr: s.cidr,
           securityGroupIds: metadata.securityGroupIds,
-          reason: `subnet discovery (${s.availableIpCount} free addresses)`,
-        }),
-      );
+          reason: `subnet discovery (${free28 === undefined ? '' : `${free28} free /28s by census, `}${s.availableIpCount} free addresses)`,
+        };
+      });
       const [best, ...rest] = placements;
       if (best === undefined) throw new EniPlacementError('subnet discovery: no candidate subnet');
       return rest.length === 0 ? best : { ...best, fallbacks: rest };
     },
     drainingSubnets: async () => drainingOf(await describe(), metadata, clusterName),
   };
+}
+
+/** Placement by the cluster's subnet census: ranked by free /28s when the pool delegates prefixes. */
+export interface PlacementCapacity {
+  readonly census: SubnetCensusSource;
+  /** Prefix delegation on: the ENI is for /28s, so free /28s decide, not free addresses. */
+  readonly byPrefixes: boolean;
+}
+
+function censusFreePrefixes(
+  census: SubnetCensusSource,
+): ((subnetId: string) => number | undefined) | undefined {
+  if (!census.places) return undefined;
+  return (subnetId) => census.view(subnetId)?.figures().freePrefixes;
 }
 
 /**

@@ -185,3 +185,18 @@ test('subnet discovery ranks every candidate with a free address, most first; th
     'a subnet without a free address is no candidate',
   );
 });
+
+test('with a census in prefix mode, the subnet with the most free /28s ranks first, whatever its free addresses', () => {
+  const cloud = new FakeCloud();
+  cloud.subnets.push(subnet('subnet-many-ips', 4000, { cidr: '10.2.0.0/20', tags: tagged }));
+  cloud.subnets.push(subnet('subnet-many-28s', 900, { cidr: '10.3.0.0/22', tags: tagged }));
+  cloud.subnets.push(subnet('subnet-unseen', 3000, { cidr: '10.4.0.0/20', tags: tagged }));
+  const free28: Record<string, number> = { 'subnet-many-ips': 3, 'subnet-many-28s': 50, 'subnet-1': 0 };
+  assert.deepEqual(
+    rankDiscoveredSubnets(cloud.subnets, cloud.meta, { freePrefixesOf: (id) => free28[id] }).map(
+      (s) => s.subnetId,
+    ),
+    ['subnet-many-28s', 'subnet-many-ips', 'subnet-unseen', 'subnet-1'],
+    'a subnet the census has not seen ranks after those with a /28, before those without',
+  );
+});

@@ -2,7 +2,11 @@
 import type { Cloud, InstanceMetadata } from '../../cloud/cloud.ts';
 import type { EniPlacer } from './eni-placement.ts';
 import { customNetworkPlacer, type NodeEniConfigSource } from './eni-placement-custom.ts';
-import { discoveredSubnetPlacer, primarySubnetPlacerUnlessExcluded } from './eni-placement-discovery.ts';
+import {
+  discoveredSubnetPlacer,
+  type PlacementCapacity,
+  primarySubnetPlacerUnlessExcluded,
+} from './eni-placement-discovery.ts';
 
 export type EniPlacementMode = 'primary' | 'discovery' | 'custom';
 
@@ -12,12 +16,13 @@ export function eniPlacerFor(
   metadata: InstanceMetadata,
   eniConfigs: NodeEniConfigSource | undefined,
   clusterName?: string,
+  capacity?: PlacementCapacity,
 ): EniPlacer {
   switch (mode) {
     case 'primary':
       return primarySubnetPlacerUnlessExcluded(cloud, metadata);
     case 'discovery':
-      return discoveredSubnetPlacer(cloud, metadata, clusterName);
+      return discoveredSubnetPlacer(cloud, metadata, clusterName, capacity);
     case 'custom':
       if (eniConfigs === undefined) {
         throw new Error(

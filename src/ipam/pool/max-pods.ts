@@ -22,3 +22,13 @@ export function maxPods(limits: InstanceTypeLimits, options: MaxPodsOptions): nu
   const cap = options.vcpus !== undefined && options.vcpus > 30 ? 250 : 110;
   return Math.min(slots * PREFIX_SIZE + 2, cap);
 }
+
+/**
+ * The pods the node can give an address in its mode, uncapped (what kubelet's maxPods must not
+ * exceed): the ENIs' slots (× 16 in prefix mode) plus the two host-network pods upstream counts.
+ */
+export function addressablePods(limits: InstanceTypeLimits, options: Omit<MaxPodsOptions, 'vcpus'>): number {
+  const enisForPods = Math.max(limits.maxEnis - (options.customNetworking === true ? 1 : 0), 0);
+  const slots = enisForPods * Math.max(limits.ipsPerEni - 1, 0);
+  return slots * (options.prefixDelegation ? PREFIX_SIZE : 1) + 2;
+}

@@ -28,14 +28,14 @@ export class PoolGrowth {
 
   /** Assigns up to `wanted` new secondary IPs to the lowest lending ENI in the pool that has room. */
   async assign(wanted: number): Promise<PoolDecision> {
-    const { pool, cloud, clock, limits } = this.#p;
+    const { pool, clock, limits } = this.#p;
     const perEni = secondaryIpsPerEni(limits);
     const target = pool.eniStats(clock.now()).find((s) => s.total < perEni && s.draining !== true);
     if (!target) return { kind: 'none' };
     const count = Math.min(wanted, perEni - target.total);
     let ips: string[];
     try {
-      ips = await cloud.assignPrivateIps(target.eniId, count);
+      ips = await this.#p.singles.assign(target.eniId, pool.eni(target.eniId)?.subnetId ?? '', count);
     } catch (err) {
       throw new Error(`cannot assign ${count} addresses to ENI ${target.eniId}: ${cloudErrorText(err)}`, {
         cause: err,
@@ -75,6 +75,7 @@ export class PoolGrowth {
           createdAtMs: clock.now(),
           tags: this.#p.eniTags,
           ...primaryConnectionTracking(registry),
+          primaryIp: this.#p.singles.primaryIpFor(placement.subnetId),
           journal,
           onLeftOver: (eniId, err) => {
             log.warn('cannot delete an ENI that failed to attach yet; will retry', {

@@ -2,6 +2,8 @@
 // (pool-manager.ts), kept apart so the manager's file holds only its behaviour.
 import type { Cloud, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
 import type { Ec2BudgetView } from '../../cloud/limited-cloud.ts';
+import type { CensusAssignFigures } from '../census/census-assigner.ts';
+import type { SubnetCensusSource } from '../census/census-source.ts';
 import type { CloudSyncState } from '../cloud-sync/cloud-sync.ts';
 import type { EniPlacer } from '../enis/eni-placement.ts';
 import type { EniTagOptions } from '../enis/eni-tags.ts';
@@ -79,6 +81,12 @@ export interface PoolManagerDeps extends EniLinkHooks {
    * saying when growth waits for a token, and no releases while EC2 throttles. Absent: none of it.
    */
   readonly ec2Budget?: Ec2BudgetView;
+  /**
+   * The cluster's subnet census (the agent's census loop): prefixes are asked only of subnets it
+   * says have a free /28, and secondary IPs are named inside already-broken /28s. Absent: as
+   * upstream, by EC2's counts and picks.
+   */
+  readonly census?: SubnetCensusSource;
 }
 
 /** The pool's health, for the agent's state. */
@@ -86,13 +94,20 @@ export interface PoolHealth {
   readonly growth: GrowthState;
   readonly sync: CloudSyncState;
   /** ENABLE_PREFIX_DELEGATION, and whether the pool fell back to secondary IPs (no free /28). */
-  readonly prefixes?: PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number };
+  readonly prefixes?: PrefixModeState & {
+    readonly enabled: boolean;
+    readonly fallbacks: number;
+    /** Prefix asks not sent: the census showed the subnet without a free /28. */
+    readonly censusSkips: number;
+  };
   /** Subnet discovery: the subnets whose ENIs drain, and those ENIs. */
   readonly drain?: DrainState;
   /** False: the pool changes nothing in EC2 (DISABLE_NETWORK_RESOURCE_PROVISIONING, IMDS-only mode). */
   readonly provisioning: boolean;
   /** Why the pool gives nothing back now (EC2 throttles), when it does not. */
   readonly releasesHeld?: string;
+  /** Secondary IPs assigned by name from the census, refused by name, and assigned by count. */
+  readonly singles: CensusAssignFigures;
 }
 
 export interface PoolInitOptions {

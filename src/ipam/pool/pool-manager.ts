@@ -11,6 +11,8 @@
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { asEc2Class } from '../../cloud/ec2-call-class.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
+import { CensusAssigner } from '../census/census-assigner.ts';
+import { placerWantingCensus, wantSubnetsOf } from '../census/census-wants.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { CloudSync, type LostEni } from '../cloud-sync/cloud-sync.ts';
 import { adoptEnis } from '../enis/eni-discovery.ts';
@@ -19,7 +21,7 @@ import { type EniEntry, EniRegistry } from '../enis/eni-registry.ts';
 import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from '../enis/leaked-enis.ts';
 import { EniJournal, type PendingEniRecord, resumePendingEnis } from '../enis/pending-enis.ts';
 import { type PrefixModeState, PrefixPool } from '../prefixes/prefix-pool.ts';
-import type { UnitDecision } from '../prefixes/prefix-targets.ts';
+import { slotsUsed, type UnitDecision } from '../prefixes/prefix-targets.ts';
 import { PrefixBook } from '../prefixes/prefixes.ts';
 import { type ManagedAddress, PoolAddresses, PoolExhaustedError } from './pool-addresses.ts';
 import { AllocationRate, budgetBlocked, budgetWaitText, topUpCount } from './pool-budget.ts';
@@ -76,11 +78,12 @@ export class PoolManager {
     this.#journal = new EniJournal(deps.ledger, deps.clock, deps.log);
     this.#parts = {
       ...deps,
+      singles: new CensusAssigner(deps, deps.census),
       registry: this.#registry,
       links: deps,
       journal: this.#journal,
       eniTags: deps.eniTags ?? {},
-      placement: deps.eniPlacement ?? primarySubnetPlacer(deps.metadata),
+      placement: placerWantingCensus(deps.eniPlacement ?? primarySubnetPlacer(deps.metadata), deps.census),
       lendOnlyConfirmed: deps.lendOnlyConfirmed === true,
       manageUntagged: deps.manageUntaggedEnis !== false,
     };
@@ -138,6 +141,7 @@ export class PoolManager {
     const resumed = await resumePendingEnis(this.#registry, this.#journal, log, described);
     const configure = options.configureLinks === true;
     for (const eni of described) this.#book.learn(eni);
+    wantSubnetsOf(this.#d.census, metadata, described);
     const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
     for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
     if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
@@ -173,6 +177,7 @@ export class PoolManager {
   async #adopt(described: readonly EniInfo[]): Promise<EniInfo[]> {
     const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
     for (const eni of managed) this.#book.learn(eni);
+    wantSubnetsOf(this.#d.census, this.#d.metadata, managed);
     for (const eni of managed) {
       await this.#growth.configure(eni.eniId).catch((err: unknown) =>
         this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
@@ -202,6 +207,7 @@ export class PoolManager {
       drain: this.#drain.state(),
       provisioning: this.#provisioning,
       ...(held === undefined ? {} : { releasesHeld: held }),
+      singles: this.#parts.singles.figures(),
     };
   }
 
@@ -249,11 +255,16 @@ export class PoolManager {
   }
 
   /** Prefix mode, or its fallback to secondary IPs (for the agent's state and metrics). */
-  prefixMode(): PrefixModeState & { readonly enabled: boolean; readonly fallbacks: number } {
+  prefixMode(): PrefixModeState & {
+    readonly enabled: boolean;
+    readonly fallbacks: number;
+    readonly censusSkips: number;
+  } {
     return {
       ...this.#prefixes.state(),
       enabled: this.#prefixes.enabled,
       fallbacks: this.#prefixes.fallbacks,
+      censusSkips: this.#prefixes.censusSkips,
     };
   }
 
@@ -275,6 +286,19 @@ export class PoolManager {
       nextPoolStep(lending, limits, targets, this.attachedEniCount(), freeable);
     if (step.kind === 'assign' || step.kind === 'attachEni') return step;
     return this.#drain.step(freeable) ?? step;
+  }
+
+  /**
+   * Whether the pool could still add an address: provisioning on, and an ENI with a free slot or a
+   * device slot for another ENI (what readiness calls the node's room to grow).
+   */
+  roomToGrow(): boolean {
+    if (!this.#provisioning) return false;
+    const { limits, targets, pool, clock } = this.#d;
+    if (this.attachedEniCount() < effectiveMaxEnis(limits, targets)) return true;
+    const perEni = secondaryIpsPerEni(limits);
+    if (this.#prefixes.enabled) return this.#prefixes.slots().some((e) => slotsUsed(e) < perEni);
+    return pool.eniStats(clock.now()).some((s) => s.total < perEni && s.draining !== true);
   }
 
   /** One pass: finish half-done ENI set-up and deletes, expire cooldowns, then apply one decision. */

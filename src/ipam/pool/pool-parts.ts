@@ -2,6 +2,8 @@
 // the in-memory pool, the ENI registry and the hooks into the agent's dataplane.
 
 import type { Cloud, EniInfo, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { CensusAssigner } from '../census/census-assigner.ts';
+import type { SubnetCensusSource } from '../census/census-source.ts';
 import type { EniPlacer } from '../enis/eni-placement.ts';
 import type { EniRegistry } from '../enis/eni-registry.ts';
 import type { EniTagOptions } from '../enis/eni-tags.ts';
@@ -70,4 +72,8 @@ export interface PoolParts {
   readonly lendOnlyConfirmed: boolean;
   /** MANAGE_UNTAGGED_ENI: ENIs not tagged for this instance are used too (eni-ownership.ts). */
   readonly manageUntagged: boolean;
+  /** The cluster's subnet census, when there is one (placement by free /28s, named /32s). */
+  readonly census?: SubnetCensusSource;
+  /** Every secondary-IP assignment goes through it: named from the census, or by count. */
+  readonly singles: CensusAssigner;
 }

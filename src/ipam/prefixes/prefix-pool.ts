@@ -49,6 +49,8 @@ export class PrefixPool {
   readonly #noFreePrefix = new Map<string, { until: number; failures: number }>();
   /** Fallback episodes since start (the metric). */
   fallbacks = 0;
+  /** Prefix asks not sent because the census showed the subnet without a free /28 (or its picks taken). */
+  censusSkips = 0;
 
   constructor(parts: PoolParts, book: PrefixBook, options: PrefixModeOptions, attachOutside?: AttachOutside) {
     this.#p = parts;
@@ -176,10 +178,11 @@ export class PrefixPool {
       `no subnet of the pool's ENIs has had a free /28 lately (${[...without].join(', ')})`,
     );
     for (const eni of roomy) {
-      if (without.has(this.#subnetOf(eni.eniId))) continue;
+      const subnetId = this.#subnetOf(eni.eniId);
+      if (without.has(subnetId)) continue;
       const got = await this.#assignPrefixes(eni.eniId, Math.min(decision.count, room(eni)));
       if (got.kind === 'assign') return got;
-      without.add(this.#subnetOf(eni.eniId));
+      without.add(subnetId);
       why = got.error;
     }
     // Every ENI with room is in a subnet without a free /28: a new ENI in the next subnet, if any.
@@ -193,7 +196,11 @@ export class PrefixPool {
     return this.#assignIps(target.eniId, Math.min(decision.count * PREFIX_SIZE, room(target)));
   }
 
-  /** One AssignPrivateIpAddresses for prefixes; InsufficientCidrBlocks marks the ENI's subnet. */
+  /**
+   * One AssignPrivateIpAddresses for prefixes: named from the subnet census when there is one (no
+   * call at all when it shows no free /28), by count otherwise. No /28 (the census's word, or
+   * EC2's InsufficientCidrBlocks) marks the ENI's subnet.
+   */
   async #assignPrefixes(
     eniId: string,
     count: number,
@@ -201,24 +208,20 @@ export class PrefixPool {
     const subnetId = this.#subnetOf(eniId);
     let prefixes: string[];
     try {
-      prefixes = await this.#p.cloud.assignIpv4Prefixes(eniId, count);
+      const named = await this.#p.singles.assignPrefixes(eniId, subnetId, count);
+      if (named.kind === 'none') {
+        this.censusSkips++;
+        return this.#noFreePrefixIn(eniId, subnetId, new Error(named.why));
+      }
+      prefixes =
+        named.kind === 'assigned' ? named.prefixes : await this.#p.cloud.assignIpv4Prefixes(eniId, count);
     } catch (err) {
       if (!(err instanceof CloudError && err.code === 'InsufficientCidrBlocks')) {
         throw new Error(`cannot assign ${count} prefixes to ENI ${eniId}: ${cloudErrorText(err)}`, {
           cause: err,
         });
       }
-      const failures = (this.#noFreePrefix.get(subnetId)?.failures ?? 0) + 1;
-      this.#noFreePrefix.set(subnetId, { until: this.#p.clock.now() + this.#retryWait(failures), failures });
-      this.#p.log.warn(
-        'the subnet of this ENI has no free /28 prefix; other subnets are tried first for a while',
-        {
-          eni: eniId,
-          subnet: subnetId,
-          error: cloudErrorText(err),
-        },
-      );
-      return { kind: 'noFreePrefix', error: err };
+      return this.#noFreePrefixIn(eniId, subnetId, err);
     }
     this.#noFreePrefix.delete(subnetId);
     this.#p.pool.addAddresses(eniId, prefixes.flatMap(prefixAddresses));
@@ -226,6 +229,21 @@ export class PrefixPool {
     this.#p.log.info('assigned prefixes', { eni: eniId, subnet: subnetId, prefixes });
     this.#endFallback();
     return { kind: 'assign', count: prefixes.length };
+  }
+
+  /** The subnet has no free /28 now: not asked again before its wait (5 s doubling to 5 min) ends. */
+  #noFreePrefixIn(eniId: string, subnetId: string, err: unknown): { kind: 'noFreePrefix'; error: unknown } {
+    const failures = (this.#noFreePrefix.get(subnetId)?.failures ?? 0) + 1;
+    this.#noFreePrefix.set(subnetId, { until: this.#p.clock.now() + this.#retryWait(failures), failures });
+    this.#p.log.warn(
+      'the subnet of this ENI has no free /28 prefix; other subnets are tried first for a while',
+      {
+        eni: eniId,
+        subnet: subnetId,
+        error: cloudErrorText(err),
+      },
+    );
+    return { kind: 'noFreePrefix', error: err };
   }
 
   #subnetOf(eniId: string): string {
@@ -246,7 +264,7 @@ export class PrefixPool {
     if (count <= 0) return { kind: 'none' };
     let ips: string[];
     try {
-      ips = await this.#p.cloud.assignPrivateIps(eniId, count);
+      ips = await this.#p.singles.assign(eniId, this.#subnetOf(eniId), count);
     } catch (err) {
       throw new Error(`cannot assign ${count} addresses to ENI ${eniId}: ${cloudErrorText(err)}`, {
         cause: err,

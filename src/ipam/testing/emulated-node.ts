@@ -43,6 +43,10 @@ export interface EmulatedNode {
   setFaults(f: FaultSettings): void;
   /** Every ENI of the VPC, as the emulator holds it now. */
   truth(): Promise<TrueEni[]>;
+  /** A subnet's free /28s and free addresses, as the emulator knows them (a census's ground truth). */
+  capacity(subnetId: string): Promise<{ freePrefixes: string[]; freeAddresses: number }>;
+  /** A call of the emulator's admin API (JSON both ways); rejects on an error status. */
+  admin(method: string, path: string, body?: unknown): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -59,12 +63,15 @@ export async function startEmulatedNode(options: {
   beforeNodeSubnet?: boolean;
   /** The primary ENI's connection-tracking timeouts (the instance's launch template). */
   connectionTracking?: LaunchInstanceRequest['connectionTracking'];
+  /** The node's subnet-0ipam otherwise than 10.1.0.0/22 untouched: another CIDR, a seeded past. */
+  nodeSubnet?: Pick<SubnetSpec, 'cidr' | 'preFragmentation'>;
 }): Promise<EmulatedNode> {
   let instanceId: string | undefined;
   const more = options.moreSubnets ?? [];
+  const own = VPC.subnets.map((s) => ({ ...s, ...options.nodeSubnet }));
   const vpc: VpcSpec = {
     ...VPC,
-    subnets: options.beforeNodeSubnet === true ? [...more, ...VPC.subnets] : [...VPC.subnets, ...more],
+    subnets: options.beforeNodeSubnet === true ? [...more, ...own] : [...own, ...more],
   };
   const emulator: RunningEmulator = await startEmulator({
     vpc,
@@ -94,6 +101,12 @@ export async function startEmulatedNode(options: {
       url,
       setFaults: (f) => emulator.setFaults(f),
       truth: async () => parseEnis(await (await fetch(`${url}/admin/state`)).json()),
+      capacity: async (subnetId) =>
+        (await adminCall(url, 'GET', `/admin/subnets/${subnetId}/capacity`)) as {
+          freePrefixes: string[];
+          freeAddresses: number;
+        },
+      admin: (method, path, body) => adminCall(url, method, path, body),
       async close() {
         cloud.close();
         await emulator.close();
@@ -103,6 +116,16 @@ export async function startEmulatedNode(options: {
     await emulator.close();
     throw err;
   }
+}
+
+async function adminCall(url: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
 }
 
 function parseEnis(state: unknown): TrueEni[] {

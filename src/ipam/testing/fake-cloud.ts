@@ -10,6 +10,8 @@ import {
   type EniInfo,
   type InstanceMetadata,
   type InstanceTypeLimits,
+  type SubnetAddressUse,
+  type SubnetCidrReservation,
   type SubnetInfo,
   type SubnetQuery,
   type TrunkAssociation,
@@ -176,6 +178,42 @@ export class FakeCloud implements Cloud {
     return ips;
   }
 
+  /** What subnetCidrReservations answers per subnet (tests set them). */
+  readonly cidrReservations = new Map<string, SubnetCidrReservation[]>();
+
+  async subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
+    this.#enter('subnetCidrReservations', subnetId);
+    return [...(this.cidrReservations.get(subnetId) ?? [])];
+  }
+
+  async describeSubnetAddressUse(subnetId: string): Promise<SubnetAddressUse> {
+    this.#enter('describeSubnetAddressUse', subnetId);
+    const enis = [...this.enis.values()].filter((e) => e.subnetId === subnetId);
+    return {
+      enis: enis.length,
+      addresses: enis.flatMap((e) => [e.primaryIp, ...e.secondaryIps]),
+      prefixes: enis.flatMap((e) => e.ipv4Prefixes),
+    };
+  }
+
+  /** As EC2: all or nothing; an address some ENI holds is InvalidParameterValue. */
+  async assignNamedPrivateIps(eniId: string, ips: readonly string[]): Promise<string[]> {
+    this.#enter('assignNamedPrivateIps', eniId, ips);
+    const eni = this.#eni(eniId);
+    this.#checkSlots(eni, ips.length);
+    const held = new Set([...this.enis.values()].flatMap((e) => [e.primaryIp, ...e.secondaryIps]));
+    const taken = ips.find((ip) => held.has(ip));
+    if (taken !== undefined) {
+      throw new CloudError(
+        `Address ${taken} is in subnet's reserved address range or already in use`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    eni.secondaryIps.push(...ips);
+    return [...ips];
+  }
+
   async unassignPrivateIps(eniId: string, ips: readonly string[]): Promise<void> {
     this.#enter('unassignPrivateIps', eniId, ips);
     const eni = this.#eni(eniId);
@@ -209,6 +247,26 @@ export class FakeCloud implements Cloud {
     });
     eni.ipv4Prefixes.push(...prefixes);
     return prefixes;
+  }
+
+  /** As EC2: all or nothing; a /28 any of whose addresses some ENI holds is InvalidParameterValue. */
+  async assignNamedIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<string[]> {
+    this.#enter('assignNamedIpv4Prefixes', eniId, prefixes);
+    const eni = this.#eni(eniId);
+    this.#checkSlots(eni, prefixes.length);
+    const held = new Set(
+      [...this.enis.values()].flatMap((e) => [e.primaryIp, ...e.secondaryIps, ...e.ipv4Prefixes]),
+    );
+    const taken = prefixes.find((p) => held.has(p));
+    if (taken !== undefined) {
+      throw new CloudError(
+        `Address ${taken.split('/')[0]} is in subnet's reserved address range or already in use`,
+        'InvalidParameterValue',
+        false,
+      );
+    }
+    eni.ipv4Prefixes.push(...prefixes);
+    return [...prefixes];
   }
 
   async unassignIpv4Prefixes(eniId: string, prefixes: readonly string[]): Promise<void> {
@@ -253,10 +311,26 @@ export class FakeCloud implements Cloud {
     securityGroupIds: readonly string[],
     description: string,
     tags: Readonly<Record<string, string>> = {},
+    _clientToken?: string,
+    _connectionTracking?: unknown,
+    primaryIp?: string,
   ): Promise<CreatedEni> {
     const shownTags = Object.entries(tags).map(([k, v]) => `${k}=${v}`);
-    this.#enter('createEni', subnetId, securityGroupIds, description, ...shownTags);
-    const eni = this.#newEni(subnetId, description, 'interface', tags);
+    this.#enter(
+      'createEni',
+      subnetId,
+      securityGroupIds,
+      description,
+      ...shownTags,
+      ...(primaryIp === undefined ? [] : [`at ${primaryIp}`]),
+    );
+    if (
+      primaryIp !== undefined &&
+      [...this.enis.values()].some((e) => e.primaryIp === primaryIp || e.secondaryIps.includes(primaryIp))
+    ) {
+      throw new CloudError('The specified IP address is already in use', 'InvalidIPAddress.InUse', false);
+    }
+    const eni = this.#newEni(subnetId, description, 'interface', tags, primaryIp);
     return { eniId: eni.eniId, mac: eni.mac, primaryIp: eni.primaryIp };
   }
 
@@ -293,13 +367,14 @@ export class FakeCloud implements Cloud {
     description: string,
     interfaceType: string,
     tags: Readonly<Record<string, string>>,
+    primaryIp?: string,
   ): FakeEni {
     const n = this.#nextId++;
     const eni: FakeEni = {
       eniId: `eni-${n.toString(16).padStart(4, '0')}`,
       mac: `02:00:00:00:01:${n.toString(16).padStart(2, '0')}`,
       subnetId,
-      primaryIp: this.#allocateIp(),
+      primaryIp: primaryIp ?? this.#allocateIp(),
       description,
       interfaceType,
       tags: { ...tags },

@@ -35,6 +35,8 @@ export type FakeCloudMethod = keyof Cloud;
 /** The calls that change the pool in EC2 (what a failing API refuses a growing or shrinking pool). */
 export const CLOUD_MUTATIONS: readonly FakeCloudMethod[] = [
   'assignPrivateIps',
+  'assignNamedPrivateIps',
+  'assignNamedIpv4Prefixes',
   'unassignPrivateIps',
   'assignIpv4Prefixes',
   'unassignIpv4Prefixes',
@@ -57,6 +59,8 @@ export const CLOUD_METHODS: readonly FakeCloudMethod[] = [
   'instanceTypeLimits',
   'describeTrunkAssociations',
   'describeBranchEnis',
+  'subnetCidrReservations',
+  'describeSubnetAddressUse',
   ...CLOUD_MUTATIONS,
 ];
 

@@ -109,8 +109,34 @@ static void put_request_too_large(struct buf *msg) {
   put_str(msg, text);
 }
 
-int main(void) {
+/* A runtime passes no arguments (the request is the environment and stdin). A person at a terminal
+ * may: --version and --help answer, anything else is refused, all before stdin is read (it would
+ * wait on the terminal). The texts are the TypeScript forwarder's (main.ts), byte for byte. */
+static int command_line(int argc, char **argv) {
+  struct buf out = BUF(out_store);
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    put_str(&out, "vpcnet CNI plugin " VPCNET_VERSION " (CNI spec");
+    for (size_t k = 0; k < sizeof SUPPORTED_CNI_VERSIONS / sizeof *SUPPORTED_CNI_VERSIONS; k++) {
+      put_str(&out, k ? ", " : " "), put_str(&out, SUPPORTED_CNI_VERSIONS[k]);
+    }
+    put_str(&out, ")\n");
+    return write_all(1, out.p, out.len) ? 0 : 1;
+  }
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    put_str(&out, PLUGIN_USAGE);
+    return write_all(1, out.p, out.len) ? 0 : 1;
+  }
+  static const char before[] = "vpcnet: unknown argument '";
+  static const char after[] = "': a runtime runs this plugin with no arguments (see vpcnet --help)\n";
+  write_all(2, before, sizeof before - 1);
+  write_all(2, argv[1], strlen(argv[1]));
+  write_all(2, after, sizeof after - 1);
+  return 2;
+}
+
+int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to report, not a reason to die (as in Node) */
+  if (argc > 1) return command_line(argc, argv);
   long raw_len = read_stdin();
   struct buf text = BUF(stdin_text);
   if (raw_len > 0) utf8_sanitize((const u8 *)stdin_raw, (size_t)raw_len, &text);

@@ -245,15 +245,23 @@ static void keep_nfnl_in_node_netns(void) {
   close(fd);
 }
 
+/* vpcnet's version (src/infra/version.ts; src/cli/versions.test.ts holds the two together). */
+#define VPCNET_VERSION "0.1.0"
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    printf("vpcnet-netlink " VPCNET_VERSION "\n");
+    return 0;
+  }
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--node-netns") == 0 && i + 1 < argc) {
       node_netns_path = argv[++i];
     } else if (strcmp(argv[i], "--no-strict-check") == 0) {
       dump_strict_check = false;
     } else {
-      fprintf(stderr, "usage: vpcnet-netlink [--node-netns PATH] [--no-strict-check]\n");
-      return 64;
+      fprintf(stderr, "usage: vpcnet-netlink [--node-netns PATH] [--no-strict-check] | --version\n"
+                      "(the agent's netlink helper: vpcnetd starts it, requests come on stdin)\n");
+      return 2;
     }
   }
   signal(SIGPIPE, SIG_IGN);
