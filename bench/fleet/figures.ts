@@ -62,6 +62,8 @@ export interface FleetFigures {
   readonly releaseCallsWhileThrottled: number;
   readonly leakedAddresses: number;
   readonly leakedEnis: number;
+  /** What leaked, one line each (the first 20). */
+  readonly leaks: readonly string[];
   readonly callsByAction: Readonly<Record<string, { readonly calls: number; readonly throttled: number }>>;
   readonly halved?: {
     /** Throttled share of the calls from the halving on. */
@@ -167,7 +169,8 @@ function halvingFigures(seconds: readonly SecondCounts[], at: number): NonNullab
  * nodes that the node's pool does not hold, and addresses the pools still lend to pods that
  * were deleted.
  */
-function leaks(i: FigureInputs): { leakedAddresses: number; leakedEnis: number } {
+function leaks(i: FigureInputs): { leakedAddresses: number; leakedEnis: number; leaks: string[] } {
+  const what: string[] = [];
   const known = new Map<string, Set<string>>(); // instance → ENIs its agent knows
   const pooled = new Set<string>();
   let stillAssigned = 0;
@@ -175,6 +178,7 @@ function leaks(i: FigureInputs): { leakedAddresses: number; leakedEnis: number }
     known.set(r.instanceId, new Set([...Object.keys(r.enis), ...r.pendingEnis]));
     for (const ips of Object.values(r.enis)) for (const ip of ips) pooled.add(ip);
     stillAssigned += r.assigned;
+    if (r.assigned > 0) what.push(`node ${r.instanceId} still lends ${r.assigned} addresses to deleted pods`);
   }
   let leakedEnis = 0;
   let leakedAddresses = stillAssigned;
@@ -183,19 +187,24 @@ function leaks(i: FigureInputs): { leakedAddresses: number; leakedEnis: number }
     const running = owner !== undefined && i.runningInstances.has(owner);
     if (!running) {
       if (e.tags[CREATED_BY_TAG] === 'vpcnet') {
+        what.push(`${e.eniId} (${e.secondaryIps.length} addresses) is attached to no running instance`);
         leakedEnis++;
         leakedAddresses += e.secondaryIps.length;
       }
       continue;
     }
     if (!(known.get(owner)?.has(e.eniId) ?? false)) {
+      what.push(`${e.eniId} on ${owner} is unknown to its agent`);
       leakedEnis++;
       leakedAddresses += e.secondaryIps.length;
       continue;
     }
-    leakedAddresses += e.secondaryIps.filter((ip) => !pooled.has(ip)).length;
+    const unpooled = e.secondaryIps.filter((ip) => !pooled.has(ip));
+    if (unpooled.length > 0)
+      what.push(`${e.eniId} on ${owner}: ${unpooled.join(', ')} not in its agent's pool`);
+    leakedAddresses += unpooled.length;
   }
-  return { leakedAddresses, leakedEnis };
+  return { leakedAddresses, leakedEnis, leaks: what.slice(0, 20) };
 }
 
 function sum<T>(items: readonly T[], f: (t: T) => number): number {
