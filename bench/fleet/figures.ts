@@ -1,7 +1,7 @@
 // The fleet run's figures, from what the scheduler recorded, what EC2 (the emulator) counted per
 // second, and what EC2 and the agents hold at the end. Pure: fleet.ts gathers, this computes.
 import type { SecondCounts } from '../../src/emulator/ec2/call-rates.ts';
-import { CREATED_BY_TAG } from '../../src/ipam/enis/eni-ownership.ts';
+import { CREATED_BY_TAG, INSTANCE_ID_TAG } from '../../src/ipam/enis/eni-ownership.ts';
 import type { NodeReport } from './protocol.ts';
 
 export interface PodRecord {
@@ -187,7 +187,10 @@ function leaks(i: FigureInputs): { leakedAddresses: number; leakedEnis: number; 
     const running = owner !== undefined && i.runningInstances.has(owner);
     if (!running) {
       if (e.tags[CREATED_BY_TAG] === 'vpcnet') {
-        what.push(`${e.eniId} (${e.secondaryIps.length} addresses) is attached to no running instance`);
+        const creator = e.tags[INSTANCE_ID_TAG] ?? 'an unknown instance';
+        const gone = i.runningInstances.has(creator) ? 'running' : 'terminated';
+        const where = owner === undefined ? 'detached' : `attached to terminated ${owner}`;
+        what.push(`${e.eniId} (${e.secondaryIps.length} addresses) of ${creator} (${gone}) is ${where}`);
         leakedEnis++;
         leakedAddresses += e.secondaryIps.length;
       }

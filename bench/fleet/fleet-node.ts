@@ -27,6 +27,8 @@ import { withStandardRetries } from './sdk-standard-retry.ts';
 /** The kubelet's retry of a pod whose sandbox failed: 1 s, doubling, at most 10 s. */
 const SANDBOX_RETRY_BASE_MS = 1000;
 const SANDBOX_RETRY_MAX_MS = 10_000;
+/** A replaced node's stop cuts its EC2 calls still waiting for a token after this long. */
+const STOP_CUT_MS = 10_000;
 
 export interface PodOutcome {
   readonly started: boolean;
@@ -142,8 +144,12 @@ export class FleetNode {
 
   async stop(): Promise<void> {
     for (const run of this.#pods.values()) run.cancelled = true;
-    this.#limited?.close('the node is being replaced');
+    // The agent's graceful stop finishes what it started with EC2 (an ENI being freed is deleted,
+    // not left detached); only calls still waiting for a token after a while are cut short.
+    const cut = setTimeout(() => this.#limited?.close('the node is being replaced'), STOP_CUT_MS);
     await this.#agent?.stop();
+    clearTimeout(cut);
+    this.#limited?.close('the node is being replaced');
     this.#close?.();
     await rm(this.#dir, { recursive: true, force: true });
   }
