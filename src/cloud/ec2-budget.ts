@@ -164,6 +164,11 @@ export class Ec2Budget {
     return this.#lane(action).rate(this.#o.clock.now(), this.#fleetMs(action));
   }
 
+  /** ms until `action`'s lane has a token (its pause after a throttle included), as things stand. */
+  readyInMs(action: string): number {
+    return this.#lane(action).readyInMs(this.#o.clock.now(), this.#fleetMs(action));
+  }
+
   /** Every lane used so far. */
   lanes(): Record<string, LaneState> {
     const now = this.#o.clock.now();

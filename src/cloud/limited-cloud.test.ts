@@ -162,28 +162,41 @@ test('a non-retryable error passes at once: no retry, no backoff, the same error
   });
 });
 
-test('a call throttled on every attempt fails after maxAttempts, saying so, still retryable', async () => {
-  const { inner, clock, cloud } = rig({ maxAttempts: 3 });
-  inner.failures.push(throttled(), throttled(), throttled(), throttled());
+test('a call throttled on every attempt keeps its turn past maxAttempts until the time bound, then fails saying so, still retryable', async () => {
+  const { inner, clock, cloud } = rig({ maxAttempts: 3 }, 7, 5_000);
+  for (let i = 0; i < 40; i++) inner.failures.push(throttled());
+  const start = clock.now();
   const err = await clock.run(cloud.attachEni('eni-0a', 'i-0test', 1)).catch((e: unknown) => e);
   assert.ok(err instanceof CloudError);
   assert.equal(err.code, 'RequestLimitExceeded');
   assert.equal(err.retryable, true);
+  const attempts = inner.callsOf('attachEni').length;
+  assert.ok(attempts > 3, `${attempts} attempts: throttling is not a failure that uses up attempts`);
+  assert.ok(attempts < 40, `${attempts} attempts: the lane halved its rate at each throttle`);
+  assert.ok(clock.now() - start <= 5_000, 'no attempt past the time bound');
   assert.match(
     err.message,
-    /^cannot do it: RequestLimitExceeded: slow down \(after 3 attempts in \d+\.\d s\)$/,
+    new RegExp(`^cannot do it: RequestLimitExceeded: slow down \\(after ${attempts} attempts in \\d+\\.\\d s\\)$`),
   );
-  assert.equal(inner.callsOf('attachEni').length, 3);
   const f = cloud.figures();
-  assert.equal(f.throttledInARow, 3);
+  assert.equal(f.throttledInARow, attempts);
   assert.equal(f.failures, 1);
-  assert.equal(f.retries, 2);
+  assert.equal(f.retries, attempts - 1);
+});
+
+test('other retryable failures use up maxAttempts, throttled attempts between them do not', async () => {
+  const { inner, clock, cloud } = rig({ maxAttempts: 2 });
+  inner.failures.push(internal(), throttled(), throttled(), internal(), internal());
+  const err = await clock.run(cloud.attachEni('eni-0a', 'i-0test', 1)).catch((e: unknown) => e);
+  assert.ok(err instanceof CloudError);
+  assert.equal(err.code, 'InternalError');
+  assert.equal(inner.callsOf('attachEni').length, 4, 'two failures, two throttles between them');
 });
 
 test('while EC2 throttles the agent, releases are refused unsent; after a minute without, they go', async () => {
   const { inner, clock, cloud } = rig({ maxAttempts: 1 });
   inner.failures.push(throttled());
-  await assert.rejects(clock.run(cloud.assignPrivateIps('eni-0a', 1)), /RequestLimitExceeded/);
+  await clock.run(cloud.assignPrivateIps('eni-0a', 1)); // throttled once, then its turn came
   for (const release of [
     () => cloud.unassignPrivateIps('eni-0a', ['10.0.0.5']),
     () => cloud.detachEni('eni-attach-0a'),

@@ -320,8 +320,8 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
 
   /**
    * One logical call: a token of the budget per attempt; a throttled attempt is retried when its
-   * lane (paused, jittered) gives the next token, another retryable one after a backoff; bounded
-   * in count and time. `sending` is told when the first attempt got its token.
+   * lane (paused, jittered) gives the next token, until the time bound; another retryable one after
+   * a backoff, bounded in count and time. `sending` is told when the first attempt got its token.
    */
   async #call<T>(action: string, attempt: () => Promise<T>, sending?: () => void): Promise<T> {
     const startedAt = this.#clock.now();
@@ -358,10 +358,14 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
         tally.answered(action, throttled ? 'throttled' : isRetryable(err) ? 'retryable' : 'failed');
         if (throttled && ++throttledHere === THROTTLED_WARN_AT) this.#warnThrottled(action, n);
         const elapsedMs = this.#clock.now() - startedAt;
-        const mayRetry = isRetryable(err) && n < this.#policy.maxAttempts;
+        // Throttling is EC2 saying "later", not "no": a throttled call keeps its turn in its lane
+        // (whose rate halved) until the time bound; the attempt count bounds the other failures.
+        const failedAttempts = n - throttledHere;
+        const mayRetry = isRetryable(err) && (throttled || failedAttempts < this.#policy.maxAttempts);
         // The throttled lane paused itself (jittered): its next token is the wait.
         const delayMs = mayRetry && !throttled ? backoffMs(this.#policy, n, this.#random) : 0;
-        const again = mayRetry && elapsedMs + delayMs < this.#policy.maxTotalMs;
+        const startsInMs = throttled ? this.#budget.readyInMs(action) : delayMs;
+        const again = mayRetry && elapsedMs + startsInMs < this.#policy.maxTotalMs;
         if (!again) {
           tally.failed(action);
           throw n > 1 ? withAttempts(err, n, elapsedMs) : err;

@@ -33,7 +33,7 @@ export const EC2_SETTINGS = {
     kind: intBetween(1, 20),
     default: 5,
     description:
-      "attempts per EC2 call, the first included: a throttled call (RequestLimitExceeded) is retried when its action's halved rate gives the next token (after a jittered pause), 5xx and network errors after an exponential backoff with full jitter; each retry takes a token; no retry starts a minute after the call began",
+      "attempts per EC2 call, the first included, that fail with a 5xx or network error (each retried after an exponential backoff with full jitter); a throttled attempt (RequestLimitExceeded) does not use one up: it is retried when its action's halved rate gives the next token (after a jittered pause); each retry takes a token; no retry starts a minute after the call began",
   }),
   ec2SyncSeconds: withDefault({
     env: 'VPCNET_EC2_SYNC_SECONDS',

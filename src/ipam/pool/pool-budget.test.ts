@@ -110,7 +110,8 @@ test('nothing is given back while EC2 throttles; after a minute without throttli
   const taken = Array.from({ length: 6 }, (_, i) => manager.allocate(`vpcnet/p${i}/eth0`));
   await settle();
   fake.failNext('describeSubnets', new CloudError('slow down', 'RequestLimitExceeded', true), 3);
-  await assert.rejects(clock.run(cloud.describeSubnets({ subnetIds: ['subnet-x'] })), /slow down/);
+  // Throttled three times, then answered (that the subnet does not exist: any answer will do).
+  await assert.rejects(clock.run(cloud.describeSubnets({ subnetIds: ['subnet-x'] })), /after 4 attempts/);
   for (const t of taken) if (t) manager.release(t.ip);
   clock.pass(31_000);
   await settle();
