@@ -176,7 +176,9 @@ test('a call throttled on every attempt keeps its turn past maxAttempts until th
   assert.ok(clock.now() - start <= 5_000, 'no attempt past the time bound');
   assert.match(
     err.message,
-    new RegExp(`^cannot do it: RequestLimitExceeded: slow down \\(after ${attempts} attempts in \\d+\\.\\d s\\)$`),
+    new RegExp(
+      `^cannot do it: RequestLimitExceeded: slow down \\(after ${attempts} attempts in \\d+\\.\\d s\\)$`,
+    ),
   );
   const f = cloud.figures();
   assert.equal(f.throttledInARow, attempts);
