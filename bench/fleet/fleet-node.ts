@@ -83,6 +83,19 @@ export class FleetNode {
       credentials: { accessKeyId: 'AKIDFLEET', secretAccessKey: 'fleet' },
     });
     this.#close = () => aws.close();
+    try {
+      await this.#startAgent(aws);
+    } catch (err) {
+      // As a crashed agent's process: nothing of it stays but its state dir.
+      this.#limited?.close('the agent exited at start');
+      this.#limited = undefined;
+      aws.close();
+      throw err;
+    }
+  }
+
+  async #startAgent(aws: Awaited<ReturnType<typeof createAwsCloud>>): Promise<void> {
+    const { config } = this.#d;
     const kernel = new FakeKernel();
     const instance = withFakeFabric(aws, kernel);
     const agentConfig = agentConfigFromEnv(
@@ -151,7 +164,7 @@ export class FleetNode {
     clearTimeout(cut);
     this.#limited?.close('the node is being replaced');
     this.#close?.();
-    await rm(this.#dir, { recursive: true, force: true });
+    await rm(this.#dir, { recursive: true, force: true, maxRetries: 5 });
   }
 
   report(): NodeReport {

@@ -50,6 +50,8 @@ export interface FleetRun extends FleetFigures {
   /** The worst lag of the scheduler's timers (how far behind real time the machine ran), ms. */
   readonly schedulerLagMs: number;
   readonly agentErrors: number;
+  /** Agents that exited at start and were started again after the kubelet's backoff. */
+  readonly agentRestarts: number;
   readonly addErrors: Readonly<Record<string, number>>;
 }
 
@@ -102,6 +104,7 @@ class Run {
   readonly #starts: PodRecord[] = [];
   readonly #addErrors = new Map<string, number>();
   #lagMs = 0;
+  #agentRestarts = 0;
 
   constructor(o: FleetOptions, plan: FleetPlan, emulator: RunningEmulator, url: string, root: string) {
     this.#o = o;
@@ -165,6 +168,7 @@ class Run {
       startupSeconds: Math.round(startupSeconds),
       schedulerLagMs: Math.round(this.#lagMs),
       agentErrors: reports.nodes.reduce((n, r) => n + r.errors, 0),
+      agentRestarts: this.#agentRestarts,
       addErrors: Object.fromEntries(this.#addErrors),
     };
   }
@@ -260,6 +264,7 @@ class Run {
     this.#send(this.#workerOf(slot), { type: 'start', node: spec });
     const m = await answer;
     if (m.type === 'startFailed') throw new Error(`node ${name} did not start: ${m.error}`);
+    if (m.type === 'started') this.#agentRestarts += m.restarts;
   }
 
   /** Every pod created at its time on its node's worker, and deleted at its time. */

@@ -136,7 +136,8 @@ export function formatRuns(runs: readonly FleetRun[]): string {
       (r) => (r.halved ? `${(r.halved.throttledShare * 100).toFixed(2)}%` : '-'),
     ],
     ['after halving: recovery (s)', (r) => (r.halved ? (r.halved.recoverySeconds ?? 'never') : '-')],
-    ['startup (s) / scheduler lag (ms)', (r) => `${r.startupSeconds} / ${r.schedulerLagMs}`],
+    ['startup (s) / agent restarts at start', (r) => `${r.startupSeconds} / ${r.agentRestarts}`],
+    ['scheduler lag (ms)', (r) => r.schedulerLagMs],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   const header = `${''.padEnd(width)}  ${runs.map((r) => r.mode.padEnd(24)).join('')}`;

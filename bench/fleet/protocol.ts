@@ -49,7 +49,13 @@ export interface NodeReport {
 
 export type FromWorker =
   | { readonly type: 'ready' }
-  | { readonly type: 'started'; readonly node: number; readonly ms: number }
+  | {
+      readonly type: 'started';
+      readonly node: number;
+      readonly ms: number;
+      /** Times its agent exited at start and was started again (CrashLoopBackOff). */
+      readonly restarts: number;
+    }
   | { readonly type: 'startFailed'; readonly node: number; readonly error: string }
   | {
       readonly type: 'podStarted';

@@ -1,6 +1,7 @@
 // A fleet worker process: hosts many nodes (fleet-node.ts) and does what the scheduler says over
 // the IPC channel (protocol.ts). Many nodes per process, because a node's agent mostly waits: one
 // process holds hundreds, and the fleet spreads them over a few processes to use every core.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { seededRandom } from '../../src/emulator/vpc/ids.ts';
 import { errorText } from '../../src/infra/error-text.ts';
 import { FleetNode } from './fleet-node.ts';
@@ -35,10 +36,36 @@ function startNode(spec: NodeSpec): void {
   });
   nodes.set(spec.index, node);
   const t0 = performance.now();
-  node.start().then(
-    () => send({ type: 'started', node: spec.index, ms: performance.now() - t0 }),
+  startWithRestarts(node).then(
+    (restarts) => send({ type: 'started', node: spec.index, ms: performance.now() - t0, restarts }),
     (err: unknown) => send({ type: 'startFailed', node: spec.index, error: errorText(err) }),
   );
+}
+
+/** The kubelet restarts a crashed container after 10 s, doubling up to 5 minutes (CrashLoopBackOff). */
+const CRASH_BACKOFF_MS = 10_000;
+const CRASH_BACKOFF_MAX_MS = 300_000;
+/** A node whose agent cannot start this many times is reported as failed. */
+const MAX_STARTS = 6;
+
+/**
+ * Starts the node's agent as its DaemonSet pod would run: an agent that exits at start (e.g. EC2
+ * throttled its first describes past its retry bound) is started again after the kubelet's
+ * backoff, on the same state dir. Resolves with the restarts it took.
+ */
+async function startWithRestarts(node: FleetNode): Promise<number> {
+  for (let restarts = 0; ; restarts++) {
+    try {
+      await node.start();
+      return restarts;
+    } catch (err) {
+      if (restarts + 1 >= MAX_STARTS) throw err;
+      process.stderr.write(
+        `fleet: ${node.spec.name}'s agent exited at start (${errorText(err)}); restarting\n`,
+      );
+      await sleep(Math.min(CRASH_BACKOFF_MAX_MS, CRASH_BACKOFF_MS * 2 ** restarts));
+    }
+  }
 }
 
 function nodeOf(index: number): FleetNode {
