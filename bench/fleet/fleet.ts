@@ -105,6 +105,9 @@ class Run {
   readonly #addErrors = new Map<string, number>();
   #lagMs = 0;
   #agentRestarts = 0;
+  /** Slots whose node is being replaced: resolved once the new node serves. */
+  readonly #replacing = new Map<number, Promise<void>>();
+  readonly #deletedPods = new Set<string>();
 
   constructor(o: FleetOptions, plan: FleetPlan, emulator: RunningEmulator, url: string, root: string) {
     this.#o = o;
@@ -274,6 +277,7 @@ class Run {
       const started = this.#addPod(p.node, p.name);
       await this.#at(t0 + p.deleteAtMs);
       await started;
+      this.#deletedPods.add(p.name);
       await this.#delPod(p.node, p.name);
     });
     await Promise.all(runs);
@@ -291,6 +295,8 @@ class Run {
   }
 
   async #delPod(slot: number, pod: string): Promise<void> {
+    // A pod deleted while its node is being replaced is deleted where it was rescheduled.
+    await this.#replacing.get(slot);
     const spec = this.#nodes.get(slot);
     if (spec === undefined) return;
     const answer = this.#expect(`deleted ${pod}`);
@@ -315,15 +321,32 @@ class Run {
         if (old === undefined) return;
         const onNode = pods.filter((p) => p.node === slot);
         await Promise.all(onNode.map((p) => this.#delPod(slot, p.name)));
+        let replaced = () => {};
+        this.#replacing.set(
+          slot,
+          new Promise<void>((resolve) => {
+            replaced = resolve;
+          }),
+        );
         const stopped = this.#expect(`stopped ${old.index}`);
         this.#send(this.#workerOf(slot), { type: 'stop', node: old.index });
         await stopped;
         await this.#emulator.terminateInstance(old.instanceId);
         this.#running.delete(old.instanceId);
         this.#nodes.delete(slot);
-        await this.#startNode(slot, false);
-        // Each pod starts anew there, timed from now.
-        await Promise.all(onNode.map((p) => this.#addPod(slot, p.name)));
+        let readds: Promise<void>[] = [];
+        try {
+          await this.#startNode(slot, false);
+          // Each pod starts anew there, timed from now (unless already deleted); the messages go
+          // before any delete that waited for the replacement, so the worker sees add, then del.
+          readds = onNode
+            .filter((p) => !this.#deletedPods.has(p.name))
+            .map((p) => this.#addPod(slot, p.name));
+        } finally {
+          this.#replacing.delete(slot);
+          replaced();
+        }
+        await Promise.all(readds);
       }),
     );
   }
