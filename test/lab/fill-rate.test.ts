@@ -2,8 +2,8 @@
 // as a runtime calls it, under the pool settings users pick to conserve addresses (a small
 // WARM_IP_TARGET, a MINIMUM_IP_TARGET, prefix delegation). The agent's EC2 budget must keep up:
 // no ADD may fail, whatever the warm setting. An m5.4xlarge gives 8 ENIs of 30 addresses (232 pod
-// addresses; 108 pods in prefix mode, kubelet's cap of 110 less the two host-network pods), so a
-// pool that tops up one address per call spends over 200 EC2 calls in 23 s.
+// addresses; 108 pods in prefix mode, kubelet's cap of 110 less the two host-network pods): a pool
+// that topped up one address per call would spend a call per pod.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
