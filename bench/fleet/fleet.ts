@@ -180,7 +180,11 @@ class Run {
 
   async close(): Promise<void> {
     for (const w of this.#workers) this.#send(w, { type: 'exit' });
-    await Promise.race([Promise.all(this.#workers.map((w) => w.exited)), sleep(60_000)]);
+    // The bound's timer is cancelled once they exit, so it does not hold the process open.
+    const bound = new AbortController();
+    const timeout = sleep(60_000, undefined, { signal: bound.signal }).catch(() => undefined);
+    await Promise.race([Promise.all(this.#workers.map((w) => w.exited)), timeout]);
+    bound.abort();
     for (const w of this.#workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
   }
 
