@@ -1,6 +1,7 @@
 // What the node agent is given (AgentDeps: its configuration and every side effect it uses) and
 // what startAgent returns (RunningAgent), apart from how it starts (agent.ts).
 import type { Cloud } from '../cloud/cloud.ts';
+import type { Ec2BudgetView } from '../cloud/limited-cloud.ts';
 import type { ForwardedRequest, ForwardedResponse } from '../cni/wire.ts';
 import type { AgentConfig } from '../config/agent-config.ts';
 import type { Dataplane } from '../dataplane/dataplane.ts';
@@ -46,6 +47,8 @@ export interface AgentDeps {
   readonly notANetworkNamespace?: (path: string) => Promise<string | undefined>;
   /** The EC2 client's figures (calls, throttling, retries, waits) for the state view. */
   readonly cloudFigures?: () => unknown;
+  /** The EC2 client's budget (LimitedCloud), which the pool sizes its top-ups to and reports. */
+  readonly ec2Budget?: Ec2BudgetView;
   /** Pool manager loop period (ms). */
   readonly poolIntervalMs?: number;
   /** Whether pods exist in the Kubernetes API (the dead-pod GC; absent = no API, GC off). */

@@ -161,6 +161,7 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     staleWindowMs: config.ec2StaleSeconds * 1000,
     observer: observed.metrics.poolObserver(),
     ...poolAccess(config, deps.nodeSchedulability),
+    ...(deps.ec2Budget === undefined ? {} : { ec2Budget: deps.ec2Budget }),
   });
   const addressing: Addressing = await startAddressing({
     config,

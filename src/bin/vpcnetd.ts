@@ -74,10 +74,13 @@ async function main(): Promise<void> {
   // Handlers first: a signal while the agent starts stops it once started (within the bound).
   let started: Promise<RunningAgent> | undefined;
   let pods: KubePodCache | undefined;
+  let limited: LimitedCloud | undefined;
   const onSignal = stopOnSignal({
     log,
     exit: (code) => process.exit(code),
     async stop() {
+      // A pool pass waiting for an EC2 token (minutes, when EC2 throttles) must not hold the stop.
+      limited?.close();
       const agent = await started;
       await Promise.all([agent?.stop(), pods?.stop()]);
       await kernel.close();
@@ -103,7 +106,7 @@ async function main(): Promise<void> {
   // client makes one attempt per request so that each retry takes a token.
   const ec2Attempts = new Ec2AttemptFeed(); // the agent's metrics and last EC2 errors listen to it
   const aws = await createAwsCloud({ metadataDisabled: config.cloudAccess.ec2MetadataDisabled });
-  const limited = new LimitedCloud({ inner: aws, limit: config.ec2, log, observe: ec2Attempts.emit });
+  limited = new LimitedCloud({ inner: aws, limit: config.ec2, log, observe: ec2Attempts.emit });
   // Locked-down VPCs: no EC2 change (DISABLE_NETWORK_RESOURCE_PROVISIONING), or no EC2 call at all.
   const cloud = allowedCloud(config.cloudAccess, limited, aws.imds);
   // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the
@@ -120,7 +123,8 @@ async function main(): Promise<void> {
     config,
     targets: config.targets,
     cloud,
-    cloudFigures: () => limited.figures(),
+    cloudFigures: () => limited?.figures(),
+    ec2Budget: limited,
     ec2Attempts,
     dataplane: new Dataplane(kernel),
     pods: pods ?? noPodSource,

@@ -1,5 +1,7 @@
 // What the EC2 rate limit and retries did, kept for the operator: calls by action, throttled
 // answers, retries, failures and the time spent waiting. LimitedCloud counts; the agent shows.
+import type { TokenWait } from './ec2-budget.ts';
+import type { LaneState } from './ec2-lane.ts';
 
 /** Per EC2 action. A call is one Cloud method call; an attempt is one request to EC2. */
 export interface Ec2ActionFigures {
@@ -22,8 +24,14 @@ export interface Ec2CallFigures extends Ec2ActionFigures {
   readonly tokenWaitMs: number;
   /** Total time calls waited between attempts (backoff), ms. */
   readonly backoffMs: number;
-  /** Tokens in the agent's bucket now; negative while calls wait for one. */
+  /** Tokens of the agent's ceiling bucket now. */
   readonly tokensAvailable: number;
+  /** Per EC2 action: the budget's rate now, how often EC2's throttling cut it, when last. */
+  readonly lanes?: Readonly<Record<string, LaneState>>;
+  /** The most urgent call waiting for a token, if one waits. */
+  readonly waiting?: TokenWait;
+  /** Why releases are not sent now, while EC2 throttles. */
+  readonly releasesHeld?: string;
 }
 
 type Counts = { -readonly [K in keyof Ec2ActionFigures]: number };

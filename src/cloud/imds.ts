@@ -24,6 +24,11 @@ export interface ImdsClientOptions {
   /** Clock (ms) used for token expiry; a test passes a fake one. */
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The local address requests are sent from (default: the kernel's choice). An in-process fleet
+   * gives each agent its own loopback address, by which the emulator's IMDS knows the instance.
+   */
+  readonly localAddress?: string;
 }
 
 /** An IMDS failure. `status` is the HTTP status, absent when no response arrived. */
@@ -64,6 +69,7 @@ export class ImdsClient {
   private readonly backoffMs: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly localAddress: string | undefined;
   private token: CachedToken | undefined;
   /** One token request in flight at a time; concurrent callers share it. */
   private tokenFetch: Promise<string> | undefined;
@@ -76,6 +82,7 @@ export class ImdsClient {
     this.backoffMs = options.backoffMs ?? 100;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.localAddress = options.localAddress;
     if (this.tokenTtlSeconds < 1 || this.tokenTtlSeconds > 21600) {
       throw new RangeError(`IMDS token TTL must be 1..21600 seconds, got ${this.tokenTtlSeconds}`);
     }
@@ -164,7 +171,11 @@ export class ImdsClient {
   private request(method: string, path: string, headers: Record<string, string>): Promise<HttpReply> {
     return new Promise((resolve, reject) => {
       const url = new URL(path, this.endpoint);
-      const req = http.request(url, { method, headers: { ...headers, 'content-length': '0' } });
+      const req = http.request(url, {
+        method,
+        headers: { ...headers, 'content-length': '0' },
+        ...(this.localAddress === undefined ? {} : { localAddress: this.localAddress }),
+      });
       const timer = setTimeout(() => {
         req.destroy(new Error(`timed out after ${this.timeoutMs} ms`));
       }, this.timeoutMs);

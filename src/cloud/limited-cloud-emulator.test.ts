@@ -31,8 +31,11 @@ describe('LimitedCloud against the emulator with faults', () => {
       limit: { qps: 200, burst: 50, maxAttempts: 10 },
       log: silentLogger,
       random: seededRandom(5),
-      // Short backoffs: the test is about counts, not about waiting.
+      // Short backoffs and a high floor: the test is about counts, not about waiting (random
+      // throttling at 30% would otherwise halve the lanes down to a call a minute).
       retry: { baseDelayMs: 2, maxDelayMs: 20 },
+      tuning: { floor: 100 },
+      releaseHoldMs: 0,
     });
 
   before(async () => {

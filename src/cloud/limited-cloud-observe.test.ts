@@ -19,6 +19,7 @@ test('every attempt is observed as answered: errors with their code and whether 
     clock,
     random: () => 0.5,
     observe: (a) => seen.push(a),
+    releaseHoldMs: 0, // the delete below is about observation, not about the hold
   });
   inner.failures.push(
     new CloudError('cannot assign: RequestLimitExceeded: slow down', 'RequestLimitExceeded', true),

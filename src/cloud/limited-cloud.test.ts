@@ -105,7 +105,7 @@ test('backoff grows exponentially with full jitter: within [0, base·2^(n-1)), c
   assert.ok(Math.abs(mean(1) - 50) < 5 && Math.abs(mean(3) - 200) < 20 && Math.abs(mean(8) - 800) < 80);
 });
 
-test('a throttled call is retried after a backoff and succeeds; every attempt takes a token', async () => {
+test("a throttled call is retried when its lane's jittered pause ends; each throttle halves the lane", async () => {
   const { inner, clock, cloud, warnings } = rig({ qps: 1, burst: 3 });
   inner.failures.push(throttled(), throttled());
   const ips = await clock.run(cloud.assignPrivateIps('eni-0a', 2));
@@ -121,9 +121,17 @@ test('a throttled call is retried after a backoff and succeeds; every attempt ta
     failures: 0,
   });
   assert.equal(f.throttledInARow, 0, 'the last answer was not throttled');
-  assert.ok(f.tokensAvailable < 1, `three tokens taken from a bucket of three (${f.tokensAvailable} left)`);
+  // Halved to 0.5/s: the lane waits 1 to 2 of its intervals (2-4 s); halved again: 4-8 s.
   const [first, second] = clock.sleeps;
-  assert.ok(first !== undefined && first < 250 && second !== undefined && second < 500);
+  assert.ok(first !== undefined && first >= 2000 && first < 4000, `first pause ${first}`);
+  assert.ok(second !== undefined && second >= 4000 && second < 8000, `second pause ${second}`);
+  const lane = f.lanes?.AssignPrivateIpAddresses;
+  assert.equal(lane?.cuts, 2);
+  assert.ok(
+    lane !== undefined && lane.rate > 0.25 && lane.rate < 0.3,
+    `0.25/s and one step back up: ${lane?.rate}`,
+  );
+  assert.equal(f.lanes?.DescribeNetworkInterfaces, undefined, 'other actions keep their own rate');
   assert.equal(warnings.length, 1, 'throttled twice in one call: one warning');
   assert.match(warnings[0]?.msg ?? '', /throttles this agent repeatedly/);
   assert.equal(warnings[0]?.fields?.action, 'AssignPrivateIpAddresses');
@@ -154,22 +162,60 @@ test('a non-retryable error passes at once: no retry, no backoff, the same error
   });
 });
 
-test('a call throttled on every attempt fails after maxAttempts, saying so, still retryable', async () => {
-  const { inner, clock, cloud } = rig({ maxAttempts: 3 });
-  inner.failures.push(throttled(), throttled(), throttled(), throttled());
-  const err = await clock.run(cloud.unassignPrivateIps('eni-0a', ['10.0.0.5'])).catch((e: unknown) => e);
+test('a call throttled on every attempt keeps its turn past maxAttempts until the time bound, then fails saying so, still retryable', async () => {
+  const { inner, clock, cloud } = rig({ maxAttempts: 3 }, 7, 5_000);
+  for (let i = 0; i < 40; i++) inner.failures.push(throttled());
+  const start = clock.now();
+  const err = await clock.run(cloud.attachEni('eni-0a', 'i-0test', 1)).catch((e: unknown) => e);
   assert.ok(err instanceof CloudError);
   assert.equal(err.code, 'RequestLimitExceeded');
   assert.equal(err.retryable, true);
+  const attempts = inner.callsOf('attachEni').length;
+  assert.ok(attempts > 3, `${attempts} attempts: throttling is not a failure that uses up attempts`);
+  assert.ok(attempts < 40, `${attempts} attempts: the lane halved its rate at each throttle`);
+  assert.ok(clock.now() - start <= 5_000, 'no attempt past the time bound');
   assert.match(
     err.message,
-    /^cannot do it: RequestLimitExceeded: slow down \(after 3 attempts in \d+\.\d s\)$/,
+    new RegExp(
+      `^cannot do it: RequestLimitExceeded: slow down \\(after ${attempts} attempts in \\d+\\.\\d s\\)$`,
+    ),
   );
-  assert.equal(inner.callsOf('unassignPrivateIps').length, 3);
   const f = cloud.figures();
-  assert.equal(f.throttledInARow, 3);
+  assert.equal(f.throttledInARow, attempts);
   assert.equal(f.failures, 1);
-  assert.equal(f.retries, 2);
+  assert.equal(f.retries, attempts - 1);
+});
+
+test('other retryable failures use up maxAttempts, throttled attempts between them do not', async () => {
+  const { inner, clock, cloud } = rig({ maxAttempts: 2 });
+  inner.failures.push(internal(), throttled(), throttled(), internal(), internal());
+  const err = await clock.run(cloud.attachEni('eni-0a', 'i-0test', 1)).catch((e: unknown) => e);
+  assert.ok(err instanceof CloudError);
+  assert.equal(err.code, 'InternalError');
+  assert.equal(inner.callsOf('attachEni').length, 4, 'two failures, two throttles between them');
+});
+
+test('while EC2 throttles the agent, releases are refused unsent; after a minute without, they go', async () => {
+  const { inner, clock, cloud } = rig({ maxAttempts: 1 });
+  inner.failures.push(throttled());
+  await clock.run(cloud.assignPrivateIps('eni-0a', 1)); // throttled once, then its turn came
+  for (const release of [
+    () => cloud.unassignPrivateIps('eni-0a', ['10.0.0.5']),
+    () => cloud.detachEni('eni-attach-0a'),
+    () => cloud.deleteEni('eni-0a'),
+  ]) {
+    const err = await clock.run(release()).catch((e: unknown) => e);
+    assert.ok(err instanceof CloudError && err.code === 'Ec2ReleaseHeld', String(err));
+    assert.equal(err.retryable, false, 'not sent: nothing to find out later');
+    assert.match(err.message, /not sent: EC2 throttled this agent [\d.]+ s ago/);
+  }
+  assert.equal(inner.callsOf('unassignPrivateIps').length + inner.callsOf('detachEni').length, 0);
+  assert.match(cloud.figures().releasesHeld ?? '', /releases wait/);
+  await clock.run(cloud.describeInstanceEnis('i-0test')); // other calls go
+  clock.pass(60_000);
+  assert.equal(cloud.releasesHeld(), undefined);
+  await clock.run(cloud.unassignPrivateIps('eni-0a', ['10.0.0.5']));
+  assert.equal(inner.callsOf('unassignPrivateIps').length, 1);
 });
 
 test('no retry starts past the total-time bound, even with attempts left', async () => {

@@ -1,8 +1,9 @@
-// Every EC2 call of one agent through one token bucket, retried with backoff when EC2 throttles
-// or fails in a way worth retrying. A decorator: it wraps any Cloud (AwsCloud in vpcnetd, a fake
-// in tests). IMDS (metadata) is not EC2 and is not limited by it: it passes straight through.
-// EC2 throttles per account and region, so every agent of a cluster shares EC2's buckets; this
-// one keeps one agent to its share (the settings' text says how the defaults were chosen).
+// Every EC2 call of one agent through its EC2 budget (ec2-budget.ts: a rate per action learnt
+// from EC2's throttling, under the operator's ceilings, most urgent calls first), retried when EC2
+// throttles or fails in a way worth retrying. A decorator: it wraps any Cloud (AwsCloud in
+// vpcnetd, a fake in tests). IMDS (metadata) is not EC2 and is not limited by it: it passes
+// straight through. Describes asked again while one like them still waits for its token share
+// that one call; instance types (which never change) and subnets (for a few seconds) are cached.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorText } from '../infra/error-text.ts';
@@ -23,14 +24,16 @@ import {
   type SubnetQuery,
   type TrunkAssociation,
 } from './cloud.ts';
+import { Ec2Budget, type Ec2BudgetOptions, Ec2BudgetRefusal, type TokenWait } from './ec2-budget.ts';
+import { ec2CallClass } from './ec2-call-class.ts';
 import { type Ec2CallFigures, Ec2CallTally } from './ec2-call-figures.ts';
 import { backoffMs, DEFAULT_RETRY_POLICY, isRetryable, isThrottled, type RetryPolicy } from './ec2-retry.ts';
-import { type BucketClock, TokenBucket } from './token-bucket.ts';
+import type { BucketClock } from './token-bucket.ts';
 
 export interface Ec2RateLimit {
-  /** Sustained EC2 calls per second (fractional allowed). */
+  /** The ceiling of EC2 calls per second, per action and in all (fractional allowed). */
   readonly qps: number;
-  /** Calls that may go at once after a quiet time. */
+  /** Calls that may go at once after a quiet time (the ceiling's bucket). */
   readonly burst: number;
   /** Attempts per call, the first included (VPCNET_EC2_MAX_ATTEMPTS). */
   readonly maxAttempts: number;
@@ -50,11 +53,28 @@ export interface LimitedCloudDeps {
   readonly retry?: Partial<Omit<RetryPolicy, 'maxAttempts'>>;
   /** Told of every request to EC2 as it is answered (metrics, the state's last errors); default none. */
   readonly observe?: Ec2AttemptObserver;
+  /** The cluster-wide throttle signal (the throttle Lease); default none. */
+  readonly fleet?: Ec2BudgetOptions['fleet'];
+  /** The budget's AIMD tuning and release hold; default ec2-lane.ts's and a minute. */
+  readonly tuning?: Ec2BudgetOptions['tuning'];
+  readonly releaseHoldMs?: number;
+}
+
+/** What the pool asks the budget: is a call waiting for a token, may releases go. */
+export interface Ec2BudgetView {
+  /** The most urgent EC2 call waiting for a token, if any. */
+  waiting(): TokenWait | undefined;
+  /** Why releases are not sent now (EC2 throttles), or undefined. */
+  releasesHeld(): string | undefined;
+  /** The calls per second the budget allows `action` now. */
+  rate(action: string): number;
 }
 
 /** One request to EC2 (an attempt of a call), as it was answered. */
 export interface Ec2Attempt {
   readonly action: string;
+  /** 1 for a call's first request, 2 for its first retry, and so on. */
+  readonly attempt?: number;
   /** From sending the request to its answer (the token wait excluded), ms. */
   readonly ms: number;
   /** Absent when EC2 answered with success. */
@@ -63,14 +83,21 @@ export interface Ec2Attempt {
 
 export type Ec2AttemptObserver = (attempt: Ec2Attempt) => void;
 
-const realClock: BucketClock = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
+// Unreferenced: a token wait never keeps a stopping process alive (the callers' servers do while they run).
+const realClock: BucketClock = {
+  now: () => performance.now(),
+  sleep: (ms) => sleep(ms, undefined, { ref: false }),
+};
+
+/** Subnets read within this long are answered from memory (free counts and tags change slowly). */
+const SUBNET_CACHE_MS = 5_000;
 
 /** A call throttled this many times (in one call) is worth a warning: the limit is too high. */
 const THROTTLED_WARN_AT = 2;
 
-export class LimitedCloud implements Cloud {
+export class LimitedCloud implements Cloud, Ec2BudgetView {
   readonly #inner: Cloud;
-  readonly #bucket: TokenBucket;
+  readonly #budget: Ec2Budget;
   readonly #clock: BucketClock;
   readonly #random: () => number;
   readonly #newClientToken: () => string;
@@ -78,6 +105,10 @@ export class LimitedCloud implements Cloud {
   readonly #log: Logger;
   readonly #tally = new Ec2CallTally();
   readonly #observe: Ec2AttemptObserver;
+  /** Describes waiting for their token, by what they ask: a caller asking the same joins one. */
+  readonly #queued = new Map<string, Promise<unknown>>();
+  readonly #instanceTypes = new Map<string, Promise<InstanceTypeLimits>>();
+  readonly #subnets = new Map<string, { readonly at: number; readonly subnets: SubnetInfo[] }>();
 
   constructor(deps: LimitedCloudDeps) {
     const { limit } = deps;
@@ -86,17 +117,46 @@ export class LimitedCloud implements Cloud {
     }
     this.#inner = deps.inner;
     this.#clock = deps.clock ?? realClock;
-    this.#bucket = new TokenBucket({ ratePerSecond: limit.qps, burst: limit.burst }, this.#clock);
     this.#random = deps.random ?? Math.random;
+    this.#budget = new Ec2Budget({
+      ceiling: { qps: limit.qps, burst: limit.burst },
+      clock: this.#clock,
+      random: this.#random,
+      ...(deps.fleet === undefined ? {} : { fleet: deps.fleet }),
+      ...(deps.tuning === undefined ? {} : { tuning: deps.tuning }),
+      ...(deps.releaseHoldMs === undefined ? {} : { releaseHoldMs: deps.releaseHoldMs }),
+    });
     this.#newClientToken = deps.newClientToken ?? randomUUID;
     this.#policy = { ...DEFAULT_RETRY_POLICY, ...deps.retry, maxAttempts: limit.maxAttempts };
     this.#log = deps.log;
     this.#observe = deps.observe ?? (() => {});
   }
 
-  /** What the limiter and the retries did so far, for the agent's state and metrics. */
+  /** What the budget and the retries did so far, for the agent's state and metrics. */
   figures(): Ec2CallFigures {
-    return this.#tally.figures(this.#bucket.available());
+    return {
+      ...this.#tally.figures(this.#budget.ceilingTokens()),
+      lanes: this.#budget.lanes(),
+      ...optional('waiting', this.#budget.waiting()),
+      ...optional('releasesHeld', this.#budget.releasesHeld()),
+    };
+  }
+
+  waiting(): TokenWait | undefined {
+    return this.#budget.waiting();
+  }
+
+  releasesHeld(): string | undefined {
+    return this.#budget.releasesHeld();
+  }
+
+  rate(action: string): number {
+    return this.#budget.rate(action);
+  }
+
+  /** Refuses the calls waiting for a token and every later one: the agent stops. */
+  close(reason = 'the agent is stopping'): void {
+    this.#budget.close(reason);
   }
 
   metadata(): Promise<InstanceMetadata> {
@@ -108,25 +168,36 @@ export class LimitedCloud implements Cloud {
   }
 
   describeTrunkAssociations(trunkEniId: string): Promise<TrunkAssociation[]> {
-    return this.#call('DescribeTrunkInterfaceAssociations', () =>
+    return this.#describe('DescribeTrunkInterfaceAssociations', trunkEniId, () =>
       this.#inner.describeTrunkAssociations(trunkEniId),
     );
   }
 
   describeBranchEnis(eniIds: readonly string[]): Promise<BranchEniFacts[]> {
-    return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeBranchEnis(eniIds));
+    return this.#describe('DescribeNetworkInterfaces', `branch ${eniIds.join(',')}`, () =>
+      this.#inner.describeBranchEnis(eniIds),
+    );
   }
 
   describeInstanceEnis(instanceId: string): Promise<EniInfo[]> {
-    return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeInstanceEnis(instanceId));
+    return this.#describe('DescribeNetworkInterfaces', `instance ${instanceId}`, () =>
+      this.#inner.describeInstanceEnis(instanceId),
+    );
   }
 
   describeDetachedEnis(tagKey: string, tagValue: string): Promise<DetachedEni[]> {
-    return this.#call('DescribeNetworkInterfaces', () => this.#inner.describeDetachedEnis(tagKey, tagValue));
+    return this.#describe('DescribeNetworkInterfaces', `detached ${tagKey}=${tagValue}`, () =>
+      this.#inner.describeDetachedEnis(tagKey, tagValue),
+    );
   }
 
-  describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
-    return this.#call('DescribeSubnets', () => this.#inner.describeSubnets(query));
+  async describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+    const key = JSON.stringify(query);
+    const cached = this.#subnets.get(key);
+    if (cached !== undefined && this.#clock.now() - cached.at < SUBNET_CACHE_MS) return cached.subnets;
+    const subnets = await this.#describe('DescribeSubnets', key, () => this.#inner.describeSubnets(query));
+    this.#subnets.set(key, { at: this.#clock.now(), subnets });
+    return subnets;
   }
 
   subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {
@@ -138,7 +209,14 @@ export class LimitedCloud implements Cloud {
   }
 
   instanceTypeLimits(instanceType: string): Promise<InstanceTypeLimits> {
-    return this.#call('DescribeInstanceTypes', () => this.#inner.instanceTypeLimits(instanceType));
+    // An instance type's limits never change: asked once per agent, whoever asks.
+    let known = this.#instanceTypes.get(instanceType);
+    if (known === undefined) {
+      known = this.#call('DescribeInstanceTypes', () => this.#inner.instanceTypeLimits(instanceType));
+      known.catch(() => this.#instanceTypes.delete(instanceType));
+      this.#instanceTypes.set(instanceType, known);
+    }
+    return known;
   }
 
   assignPrivateIps(eniId: string, count: number): Promise<string[]> {
@@ -222,29 +300,72 @@ export class LimitedCloud implements Cloud {
     return this.#call('DeleteNetworkInterface', () => this.#inner.deleteEni(eniId));
   }
 
-  /** One logical call: a token per attempt, backoff between attempts, bounded in count and time. */
-  async #call<T>(action: string, attempt: () => Promise<T>): Promise<T> {
+  /**
+   * A describe: one asked the same way while this one still waits for its token joins it (it
+   * will be sent after both asked, so its answer is as fresh as either needs).
+   */
+  #describe<T>(action: string, what: string, attempt: () => Promise<T>): Promise<T> {
+    const key = `${action} ${what}`;
+    const queued = this.#queued.get(key);
+    if (queued !== undefined) return queued as Promise<T>;
+    const call = this.#call(action, attempt, () => {
+      if (this.#queued.get(key) === call) this.#queued.delete(key);
+    });
+    this.#queued.set(key, call);
+    call.catch(() => {
+      if (this.#queued.get(key) === call) this.#queued.delete(key);
+    });
+    return call;
+  }
+
+  /**
+   * One logical call: a token of the budget per attempt; a throttled attempt is retried when its
+   * lane (paused, jittered) gives the next token, until the time bound; another retryable one after
+   * a backoff, bounded in count and time. `sending` is told when the first attempt got its token.
+   */
+  async #call<T>(action: string, attempt: () => Promise<T>, sending?: () => void): Promise<T> {
     const startedAt = this.#clock.now();
     const tally = this.#tally;
+    const cls = ec2CallClass(action);
     tally.called(action);
     let throttledHere = 0;
     for (let n = 1; ; n++) {
-      tally.waitedForToken(await this.#bucket.take());
+      try {
+        tally.waitedForToken(await this.#budget.acquire(action, cls));
+      } catch (err) {
+        tally.failed(action);
+        throw err instanceof Ec2BudgetRefusal && n > 1
+          ? withAttempts(err, n - 1, this.#clock.now() - startedAt)
+          : err;
+      }
+      if (n === 1) sending?.();
       const sentAt = this.#clock.now();
       try {
         const result = await attempt();
+        this.#budget.answered(action, sentAt, false);
         tally.answered(action, 'ok');
-        this.#observe({ action, ms: this.#clock.now() - sentAt });
+        this.#observe({ action, attempt: n, ms: this.#clock.now() - sentAt });
         return result;
       } catch (err) {
         const throttled = isThrottled(err);
-        this.#observe({ action, ms: this.#clock.now() - sentAt, error: attemptError(err, throttled) });
+        this.#budget.answered(action, sentAt, throttled);
+        this.#observe({
+          action,
+          attempt: n,
+          ms: this.#clock.now() - sentAt,
+          error: attemptError(err, throttled),
+        });
         tally.answered(action, throttled ? 'throttled' : isRetryable(err) ? 'retryable' : 'failed');
         if (throttled && ++throttledHere === THROTTLED_WARN_AT) this.#warnThrottled(action, n);
         const elapsedMs = this.#clock.now() - startedAt;
-        const mayRetry = isRetryable(err) && n < this.#policy.maxAttempts;
-        const delayMs = mayRetry ? backoffMs(this.#policy, n, this.#random) : 0;
-        const again = mayRetry && elapsedMs + delayMs < this.#policy.maxTotalMs;
+        // Throttling is EC2 saying "later", not "no": a throttled call keeps its turn in its lane
+        // (whose rate halved) until the time bound; the attempt count bounds the other failures.
+        const failedAttempts = n - throttledHere;
+        const mayRetry = isRetryable(err) && (throttled || failedAttempts < this.#policy.maxAttempts);
+        // The throttled lane paused itself (jittered): its next token is the wait.
+        const delayMs = mayRetry && !throttled ? backoffMs(this.#policy, n, this.#random) : 0;
+        const startsInMs = throttled ? this.#budget.readyInMs(action) : delayMs;
+        const again = mayRetry && elapsedMs + startsInMs < this.#policy.maxTotalMs;
         if (!again) {
           tally.failed(action);
           throw n > 1 ? withAttempts(err, n, elapsedMs) : err;
@@ -256,18 +377,23 @@ export class LimitedCloud implements Cloud {
   }
 
   #warnThrottled(action: string, attempt: number): void {
-    const f = this.#tally.figures(this.#bucket.available());
+    const f = this.#tally.figures(this.#budget.ceilingTokens());
     this.#log.warn('EC2 throttles this agent repeatedly (RequestLimitExceeded); backing off', {
       action,
       attempt,
       throttledTotal: f.throttled,
       throttledInARow: f.throttledInARow,
-      hint: 'other clients share the account-wide EC2 limit; lower VPCNET_EC2_QPS if this persists',
+      ratePerSecond: this.#budget.lanes()[action]?.rate,
+      hint: 'the agent halves its rate for this action at each throttling and climbs back while EC2 answers; other clients share the account-wide EC2 limit',
     });
   }
 }
 
-function attemptError(err: unknown, throttled: boolean): NonNullable<Ec2Attempt['error']> {
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+export function attemptError(err: unknown, throttled: boolean): NonNullable<Ec2Attempt['error']> {
   const code = err instanceof CloudError ? err.code : err instanceof Error ? err.name : 'Unknown';
   return { code, message: errorText(err), throttled };
 }

@@ -192,8 +192,8 @@ describe('warm pool targets', () => {
   });
 });
 
-test("the agent's EC2 rate limit: 0.08 calls/s, a burst of 60, 5 attempts unless set", () => {
-  assert.deepEqual(parse({}).ec2, { qps: 0.08, burst: 60, maxAttempts: 5 });
+test("the agent's EC2 ceiling: 10 calls/s, a burst of 20, 5 attempts unless set", () => {
+  assert.deepEqual(parse({}).ec2, { qps: 10, burst: 20, maxAttempts: 5 });
   assert.deepEqual(
     parse({ VPCNET_EC2_QPS: '2.5', VPCNET_EC2_BURST: '40', VPCNET_EC2_MAX_ATTEMPTS: '1' }).ec2,
     { qps: 2.5, burst: 40, maxAttempts: 1 },

@@ -5,38 +5,35 @@ import { type DocumentedVariable, withDefault } from './setting.ts';
 import { intBetween, positiveInt, positiveNumber } from './value-kinds.ts';
 
 export const EC2_SETTINGS = {
-  // EC2 throttles per account and region with token buckets (EC2 API reference, "Request
-  // throttling"): non-mutating actions (DescribeNetworkInterfaces, DescribeSubnets,
-  // DescribeInstanceTypes) 100 tokens refilled at 20/s each; mutating actions 50 at 5/s
-  // (AssignPrivateIpAddresses, CreateNetworkInterface, DeleteNetworkInterface and
-  // ModifyNetworkInterfaceAttribute 100 at 5/s). The ten actions vpcnet uses refill at about
-  // 95 calls/s together. 1,000 agents each held to 0.08/s ask at most 80/s when all are busy at
-  // once, under that total. The bucket is large (60) because pods start in bursts: growing a node
-  // from its start to a full m5.4xlarge (8 ENIs: create, attach, modify, assign each, plus
-  // describes) takes about 40 calls, and a burst of pods after churn needs a dozen more; a bucket
-  // spent at start would make that burst wait minutes, one call per refill. Nodes bursting at the
-  // same moment are absorbed by EC2's own
-  // per-action buckets and the jittered retries.
+  // EC2 throttles per account and region with a token bucket per action (EC2 API reference,
+  // "Request throttling"): describes 100 tokens refilled at 20/s each, mutating actions 50 at 5/s,
+  // AssignPrivateIpAddresses, CreateNetworkInterface, DeleteNetworkInterface,
+  // ModifyNetworkInterfaceAttribute and UnassignPrivateIpAddresses 100 at 5/s. Every node of a
+  // cluster shares them, so the agent learns its share (ec2-budget.ts): a rate per action that
+  // halves at each RequestLimitExceeded and climbs back while EC2 answers. These two settings are
+  // only the ceiling of that rate, per action and for the agent in all: high enough that a node
+  // alone grows at EC2's own speed (a full m5.4xlarge, about 32 calls over four actions, in about
+  // 2 s), low enough that a node never sends more than EC2 refills an action for the whole account.
   ec2Qps: withDefault({
     env: 'VPCNET_EC2_QPS',
     kind: positiveNumber,
-    default: 0.08,
+    default: 10,
     description:
-      "sustained EC2 calls per second of this agent (fractions allowed; retries count). EC2's limit is per account and region, shared by all nodes: the default keeps 1,000 busy nodes within EC2's documented refill rates (~95/s for the actions vpcnet uses); a smaller cluster may raise it, about 80 / number of nodes",
+      "the most EC2 calls per second this agent makes, per action and in all (fractions allowed; retries count). Below it the agent's rate per action adapts to EC2's account-wide limits: it halves at each RequestLimitExceeded and climbs back while EC2 answers, so 10 nodes go at this speed and 1,000 share EC2's refill rates without configuration; lower it to keep the agents well below what other clients of the account need",
   }),
   ec2Burst: withDefault({
     env: 'VPCNET_EC2_BURST',
     kind: positiveInt,
-    default: 60,
+    default: 20,
     description:
-      "EC2 calls this agent may make at once after a quiet time (its token bucket's size): enough to grow a node's pool to its largest without waiting, so that pods can start in bursts",
+      'EC2 calls this agent may make at once after a quiet time at the ceiling rate (its burst shrinks with its rate while EC2 throttles): enough to grow a node from its start to a full instance without waiting',
   }),
   ec2MaxAttempts: withDefault({
     env: 'VPCNET_EC2_MAX_ATTEMPTS',
     kind: intBetween(1, 20),
     default: 5,
     description:
-      'attempts per EC2 call, the first included: throttling (RequestLimitExceeded), 5xx and network errors are retried with exponential backoff and full jitter, each retry taking a token; no retry starts a minute after the call began',
+      "attempts per EC2 call, the first included, that fail with a 5xx or network error (each retried after an exponential backoff with full jitter); a throttled attempt (RequestLimitExceeded) does not use one up: it is retried when its action's halved rate gives the next token (after a jittered pause); each retry takes a token; no retry starts a minute after the call began",
   }),
   ec2SyncSeconds: withDefault({
     env: 'VPCNET_EC2_SYNC_SECONDS',

@@ -10,7 +10,9 @@ import { ControllerError } from './controller/names.ts';
 import type { ResourceController } from './controller/resource-controller.ts';
 import type { IamRole } from './ec2/authorization.ts';
 import type { Ec2CallCounts } from './ec2/call-counts.ts';
+import type { Ec2CallRates } from './ec2/call-rates.ts';
 import { Ec2Error } from './ec2/error.ts';
+import { mergeThrottling, type RequestThrottling } from './ec2/request-throttling.ts';
 import type { FaultInjector } from './faults.ts';
 import { type HttpReply, jsonReply } from './http-reply.ts';
 import { parseIamPolicy } from './iam/iam-policy.ts';
@@ -26,6 +28,9 @@ export interface AdminDeps {
   readonly calls?: Ec2CallCounts;
   /** The Kubernetes slice's ENIConfigs (POST /admin/eniconfigs). */
   readonly eniConfigs?: ObjectStore;
+  /** EC2's request rate limits (PUT/GET /admin/throttling) and the calls per second (GET /admin/ec2-rates). */
+  readonly throttling?: RequestThrottling;
+  readonly rates?: Ec2CallRates;
   /** The instance role whose policy PUT /admin/iam-policy sets. */
   readonly iam?: IamRole;
 }
@@ -63,6 +68,7 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
   const netns = optionalString(v.netns, 'netns');
   const nodeName = optionalString(v.nodeName, 'nodeName');
   const connectionTracking = launchConnectionTracking(v.connectionTracking);
+  const imdsSourceAddress = optionalString(v.imdsSourceAddress, 'imdsSourceAddress');
   return {
     instanceType,
     subnetId,
@@ -70,6 +76,7 @@ export function parseLaunchRequest(v: unknown): LaunchInstanceRequest {
     ...(netns === undefined ? {} : { netns }),
     ...(nodeName === undefined ? {} : { nodeName }),
     ...(connectionTracking === undefined ? {} : { connectionTracking }),
+    ...(imdsSourceAddress === undefined ? {} : { imdsSourceAddress }),
   };
 }
 
@@ -203,6 +210,24 @@ function errorReply(err: unknown): HttpReply {
   return jsonReply(400, { code: 'BadRequest', message: errorText(err) });
 }
 
+/** PUT/GET /admin/throttling and GET /admin/ec2-rates; undefined for any other route. */
+function throttlingRoute(
+  method: string,
+  path: string,
+  body: unknown,
+  deps: AdminDeps,
+): HttpReply | undefined {
+  const { throttling, rates } = deps;
+  if (path === '/admin/throttling' && throttling !== undefined) {
+    if (method === 'PUT') throttling.set(mergeThrottling(throttling.settings, body));
+    else if (method !== 'GET') return undefined;
+    return jsonReply(200, { settings: throttling.settings, buckets: throttling.state() });
+  }
+  if (method === 'GET' && path === '/admin/ec2-rates' && rates !== undefined)
+    return jsonReply(200, { seconds: rates.since() });
+  return undefined;
+}
+
 export async function handleAdmin(
   method: string,
   path: string,
@@ -260,6 +285,8 @@ export async function handleAdmin(
       deps.faults.set(parseFaultSettings(parsed));
       return { status: 204, headers: {}, body: '' };
     }
+    const throttling = throttlingRoute(method, path, parsed, deps);
+    if (throttling !== undefined) return throttling;
     if (method === 'GET' && path === '/admin/state') return jsonReply(200, stateDump(deps.ops, deps.calls));
     if (method === 'GET' && path === '/admin/traffic')
       return jsonReply(200, { enis: await deps.ops.traffic() });

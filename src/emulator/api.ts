@@ -4,6 +4,9 @@
 // It also has an admin API (JSON) that plays the parts of AWS the agent never calls
 // (launching instances, fault injection) and the resource controller.
 
+import type { SecondCounts } from './ec2/call-rates.ts';
+import type { RequestThrottling } from './ec2/request-throttling.ts';
+
 /** A VPC's fixed shape. Addresses are IPv4 dotted quads, CIDRs a.b.c.d/n. */
 export interface VpcSpec {
   readonly vpcId: string;
@@ -98,6 +101,11 @@ export interface LaunchInstanceRequest {
     readonly udpStreamTimeout?: number;
     readonly udpTimeout?: number;
   };
+  /**
+   * In-process fleets only: a loopback address (127.x.y.z) the node's agent sends its IMDS
+   * requests from, so that IMDS answers for this instance although no ENI address is local.
+   */
+  readonly imdsSourceAddress?: string;
 }
 
 export interface LaunchedInstance {
@@ -179,6 +187,12 @@ export interface EmulatorOptions {
    * expiry; Date.now when absent. A test passes its own and advances it instead of sleeping.
    */
   readonly nowMs?: () => number;
+  /**
+   * EC2's request rate limits of the account (request-throttling.ts): absent, EC2's published
+   * buckets; a partial object changes some of them (e.g. `{ scale: 0.5 }`); `{ enabled: false }`
+   * lets every request through.
+   */
+  readonly throttling?: Readonly<Record<string, unknown>>;
 }
 
 export interface RunningEmulator {
@@ -187,6 +201,12 @@ export interface RunningEmulator {
   launchInstance(req: LaunchInstanceRequest): Promise<LaunchedInstance>;
   terminateInstance(instanceId: string): Promise<void>;
   setFaults(f: FaultSettings): void;
+  /** Changes EC2's request rate limits (the same object PUT /admin/throttling takes). */
+  setThrottling(change: Readonly<Record<string, unknown>>): void;
+  /** Every bucket used so far, its limit and the tokens it holds now. */
+  throttling(): ReturnType<RequestThrottling['state']>;
+  /** EC2 calls and RequestLimitExceeded answers per second, since `sinceSecond` of the emulator's clock. */
+  ec2Rates(sinceSecond?: number): SecondCounts[];
   close(): Promise<void>;
 }
 
@@ -200,6 +220,11 @@ export interface RunningEmulator {
 //   POST   /admin/enis/{id}/addresses  {secondaryIpCount} -> 200 the ENI as above, with more addresses;
 //   DELETE /admin/enis/{id}/addresses  {ips} -> 200 the ENI without those secondary IPs
 //   PUT    /admin/faults               FaultSettings -> 204
+//   PUT    /admin/throttling           a partial ThrottlingSettings (ec2/request-throttling.ts), e.g.
+//                                      {"scale": 0.5} to halve EC2's limits -> 200 the settings now
+//   GET    /admin/throttling           -> {settings, buckets: {name: {capacity, refillPerSecond, tokens}}}
+//   GET    /admin/ec2-rates            -> {seconds: [{second, calls, throttled, byAction}]}: EC2 calls
+//                                          and RequestLimitExceeded answers per second, the last hour
 //   GET    /admin/traffic              -> {enis: [{eniId, interfaceType, instanceId, trunkEniId, vlanId,
 //                                          receivedPackets}]}: per ENI with a fabric link (branches
 //                                          included), packets the VPC received from it; 409 without a fabric

@@ -10,7 +10,9 @@ import type { EmulatorOptions, RunningEmulator } from './api.ts';
 import { ResourceController } from './controller/resource-controller.ts';
 import { IamRole } from './ec2/authorization.ts';
 import { Ec2CallCounts } from './ec2/call-counts.ts';
+import { Ec2CallRates } from './ec2/call-rates.ts';
 import { handleEc2 } from './ec2/query-api.ts';
+import { EC2_THROTTLING, mergeThrottling, RequestThrottling } from './ec2/request-throttling.ts';
 import { FaultInjector, staleWindowMs } from './faults.ts';
 import type { HttpReply } from './http-reply.ts';
 import { handleIamCall, iamServiceOf } from './iam/iam-api.ts';
@@ -108,6 +110,8 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
+  const throttling = new RequestThrottling(mergeThrottling(EC2_THROTTLING, opts.throttling ?? {}), nowMs);
+  const rates = new Ec2CallRates(nowMs);
   const iam = new IamRole();
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -125,14 +129,24 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     if (path.startsWith('/admin/'))
       return reply(
         res,
-        await handleAdmin(method, path, body, { ops, faults, controller, calls, eniConfigs, iam }),
+        await handleAdmin(method, path, body, {
+          ops,
+          faults,
+          controller,
+          calls,
+          eniConfigs,
+          iam,
+          throttling,
+          rates,
+        }),
       );
     if (path.startsWith('/api/') || path.startsWith('/apis/')) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST') {
       const authorization = req.headers.authorization;
       const service = iamServiceOf(new URLSearchParams(body), authorization);
       if (service !== undefined) return reply(res, handleIamCall(service, body, iam, ids, authorization));
-      return reply(res, await handleEc2(body, { ops, history, faults, ids, log, calls, iam }, authorization));
+      const deps = { ops, history, faults, ids, log, calls, iam, throttling, rates };
+      return reply(res, await handleEc2(body, deps, authorization));
     }
     reply(res, { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found\n' });
   }
@@ -194,6 +208,9 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     launchInstance: (req) => ops.launch(req),
     terminateInstance: (instanceId) => ops.terminate(instanceId),
     setFaults: (f) => faults.set(f),
+    setThrottling: (change) => throttling.set(mergeThrottling(throttling.settings, change)),
+    throttling: () => throttling.state(),
+    ec2Rates: (sinceSecond) => rates.since(sinceSecond),
     close: closeAll,
   };
 }

@@ -3,6 +3,7 @@
 // general client library costs tens of MiB of memory and most of a second to load for this.
 // Pods are parsed once, here at the edge, into PodMetadata.
 
+import type { IncomingMessage } from 'node:http';
 import type { KubeApiConfig } from './kube-api-config.ts';
 import { apiErrorOf } from './kube-api-error.ts';
 import { KubeTransport, type KubeTransportDeps } from './kube-transport.ts';
@@ -108,12 +109,15 @@ export class KubeClient {
     resourceVersion: string,
     options: WatchOptions,
   ): Promise<AsyncGenerator<PodWatchEvent>> {
-    const path = podsOnNodePath(nodeName, {
-      watch: 'true',
-      resourceVersion,
-      allowWatchBookmarks: 'true',
-      timeoutSeconds: String(options.timeoutSeconds),
-    });
+    const path = podsOnNodePath(nodeName, watchQuery(resourceVersion, options));
+    return podWatchEvents(await this.watchStream(path, options), options.idleMs);
+  }
+
+  /**
+   * A watch of `path` (its query says what and from which resourceVersion: watchQuery): the
+   * response stream once the server accepted it; rejects with a KubeApiError when it did not.
+   */
+  async watchStream(path: string, options: WatchOptions): Promise<IncomingMessage> {
     const res = await this.#transport.stream({
       method: 'GET',
       path,
@@ -127,7 +131,7 @@ export class KubeClient {
       const what = `watch ${this.baseUrl}${path}`;
       throw apiErrorOf(what, status, res.statusMessage ?? '', Buffer.concat(chunks).toString('utf8'));
     }
-    return podWatchEvents(res, options.idleMs);
+    return res;
   }
 
   async getNode(name: string, call: CallOptions = {}): Promise<unknown> {
@@ -143,6 +147,16 @@ export class KubeClient {
   close(): void {
     this.#transport.close();
   }
+}
+
+/** The query of a watch from `resourceVersion`, with bookmarks, ended by the server after the options' timeout. */
+export function watchQuery(resourceVersion: string, options: WatchOptions): Record<string, string> {
+  return {
+    watch: 'true',
+    resourceVersion,
+    allowWatchBookmarks: 'true',
+    timeoutSeconds: String(options.timeoutSeconds),
+  };
 }
 
 function podsOnNodePath(nodeName: string, extra: Record<string, string>): string {

@@ -9,6 +9,7 @@ import {
 } from '../../cni/errors.ts';
 import type { CniResult } from '../../cni/result.ts';
 import { errorText } from '../../infra/error-text.ts';
+import { PoolExhaustedError } from '../../ipam/pool/pool-addresses.ts';
 import { type Attachment, attachmentKeyString } from '../../plan/attachment.ts';
 import { PRIMARY_POD_IF, planRegularPod } from '../../plan/pod-plan.ts';
 import { type Resource, vethOf, vpcAddressOf } from '../../plan/resource.ts';
@@ -60,7 +61,13 @@ async function obtainAddress(ctx: AddContext, owner: string): Promise<PooledAddr
       if (left <= 0) throw new Error(`no address became free within ${ctx.addWaitMs} ms`);
       await ctx.addresses.waitForAddress(left);
     } catch (err) {
-      throw new CniError(CNI_ERR_TRY_AGAIN_LATER, 'no free VPC address on this node', errorText(err));
+      // The pool's growth waiting for EC2 tokens is said in the message itself: it is the one
+      // cause of an empty pool that EC2's account-wide limits, not this node, decide.
+      const ec2 = err instanceof PoolExhaustedError && err.waitingForEc2;
+      const msg = ec2
+        ? 'no free VPC address on this node yet: the pool waits for EC2 API tokens'
+        : 'no free VPC address on this node';
+      throw new CniError(CNI_ERR_TRY_AGAIN_LATER, msg, errorText(err));
     }
   }
 }

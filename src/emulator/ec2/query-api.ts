@@ -10,6 +10,7 @@ import type { VpcOperations } from '../vpc/operations.ts';
 import type { VpcView } from '../vpc/view.ts';
 import { authorizeCall, callerSession, IamRole, isDryRun } from './authorization.ts';
 import type { Ec2CallCounts } from './call-counts.ts';
+import type { Ec2CallRates } from './call-rates.ts';
 import {
   describeInstances,
   describeInstanceTypes,
@@ -31,6 +32,7 @@ import {
 import { Ec2Error } from './error.ts';
 import { assignIpv6Addresses, unassignIpv6Addresses } from './ipv6-actions.ts';
 import { QueryParams } from './params.ts';
+import { bucketOf, type RequestThrottling } from './request-throttling.ts';
 import { getSubnetCidrReservations } from './reservation-actions.ts';
 import { describeSecurityGroups } from './security-group-actions.ts';
 import {
@@ -102,6 +104,10 @@ export interface Ec2Deps {
   readonly log: (line: Record<string, unknown>) => void;
   /** Counts every call by action (GET /admin/state shows them). */
   readonly calls?: Ec2CallCounts;
+  /** EC2's request rate limits of the account (absent: none). */
+  readonly throttling?: RequestThrottling;
+  /** Calls and throttled answers per second (GET /admin/ec2-rates). */
+  readonly rates?: Ec2CallRates;
   /** What the caller's role may do (PUT /admin/iam-policy); absent: everything. */
   readonly iam?: IamRole;
 }
@@ -121,6 +127,8 @@ export async function handleEc2(body: string, deps: Ec2Deps, authorization?: str
     const run = ACTIONS.get(action);
     if (run === undefined)
       throw new Ec2Error('InvalidAction', `The action ${action} is not valid for this web service.`);
+    // EC2 counts a request against its bucket before it looks at anything else.
+    deps.throttling?.admit(bucketOf(action, p));
     const fault = deps.faults.decide(action);
     if (fault.pageItems !== undefined) p.limitPages(fault.pageItems);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
@@ -137,6 +145,7 @@ export async function handleEc2(body: string, deps: Ec2Deps, authorization?: str
     xml = ec2ErrorResponse(e.code, e.message, requestId);
   }
   deps.calls?.record(action ?? '(none)', status !== 200, isDryRun(p));
+  deps.rates?.record(action ?? '(none)', code === 'RequestLimitExceeded');
   deps.log({
     msg: 'ec2',
     action: action ?? null,

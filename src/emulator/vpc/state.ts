@@ -45,6 +45,8 @@ export interface LaunchRequest {
   readonly nodeName?: string;
   /** The primary ENI's connection-tracking timeouts (a launch template's). */
   readonly connectionTracking?: ConnectionTrackingTimeouts;
+  /** LaunchInstanceRequest.imdsSourceAddress. */
+  readonly imdsSourceAddress?: string;
 }
 
 export type AssignRequest = { readonly count: number } | { readonly ips: readonly string[] };
@@ -305,6 +307,7 @@ export class VpcState extends VpcView {
       nodeName: req.nodeName,
       launchTime: this.#now(),
       tags: new Map(),
+      ...(req.imdsSourceAddress === undefined ? {} : { imdsSourceAddress: req.imdsSourceAddress }),
     };
     const primaryEni = this.createEni({
       subnetId: req.subnetId,

@@ -60,6 +60,8 @@ export interface Instance {
   readonly nodeName: string | undefined;
   readonly launchTime: Date;
   readonly tags: Map<string, string>;
+  /** A loopback address whose IMDS requests answer for this instance (in-process fleets). */
+  readonly imdsSourceAddress?: string;
 }
 
 export class VpcView {
@@ -147,8 +149,9 @@ export class VpcView {
       .sort((a, b) => (a.attachment?.deviceIndex ?? 0) - (b.attachment?.deviceIndex ?? 0));
   }
 
-  /** The instance whose ENIs hold this address (primary or secondary). */
+  /** The instance whose ENIs hold this address (primary or secondary), or that was launched with it as its IMDS source. */
   instanceByAddress(ip: string): Instance | undefined {
+    for (const i of this.instancesById.values()) if (i.imdsSourceAddress === ip) return i;
     for (const e of this.enisById.values()) {
       if (
         e.attachment !== undefined &&

@@ -9,6 +9,17 @@ import { AddressWaiters } from './address-waiters.ts';
 import type { AddressPool, PoolEni } from './pool.ts';
 import type { PoolLog } from './pool-parts.ts';
 
+/** No address came in time; `waitingForEc2`: the pool's growth waited for the EC2 budget. */
+export class PoolExhaustedError extends Error {
+  constructor(
+    message: string,
+    readonly waitingForEc2: boolean,
+  ) {
+    super(message);
+    this.name = 'PoolExhaustedError';
+  }
+}
+
 /** A freed address that must not be handed out before its cooldown ends. */
 export interface CoolingRecord {
   readonly ip: string;
@@ -66,7 +77,7 @@ export interface PoolAddressesDeps {
   readonly nudge: () => void;
   readonly stopping: () => boolean;
   /** Why no address came within timeoutMs (the limits in the way). */
-  readonly exhaustedMessage: (timeoutMs: number) => string;
+  readonly exhausted: (timeoutMs: number) => PoolExhaustedError;
 }
 
 export class PoolAddresses {
@@ -188,7 +199,7 @@ export class PoolAddresses {
   waitForAddress(timeoutMs: number): Promise<void> {
     if (this.available() > 0) return Promise.resolve();
     if (this.#d.stopping()) return Promise.reject(new Error('the agent is stopping'));
-    const woken = this.#waiters.wait(timeoutMs, () => new Error(this.#d.exhaustedMessage(timeoutMs)));
+    const woken = this.#waiters.wait(timeoutMs, () => this.#d.exhausted(timeoutMs));
     this.#d.nudge();
     return woken;
   }

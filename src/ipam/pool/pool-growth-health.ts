@@ -7,11 +7,18 @@ import type { PoolLog } from './pool-parts.ts';
 export type GrowthState =
   | { readonly blocked: null }
   | {
-      /** The last failure, EC2's error code first. */
+      /** The last failure, EC2's error code first; `ec2Budget` while a growth call waits for a token. */
       readonly blocked: string;
       /** When the first of the consecutive failures happened (ms since epoch). */
       readonly since: number;
       readonly failures: number;
+      /** With `ec2Budget`: the call waiting for its token (pool-budget.ts). */
+      readonly wait?: {
+        readonly action: string;
+        readonly waitedMs: number;
+        readonly readyInMs: number;
+        readonly ratePerSecond: number;
+      };
     };
 
 export class PoolGrowthHealth {

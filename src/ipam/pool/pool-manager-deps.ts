@@ -1,6 +1,7 @@
 // What the pool manager is built from and what it reports: its dependencies and options
 // (pool-manager.ts), kept apart so the manager's file holds only its behaviour.
 import type { Cloud, InstanceMetadata, InstanceTypeLimits } from '../../cloud/cloud.ts';
+import type { Ec2BudgetView } from '../../cloud/limited-cloud.ts';
 import type { CensusAssignFigures } from '../census/census-assigner.ts';
 import type { SubnetCensusSource } from '../census/census-source.ts';
 import type { CloudSyncState } from '../cloud-sync/cloud-sync.ts';
@@ -76,6 +77,11 @@ export interface PoolManagerDeps extends EniLinkHooks {
    */
   readonly nodeUnschedulable?: () => Promise<boolean>;
   /**
+   * The agent's EC2 budget (LimitedCloud): top-ups sized to its rate, the state and an ADD's error
+   * saying when growth waits for a token, and no releases while EC2 throttles. Absent: none of it.
+   */
+  readonly ec2Budget?: Ec2BudgetView;
+  /**
    * The cluster's subnet census (the agent's census loop): prefixes are asked only of subnets it
    * says have a free /28, and secondary IPs are named inside already-broken /28s. Absent: as
    * upstream, by EC2's counts and picks.
@@ -98,6 +104,8 @@ export interface PoolHealth {
   readonly drain?: DrainState;
   /** False: the pool changes nothing in EC2 (DISABLE_NETWORK_RESOURCE_PROVISIONING, IMDS-only mode). */
   readonly provisioning: boolean;
+  /** Why the pool gives nothing back now (EC2 throttles), when it does not. */
+  readonly releasesHeld?: string;
   /** Secondary IPs assigned by name from the census, refused by name, and assigned by count. */
   readonly singles: CensusAssignFigures;
 }

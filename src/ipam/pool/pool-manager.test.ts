@@ -160,7 +160,7 @@ describe('PoolManager grows the pool', () => {
     assert.deepEqual(await settle(manager), ['release 2']);
   });
 
-  test('a release whose outcome is unknown (5xx, or "not assigned" on a retry) keeps the addresses out of the pool', async () => {
+  test('a release whose outcome is unknown (5xx, or "not assigned" on a retry) holds the addresses back: counted, never lent', async () => {
     for (const error of [
       new CloudError('unassign: InternalError', 'InternalError', true),
       new CloudError('unassign: not assigned', 'InvalidParameterValue', false),
@@ -168,8 +168,11 @@ describe('PoolManager grows the pool', () => {
       const { cloud, pool, manager } = await setup({ primarySecondaryIps: 3, targets: { warmIpTarget: 1 } });
       cloud.failNext('unassignPrivateIps', error);
       await assert.rejects(manager.runPass(), /cannot release 2 addresses of ENI eni-primary/);
-      // Never lent while EC2 may no longer have them: only the one kept address is available.
+      // Never lent while EC2 may no longer have them: only the one kept address is available. They
+      // still count on the ENI, so that no top-up asks EC2 for more than the ENI may hold.
       assert.equal(pool.stats(0).available, 1, error.code);
+      assert.equal(pool.stats(0).unconfirmed, 2, error.code);
+      assert.equal(pool.stats(0).total, 3, error.code);
       assert.equal(manager.allocate('vpcnet/c1/eth0') !== undefined, true);
       assert.equal(manager.allocate('vpcnet/c2/eth0'), undefined, error.code);
     }
@@ -357,7 +360,7 @@ describe('PoolManager background loop (virtual time)', () => {
     await virtualTime.advance(1);
     assert.match(
       String(outcome),
-      /^Error: no free address after 50 ms: 1\/1 ENIs × 3 secondary IPs, 2 in use, 1 cooling; the pool is at its limits$/,
+      /^PoolExhaustedError: no free address after 50 ms: 1\/1 ENIs × 3 secondary IPs, 2 in use, 1 cooling; the pool is at its limits$/,
     );
   });
 

@@ -9,6 +9,7 @@
 // pool-addresses.ts. This file discovers ENIs and runs the passes.
 
 import type { EniInfo } from '../../cloud/cloud.ts';
+import { asEc2Class } from '../../cloud/ec2-call-class.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
 import { CensusAssigner } from '../census/census-assigner.ts';
 import { placerWantingCensus, wantSubnetsOf } from '../census/census-wants.ts';
@@ -22,7 +23,8 @@ import { EniJournal, type PendingEniRecord, resumePendingEnis } from '../enis/pe
 import { type PrefixModeState, PrefixPool } from '../prefixes/prefix-pool.ts';
 import { slotsUsed, type UnitDecision } from '../prefixes/prefix-targets.ts';
 import { PrefixBook } from '../prefixes/prefixes.ts';
-import { type ManagedAddress, PoolAddresses } from './pool-addresses.ts';
+import { type ManagedAddress, PoolAddresses, PoolExhaustedError } from './pool-addresses.ts';
+import { AllocationRate, budgetBlocked, budgetWaitText, topUpCount } from './pool-budget.ts';
 import { PoolDrain } from './pool-drain.ts';
 import { PoolGrowth } from './pool-growth.ts';
 import { PoolGrowthHealth } from './pool-growth-health.ts';
@@ -35,6 +37,10 @@ import { UNSCHEDULABLE_REASON, UnschedulableHold } from './unschedulable-hold.ts
 export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
 export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 export type { PoolLog } from './pool-parts.ts';
+
+function isGrowth(d: PoolDecision | UnitDecision): d is PoolDecision & { kind: 'assign' | 'attachEni' } {
+  return d.kind === 'assign' || d.kind === 'attachEni';
+}
 
 export class PoolManager {
   readonly #d: PoolManagerDeps;
@@ -59,6 +65,12 @@ export class PoolManager {
   readonly #provisioning: boolean;
   /** AWS_MANAGE_ENIS_NON_SCHEDULABLE=false: changes a cordoned node holds back. */
   readonly #cordon: UnschedulableHold;
+  /** How fast pods took addresses lately: the size of a top-up, and whether to give any back. */
+  readonly #allocations: AllocationRate;
+  /** Since when a growth step runs (its EC2 calls may wait for tokens). */
+  #growingSince: number | undefined;
+  /** A top-up asked for more than the targets' shortfall, and the pool has not shrunk since. */
+  #batched = false;
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
@@ -77,6 +89,7 @@ export class PoolManager {
     };
     this.#provisioning = deps.provisioning !== false;
     this.#cordon = new UnschedulableHold(deps.nodeUnschedulable, deps.log, deps.clock);
+    this.#allocations = new AllocationRate(() => deps.clock.now());
     this.#sweep = new LeakedEniSweep(this.#parts, deps.leakedEniCleanup ?? DEFAULT_LEAKED_ENI_CLEANUP);
     this.#addresses = new PoolAddresses({
       pool: deps.pool,
@@ -85,7 +98,7 @@ export class PoolManager {
       ledger: deps.ledger,
       nudge: () => this.nudge(),
       stopping: () => this.#loop.stopped,
-      exhaustedMessage: (ms) => this.#exhaustedMessage(ms),
+      exhausted: (ms) => this.#exhausted(ms),
     });
     this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
     this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
@@ -184,14 +197,16 @@ export class PoolManager {
     return this.#sync.run();
   }
 
-  /** Why the pool cannot grow (if it cannot), the sync's figures, and what drains. */
+  /** Why the pool cannot grow (if it cannot: a growth call waiting for an EC2 token first), the sync's figures, and what drains. */
   health(): PoolHealth {
+    const held = this.#d.ec2Budget?.releasesHeld();
     return {
-      growth: this.#growthHealth.state,
+      growth: budgetBlocked(this.#d.ec2Budget, this.#growingSince) ?? this.#growthHealth.state,
       sync: this.#sync.state(),
       prefixes: this.prefixMode(),
       drain: this.#drain.state(),
       provisioning: this.#provisioning,
+      ...(held === undefined ? {} : { releasesHeld: held }),
       singles: this.#parts.singles.figures(),
     };
   }
@@ -298,23 +313,46 @@ export class PoolManager {
   }
 
   async #pass(): Promise<PoolDecision> {
-    if (this.#provisioning) {
-      await this.#growth.retryDeleteOnTermination();
+    // Demand first: while an ADD waits for an address, growth goes before the housekeeping below
+    // (which the next pass, at once after this one, does), and its EC2 calls before any other.
+    if (this.#addresses.waiting > 0 && this.#provisioning) {
+      await this.#growth.configurePending();
+      this.#addresses.expireCooling();
+      const decision = this.decision();
+      if (isGrowth(decision)) {
+        if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
+        return asEc2Class('demand', () => this.#act(decision));
+      }
+    }
+    // While EC2 throttles, nothing is given back: no release, detach or delete is even sent.
+    const releasing = this.#provisioning && this.#d.ec2Budget?.releasesHeld() === undefined;
+    if (this.#provisioning) await this.#growth.retryDeleteOnTermination();
+    if (releasing) {
       await this.#shrink.resumeDetaches();
       await this.#shrink.retryEniDeletes();
-      await this.#sweep.runIfDue();
+      await asEc2Class('sweep', () => this.#sweep.runIfDue());
     }
     await this.#growth.configurePending();
     await this.#drain.refreshIfDue();
     this.#addresses.expireCooling();
     const decision = this.decision();
     if (decision.kind === 'none') return decision;
+    if (!isGrowth(decision) && !releasing) return { kind: 'none' };
+    // The surplus of a batched top-up stays while pods keep taking addresses.
+    if (decision.kind === 'release' && this.#batched && !this.#allocations.quiet()) return { kind: 'none' };
+    if (decision.kind === 'release') this.#batched = false;
     if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
-    const growing = decision.kind === 'assign' || decision.kind === 'attachEni';
+    return this.#act(decision);
+  }
+
+  async #act(decision: Exclude<PoolDecision | UnitDecision, { kind: 'none' }>): Promise<PoolDecision> {
+    const growing = isGrowth(decision);
     const ended = this.#d.observer?.actionStarted?.(growing ? 'grow' : 'shrink');
+    if (growing) this.#growingSince = this.#d.clock.now();
     try {
       return await this.#apply(decision);
     } finally {
+      if (growing) this.#growingSince = undefined;
       ended?.();
     }
   }
@@ -322,7 +360,9 @@ export class PoolManager {
   #apply(decision: Exclude<PoolDecision | UnitDecision, { kind: 'none' }>): Promise<PoolDecision> {
     switch (decision.kind) {
       case 'assign':
-        return 'unit' in decision ? this.#prefixes.assign(decision) : this.#growth.assign(decision.count);
+        return 'unit' in decision
+          ? this.#prefixes.assign(decision)
+          : this.#growth.assign(this.#topUp(decision.count));
       case 'attachEni':
         return this.#growth.attachEni({ avoidSubnets: this.#prefixes.subnetsWithoutPrefixes() });
       case 'drain':
@@ -334,6 +374,18 @@ export class PoolManager {
       case 'freeEni':
         return this.#shrink.freeEni(decision.eniId);
     }
+  }
+
+  /** Secondary IPs to ask for when the targets are short of `short` (pool-budget.ts). */
+  #topUp(short: number): number {
+    const count = topUpCount({
+      short,
+      waiting: this.#addresses.waiting,
+      allocationsPerSecond: this.#allocations.perSecond(),
+      callsPerSecond: this.#d.ec2Budget?.rate('AssignPrivateIpAddresses'),
+    });
+    if (count > short) this.#batched = true;
+    return count;
   }
 
   /**
@@ -406,6 +458,7 @@ export class PoolManager {
   /** In memory: an address that is neither assigned nor cooling, or the one `owner` already holds. */
   allocate(owner: string): ManagedAddress | undefined {
     const got = this.#addresses.allocate(owner, this.#prefixes.secondChoice());
+    if (got !== undefined) this.#allocations.lent();
     if (this.decision().kind !== 'none') this.nudge();
     return got;
   }
@@ -437,7 +490,13 @@ export class PoolManager {
     return this.#addresses.waitForAddress(timeoutMs);
   }
 
-  #exhaustedMessage(timeoutMs: number): string {
+  #exhausted(timeoutMs: number): PoolExhaustedError {
+    const budgetWait = budgetWaitText(budgetBlocked(this.#d.ec2Budget, this.#growingSince));
+    const message = this.#exhaustedMessage(timeoutMs, budgetWait);
+    return new PoolExhaustedError(message, budgetWait !== undefined);
+  }
+
+  #exhaustedMessage(timeoutMs: number, budgetWait: string | undefined): string {
     const { pool, limits, targets, clock } = this.#d;
     const stats = pool.stats(clock.now());
     const max = effectiveMaxEnis(limits, targets);
@@ -449,6 +508,7 @@ export class PoolManager {
       msg += `, ${stats.unconfirmed} waiting for a second read of the ENIs before they are lent`;
     if (!this.#provisioning)
       msg += '; ENI provisioning is off: the pool lends only what is attached to the node';
+    else if (budgetWait !== undefined) msg += `; ${budgetWait}`;
     else if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
     else if (this.decision().kind === 'none') msg += '; the pool is at its limits';
     return msg;

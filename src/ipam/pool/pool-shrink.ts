@@ -30,19 +30,21 @@ export class PoolShrink {
     try {
       await cloud.unassignPrivateIps(eniId, pick.ips);
     } catch (err) {
-      // Back into the pool only when EC2 certainly did not apply the call. After a 5xx, a timeout or
+      // Lendable again only when EC2 certainly did not apply the call. After a 5xx, a timeout or
       // "not assigned" (a retry of a call that had succeeded) the addresses may be gone: lent, a
-      // pod's traffic would be dropped. They stay out; the EC2 sync adopts them again if EC2 still
-      // lists them.
+      // pod's traffic would be dropped. They come back held back (counted on the ENI, so a top-up
+      // never asks for more than EC2 would allow; never lent): the EC2 sync lends them once two
+      // reads a stale window apart list them, and drops them when EC2 no longer does.
       const notApplied =
         isThrottled(err) ||
         (err instanceof CloudError && !err.retryable && !err.code.startsWith('InvalidParameter'));
-      if (notApplied) pool.addAddresses(eniId, pick.ips);
-      else
-        log.warn(
-          'release of addresses has an unknown outcome; kept out of the pool until EC2 is read again',
-          { eni: eniId, ips: pick.ips, error: cloudErrorText(err) },
-        );
+      pool.addAddresses(eniId, pick.ips, { unconfirmed: !notApplied });
+      if (!notApplied)
+        log.warn('release of addresses has an unknown outcome; held back until EC2 is read again', {
+          eni: eniId,
+          ips: pick.ips,
+          error: cloudErrorText(err),
+        });
       throw new Error(`cannot release ${pick.ips.length} addresses of ENI ${eniId}: ${cloudErrorText(err)}`, {
         cause: err,
       });

@@ -3,9 +3,9 @@
 // only the resourceVersion the watch has reached; ERROR carries a Status (410 Expired: the
 // resourceVersion is too old, the client must list again).
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { KubeApiError, parseStatus } from '../kube-api-error.ts';
 import { type PodMetadata, parsePod } from '../pod-metadata.ts';
+import { watchLines } from './watch-lines.ts';
 
 export type PodWatchEvent =
   | {
@@ -65,36 +65,5 @@ export function parsePodWatchEvent(line: string): PodWatchEvent {
  * iteration ends as if the server had closed it). Throws when the stream breaks or a line is bad.
  */
 export async function* podWatchEvents(stream: Readable, idleMs: number): AsyncGenerator<PodWatchEvent> {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
-  let idle = false;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      idle = true;
-      stream.destroy();
-    }, idleMs);
-  };
-  arm();
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      arm();
-      pending += decoder.write(chunk);
-      let nl = pending.indexOf('\n');
-      while (nl >= 0) {
-        const line = pending.slice(0, nl).trim();
-        pending = pending.slice(nl + 1);
-        if (line !== '') yield parsePodWatchEvent(line);
-        nl = pending.indexOf('\n');
-      }
-    }
-  } catch (err) {
-    if (!idle) throw err;
-  } finally {
-    clearTimeout(timer);
-    stream.destroy();
-  }
-  const last = (pending + decoder.end()).trim();
-  if (last !== '' && !idle) yield parsePodWatchEvent(last);
+  for await (const line of watchLines(stream, idleMs)) yield parsePodWatchEvent(line);
 }
