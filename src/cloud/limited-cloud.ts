@@ -83,11 +83,20 @@ export interface Ec2Attempt {
 
 export type Ec2AttemptObserver = (attempt: Ec2Attempt) => void;
 
-// Unreferenced: a token wait never keeps a stopping process alive (the callers' servers do while they run).
-const realClock: BucketClock = {
-  now: () => performance.now(),
-  sleep: (ms) => sleep(ms, undefined, { ref: false }),
-};
+/**
+ * Timers that keep the process alive while a call waits for its token (an agent starting up may
+ * have nothing else running yet: with unreferenced timers Node would exit there), and that close()
+ * ends, so a stopped agent leaves no timer behind.
+ */
+function realClock(stopped: AbortSignal): BucketClock {
+  return {
+    now: () => performance.now(),
+    sleep: (ms) =>
+      sleep(ms, undefined, { signal: stopped }).catch((err: unknown) => {
+        if (!stopped.aborted) throw err;
+      }),
+  };
+}
 
 /** Subnets read within this long are answered from memory (free counts and tags change slowly). */
 const SUBNET_CACHE_MS = 5_000;
@@ -99,6 +108,7 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
   readonly #inner: Cloud;
   readonly #budget: Ec2Budget;
   readonly #clock: BucketClock;
+  readonly #stopped = new AbortController();
   readonly #random: () => number;
   readonly #newClientToken: () => string;
   readonly #policy: RetryPolicy;
@@ -116,7 +126,7 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
       throw new Error(`EC2 max attempts must be a positive integer, got ${limit.maxAttempts}`);
     }
     this.#inner = deps.inner;
-    this.#clock = deps.clock ?? realClock;
+    this.#clock = deps.clock ?? realClock(this.#stopped.signal);
     this.#random = deps.random ?? Math.random;
     this.#budget = new Ec2Budget({
       ceiling: { qps: limit.qps, burst: limit.burst },
@@ -157,6 +167,7 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
   /** Refuses the calls waiting for a token and every later one: the agent stops. */
   close(reason = 'the agent is stopping'): void {
     this.#budget.close(reason);
+    this.#stopped.abort();
   }
 
   metadata(): Promise<InstanceMetadata> {

@@ -1,4 +1,4 @@
-// The doctor's table of EC2 actions is the driver's: every action name src/cloud/aws*.ts sends is
+// The doctor's table of EC2 actions is the driver's: every action name src/cloud/aws/*.ts sends is
 // in it and nothing else, and which of them the doctor dry-runs agrees with EC2's model (the AWS
 // SDK's request shapes: a DryRun member or none).
 import assert from 'node:assert/strict';
@@ -8,12 +8,12 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DRIVER_EC2_ACTIONS } from './ec2-actions.ts';
 
-const cloudDir = fileURLToPath(new URL('../../cloud/', import.meta.url));
+const cloudDir = fileURLToPath(new URL('../../cloud/aws/', import.meta.url));
 const EC2_VERBS =
   /'((?:Describe|Get|Create|Delete|Attach|Detach|Modify|Assign|Unassign|Associate|Disassociate|Replace|Reset|Enable|Disable)[A-Z][A-Za-z0-9]+)'/g;
 
 async function driverActions(): Promise<Set<string>> {
-  const files = (await readdir(cloudDir)).filter((f) => /^aws.*\.ts$/.test(f) && !f.endsWith('.test.ts'));
+  const files = (await readdir(cloudDir)).filter((f) => /\.ts$/.test(f) && !f.endsWith('.test.ts'));
   assert.ok(files.length >= 3, `the driver's files: ${files.join(', ')}`);
   const found = new Set<string>();
   for (const f of files)

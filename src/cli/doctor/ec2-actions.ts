@@ -1,4 +1,4 @@
-// Every EC2 action the cloud driver (src/cloud/aws*.ts) can call, how the doctor probes the
+// Every EC2 action the cloud driver (src/cloud/aws/) can call, how the doctor probes the
 // permission for it without changing anything, and when this node's agent calls it. EC2's API
 // gives most of them a DryRun member: called with DryRun=true, EC2 authorizes the request and
 // answers DryRunOperation (allowed) or UnauthorizedOperation (not), and does nothing else. The

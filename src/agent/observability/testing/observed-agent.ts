@@ -51,7 +51,7 @@ export async function observedNode(
       await writeFile(p, '');
       return p;
     },
-    start(ports = {}, extra = {}) {
+    async start(ports = {}, extra = {}) {
       const ec2Attempts = new Ec2AttemptFeed();
       const limited = new LimitedCloud({
         inner: cloud,
@@ -59,7 +59,7 @@ export async function observedNode(
         log: silentLogger,
         observe: ec2Attempts.emit,
       });
-      return startAgent({
+      const agent = await startAgent({
         ...extra,
         config: {
           ...config,
@@ -76,6 +76,14 @@ export async function observedNode(
         now: Date.now,
         notANetworkNamespace: async () => undefined,
         poolIntervalMs: 60_000,
+      });
+      // As vpcnetd: the budget closes first, so no call waits for a token past the stop.
+      const stop = agent.stop.bind(agent);
+      return Object.assign(agent, {
+        async stop() {
+          limited.close();
+          await stop();
+        },
       });
     },
   };
