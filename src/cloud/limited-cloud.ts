@@ -98,9 +98,6 @@ function realClock(stopped: AbortSignal): BucketClock {
   };
 }
 
-/** Subnets read within this long are answered from memory (free counts and tags change slowly). */
-const SUBNET_CACHE_MS = 5_000;
-
 /** A call throttled this many times (in one call) is worth a warning: the limit is too high. */
 const THROTTLED_WARN_AT = 2;
 
@@ -118,7 +115,6 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
   /** Describes waiting for their token, by what they ask: a caller asking the same joins one. */
   readonly #queued = new Map<string, Promise<unknown>>();
   readonly #instanceTypes = new Map<string, Promise<InstanceTypeLimits>>();
-  readonly #subnets = new Map<string, { readonly at: number; readonly subnets: SubnetInfo[] }>();
 
   constructor(deps: LimitedCloudDeps) {
     const { limit } = deps;
@@ -202,13 +198,12 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
     );
   }
 
-  async describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
-    const key = JSON.stringify(query);
-    const cached = this.#subnets.get(key);
-    if (cached !== undefined && this.#clock.now() - cached.at < SUBNET_CACHE_MS) return cached.subnets;
-    const subnets = await this.#describe('DescribeSubnets', key, () => this.#inner.describeSubnets(query));
-    this.#subnets.set(key, { at: this.#clock.now(), subnets });
-    return subnets;
+  /**
+   * Coalesced as the other describes, never answered from memory: a subnet's tags decide where
+   * the next ENI goes, and an operator who tags a subnet expects the next ENI to see it.
+   */
+  describeSubnets(query: SubnetQuery): Promise<SubnetInfo[]> {
+    return this.#describe('DescribeSubnets', JSON.stringify(query), () => this.#inner.describeSubnets(query));
   }
 
   subnetCidrReservations(subnetId: string): Promise<SubnetCidrReservation[]> {

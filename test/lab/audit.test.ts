@@ -27,6 +27,7 @@ import {
   addPod,
   agentState,
   ctl,
+  ctlAnyExit,
   dropPod,
   emulatorState,
   type LabDesc,
@@ -124,15 +125,6 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     return ((await agentState(node(k))) as unknown as { instanceId: string }).instanceId;
   }
 
-  async function primaryEniOf(k: number): Promise<string> {
-    const instance = await instanceOf(k);
-    const eni = (await emulatorState(name)).enis.find(
-      (e) => e.attachment?.instanceId === instance && e.attachment.deviceIndex === 0,
-    );
-    assert.ok(eni, `node${k}'s primary ENI`);
-    return eni.eniId;
-  }
-
   /** `lab subnet` of the second subnet (added, tagged, untagged). */
   const drainSubnet = (...flags: string[]) =>
     ctl(['lab', 'subnet', '--name', name, '--subnet-id', DRAIN_SUBNET.id, ...flags]);
@@ -159,11 +151,18 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     await drainSubnet('--cidr', DRAIN_SUBNET.cidr, '--tag', 'kubernetes.io/role/cni=1');
     for (const k of [2, 3]) {
       let onSecond: string | undefined;
+      const seen: string[] = [];
       for (let i = 1; i <= 14 && onSecond === undefined; i++) {
         const p = await addTestPod(k, `n${k}d${i}`);
+        seen.push(p.ip);
         if (inDrainSubnet(p.ip)) onSecond = p.ip;
       }
-      assert.ok(onSecond !== undefined, `node${k} got an address of ${DRAIN_SUBNET.id}`);
+      if (onSecond === undefined) {
+        const st = await ctlAnyExit(['state', '--lab', name, '--node', String(k), '--json']);
+        assert.fail(
+          `node${k} got no address of ${DRAIN_SUBNET.id}: ${seen.join(' ')}\n${st.stdout.slice(0, 6000)}`,
+        );
+      }
     }
     await drainSubnet('--untag', 'kubernetes.io/role/cni');
     for (const k of [1, 2])
@@ -179,11 +178,26 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     const clean = await audit();
     assert.deepEqual(clean.report.findings, [], 'clean before the injections');
 
-    const truth = await emulatorState(name);
-    // Where a moved address goes: an ENI of another node in the address's subnet, with room.
     const instances = new Map(
       await Promise.all([1, 2, 3, 4, 5].map(async (k) => [k, await instanceOf(k)] as const)),
     );
+    // Top-ups ask for what pods take over the next token's wait, and that surplus goes back once
+    // the pods stop coming (30 s): wait for it, so that the ENIs have room for what is injected.
+    const roomyIn = (state: Awaited<ReturnType<typeof emulatorState>>) =>
+      state.enis
+        .filter(
+          (e) =>
+            e.interfaceType === 'interface' &&
+            e.secondaryIps.length < 8 &&
+            [1, 2, 3].some((n) => e.attachment?.instanceId === instances.get(n)),
+        )
+        .map((e) => e.eniId);
+    let truth = await emulatorState(name);
+    for (let waited = 0; roomyIn(truth).length < 3 && waited < 90_000; waited += 1_000) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      truth = await emulatorState(name);
+    }
+    // Where a moved address goes: an ENI of another node in the address's subnet, with room.
     const moveTarget = (from: number, subnetId: string) =>
       truth.enis.find(
         (e) =>
@@ -193,15 +207,12 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
           e.attachment.instanceId !== instances.get(from) &&
           e.secondaryIps.length < 8,
       )!.eniId;
+    const roomy = roomyIn(truth);
+    assert.ok(roomy.length >= 2, `two pool ENIs with room for an injected address: ${roomy.join(', ')}`);
     for (const k of [1, 2]) {
       const instance = await instanceOf(k);
-      // unowned-address: one more secondary IP on a pool ENI of the node (node1's primary, node2's
-      // second ENI: its primary is full), outside vpcnet.
-      const target =
-        k === 1
-          ? await primaryEniOf(1)
-          : truth.enis.find((e) => e.subnetId === DRAIN_SUBNET.id && e.attachment?.instanceId === instance)!
-              .eniId;
+      // unowned-address: one more secondary IP on a pool ENI, outside vpcnet.
+      const target = roomy[k - 1]!;
       const before = truth.enis.find((e) => e.eniId === target)!.secondaryIps;
       const added = (await unixJson(admin, 'POST', `/admin/enis/${target}/addresses`, {
         secondaryIpCount: 1,
