@@ -176,6 +176,11 @@ export async function labDown(name: string): Promise<void> {
   await ctl(['lab', 'down', '--name', name]);
 }
 
+/** Removes the test pods' namespaces (after a test: one already gone is no error). */
+export async function deletePodNetns(pods: Iterable<{ readonly netnsName: string }>): Promise<void> {
+  for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => undefined);
+}
+
 /** Runs argv (no shell, despite the name) and returns its stdout; a failure names the command and its stderr. */
 export async function sh(argv: string[]): Promise<string> {
   return (await runToSuccess(argv)).stdout;

@@ -18,6 +18,7 @@ import {
   addPod,
   agentState,
   ctlAnyExit,
+  deletePodNetns,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -138,7 +139,7 @@ describe('three nodes whose subnet runs out, VPCNET_NODE_READINESS=taint', () =>
     ]);
   });
   after(async () => {
-    for (const p of pods) await sh(['ip', 'netns', 'del', p.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
 
@@ -283,7 +284,7 @@ describe('one node whose subnet runs out, in the default condition mode', () => 
     lab = await labUp(name, ['--instance-type', 't3.medium', '--agent-env', 'VPCNET_ADD_WAIT_SECONDS=2']);
   });
   after(async () => {
-    for (const p of pods) await sh(['ip', 'netns', 'del', p.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
 

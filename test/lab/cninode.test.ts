@@ -15,6 +15,7 @@ import {
   addPod,
   cni,
   ctl,
+  deletePodNetns,
   emulatorState,
   type LabDesc,
   type LabNodeDesc,
@@ -70,7 +71,7 @@ describe('custom networking with pods that have their own security groups (CNINo
     ]);
   });
   after(async () => {
-    for (const s of sandboxes) await sh(['ip', 'netns', 'del', s.netnsName]).catch(() => {});
+    await deletePodNetns(sandboxes);
     await labDown(name);
   });
 

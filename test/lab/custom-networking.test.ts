@@ -11,6 +11,7 @@ import {
   agentState,
   cni,
   ctl,
+  deletePodNetns,
   inCidr,
   type LabDesc,
   type LabNodeDesc,
@@ -48,7 +49,7 @@ describe('custom networking in a one-node lab', () => {
     node = lab.nodes[0]!;
   });
   after(async () => {
-    for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
 
@@ -138,7 +139,7 @@ describe('subnet discovery in a one-node lab', () => {
     ]);
   });
   after(async () => {
-    for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
 

@@ -11,6 +11,7 @@ import { maxPods } from '../../src/ipam/pool/max-pods.ts';
 import {
   addPod,
   agentState,
+  deletePodNetns,
   emulatorState,
   type LabNodeDesc,
   labDown,
@@ -90,7 +91,7 @@ for (const c of CASES) {
     const pods: TestPod[] = [];
     after(async () => {
       await labDown(name);
-      for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => undefined);
+      await deletePodNetns(pods);
     });
 
     test('every ADD succeeds, the pool ends at the node limit, and top-ups were batched', async (t) => {

@@ -12,6 +12,7 @@ import {
   agentState,
   cni,
   ctl,
+  deletePodNetns,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -53,7 +54,7 @@ describe('IMDS-only mode in a one-node lab', () => {
     node = lab.nodes[0]!;
   });
   after(async () => {
-    for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
 
@@ -130,7 +131,7 @@ describe('DISABLE_NETWORK_RESOURCE_PROVISIONING in a one-node lab', () => {
     node = lab.nodes[0]!;
   });
   after(async () => {
-    for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
 

@@ -21,6 +21,7 @@ import {
   addPod,
   attachedEnis,
   cni,
+  deletePodNetns,
   inIpv4Prefixes,
   type LabDesc,
   type LabNodeDesc,
@@ -160,7 +161,7 @@ describe('switching address modes with pods running', { timeout: 300_000 }, () =
     for (const a of ownAgents) if (a.exitCode === null && a.pid !== undefined) process.kill(a.pid);
     if (supervisor !== undefined && isRecordedProcessAlive(supervisor))
       process.kill(supervisor.pid, 'SIGCONT');
-    for (const r of running) await sh(['ip', 'netns', 'del', r.pod.netnsName]).catch(() => undefined);
+    await deletePodNetns(running.map((r) => r.pod));
     await labDown(name);
   });
 

@@ -12,6 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import {
   addPod,
+  deletePodNetns,
   type LabDesc,
   type LabNodeDesc,
   labDown,
@@ -135,7 +136,7 @@ function nodePortLab(env: string[]) {
   });
   after(async () => {
     stopNetnsServers(servers);
-    for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => {});
+    await deletePodNetns(pods);
     await labDown(name);
   });
   return ctx;

@@ -11,6 +11,7 @@ import {
   agentState,
   attachedEnis,
   cni,
+  deletePodNetns,
   emulatorState,
   inIpv4Prefixes,
   type LabDesc,
@@ -67,7 +68,7 @@ describe('prefix delegation in a one-node lab', () => {
   });
   after(async () => {
     for (const pod of pods) await cni(node, 'DEL', pod).catch(() => undefined);
-    for (const pod of pods) await sh(['ip', 'netns', 'del', pod.netnsName]).catch(() => undefined);
+    await deletePodNetns(pods);
     await labDown(name);
   });
 
