@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CloudError } from '../../cloud/cloud.ts';
+import { EniRegistry } from '../enis/eni-registry.ts';
 import { AddressPool } from '../pool/pool.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
 import { FixedCensus } from '../testing/fixed-census.ts';
@@ -25,8 +26,9 @@ function setUp(places = true) {
       reservations: [],
     }),
   );
-  const singles = new CensusAssigner({ cloud, pool, log: quiet }, census, () => 0.5);
-  return { cloud, singles };
+  const registry = new EniRegistry({ now: () => 0 });
+  const singles = new CensusAssigner({ cloud, pool, registry, log: quiet }, census, () => 0.5);
+  return { cloud, registry, singles };
 }
 
 /** The /28 an address is in, as text. */
@@ -131,7 +133,12 @@ test('prefixes are named among the whole /28s the census shows, at random; none 
     }),
   );
   const none = await new CensusAssigner(
-    { cloud: full.cloud, pool: new AddressPool({ cooldownMs: 0 }), log: quiet },
+    {
+      cloud: full.cloud,
+      pool: new AddressPool({ cooldownMs: 0 }),
+      registry: new EniRegistry({ now: () => 0 }),
+      log: quiet,
+    },
     census,
   ).assignPrefixes('eni-primary', 'subnet-1', 1);
   assert.equal(none.kind, 'none');
@@ -142,7 +149,12 @@ test('prefixes are named among the whole /28s the census shows, at random; none 
   assert.equal(
     (
       await new CensusAssigner(
-        { cloud: full.cloud, pool: new AddressPool({ cooldownMs: 0 }), log: quiet },
+        {
+          cloud: full.cloud,
+          pool: new AddressPool({ cooldownMs: 0 }),
+          registry: new EniRegistry({ now: () => 0 }),
+          log: quiet,
+        },
         undefined,
       ).assignPrefixes('eni-primary', 'subnet-1', 1)
     ).kind,
@@ -164,11 +176,15 @@ test('a new ENI’s primary IP is named inside a broken /28; a refusal sets that
 });
 
 test('a new ENI’s named primary IP is not named again as a secondary while the census predates it', async () => {
-  const { cloud, singles } = setUp();
+  const { cloud, registry, singles } = setUp();
   const primary = singles.primaryIpFor('subnet-1');
   assert.ok(primary !== undefined);
   const eni = await cloud.createEni('subnet-1', [], 'vpcnet', {}, undefined, undefined, primary.ip);
   primary.used();
+  // As pool growth does: attached and in the registry before it asks for its secondary IPs.
+  await cloud.attachEni(eni.eniId, cloud.meta.instanceId, 1);
+  const attached = await cloud.describeInstanceEnis(cloud.meta.instanceId);
+  registry.add(attached.find((e) => e.eniId === eni.eniId)!, 'configuring', { createdByVpcnet: true });
   const ips = await singles.assign(eni.eniId, 'subnet-1', 4);
   assert.equal(ips.includes(primary.ip), false, `${primary.ip} is the ENI's own primary IP`);
   assert.equal(singles.figures().collisions, 0, 'no call EC2 had to refuse');

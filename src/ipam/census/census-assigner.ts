@@ -16,7 +16,7 @@ import type { SubnetCensusSource } from './census-source.ts';
 import type { CensusView } from './subnet-census.ts';
 
 /** What it uses of the pool's parts (built before them: the parts carry it). */
-type AssignerDeps = Pick<PoolParts, 'cloud' | 'pool' | 'log'>;
+type AssignerDeps = Pick<PoolParts, 'cloud' | 'pool' | 'registry' | 'log'>;
 
 /** Named calls refused in a row before the pool asks by count instead. */
 const NAMED_TRIES = 3;
@@ -48,16 +48,10 @@ export class CensusAssigner {
   readonly #p: AssignerDeps;
   readonly #census: SubnetCensusSource | undefined;
   readonly #random: () => number;
-  readonly #now: () => number;
   /** This node's own order of /28 blocks (a salted hash), stable from one call to the next. */
   readonly #rank: (block: number) => number;
   /** Blocks (/28 network addresses) EC2 refused something of, with the census they were picked from. */
   readonly #refused = new Map<number, number>();
-  /**
-   * Primary IPs this assigner named for new ENIs, with when: the pool does not hold an ENI's
-   * primary IP, and the census taken before the ENI existed still shows it free.
-   */
-  readonly #primaries = new Map<string, number>();
   #named = 0;
   #collisions = 0;
   #counted = 0;
@@ -68,9 +62,7 @@ export class CensusAssigner {
     parts: AssignerDeps,
     census: SubnetCensusSource | undefined,
     random: () => number = census?.random ?? Math.random,
-    now: () => number = Date.now,
   ) {
-    this.#now = now;
     this.#p = parts;
     this.#census = census;
     this.#random = random;
@@ -93,17 +85,20 @@ export class CensusAssigner {
     const view = this.#census?.places === true ? this.#census.view(subnetId) : undefined;
     if (view !== undefined) {
       for (const [block, at] of this.#refused) if (at < view.census.takenAt) this.#refused.delete(block);
-      for (const [ip, at] of this.#primaries) if (at < view.census.takenAt) this.#primaries.delete(ip);
     }
     return view;
   }
 
-  #skip(ip: string): boolean {
-    return (
+  /**
+   * What not to name: an address the pool holds, the primary IP of one of the node's ENIs (the pool
+   * holds none, and a census read before the ENI existed shows it free), or one of a refused /28.
+   */
+  #skipper(): (ip: string) => boolean {
+    const primaries = this.#p.registry.protectedAddresses();
+    return (ip) =>
       this.#p.pool.eniIdOf(ip) !== undefined ||
-      this.#primaries.has(ip) ||
-      this.#refused.has(blockOf(parseIpv4(ip)))
-    );
+      primaries.has(ip) ||
+      this.#refused.has(blockOf(parseIpv4(ip)));
   }
 
   /** A refusal: the block of every address EC2 named (of `asked`), else of every address asked. */
@@ -124,7 +119,7 @@ export class CensusAssigner {
     const view = this.#view(subnetId);
     if (view !== undefined) {
       for (let tries = 0; tries < NAMED_TRIES; tries++) {
-        const picks = view.namedAddressOrder((ip) => this.#skip(ip), this.#rank).slice(0, count);
+        const picks = view.namedAddressOrder(this.#skipper(), this.#rank).slice(0, count);
         if (picks.length === 0) break;
         try {
           const ips = await this.#p.cloud.assignNamedPrivateIps(eniId, picks);
@@ -179,7 +174,7 @@ export class CensusAssigner {
     subnetId: string,
   ): { ip: string; refused: (err: unknown) => void; used: () => void } | undefined {
     const view = this.#view(subnetId);
-    const ip = view?.namedAddressOrder((a) => this.#skip(a), this.#rank)[0];
+    const ip = view?.namedAddressOrder(this.#skipper(), this.#rank)[0];
     if (view === undefined || ip === undefined) return undefined;
     return {
       ip,
@@ -189,7 +184,6 @@ export class CensusAssigner {
       },
       used: () => {
         this.#namedPrimaries++;
-        this.#primaries.set(ip, this.#now());
       },
     };
   }

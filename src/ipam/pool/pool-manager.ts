@@ -78,7 +78,7 @@ export class PoolManager {
     this.#journal = new EniJournal(deps.ledger, deps.clock, deps.log);
     this.#parts = {
       ...deps,
-      singles: new CensusAssigner(deps, deps.census),
+      singles: new CensusAssigner({ ...deps, registry: this.#registry }, deps.census),
       registry: this.#registry,
       links: deps,
       journal: this.#journal,
