@@ -1,13 +1,16 @@
 // Runs the project's tests with node:test (Node 20's --test takes no globs): every *.test.ts under
-// src/, bench/ (the benchmark's own unit tests) and test/, in one run, one file at a time.
+// src/, bench/ (the benchmark's own unit tests) and test/, in one run. Two files run at a time, but a
+// file under test/ (namespaces, labs, real clients, timings) runs alone: test/kernel-turn.ts, preloaded,
+// makes it wait for the turn (an flock on VPCNET_TEST_TURN), which unit files share.
 // Usage: node scripts/test.mjs [--unit|--integration] [--exhaustive] [extra files...]
 //   --unit          src/ and bench/ only (no root, no namespaces; ~2 minutes)
 //   --integration   test/ only
 //   --exhaustive    adds the CI-only suites (EXHAUSTIVE below); .ci/run passes it
-// Every test process preloads test/kernel-log-guard.ts, which fails a file during which the kernel
+// Every test process also preloads test/kernel-log-guard.ts, which fails a file during which the kernel
 // logged a line naming vpcnet's netlink helper.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // Suites run inside another kernel by a suite of the host run: test/kernels/uml/ under User-Mode
@@ -48,18 +51,25 @@ else if (args.includes('--unit')) files = [...find('src'), ...find('bench')];
 else if (args.includes('--integration')) files = find('test');
 else files = [...find('src'), ...find('bench'), ...find('test')];
 if (explicit.length === 0 && !exhaustive) files = files.filter((f) => !EXHAUSTIVE.has(f));
+const turn = join(tmpdir(), `vpcnet-test-turn-${process.pid}.lock`);
 const r = spawnSync(
   process.execPath,
   [
     '--import',
     'tsx',
     '--import',
+    './test/kernel-turn.ts',
+    '--import',
     './test/kernel-log-guard.ts',
     '--test',
-    '--test-concurrency=1',
+    '--test-concurrency=2',
     '--test-reporter=spec',
     ...files,
   ],
-  { stdio: 'inherit', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+  {
+    stdio: 'inherit',
+    env: { ...process.env, VPCNET_TEST_TURN: turn, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  },
 );
+rmSync(turn, { force: true });
 process.exit(r.status ?? 1);

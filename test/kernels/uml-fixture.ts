@@ -141,7 +141,10 @@ export function umlSuiteTests(
   runnerEnv: Readonly<Record<string, string>> = {},
 ): void {
   guestSuiteTests(test, 'uml', 'under User-Mode Linux', async (argv) => {
-    const r = await runInUml(argv, { env: GUEST_SUITE_ENV, memory: '2G', timeoutMs: 600_000, runnerEnv });
+    // UML's one CPU runs the lab's emulator, agent and every process a test spawns: the lab's waits
+    // (an emulator admin call answers within 10 s on the host) stretch threefold there.
+    const env = { ...GUEST_SUITE_ENV, VPCNET_LAB_TIMEOUT_SCALE: '3' };
+    const r = await runInUml(argv, { env, memory: '2G', timeoutMs: 600_000, runnerEnv });
     return { ...r, kernel: r.kernel ?? 'not reported' };
   });
 }

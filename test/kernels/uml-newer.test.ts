@@ -7,7 +7,10 @@ import { umlGate, umlSuiteTests } from './uml-fixture.ts';
 const runnerEnv = { VPCNET_UML: 'newer' };
 const uml = await umlGate(runnerEnv);
 
-describe("suites that need 802.1q, under Debian unstable's UML", { skip: uml.skip }, () => {
+describe("suites that need 802.1q, under Debian unstable's UML", {
+  skip: uml.skip,
+  concurrency: true,
+}, () => {
   before(() => uml.assertReady());
   umlSuiteTests(test, runnerEnv);
 });

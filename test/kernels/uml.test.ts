@@ -172,7 +172,8 @@ describe('the newer UML, for hosts where the system one cannot boot', { skip: um
   });
 });
 
-describe('suites that need 802.1q, run under User-Mode Linux', { skip: uml.skip }, () => {
+// Each suite boots its own UML (one CPU each), so the two run side by side on the host's two cores.
+describe('suites that need 802.1q, run under User-Mode Linux', { skip: uml.skip, concurrency: true }, () => {
   before(() => uml.assertReady());
   umlSuiteTests(test);
 });
