@@ -283,7 +283,7 @@ export class PoolManager {
     const lending = pool.eniStats(clock.now()).filter((s) => s.draining !== true);
     const step =
       this.#prefixes.decision(this.attachedEniCount(), freeable) ??
-      nextPoolStep(lending, limits, targets, this.attachedEniCount(), freeable);
+      nextPoolStep(lending, limits, targets, this.attachedEniCount(), freeable, this.#addresses.waiting);
     if (step.kind === 'assign' || step.kind === 'attachEni') return step;
     return this.#drain.step(freeable) ?? step;
   }

@@ -146,6 +146,24 @@ describe('decide', () => {
     assert.deepEqual(decide(stats(2, 50, 45), p3dn, targets, 2), { kind: 'none' });
   });
 
+  test('ADDs waiting beyond what is available grow the pool whatever the targets keep warm', () => {
+    const minimumOnly = { ...eniMode, minimumIpTarget: 3 };
+    // MINIMUM_IP_TARGET met, every free address cooling (or quarantined after a recovery).
+    assert.deepEqual(decide(stats(1, 3, 1, 2), t3small, minimumOnly, 1), { kind: 'none' }, 'nobody waits');
+    assert.deepEqual(decide(stats(1, 3, 1, 2), t3small, minimumOnly, 1, 2), { kind: 'attachEni' });
+    assert.deepEqual(decide(stats(2, 3, 1, 2), t3small, minimumOnly, 2, 2), { kind: 'assign', count: 2 });
+    assert.deepEqual(decide(stats(2, 4, 1, 2), t3small, minimumOnly, 2, 2), { kind: 'assign', count: 1 });
+    // A burst beyond WARM_IP_TARGET asks for the burst at once.
+    const warm1 = { ...eniMode, warmIpTarget: 1 };
+    assert.deepEqual(decide(stats(2, 4, 3), t3small, warm1, 2, 3), { kind: 'assign', count: 2 });
+    // WARM_ENI_TARGET=0 grows when the waiters outnumber what is free; =1 fills for them as before.
+    const eni0 = { ...eniMode, warmEniTarget: 0 };
+    assert.deepEqual(decide(stats(2, 4, 3), t3small, eni0, 2), { kind: 'none' });
+    assert.deepEqual(decide(stats(2, 4, 3), t3small, eni0, 2, 2), { kind: 'assign', count: 2 });
+    // At the limits the waiters wait.
+    assert.deepEqual(decide(stats(3, 9, 7, 2), t3small, minimumOnly, 3, 4), { kind: 'none' });
+  });
+
   test('never releases below the warm target nor more than is available', () => {
     for (let assigned = 0; assigned <= 9; assigned++) {
       for (let cooling = 0; assigned + cooling <= 9; cooling++) {

@@ -50,12 +50,16 @@ export function usesIpTargets(targets: WarmPoolTargets): boolean {
  * manage, since they occupy device slots). Grow first: assign addresses to an ENI with room,
  * else attach an ENI if the limits allow. Shrink only in IP-target mode, never below the
  * targets, and count only available addresses: assigned and cooling ones are never released.
+ * `waiting` ADDs beyond the available addresses are a shortfall too, whatever the targets say:
+ * MINIMUM_IP_TARGET alone keeps nothing warm, and a pod must not wait out a cooldown or a
+ * recovery's quarantine while the node has room to grow.
  */
 export function decide(
   stats: PoolStats,
   limits: InstanceTypeLimits,
   targets: WarmPoolTargets,
   eniCount: number,
+  waiting = 0,
 ): PoolDecision {
   const perEni = secondaryIpsPerEni(limits);
   const room = Math.max(stats.enis * perEni - stats.total, 0);
@@ -64,7 +68,7 @@ export function decide(
   if (usesIpTargets(targets)) {
     const warm = targets.warmIpTarget ?? 0;
     const minimum = targets.minimumIpTarget ?? 0;
-    const short = Math.max(warm - stats.available, minimum - stats.total, 0);
+    const short = Math.max(warm - stats.available, minimum - stats.total, waiting - stats.available, 0);
     if (short > 0) return grow(short, room, canAttach);
     const over = Math.min(stats.available - warm, stats.total - minimum);
     return over > 0 ? { kind: 'release', count: over } : { kind: 'none' };
@@ -72,7 +76,8 @@ export function decide(
 
   // WARM_ENI_TARGET: a whole ENI's worth per warm ENI; with a target of 0, grow only when empty.
   const want = targets.warmEniTarget * perEni;
-  const short = targets.warmEniTarget === 0 ? (stats.available === 0 ? 1 : 0) : want - stats.available;
+  const empty = stats.available === 0 || waiting > stats.available;
+  const short = targets.warmEniTarget === 0 ? (empty ? 1 : 0) : Math.max(want, waiting) - stats.available;
   // Fill the ENI with room completely, as upstream fills a new ENI: fewer EC2 calls.
   return short > 0 ? grow(room, room, canAttach) : { kind: 'none' };
 }
@@ -135,6 +140,7 @@ export function nextPoolStep(
   targets: WarmPoolTargets,
   eniCount: number,
   detachable: ReadonlySet<string>,
+  waiting = 0,
 ): PoolDecision {
   const stats: PoolStats = {
     total: enis.reduce((sum, e) => sum + e.total, 0),
@@ -143,7 +149,7 @@ export function nextPoolStep(
     available: enis.reduce((sum, e) => sum + e.available, 0),
     enis: enis.length,
   };
-  const decision = decide(stats, limits, targets, eniCount);
+  const decision = decide(stats, limits, targets, eniCount, waiting);
   if (decision.kind !== 'release' && decision.kind !== 'none') return decision;
   const eniId = eniToFree(enis, limits, targets, detachable);
   return eniId === undefined ? decision : { kind: 'freeEni', eniId };
