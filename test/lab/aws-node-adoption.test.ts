@@ -155,7 +155,10 @@ describe('a node aws-node left: vpcnet adopts its pods in place', () => {
     // Two ENIs' worth of addresses before aws-node's pods are made from them; a reconcile pass every
     // 2 s collects the gone pod's rules without a 10 s wait.
     const env = ['MINIMUM_IP_TARGET=9', 'IP_COOLDOWN_PERIOD=2', 'VPCNET_RECONCILE_SECONDS=2'];
-    lab = await labUp(name, env.flatMap((e) => ['--agent-env', e]));
+    lab = await labUp(
+      name,
+      env.flatMap((e) => ['--agent-env', e]),
+    );
     node = lab.nodes[0]!;
   });
   after(async () => {

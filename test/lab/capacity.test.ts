@@ -25,7 +25,6 @@ import {
   labUp,
   newPod,
   registerPod,
-  sh,
   type TestPod,
   uniqueLabName,
   waitFor,

@@ -24,7 +24,6 @@ import {
   newPod,
   reaches,
   registerSgPod,
-  sh,
   type TestPod,
   uniqueLabName,
   waitFor,

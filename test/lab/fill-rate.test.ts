@@ -18,7 +18,6 @@ import {
   labUp,
   newPod,
   registerPod,
-  sh,
   type TestPod,
   uniqueLabName,
 } from '../lab-fixture.ts';

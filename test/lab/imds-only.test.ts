@@ -19,7 +19,6 @@ import {
   labUp,
   newPod,
   reaches,
-  sh,
   type TestPod,
   uniqueLabName,
   waitFor,

@@ -20,7 +20,6 @@ import {
   labUp,
   newPod,
   reaches,
-  sh,
   type TestPod,
   uniqueLabName,
   waitFor,
