@@ -16,6 +16,7 @@ import {
 } from '../src/lab/cni-runtime.ts';
 import { labLayout } from '../src/lab/layout.ts';
 import { isRecordedProcessAlive, readRecords } from '../src/lab/processes/processes.ts';
+import { labTimeout } from '../src/lab/timeouts.ts';
 import { unixJson } from '../src/lab/unix-http.ts';
 import { deleteLabPod, labPod } from '../src/lab/verbs/pod.ts';
 
@@ -299,11 +300,13 @@ export async function hostLinks(node: LabNodeDesc): Promise<string[]> {
   return out.map((l) => l.ifname);
 }
 
+/** Probes until `probe` answers; the wait stretches with the lab's timeout scale (a slow kernel). */
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  timeoutMs = 20000,
+  waitMs = 20000,
 ): Promise<T> {
+  const timeoutMs = labTimeout(waitMs);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe().catch(() => undefined);

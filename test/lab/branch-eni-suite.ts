@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runProcess } from '../../src/infra/process.ts';
 import { labLayout } from '../../src/lab/layout.ts';
+import { labTimeout } from '../../src/lab/timeouts.ts';
 import { unixJson } from '../../src/lab/unix-http.ts';
 import { branchDeviceName } from '../../src/plan/branch-plan.ts';
 import {
@@ -49,7 +50,7 @@ interface SgPod {
 
 /** The body of GET `url` asked from inside `netns` (a VPC host), or the error's text. */
 async function httpFrom(netns: string, url: string): Promise<string> {
-  const script = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(3000) }).then((r) => r.text()).then((t) => process.stdout.write(t), (e) => process.stdout.write('error: ' + e.message))`;
+  const script = `fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(${labTimeout(3000)}) }).then((r) => r.text()).then((t) => process.stdout.write(t), (e) => process.stdout.write('error: ' + e.message))`;
   return (await runProcess(['ip', 'netns', 'exec', netns, process.execPath, '-e', script])).stdout;
 }
 
@@ -536,7 +537,11 @@ export function branchEniSuite(
       t.diagnostic(
         `EC2 calls to check the ${burstAdds} ADDs' claims: ${checkCalls} (${(checkCalls / burstAdds).toFixed(3)} per pod start)`,
       );
-      assert.ok(checkCalls / burstAdds <= 0.1, `${checkCalls} EC2 calls for ${burstAdds} pod starts`);
+      // A few reads answer the whole burst, however many pods it has (2 or 3 for 60 ADDs).
+      assert.ok(
+        checkCalls <= Math.max(3, burstAdds / 10),
+        `${checkCalls} EC2 calls for ${burstAdds} pod starts`,
+      );
       await Promise.all(seconds.map((s) => del(s)));
       await inGroups(pods, (p) => drop(p));
     });
