@@ -230,8 +230,8 @@ describe('three nodes whose subnet runs out, VPCNET_NODE_READINESS=taint', () =>
     type Census = { role: string; subnets: { subnetId: string; takenAt: string; freePrefixes: number }[] };
     const censusOf = async (n: LabNodeDesc) =>
       ((await agentState(n)) as unknown as { census?: Census }).census;
-    // A follower reads the Lease every 60 s (±20 %): one that looked before the leader published
-    // sees the census at its next round.
+    // A follower reads the Lease every 15 s (±20 %) until it has the census of its subnet (then
+    // every 60 s): one that looked before the leader published sees it at its next round.
     const all = await waitFor(
       'every agent to know the census of the node subnet',
       async () => {

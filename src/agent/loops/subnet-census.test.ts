@@ -153,3 +153,18 @@ test('a round against an API that refuses is logged once and leaves the last cen
   assert.equal(warned.length, 1);
   assert.match(failing.state().lastError ?? '', /403/);
 });
+
+test('a follower whose subnet has no census yet looks again at the leader pace, then at its own', async () => {
+  const clock = { ms: 0 };
+  const [leader, follower] = agents('census-pace', clock, 'node-a', 'node-b');
+  await leader!.round();
+  follower!.want(SUBNET_A, '10.0.0.0/24');
+  const asked = await follower!.round();
+  assert.equal(asked, 15_000, 'no census of its subnet yet: back after one leader round');
+  clock.ms = 15_000;
+  await leader!.round();
+  clock.ms = 30_000;
+  const known = await follower!.round();
+  assert.ok(follower!.view(SUBNET_A) !== undefined, 'the leader took the census the follower asked for');
+  assert.equal(known, 60_000, 'then the follower round');
+});

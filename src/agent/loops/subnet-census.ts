@@ -35,7 +35,7 @@ export interface CensusTiming {
   readonly periodMs: number;
   /** The leader's rounds (renewals): well inside the lease duration. */
   readonly leaderRoundMs: number;
-  /** Other agents read the Lease this often (jittered ±20 %). */
+  /** Other agents read the Lease this often (jittered ±20 %); at the leader's pace while a subnet they asked for has no census yet. */
   readonly followerRoundMs: number;
   /** A census older than this is not acted on (the leader is gone and nobody took over yet). */
   readonly staleMs: number;
@@ -167,7 +167,10 @@ export class SubnetCensusLoop implements SubnetCensusSource {
       this.#failed(err);
     }
     if (this.#role === 'leader') return this.#t.leaderRoundMs;
-    return this.#t.followerRoundMs * (0.8 + 0.4 * this.#random());
+    // A subnet this agent asked for has no census yet: the leader takes it at its next round, so
+    // look again as soon as that may have happened, not a whole follower round later.
+    const awaiting = [...this.#mine.keys()].some((id) => !this.#known.has(id));
+    return (awaiting ? this.#t.leaderRoundMs : this.#t.followerRoundMs) * (0.8 + 0.4 * this.#random());
   }
 
   /** What the Lease says: who leads, the censuses published (newer than what this agent has). */
