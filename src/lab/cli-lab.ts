@@ -197,6 +197,7 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
       return runEmulatorProcess(
         requiredName(values.name),
         parseTrunkDriver(values['trunk-driver'] ?? 'vlan'),
+        repoRoot,
         values.ipv6 === true,
       );
     }
