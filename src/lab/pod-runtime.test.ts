@@ -48,7 +48,7 @@ describe('the lab container runtime', () => {
     netnsDir = join(repo, 'netns');
     await mkdir(netnsDir);
     await writeFile(join(netnsDir, node2.netns), '');
-    runtime = labContainerRuntime(LAB, repo, netnsDir);
+    runtime = labContainerRuntime(LAB, repo, { netnsDir });
   });
   after(() => rm(repo, { recursive: true, force: true }));
 
@@ -79,6 +79,14 @@ describe('the lab container runtime', () => {
     assert.equal(p.env.VPCNET_AGENT_SOCKET, node2.agentSocket);
     assert.equal(p.env.MY_NODE_NAME, 'node2');
     assert.ok(p.env.PATH?.startsWith(`${join(repo, 'bin')}:`), "the image's bin dir first on PATH");
+    assert.equal(p.env.ENABLE_POD_ENI, undefined);
+  });
+
+  test("in a --pod-eni lab, the agent's pod-ENI settings too", () => {
+    const podEni = labContainerRuntime(LAB, repo, { netnsDir, podEni: { trunkDriver: 'macvlan' } });
+    const p = podEni(execOf(pod, ['/opt/vpcnet/bin/vpcnetctl', 'doctor']));
+    assert.equal(p.env.ENABLE_POD_ENI, 'true');
+    assert.equal(p.env.VPCNET_TRUNK_DRIVER, 'macvlan');
   });
 
   test('a native program runs as itself', () => {

@@ -13,7 +13,7 @@ import type { JsonObject } from '../emulator/kube/objects.ts';
 import { isJsonObject } from '../emulator/kube/objects.ts';
 import type { ContainerRuntime, ExecProcess, ExecRequest } from '../emulator/kube/pod-exec.ts';
 import { type LabNode, labLayout } from './layout.ts';
-import { agentEnv } from './processes/agents.ts';
+import { agentEnv, type PodEniSettings } from './processes/agents.ts';
 
 /** The vpcnet DaemonSet as deploy/ makes it: where its pods are and how they are labelled. */
 export const VPCNET_DAEMONSET = {
@@ -102,11 +102,23 @@ function isNodeBundle(path: string): boolean {
 /** Where `ip netns` keeps the namespaces' files (lab nodes' among them). */
 const NETNS_DIR = '/var/run/netns';
 
+export interface LabRuntimeOptions {
+  /** The agents run with pod ENIs (`lab up --pod-eni`): so does what exec runs beside them. */
+  readonly podEni?: PodEniSettings | undefined;
+  /** Where the nodes' namespace files are (default /var/run/netns; a test's own directory). */
+  readonly netnsDir?: string;
+}
+
 /**
  * What an exec into lab `lab`'s DaemonSet pods runs; `repoRoot`'s bin/ is the image's
- * /opt/vpcnet/bin. `netnsDir`: where the nodes' namespace files are (a test's own directory).
+ * /opt/vpcnet/bin.
  */
-export function labContainerRuntime(lab: string, repoRoot: string, netnsDir = NETNS_DIR): ContainerRuntime {
+export function labContainerRuntime(
+  lab: string,
+  repoRoot: string,
+  options: LabRuntimeOptions = {},
+): ContainerRuntime {
+  const netnsDir = options.netnsDir ?? NETNS_DIR;
   return (request): ExecProcess => {
     const pod = `${request.namespace}/${request.podName}`;
     if (!isDaemonSetPod(request))
@@ -135,7 +147,7 @@ export function labContainerRuntime(lab: string, repoRoot: string, netnsDir = NE
       refuse(`pod ${pod}: node ${node.name}'s network namespace ${node.netns} is gone`);
     const layout = labLayout(lab, Number(node.name.slice('node'.length)));
     const env = {
-      ...agentEnv(layout, node, undefined),
+      ...agentEnv(layout, node, options.podEni),
       // What the DaemonSet gives the container besides its ConfigMap.
       MY_NODE_NAME: node.name,
       PATH: `${join(repoRoot, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,

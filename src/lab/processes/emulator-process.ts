@@ -15,6 +15,7 @@ export async function runEmulatorProcess(
   trunkDriver: TrunkDriver,
   repoRoot: string,
   ipv6 = false,
+  podEni = false,
 ): Promise<number> {
   const layout = labLayout(name, 0, ipv6);
   const log = (line: Record<string, unknown>): void => {
@@ -28,7 +29,7 @@ export async function runEmulatorProcess(
     // Named although this process runs inside it: a misstarted emulator then fails instead of
     // touching the namespace it happens to run in.
     fabric: new LinuxFabric({ vpcNetns: layout.vpcNetns, trunkMode: trunkDriver }),
-    containerRuntime: labContainerRuntime(name, repoRoot),
+    containerRuntime: labContainerRuntime(name, repoRoot, podEni ? { podEni: { trunkDriver } } : {}),
     log,
   });
   log({

@@ -134,7 +134,11 @@ async function build(
   await writeFile(layout.files.trunkDriver, `${trunkDriver}\n`);
   const podEni = opts.podEni === true ? { trunkDriver } : undefined;
 
-  const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot, trunkDriver), layout);
+  const emulator = await startChild(
+    children,
+    emulatorSpec(layout, opts.repoRoot, trunkDriver, podEni !== undefined),
+    layout,
+  );
   await waitForHttp200(layout.emulator.adminSocket, '/admin/state', labTimeout(EMULATOR_READY_MS), () =>
     exited(emulator),
   ).catch(async (err: unknown) => {
@@ -192,7 +196,13 @@ async function build(
   return trunkDriver;
 }
 
-export function emulatorSpec(layout: LabLayout, repoRoot: string, trunkDriver: TrunkDriver): ChildSpec {
+/** `podEni`: the agents run with ENABLE_POD_ENI, which the emulator's exec gives its commands too. */
+export function emulatorSpec(
+  layout: LabLayout,
+  repoRoot: string,
+  trunkDriver: TrunkDriver,
+  podEni = false,
+): ChildSpec {
   return {
     role: 'emulator',
     argv: [
@@ -208,6 +218,7 @@ export function emulatorSpec(layout: LabLayout, repoRoot: string, trunkDriver: T
       '--trunk-driver',
       trunkDriver,
       ...(layout.vpc.ipv6Cidr === undefined ? [] : ['--ipv6']),
+      ...(podEni ? ['--pod-eni'] : []),
     ],
     env: { ...process.env },
     cwd: repoRoot,
