@@ -61,7 +61,7 @@ async function dispatch(argv: string[], env: CliEnv): Promise<number> {
   switch (command) {
     // The probe runs every few seconds on every node: loaded eagerly, it loads little.
     case 'health':
-      return runHealthCommand(rest, env.out, env.err);
+      return runHealthCommand(rest, env.out, env.err, env.env);
     case 'status': {
       const { runStatusCommand } = await import('./node/status.ts');
       return runStatusCommand(rest, env);

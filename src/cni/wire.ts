@@ -11,6 +11,16 @@ export const PLUGIN_VERSION = '0.1.0';
 export const DEFAULT_AGENT_SOCKET = '/run/vpcnet/agent.sock';
 
 /**
+ * The agent's socket for vpcnetctl when none is given: the agent's own setting
+ * (VPCNET_AGENT_SOCKET) when the environment has it, as a DaemonSet container's has the agent's
+ * ConfigMap (the probes, `kubectl exec ... vpcnetctl state`), else the installed default.
+ */
+export function defaultAgentSocket(environment: Readonly<Record<string, string | undefined>>): string {
+  const set = environment.VPCNET_AGENT_SOCKET;
+  return set === undefined || set.trim() === '' ? DEFAULT_AGENT_SOCKET : set;
+}
+
+/**
  * The largest request, in bytes of its JSON body ({env, stdin}), that the plugin sends and the
  * agent accepts; also the largest spool entry the agent reads (an entry is such a body). One limit
  * for both sides (MAX_REQUEST_BYTES in src/plugin/native/wire.h too): the plugin refuses a larger

@@ -6,6 +6,7 @@
 
 import type { SecondCounts } from './ec2/call-rates.ts';
 import type { RequestThrottling } from './ec2/request-throttling.ts';
+import type { ContainerRuntime } from './kube/pod-exec.ts';
 
 /** A VPC's fixed shape. Addresses are IPv4 dotted quads, CIDRs a.b.c.d/n. */
 export interface VpcSpec {
@@ -193,6 +194,11 @@ export interface EmulatorOptions {
    * lets every request through.
    */
   readonly throttling?: Readonly<Record<string, unknown>>;
+  /**
+   * What pods/{name}/exec runs (kube/pod-exec.ts): the lab maps its DaemonSet pods to their
+   * nodes. Absent: the API runs no containers and refuses every exec.
+   */
+  readonly containerRuntime?: ContainerRuntime;
 }
 
 export interface RunningEmulator {
@@ -251,3 +257,7 @@ export interface RunningEmulator {
 //   GET    /api/v1/nodes[/{name}]                  one Node per launched instance with a node name
 //   PATCH  /api/v1/nodes/{name}                    as for pods (labels, annotations)
 //   GET    /api/v1/nodes?watch=true&...            as for pods
+//   GET    /api/v1/namespaces/{ns}/pods/{name}/exec?command=...&container=...&stdout=true
+//          upgraded to a WebSocket (v5.channel.k8s.io, v4.channel.k8s.io), as kubectl exec asks;
+//          the command runs as the containerRuntime option says (404 no such pod, 400 refused)
+//   GET    /version, /api, /api/v1, /apis          discovery (the core group), what kubectl reads first

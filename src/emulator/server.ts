@@ -4,6 +4,7 @@
 import { chmod, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { errorText } from '../infra/error-text.ts';
 import { handleAdmin } from './admin.ts';
 import type { EmulatorOptions, RunningEmulator } from './api.ts';
@@ -106,7 +107,17 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const events = new ObjectStore(EVENT, { ids, versions });
   const leases = new ObjectStore(LEASE, { ids, versions });
   const configMaps = new ObjectStore(CONFIG_MAP, { ids, versions });
-  const kube = new KubeApi({ pods, nodes, events, eniConfigs, cniNodes, leases, configMaps, log });
+  const kube = new KubeApi({
+    pods,
+    nodes,
+    events,
+    eniConfigs,
+    cniNodes,
+    leases,
+    configMaps,
+    log,
+    ...(opts.containerRuntime === undefined ? {} : { containerRuntime: opts.containerRuntime }),
+  });
   const controller = new ResourceController({ ops, pods, nodes, cniNodes, eniConfigs, log });
   const stopController = controller.start();
   const calls = new Ec2CallCounts();
@@ -140,7 +151,9 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
           rates,
         }),
       );
-    if (path.startsWith('/api/') || path.startsWith('/apis/')) return kube.handle(req, res, url, body);
+    const kubePath =
+      path.startsWith('/api/') || path.startsWith('/apis/') || ['/api', '/apis', '/version'].includes(path);
+    if (kubePath) return kube.handle(req, res, url, body);
     if (path === '/' && method === 'POST') {
       const authorization = req.headers.authorization;
       const service = iamServiceOf(new URLSearchParams(body), authorization);
@@ -159,10 +172,13 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     });
   };
 
+  // Only pods/{name}/exec upgrades its connection (a WebSocket); the rest are plain requests.
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => kube.upgrade(req, socket, head);
   const servers: Server[] = [];
   const closeAll = async () => {
     stopController();
     kube.closeWatches();
+    kube.closeExecs();
     await Promise.all(
       servers.map(
         (s) =>
@@ -177,6 +193,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   try {
     for (const l of opts.listen) {
       const s = createServer(handler);
+      s.on('upgrade', upgrade);
       servers.push(s);
       await listen(s, l);
     }
@@ -184,6 +201,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
       // A socket file left by a crashed emulator would make listen fail with EADDRINUSE.
       await rm(opts.adminSocket, { force: true });
       const s = createServer(handler);
+      s.on('upgrade', upgrade);
       servers.push(s);
       // The socket is bound synchronously inside listen(), so the umask is narrowed only for that
       // call (other files this process creates meanwhile keep their modes); chmod makes sure.

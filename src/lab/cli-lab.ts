@@ -192,12 +192,19 @@ async function dispatch(command: string, args: string[], repoRoot: string): Prom
     case 'emulator': {
       const { values } = parseArgs({
         args,
-        options: { name: { type: 'string' }, 'trunk-driver': { type: 'string' }, ipv6: { type: 'boolean' } },
+        options: {
+          name: { type: 'string' },
+          'trunk-driver': { type: 'string' },
+          ipv6: { type: 'boolean' },
+          'pod-eni': { type: 'boolean' },
+        },
       });
       return runEmulatorProcess(
         requiredName(values.name),
         parseTrunkDriver(values['trunk-driver'] ?? 'vlan'),
+        repoRoot,
         values.ipv6 === true,
+        values['pod-eni'] === true,
       );
     }
     default:

@@ -6,13 +6,15 @@
 // fails. KUBECTL=/path/to/kubectl renders with another kubectl (e.g. Debian's 1.20, kustomize v2).
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import type { IPodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPod } from 'kubernetes-models/v1/Pod';
 import { agentConfigFromEnv } from '../../src/config/agent-config.ts';
 import { DOCUMENTED_VARIABLES } from '../../src/config/settings.ts';
+import { daemonSetPod, VPCNET_DAEMONSET } from '../../src/lab/pod-runtime.ts';
 import { type Manifests, missingRenderTools, render, repoRoot } from './deploy-render.ts';
 
 const underCi = process.env.CI === 'true' || process.env.CI === '1';
@@ -113,6 +115,17 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     }
     assert.deepEqual(base.daemonSet.spec?.selector.matchLabels, { 'k8s-app': 'vpcnet' });
     assert.deepEqual(base.daemonSet.spec?.template.metadata?.labels, LABELS);
+  });
+
+  test("the lab's DaemonSet pods are this DaemonSet's: namespace, labels, the agent's container and where its programs are", () => {
+    const pod = daemonSetPod({ name: 'node1' }, '10.0.0.10') as unknown as IPod;
+    assert.equal(pod.metadata?.namespace, base.daemonSet.metadata?.namespace);
+    assert.deepEqual(pod.metadata?.labels, base.daemonSet.spec?.template.metadata?.labels);
+    assert.equal(pod.metadata?.ownerReferences?.[0]?.name, base.daemonSet.metadata?.name);
+    const agent = agentOf(base);
+    assert.equal(agent.name, VPCNET_DAEMONSET.container);
+    assert.deepEqual(pod.spec?.containers[0]?.command, agent.command);
+    assert.equal(dirname(agent.command?.[0] ?? ''), VPCNET_DAEMONSET.imageBinDir);
   });
 
   test("the ClusterRole grants exactly pods get/list/watch/patch, nodes get/patch, nodes/status patch, core events create, ENIConfigs get, CNINodes get/create/patch and get of kube-proxy's ConfigMaps by name", () => {

@@ -7,8 +7,9 @@
 // written late, EC2 throttling and lagging describes; the churn one read catches is discounted by
 // the second), within ⌈ENIs/1000⌉ + subnets EC2 calls per quiet run. Then --repair from the saved
 // report gives back the unowned addresses and deletes the detached ENIs, and nothing else; the same
-// audit reading the API through kubectl and a kubeconfig, and as `kubectl vpcnet` with the plugin
-// alone on PATH, finds the rest.
+// audit as run against a cluster (the API read by kubectl with a kubeconfig, each agent by kubectl
+// exec into its DaemonSet pod, which the emulated API runs in the pod's node), and as `kubectl
+// vpcnet` with the plugin alone on PATH, finds the rest.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditReport } from '../../src/cli/audit/audit.ts';
+import { kubeconfigFor } from '../../src/emulator/testing/kubeconfig.ts';
 import { cidrContains, parseCidr, parseIpv4 } from '../../src/infra/ipv4.ts';
 import { runProcess } from '../../src/infra/process.ts';
 import { labLayout } from '../../src/lab/layout.ts';
@@ -387,61 +389,70 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
     );
   });
 
-  test('as against a cluster: the API read through kubectl and a kubeconfig, the same findings', async () => {
+  /** Runs `argv` in the lab's VPC namespace as a machine outside the cluster would: a kubeconfig and kubectl. */
+  async function asOutsider(argv: string[]): Promise<Awaited<ReturnType<typeof runProcess>>> {
     const layout = labLayout(name, 5);
-    const kubeconfig = `/tmp/${name}-kubeconfig`;
-    await writeFile(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: lab, cluster: {server: "${layout.emulator.kubeEndpoint}"}}]`,
-        'users: [{name: lab, user: {token: lab}}]',
-        'contexts: [{name: lab, context: {cluster: lab, user: lab}}]',
-        'current-context: lab',
-        '',
-      ].join('\n'),
-    );
+    const home = await mkdtemp(join(tmpdir(), 'audit-kubeconfig-'));
+    const kubeconfig = join(home, 'kubeconfig');
+    await writeFile(kubeconfig, kubeconfigFor(layout.emulator.kubeEndpoint));
     try {
-      const r = await runProcess(
-        [
-          'ip',
-          'netns',
-          'exec',
-          layout.vpcNetns,
-          process.execPath,
-          ctlPath,
-          'audit',
-          '--json',
-          '--interval',
-          '3',
-          '--kubectl',
-          'kubectl',
-          '--region',
-          layout.vpc.region,
-          '--ec2-endpoint',
-          layout.emulator.ec2Endpoint,
-          ...layout.nodes.flatMap((n) => ['--agent-socket', `${n.name}=${n.agentSocket}`]),
-        ],
-        {
-          timeoutMs: 120_000,
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            KUBECONFIG: kubeconfig,
-            AWS_ACCESS_KEY_ID: 'lab-audit',
-            AWS_SECRET_ACCESS_KEY: 'lab',
-            AWS_EC2_METADATA_DISABLED: 'true',
-          },
+      return await runProcess(['ip', 'netns', 'exec', layout.vpcNetns, ...argv], {
+        timeoutMs: 120_000,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          // kubectl's discovery cache goes under HOME: the test's own, not the machine's.
+          HOME: home,
+          KUBECONFIG: kubeconfig,
+          AWS_ACCESS_KEY_ID: 'lab-audit',
+          AWS_SECRET_ACCESS_KEY: 'lab',
+          AWS_EC2_METADATA_DISABLED: 'true',
         },
-      );
-      assert.equal(r.code, 3, r.stderr);
-      assert.deepEqual(
-        (JSON.parse(r.stdout) as AuditReport).findings.map((f) => f.key).sort(),
-        [...expected].filter((k) => !k.startsWith('unowned-address') && !k.startsWith('detached-eni')).sort(),
-      );
+      });
     } finally {
-      await rm(kubeconfig, { force: true });
+      await rm(home, { recursive: true, force: true });
     }
+  }
+
+  test('as against a cluster: the API through kubectl, every agent through kubectl exec into its DaemonSet pod, the same findings', async () => {
+    const layout = labLayout(name, 5);
+    const r = await asOutsider([
+      process.execPath,
+      ctlPath,
+      'audit',
+      '--json',
+      '--interval',
+      '3',
+      '--kubectl',
+      'kubectl',
+      '--region',
+      layout.vpc.region,
+      '--ec2-endpoint',
+      layout.emulator.ec2Endpoint,
+    ]);
+    assert.equal(r.code, 3, r.stderr);
+    const report = JSON.parse(r.stdout) as AuditReport;
+    // An agent kubectl exec could not read would be an agent-unreachable finding, not silence.
+    assert.deepEqual(
+      report.findings.map((f) => f.key).sort(),
+      [...expected].filter((k) => !k.startsWith('unowned-address') && !k.startsWith('detached-eni')).sort(),
+    );
+    assert.equal(report.nodes.length, 5);
+  });
+
+  test("kubectl exec into a DaemonSet pod reads that node's agent, and exits with the exit code of what it ran", async () => {
+    const execIn = (pod: string, command: string[], container = ['-c', 'vpcnet']) =>
+      asOutsider(['kubectl', 'exec', '-n', 'kube-system', pod, ...container, '--', ...command]);
+    const state = await execIn('vpcnet-node3', ['/opt/vpcnet/bin/vpcnetctl', 'state', '--json']);
+    assert.equal(state.code, 0, state.stderr);
+    const read = JSON.parse(state.stdout) as { instanceId: string };
+    assert.equal(read.instanceId, await instanceOf(3), "node3's agent, through its pod");
+    // A usage error of vpcnetctl is its exit 2; kubectl exits with it, as with a cluster's pod.
+    const failing = await execIn('vpcnet-node1', ['/opt/vpcnet/bin/vpcnetctl', 'state', '--no-such-flag']);
+    assert.equal(failing.code, 2, failing.stderr);
+    assert.match(failing.stderr, /--no-such-flag/);
+    const outside = await execIn('vpcnet-node1', ['/bin/sh', '-c', 'id'], []);
+    assert.equal(outside.code, 1);
+    assert.match(outside.stderr, /only the image's programs in \/opt\/vpcnet\/bin\/ do/);
   });
 
   test('kubectl vpcnet is the same command: kubectl finds the plugin on PATH, alone, and it audits the lab', async () => {

@@ -206,11 +206,15 @@ export async function runSupportBundleCommand(argv: string[], env: CliEnv): Prom
     return EXIT_USAGE;
   }
   const now = Date.now;
-  const target = await resolveNodeTarget(values, {
-    stateDir: values['state-dir'],
-    delSpoolDir: values['del-spool-dir'],
-    cniConfDir: values['cni-conf-dir'],
-  });
+  const target = await resolveNodeTarget(
+    values,
+    {
+      stateDir: values['state-dir'],
+      delSpoolDir: values['del-spool-dir'],
+      cniConfDir: values['cni-conf-dir'],
+    },
+    env.env,
+  );
   const defaultLogs = target.agentLog === undefined ? DEFAULT_LOG_GLOBS : [target.agentLog];
   const src: BundleSources = {
     agentSocket: target.agentSocket,

@@ -5,7 +5,7 @@
 // exits 0: the agent starts, and its readiness probe holds with the first error's reason.
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { DEFAULT_AGENT_SOCKET } from '../../cni/wire.ts';
+import { DEFAULT_AGENT_SOCKET, defaultAgentSocket } from '../../cni/wire.ts';
 import { type LabNode, labLayout } from '../../lab/layout.ts';
 import { agentRole } from '../../lab/processes/agents.ts';
 import { isRecordedProcessAlive, readRecords } from '../../lab/processes/processes.ts';
@@ -178,7 +178,7 @@ export async function runDoctorCommand(argv: string[], env: CliEnv): Promise<num
     return runOnLabNode(values.lab, values.node, forward, overrides, env);
   }
   if (values.node !== undefined) throw new UsageError('--node picks a node of a lab: add --lab NAME');
-  const agentSocket = values['agent-socket'] ?? nonEmpty(env.env.VPCNET_AGENT_SOCKET) ?? DEFAULT_AGENT_SOCKET;
+  const agentSocket = values['agent-socket'] ?? defaultAgentSocket(env.env);
   const paths: DoctorPaths = {
     ...DEFAULT_PATHS,
     ...(values['node-root'] === undefined ? {} : { nodeRoot: values['node-root'] }),
@@ -193,8 +193,4 @@ export async function runDoctorCommand(argv: string[], env: CliEnv): Promise<num
   const json = values.json === true;
   env.out(json ? doc : renderReport(report, colourWanted(env.stdoutIsTty, env.env, json)));
   return values.init === true ? EXIT_HEALTHY : exitCodeOfReport(report);
-}
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v.trim() === '' ? undefined : v;
 }

@@ -124,7 +124,7 @@ export async function runExplainCommand(argv: string[], env: CliEnv): Promise<nu
   }
   const target = podArgument(positionals, values.namespace);
   if (target === undefined) throw new UsageError('name one pod as NAMESPACE/POD (or POD -n NAMESPACE)');
-  const socket = (await resolveNodeTarget(values)).agentSocket;
+  const socket = (await resolveNodeTarget(values, {}, env.env)).agentSocket;
   const path = `/v1/explain?namespace=${encodeURIComponent(target.namespace)}&pod=${encodeURIComponent(target.pod)}`;
   let answer: { status: number; body: unknown };
   try {

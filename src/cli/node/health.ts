@@ -1,7 +1,7 @@
 // `vpcnetctl health`: the DaemonSet's probes. Quiet on success, one line on failure; it runs every
 // few seconds on every node, so it loads nothing but node:http (see the timing test).
 import { parseArgs } from 'node:util';
-import { DEFAULT_AGENT_SOCKET } from '../../cni/wire.ts';
+import { defaultAgentSocket } from '../../cni/wire.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { getJson } from '../../infra/unix-socket-json.ts';
 import { heldReason } from '../doctor/findings-file.ts';
@@ -23,6 +23,7 @@ export async function runHealthCommand(
   argv: string[],
   out: (s: string) => void,
   err: (s: string) => void,
+  environment: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -43,7 +44,7 @@ export async function runHealthCommand(
   // The probe runs every few seconds: what names a lab's node loads only when a lab is named.
   const socket =
     values.lab === undefined && values.node === undefined
-      ? (values['agent-socket'] ?? DEFAULT_AGENT_SOCKET)
+      ? (values['agent-socket'] ?? defaultAgentSocket(environment))
       : (await (await import('./node-target.ts')).resolveNodeTarget(values)).agentSocket;
   const timeoutMs = Number(values['timeout-ms'] ?? '3000');
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {

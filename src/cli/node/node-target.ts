@@ -4,7 +4,7 @@
 // layout. A lab node is a network namespace: what reads the kernel enters it.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_AGENT_SOCKET } from '../../cni/wire.ts';
+import { DEFAULT_AGENT_SOCKET, defaultAgentSocket } from '../../cni/wire.ts';
 import { LAB_STATE_ROOT, type LabDescription, labLayout } from '../../lab/layout.ts';
 import { DEFAULT_DEL_SPOOL_DIR } from '../../spool/format.ts';
 import { UsageError } from '../usage-error.ts';
@@ -32,7 +32,8 @@ export const NODE_TARGET_OPTIONS = {
   node: { type: 'string' },
 } as const;
 
-export const NODE_TARGET_HELP = `  --agent-socket PATH  the agent's socket (default ${DEFAULT_AGENT_SOCKET})
+export const NODE_TARGET_HELP = `  --agent-socket PATH  the agent's socket (default: VPCNET_AGENT_SOCKET, where the agent
+                       listens when it is set, else ${DEFAULT_AGENT_SOCKET})
   --lab NAME           a node of lab NAME on this machine instead (vpcnetctl lab up)
   --node N             with --lab: which node, node1..N or 1..N (default node1)`;
 
@@ -89,7 +90,7 @@ export function labNodeName(description: LabDescription, node: string | undefine
 
 /**
  * The node a command reads. `own` are the paths the command was given itself (only without
- * --lab: a lab node's paths are the lab's).
+ * --lab: a lab node's paths are the lab's); `environment` the process's (VPCNET_AGENT_SOCKET).
  */
 export async function resolveNodeTarget(
   values: NodeTargetValues,
@@ -98,12 +99,13 @@ export async function resolveNodeTarget(
     readonly delSpoolDir?: string | undefined;
     readonly cniConfDir?: string | undefined;
   } = {},
+  environment: Readonly<Record<string, string | undefined>> = {},
 ): Promise<NodeTarget> {
   const lab = values.lab;
   if (lab === undefined) {
     if (values.node !== undefined) throw new UsageError('--node picks a node of a lab: add --lab NAME');
     const stateDir = own.stateDir ?? DEFAULT_STATE_DIR;
-    const agentSocket = values['agent-socket'] ?? DEFAULT_AGENT_SOCKET;
+    const agentSocket = values['agent-socket'] ?? defaultAgentSocket(environment);
     return {
       agentSocket,
       stateDir,

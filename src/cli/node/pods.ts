@@ -55,7 +55,7 @@ export async function runPodsCommand(argv: string[], env: CliEnv): Promise<numbe
     env.out(PODS_HELP);
     return 0;
   }
-  const view = await viewAgent((await resolveNodeTarget(values)).agentSocket);
+  const view = await viewAgent((await resolveNodeTarget(values, {}, env.env)).agentSocket);
   if (!view.reachable) {
     env.err(`vpcnetctl pods: ${view.reason}\n`);
     return EXIT_DOWN;

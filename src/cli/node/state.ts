@@ -26,7 +26,7 @@ export async function runStateCommand(argv: string[], env: CliEnv): Promise<numb
     env.out(STATE_HELP);
     return 0;
   }
-  const socket = (await resolveNodeTarget(values)).agentSocket;
+  const socket = (await resolveNodeTarget(values, {}, env.env)).agentSocket;
   let answer: { status: number; body: unknown };
   try {
     answer = await getJson(socket, '/v1/state');

@@ -155,7 +155,7 @@ export async function runStatusCommand(argv: string[], env: CliEnv): Promise<num
     env.out(STATUS_HELP);
     return 0;
   }
-  const target = await resolveNodeTarget(values, { delSpoolDir: values['del-spool-dir'] });
+  const target = await resolveNodeTarget(values, { delSpoolDir: values['del-spool-dir'] }, env.env);
   const report = await statusReport(target.agentSocket, target.delSpoolDir, Date.now());
   const json = values.json === true;
   env.out(

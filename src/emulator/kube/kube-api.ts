@@ -6,15 +6,21 @@
 // coordination.k8s.io/v1 leases (create, get, update, patch, delete, list, watch). Patches are merge patches
 // (JSON merge or strategic merge, which act alike on the maps patched here: labels and
 // annotations) or JSON patches (json-patch.ts). A resourceVersion a write carries is a
-// precondition (409 Conflict when the object changed since).
+// precondition (409 Conflict when the object changed since). pods/{name}/exec over WebSocket
+// (pod-exec.ts), run by the container runtime given, and the discovery documents kubectl reads
+// first (discovery.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { errorText } from '../../infra/error-text.ts';
+import { discoveryDocument } from './discovery.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import type { ObjectStore } from './object-store.ts';
 import { KubeError } from './object-store.ts';
 import { isJsonObject, type JsonObject, status } from './objects.ts';
+import { type ContainerRuntime, POD_EXEC_PATH, PodExec } from './pod-exec.ts';
 import { patchStatus } from './status-patch.ts';
 import { ListWatch } from './watch-stream.ts';
+import { refuseUpgrade } from './websocket.ts';
 
 export interface KubeDeps {
   readonly pods: ObjectStore;
@@ -29,6 +35,8 @@ export interface KubeDeps {
   readonly leases?: ObjectStore;
   /** Core v1 ConfigMaps (create, get, update, delete, patch, list); absent: the API has none. */
   readonly configMaps?: ObjectStore;
+  /** Runs what pods/{name}/exec asks (pod-exec.ts); absent: every exec is refused. */
+  readonly containerRuntime?: ContainerRuntime;
   /** How often a quiet watch that allows bookmarks gets one (default 10 s). */
   readonly bookmarkIntervalMs?: number;
   /** One line per write (the API server's audit log, for tests of who changed what). */
@@ -67,10 +75,27 @@ function send(res: ServerResponse, code: number, body: JsonObject): void {
 export class KubeApi {
   readonly #deps: KubeDeps;
   readonly #listWatch: ListWatch;
+  readonly #exec: PodExec;
 
   constructor(deps: KubeDeps) {
     this.#deps = deps;
     this.#listWatch = new ListWatch({ bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 10_000 });
+    this.#exec = new PodExec({
+      pods: deps.pods,
+      ...(deps.containerRuntime === undefined ? {} : { runtime: deps.containerRuntime }),
+      ...(deps.log === undefined ? {} : { log: deps.log }),
+    });
+  }
+
+  /** A request to upgrade the connection (node's `upgrade` event): only pods/{name}/exec takes one. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    if (POD_EXEC_PATH.test(url.pathname)) {
+      this.#exec.upgrade(req, socket, head, url);
+      return;
+    }
+    const message = `${url.pathname} takes no upgrade (only pods/{name}/exec streams here)`;
+    refuseUpgrade(socket, 400, status(400, 'BadRequest', message));
   }
 
   handle(req: IncomingMessage, res: ServerResponse, url: URL, body: string): void {
@@ -119,8 +144,19 @@ export class KubeApi {
     this.#listWatch.closeAll();
   }
 
+  /** End every exec: its command killed, its WebSocket closed (emulator shutdown). */
+  closeExecs(): void {
+    this.#exec.closeAll();
+  }
+
   #route(req: IncomingMessage, res: ServerResponse, url: URL, body: string): Answer {
     const method = req.method ?? 'GET';
+    const discovery = method === 'GET' ? discoveryDocument(url.pathname) : undefined;
+    if (discovery !== undefined) return [200, discovery];
+    if (POD_EXEC_PATH.test(url.pathname)) {
+      // What the API server answers an exec that asks for no stream protocol.
+      throw new KubeError(400, 'BadRequest', 'Upgrade request required');
+    }
     const podPath = POD_PATH.exec(url.pathname);
     if (podPath !== null) {
       const ns = decodeURIComponent(podPath[1] ?? '');

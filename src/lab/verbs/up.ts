@@ -1,6 +1,7 @@
 // `lab up`: builds a VPC on this machine: namespaces, the emulator inside the VPC namespace, one
 // instance per node namespace (its ENIs become links through the fabric), the plugin installed
-// and one agent per node. On any failure it tears down what it made and rethrows.
+// and one agent per node, each with its DaemonSet pod in the API (pod-runtime.ts: what `kubectl
+// exec` into it runs). On any failure it tears down what it made and rethrows.
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import type { LaunchedInstance } from '../../emulator/api.ts';
 import { errorText } from '../../infra/error-text.ts';
 import { type LabDescription, type LabLayout, labDescription, labLayout, NODE_SUBNET } from '../layout.ts';
 import { createLabNetwork, labNetnsNames } from '../netns.ts';
+import { daemonSetPod, VPCNET_DAEMONSET } from '../pod-runtime.ts';
 import { assertImagePresent } from '../podman.ts';
 import {
   agentContainerName,
@@ -132,7 +134,11 @@ async function build(
   await writeFile(layout.files.trunkDriver, `${trunkDriver}\n`);
   const podEni = opts.podEni === true ? { trunkDriver } : undefined;
 
-  const emulator = await startChild(children, emulatorSpec(layout, opts.repoRoot, trunkDriver), layout);
+  const emulator = await startChild(
+    children,
+    emulatorSpec(layout, opts.repoRoot, trunkDriver, podEni !== undefined),
+    layout,
+  );
   await waitForHttp200(layout.emulator.adminSocket, '/admin/state', labTimeout(EMULATOR_READY_MS), () =>
     exited(emulator),
   ).catch(async (err: unknown) => {
@@ -142,6 +148,7 @@ async function build(
   });
   log({ msg: 'emulator ready', adminSocket: layout.emulator.adminSocket });
 
+  const hostIps = new Map<string, string>();
   for (const node of layout.nodes) {
     const instance = (await unixJson(layout.emulator.adminSocket, 'POST', '/admin/instances', {
       instanceType: opts.instanceType ?? 't3.medium',
@@ -149,6 +156,7 @@ async function build(
       netns: node.netns,
       nodeName: node.name,
     })) as LaunchedInstance;
+    hostIps.set(node.name, instance.primaryEni.primaryIp);
     log({
       msg: 'instance launched',
       node: node.name,
@@ -171,13 +179,30 @@ async function build(
     child: startChild(children, agentSpec(layout, node, opts.repoRoot, podEni, image), layout),
   }));
   log({ msg: image === undefined ? 'agents started' : `agents started in ${image}` });
+  // As a DaemonSet's pods: the audit finds the agents through them, and `kubectl exec` reaches a
+  // node's agent in them. They live in the emulator's memory, so they go with it at `lab down`.
+  for (const node of layout.nodes) {
+    const path = `/api/v1/namespaces/${VPCNET_DAEMONSET.namespace}/pods`;
+    await unixJson(
+      layout.emulator.adminSocket,
+      'POST',
+      path,
+      daemonSetPod(node, hostIps.get(node.name) ?? ''),
+    );
+  }
   for (const { node, child } of started)
     await waitAgentHealthy(node, await child, labTimeout(AGENT_READY_MS));
   log({ msg: 'agents healthy', nodes: layout.nodes.map((n) => n.name) });
   return trunkDriver;
 }
 
-export function emulatorSpec(layout: LabLayout, repoRoot: string, trunkDriver: TrunkDriver): ChildSpec {
+/** `podEni`: the agents run with ENABLE_POD_ENI, which the emulator's exec gives its commands too. */
+export function emulatorSpec(
+  layout: LabLayout,
+  repoRoot: string,
+  trunkDriver: TrunkDriver,
+  podEni = false,
+): ChildSpec {
   return {
     role: 'emulator',
     argv: [
@@ -193,6 +218,7 @@ export function emulatorSpec(layout: LabLayout, repoRoot: string, trunkDriver: T
       '--trunk-driver',
       trunkDriver,
       ...(layout.vpc.ipv6Cidr === undefined ? [] : ['--ipv6']),
+      ...(podEni ? ['--pod-eni'] : []),
     ],
     env: { ...process.env },
     cwd: repoRoot,
