@@ -70,12 +70,14 @@ async function inGroups<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, 
 /**
  * `burstPods`: the pods of test 6's burst (30; fewer under UML, whose one slow CPU spends minutes on
  * the processes a burst spawns, while what it adds there, real 802.1q devices, a few pods show).
+ * `annotationCases`: whether the cases about forged and bad annotations run here (default yes).
  */
 export function branchEniSuite(
   driver: TrunkDriver,
-  opts: { extraAgentEnv?: string[]; burstPods?: number } = {},
+  opts: { extraAgentEnv?: string[]; burstPods?: number; annotationCases?: boolean } = {},
 ): void {
   const burstPods = opts.burstPods ?? 30;
+  const annotationCases = opts.annotationCases ?? true;
   const burstAdds = 2 * burstPods;
   describe(`pods with security groups on branch ENIs (trunk driver ${driver})`, () => {
     const name = uniqueLabName(driver === 'vlan' ? 'vpcbv' : 'vpcbm');
@@ -336,67 +338,70 @@ export function branchEniSuite(
       }
     });
 
-    test("12. forged and copied annotations never take a live pod's network: the VPC host's requests to its address reach that pod", async () => {
-      const victim = await sgPod('victim');
-      const vs = await sandbox(victim, 'v');
-      await add(vs);
-      const servers: ChildProcess[] = [];
-      try {
-        // A real HTTP responder in the victim's namespace: the answer names whose network it is.
-        await startNetnsServer(
-          vs.netnsName,
-          `require('node:http').createServer((q, r) => r.end('victim ${victim.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
-          servers,
-        );
-        const answer = () => httpFrom(lab.vpcHosts[0]!.netns, `http://${victim.ip}:8080/`);
-        assert.equal(await answer(), `victim ${victim.uid}`);
-        const victimDevice = (await branchLinks()).slice().sort();
-        const supersededBefore = (await state()).events.supersededBindings;
-        const annotation = {
-          eniId: victim.eniId,
-          ifAddress: victim.mac,
-          privateIp: victim.ip,
-          vlanId: victim.vlanId,
-          subnetCidr: victim.subnetCidr,
-        };
-        const attempts: [string, Record<string, unknown>, RegExp][] = [
-          [
-            'forged',
-            { ...annotation, eniId: 'eni-00000000000dead' },
-            /"code":11\b.*EC2 does not show branch ENI/,
-          ],
-          ['copied', annotation, /"code":121\b.*belongs to pod default\/victim/],
-        ];
-        for (const [what, forged, refusal] of attempts) {
-          const attacker = await annotatedPod(`evil-${what}`, forged);
-          const s = await newPod(name, `evil${randomBytes(4).toString('hex')}`, attacker);
-          const out = await cni(node, 'ADD', s);
-          assert.match(out.stdout, refusal, `${what}: ${out.stdout}`);
-          assert.equal(
-            await answer(),
-            `victim ${victim.uid}`,
-            `${what}: the victim's address answers for someone else`,
+    // The annotation's claims are checked before any device is made, whatever the trunk driver:
+    // one kernel shows it (annotationCases false leaves these two cases to another run).
+    if (annotationCases)
+      test("12. forged and copied annotations never take a live pod's network: the VPC host's requests to its address reach that pod", async () => {
+        const victim = await sgPod('victim');
+        const vs = await sandbox(victim, 'v');
+        await add(vs);
+        const servers: ChildProcess[] = [];
+        try {
+          // A real HTTP responder in the victim's namespace: the answer names whose network it is.
+          await startNetnsServer(
+            vs.netnsName,
+            `require('node:http').createServer((q, r) => r.end('victim ${victim.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
+            servers,
           );
-          assert.deepEqual(
-            (await branchLinks()).slice().sort(),
-            victimDevice,
-            `${what}: the branch devices changed`,
-          );
-          assert.equal((await cni(node, 'DEL', s)).exitCode, 0);
-          assert.equal(
-            await answer(),
-            `victim ${victim.uid}`,
-            `${what}: the attacker's DEL broke the victim`,
-          );
-          await dropPod(name, 'default', attacker.name);
+          const answer = () => httpFrom(lab.vpcHosts[0]!.netns, `http://${victim.ip}:8080/`);
+          assert.equal(await answer(), `victim ${victim.uid}`);
+          const victimDevice = (await branchLinks()).slice().sort();
+          const supersededBefore = (await state()).events.supersededBindings;
+          const annotation = {
+            eniId: victim.eniId,
+            ifAddress: victim.mac,
+            privateIp: victim.ip,
+            vlanId: victim.vlanId,
+            subnetCidr: victim.subnetCidr,
+          };
+          const attempts: [string, Record<string, unknown>, RegExp][] = [
+            [
+              'forged',
+              { ...annotation, eniId: 'eni-00000000000dead' },
+              /"code":11\b.*EC2 does not show branch ENI/,
+            ],
+            ['copied', annotation, /"code":121\b.*belongs to pod default\/victim/],
+          ];
+          for (const [what, forged, refusal] of attempts) {
+            const attacker = await annotatedPod(`evil-${what}`, forged);
+            const s = await newPod(name, `evil${randomBytes(4).toString('hex')}`, attacker);
+            const out = await cni(node, 'ADD', s);
+            assert.match(out.stdout, refusal, `${what}: ${out.stdout}`);
+            assert.equal(
+              await answer(),
+              `victim ${victim.uid}`,
+              `${what}: the victim's address answers for someone else`,
+            );
+            assert.deepEqual(
+              (await branchLinks()).slice().sort(),
+              victimDevice,
+              `${what}: the branch devices changed`,
+            );
+            assert.equal((await cni(node, 'DEL', s)).exitCode, 0);
+            assert.equal(
+              await answer(),
+              `victim ${victim.uid}`,
+              `${what}: the attacker's DEL broke the victim`,
+            );
+            await dropPod(name, 'default', attacker.name);
+          }
+          assert.equal((await state()).events.supersededBindings, supersededBefore);
+        } finally {
+          stopNetnsServers(servers);
         }
-        assert.equal((await state()).events.supersededBindings, supersededBefore);
-      } finally {
-        stopNetnsServers(servers);
-      }
-      await del(vs);
-      await drop(victim);
-    });
+        await del(vs);
+        await drop(victim);
+      });
 
     test('10. a lost ledger: the restarted agent rebuilds the branch binding; the pod keeps answering the VPC host, and its DEL still cleans up', async () => {
       const pod = await sgPod('lost');
@@ -478,37 +483,38 @@ export function branchEniSuite(
       await drop(sg);
     });
 
-    test('bad annotations: each field wrong in turn fails the ADD naming the field, and leaves nothing behind', async () => {
-      const pod = await sgPod('bad');
-      const original = JSON.parse(
-        (
-          (await unixJson(adminSocket, 'GET', `/api/v1/namespaces/default/pods/${pod.name}`)) as {
-            metadata: { annotations: Record<string, string> };
-          }
-        ).metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]',
-      ) as Record<string, unknown>[];
-      const cases: [string, Record<string, unknown>][] = [
-        ['vlanId', { vlanId: 4095 }],
-        ['ifAddress', { ifAddress: 'not-a-mac' }],
-        ['eniId', { eniId: 'i-0123' }],
-        ['privateIp', { privateIp: '192.168.1.1' }],
-        ['subnetCidr', { subnetCidr: '10.0.0.0/40' }],
-      ];
-      const before = await hostLinks(node);
-      for (const [field, change] of cases) {
-        // A pod of its own per case, created with the bad annotation: no cache can hold an older one.
-        const bad = await annotatedPod(`bad-${field.toLowerCase()}`, { ...original[0], ...change });
-        const s = await newPod(name, `bad${randomBytes(4).toString('hex')}`, bad);
-        const out = await cni(node, 'ADD', s);
-        assert.notEqual(out.exitCode, 0, `${field}: ${out.stdout}`);
-        assert.match(out.stdout, new RegExp(field), field);
-        assert.match(out.stdout, /"code":120/);
-        assert.deepEqual(await hostLinks(node), before, `${field}: nothing was created`);
-        assert.ok(!(await agentState(node)).attachments.some((x) => x.key.containerId === s.containerId));
-        await dropPod(name, 'default', bad.name);
-      }
-      await drop(pod);
-    });
+    if (annotationCases)
+      test('bad annotations: each field wrong in turn fails the ADD naming the field, and leaves nothing behind', async () => {
+        const pod = await sgPod('bad');
+        const original = JSON.parse(
+          (
+            (await unixJson(adminSocket, 'GET', `/api/v1/namespaces/default/pods/${pod.name}`)) as {
+              metadata: { annotations: Record<string, string> };
+            }
+          ).metadata.annotations['vpc.amazonaws.com/pod-eni'] ?? '[]',
+        ) as Record<string, unknown>[];
+        const cases: [string, Record<string, unknown>][] = [
+          ['vlanId', { vlanId: 4095 }],
+          ['ifAddress', { ifAddress: 'not-a-mac' }],
+          ['eniId', { eniId: 'i-0123' }],
+          ['privateIp', { privateIp: '192.168.1.1' }],
+          ['subnetCidr', { subnetCidr: '10.0.0.0/40' }],
+        ];
+        const before = await hostLinks(node);
+        for (const [field, change] of cases) {
+          // A pod of its own per case, created with the bad annotation: no cache can hold an older one.
+          const bad = await annotatedPod(`bad-${field.toLowerCase()}`, { ...original[0], ...change });
+          const s = await newPod(name, `bad${randomBytes(4).toString('hex')}`, bad);
+          const out = await cni(node, 'ADD', s);
+          assert.notEqual(out.exitCode, 0, `${field}: ${out.stdout}`);
+          assert.match(out.stdout, new RegExp(field), field);
+          assert.match(out.stdout, /"code":120/);
+          assert.deepEqual(await hostLinks(node), before, `${field}: nothing was created`);
+          assert.ok(!(await agentState(node)).attachments.some((x) => x.key.containerId === s.containerId));
+          await dropPod(name, 'default', bad.name);
+        }
+        await drop(pod);
+      });
 
     test(`6. a burst: ${burstPods} pods with security groups, each sandbox replaced once, stale DELs late in random order — all ${burstPods} reach the VPC host`, async (t) => {
       const pods = await inGroups(
