@@ -3,7 +3,7 @@
 // file under test/ (namespaces, labs, real clients, timings) runs alone: test/kernel-turn.ts, preloaded,
 // makes it wait for the turn (an flock on VPCNET_TEST_TURN), which unit files share.
 // Usage: node scripts/test.mjs [--unit|--integration] [--exhaustive] [extra files...]
-//   --unit          src/ and bench/ only (no root, no namespaces; ~2 minutes)
+//   --unit          src/ and bench/ only (no root, no namespaces; ~3.5 minutes)
 //   --integration   test/ only
 //   --exhaustive    adds the CI-only suites (EXHAUSTIVE below); .ci/run passes it
 // Every test process also preloads test/kernel-log-guard.ts, which fails a file during which the kernel
