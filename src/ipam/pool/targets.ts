@@ -74,7 +74,8 @@ export function decide(
     return over > 0 ? { kind: 'release', count: over } : { kind: 'none' };
   }
 
-  // WARM_ENI_TARGET: a whole ENI's worth per warm ENI; with a target of 0, grow only when empty.
+  // WARM_ENI_TARGET: a whole ENI's worth per warm ENI; with a target of 0, grow only when nothing
+  // is available or the waiting ADDs outnumber what is.
   const want = targets.warmEniTarget * perEni;
   const empty = stats.available === 0 || waiting > stats.available;
   const short = targets.warmEniTarget === 0 ? (empty ? 1 : 0) : Math.max(want, waiting) - stats.available;
