@@ -2,6 +2,7 @@
 // vpcnetctl, the installed plugin exec'd in the node's namespace as a runtime would, and the
 // agent's socket. Every suite gets its own lab name and removes the lab in `after`, also on failure.
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { cidrContains, parseCidr, parseIpv4 } from '../src/infra/ipv4.ts';
 import { runProcess, runToSuccess } from '../src/infra/process.ts';
@@ -313,6 +314,27 @@ export async function waitFor<T>(
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Waits until the agent log names `id` in a line for each of `messages` (the agent logs a step
+ * after it acts, so what the cloud or the pool shows can be ahead of the log); returns the
+ * log's lines about `id`.
+ */
+export async function waitForLogLines(
+  logFile: string,
+  id: string,
+  messages: readonly string[],
+): Promise<string[]> {
+  let about: string[] = [];
+  try {
+    return await waitFor(`${messages.join(', ')} in the agent log for ${id}`, async () => {
+      about = (await readFile(logFile, 'utf8')).split('\n').filter((l) => l.includes(id));
+      return messages.every((m) => about.some((l) => l.includes(m))) ? about : undefined;
+    });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; its lines about ${id}:\n${about.join('\n')}`);
   }
 }
 

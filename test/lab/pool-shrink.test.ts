@@ -3,7 +3,6 @@
 // cooldown ended, the agent tears the ENI's link config down and detaches and deletes it (the
 // emulator's fabric then removes its link), and pods added afterwards still work.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';
 import {
@@ -21,6 +20,7 @@ import {
   type TestPod,
   uniqueLabName,
   waitFor,
+  waitForLogLines,
 } from '../lab-fixture.ts';
 
 /** t3.medium: 6 addresses per ENI, the ENI's own primary one included. */
@@ -81,14 +81,11 @@ describe('pool shrink in a one-node lab', () => {
       30_000,
     );
     // The cloud side, as the agent saw it: detached, then deleted (not left over).
-    const log = await readFile(labLayout(name, 1).nodes[0]!.agentLog, 'utf8');
-    const about = log.split('\n').filter((l) => l.includes(second));
-    for (const msg of ['freeing idle ENI', 'detached ENI', 'deleted ENI']) {
-      assert.ok(
-        about.some((l) => l.includes(msg)),
-        `no "${msg}" line for ${second} in the agent log:\n${about.join('\n')}`,
-      );
-    }
+    await waitForLogLines(labLayout(name, 1).nodes[0]!.agentLog, second, [
+      'freeing idle ENI',
+      'detached ENI',
+      'deleted ENI',
+    ]);
 
     const after = await newPod(name, 'a1');
     pods.push(after);

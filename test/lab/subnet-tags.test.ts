@@ -5,7 +5,6 @@
 // (the next pods get addresses of the subnet now kept to this cluster) and is detached and deleted
 // once its last pod is gone, while the pods of the primary ENI keep working.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';
 import {
@@ -25,6 +24,7 @@ import {
   type TestPod,
   uniqueLabName,
   waitFor,
+  waitForLogLines,
 } from '../lab-fixture.ts';
 
 const ROLE = 'kubernetes.io/role/cni';
@@ -134,14 +134,11 @@ describe('subnet tags 0, 1 and cluster on a running lab', () => {
       },
       30_000,
     );
-    const log = await readFile(labLayout(name, 1).nodes[0]!.agentLog, 'utf8');
-    const about = log.split('\n').filter((l) => l.includes(first.eniId));
-    for (const msg of ['ENI drains', 'freeing idle ENI', 'deleted ENI']) {
-      assert.ok(
-        about.some((l) => l.includes(msg)),
-        `no "${msg}" line for ${first.eniId} in the agent log:\n${about.join('\n')}`,
-      );
-    }
+    await waitForLogLines(labLayout(name, 1).nodes[0]!.agentLog, first.eniId, [
+      'ENI drains',
+      'freeing idle ENI',
+      'deleted ENI',
+    ]);
     const left = await poolOf(node);
     assert.ok(!left.enis.some((e) => e.subnetId === offered.id), 'no ENI of the drained subnet is left');
     for (const pod of pods.slice(0, 5)) {
