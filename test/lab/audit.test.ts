@@ -10,6 +10,7 @@
 // audit as run against a cluster (the API read by kubectl with a kubeconfig, each agent by kubectl
 // exec into its DaemonSet pod, which the emulated API runs in the pod's node), and as `kubectl
 // vpcnet` with the plugin alone on PATH, finds the rest.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';

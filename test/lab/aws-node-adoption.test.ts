@@ -5,6 +5,7 @@
 // `aws-cni` nftables table; no vpcnet ledger. vpcnet then starts on it. Every pod keeps its address
 // and keeps answering, aws-node's leftovers go, a new pod never gets an adopted pod's address, and
 // the runtime's DEL of an adopted pod removes exactly that pod's network.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -5,6 +5,7 @@
 // and gives a pod with security groups a branch ENI there too; the pod gets that ENI's address and
 // reaches a VPC host. Without the CNINode features the controller would place both in the node's
 // own subnet, which custom networking exists to keep free.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

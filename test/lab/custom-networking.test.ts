@@ -4,6 +4,7 @@
 // of that subnet, the primary ENI lends none, and pods reach each other and a VPC host. Subnet
 // discovery: a new ENI goes into the tagged subnet with the most free addresses, not into a bigger
 // untagged one.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {

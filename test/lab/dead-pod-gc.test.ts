@@ -2,6 +2,7 @@
 // whose namespace is deleted and which is deleted from the lab's Kubernetes API, without any DEL,
 // gets its address back into the pool after the grace; a pod whose namespace is gone but which the
 // API still has, and a pod gone from the API whose namespace still exists, keep theirs.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';

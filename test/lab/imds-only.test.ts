@@ -3,6 +3,7 @@
 // counts them); until an ENI is attached for it a pod gets code 11 saying why; an ENI the operator
 // attaches (`vpcnetctl lab eni`) lends its addresses once two IMDS reads, the stale window apart,
 // list them; and pods on those addresses reach each other and a VPC host.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';

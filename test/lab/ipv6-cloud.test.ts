@@ -4,6 +4,7 @@
 // fabric routes the /80 to the node: an address of it, placed by the test in a namespace behind
 // the node, and the dual-stack VPC host reach each other over IPv6. Pods themselves are the
 // node side's (their IPv6 pod plan); this suite needs none.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

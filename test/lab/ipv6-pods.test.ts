@@ -4,6 +4,7 @@
 // reached by it and by another pod, and reaches an IPv4 host outside the VPC through v4if0 with the
 // node's primary IPv4 as source (ENABLE_V4_EGRESS, on by default). CHECK through the plugin, an
 // agent restart and DEL treat IPv6 attachments as they treat IPv4 ones.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';

@@ -1,6 +1,7 @@
 // The lab through its CLI: `lab up --detach --json`, reachability inside the lab, the supervisor
 // restarting a dead agent, `lab pod` (with pod ENIs too), and `lab down` (also after the supervisor
 // was SIGKILLed).
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -5,6 +5,7 @@
 // node while the agent was down is removed once the new agent serves, with an Event on the node.
 // The lab's supervisor would restart the agent at once (as a DaemonSet would), so it is paused
 // (SIGSTOP) while the agent is down and resumed (SIGCONT) to restart it.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';

@@ -5,6 +5,7 @@
 // address and traffic. The lab's supervisor would restart the agent with the lab's own environment,
 // so it is paused (SIGSTOP) while this suite runs agents of its own with the changed setting, and
 // resumed at the end.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync } from 'node:fs';

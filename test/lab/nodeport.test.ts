@@ -7,6 +7,7 @@
 // drop a packet whose source is not an address of its ENI (the real VPC does, which is why the
 // connection fails there without NodePort support), so the off case is shown by the counters, not
 // by a failed connection.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';

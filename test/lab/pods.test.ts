@@ -1,6 +1,7 @@
 // Pods in a one-node lab, through the installed plugin exec'd in the node's namespace exactly as
 // a runtime would: VPC addresses, reachability, DEL and cooldown, CHECK, replaced sandboxes,
 // agent restart, bad input. The lab's agent runs with a 3 s cooldown so the suite stays short.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {

@@ -2,6 +2,7 @@
 // primary ENI's addresses make the agent attach a second ENI; once they are all gone and their
 // cooldown ended, the agent tears the ENI's link config down and detaches and deletes it (the
 // emulator's fabric then removes its link), and pods added afterwards still work.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';

@@ -2,6 +2,7 @@
 // of /28 prefixes and reach a VPC host; a fragmented subnet (no free /28) makes the agent fall back
 // to secondary IPs while pods keep starting, and the agent returns to prefixes once the subnet has
 // a free /28 again, giving back the secondary IPs it took.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';

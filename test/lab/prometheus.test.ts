@@ -2,6 +2,7 @@
 // runs inside the lab's VPC test host namespace, scrapes every node's agent on <node ip>:61678
 // every second, and the test asks its HTTP API for a few series. Then the introspection endpoint,
 // read from inside a node's namespace as an operator's curl would, against the agent's socket.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -5,6 +5,7 @@
 // A damaged journal (issue 22): pods added since the last snapshot live only in the journal; the
 // journal is zero-filled, or its last acknowledged records damaged, and the agent restarted. The
 // damage is refused, not taken for a torn append: the pods keep their addresses and answer.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';

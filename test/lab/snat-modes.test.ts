@@ -4,6 +4,7 @@
 // reached with the pod's own address, a CIDR added to the VPC at run time becoming un-SNATed after
 // the refresh (without a restart), and the port flag of AWS_VPC_K8S_CNI_RANDOMIZESNAT in the rule
 // the kernel holds; and, on a second lab, AWS_VPC_K8S_CNI_EXTERNALSNAT leaving the pod's address.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';

@@ -2,6 +2,7 @@
 // once with a random one and pods with security groups (printed in the test name: rerun it with
 // `npm run storm -- --seed S --pods 6 --ops 40 --kill-rate 0.1 --fault-rate 0.15 [--sg-pods]`).
 // Kills and faults are included; the lab is removed also on failure.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { listNetns } from '../../src/lab/netns.ts';

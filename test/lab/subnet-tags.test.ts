@@ -4,6 +4,7 @@
 // cni.networking.k8s.aws/cluster/<name>; once that subnet is tagged 0 its ENI lends nothing more
 // (the next pods get addresses of the subnet now kept to this cluster) and is detached and deleted
 // once its last pod is gone, while the pods of the primary ENI keep working.
+// Test turn: shared (it waits on its own lab's agents and timers; no CPU or latency bound).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { labLayout } from '../../src/lab/layout.ts';
