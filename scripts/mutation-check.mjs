@@ -6,9 +6,9 @@
 //
 // Usage: node scripts/mutation-check.mjs [--list] [NAME...]
 import { spawn } from 'node:child_process';
-import { cp, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -446,11 +446,41 @@ async function testFiles(dir, under) {
   return out.sort();
 }
 
+/**
+ * Orders `files` (in place) so that the tests beside the mutated file come first: they are the
+ * likeliest to notice, and node:test reports a file's results only after the files before it, so
+ * a run stopped at its first failure ends soonest when that failure is in an early file.
+ */
+export function nearestFirst(files, mutated) {
+  const dir = dirname(mutated);
+  const stem = basename(mutated).replace(/\.ts$/, '');
+  const rank = (f) =>
+    dirname(f) === dir && basename(f).startsWith(stem)
+      ? 0
+      : dirname(f) === dir
+        ? 1
+        : f.startsWith(dirname(dir))
+          ? 2
+          : 3;
+  return files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The name of the first failing test in TAP output (a `not ok` marked TODO is no failure). */
+export function failingTest(tap) {
+  for (const m of tap.matchAll(/^\s*not ok \d+ - (.*)$/gm)) if (!/ # TODO\b/.test(m[1])) return m[1];
+  return undefined;
+}
+
 function withoutTestContext(env) {
   const { NODE_TEST_CONTEXT: _, ...rest } = env;
   return rest;
 }
 
+/**
+ * Runs the test files against the copy at `cwd`. The first failing test decides (the mutation is
+ * noticed): the run's whole process group is ended then rather than left to finish the files, and
+ * its temporary files, kept inside the copy (TMPDIR), go with the copy.
+ */
 function run(cwd, files) {
   return new Promise((resolvePromise) => {
     const child = spawn(
@@ -458,13 +488,11 @@ function run(cwd, files) {
       [
         '--import',
         'tsx',
-        '--test',
-        '--test-concurrency=2',
+        join(root, 'scripts', 'run-test-files.mjs'),
         // A mutation may leave a test waiting forever (an agent a failed assertion never stopped):
         // that test fails after two minutes, and its file's process is ended once its tests are done.
-        '--test-timeout=120000',
-        '--test-force-exit',
-        '--test-reporter=tap',
+        '--timeout',
+        '120000',
         ...files,
       ],
       // Run as a test run of its own, also when this script runs inside one (npm test): with the
@@ -474,17 +502,32 @@ function run(cwd, files) {
       {
         cwd,
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...withoutTestContext(process.env), NO_COLOR: '1', VPCNET_PROPERTY_RUNS: '100' },
+        detached: true,
+        env: {
+          ...withoutTestContext(process.env),
+          NO_COLOR: '1',
+          VPCNET_PROPERTY_RUNS: '100',
+          TMPDIR: join(cwd, 'tmp'),
+        },
       },
     );
     let output = '';
+    let firstFailure;
     child.stdout.on('data', (d) => {
       output += d;
+      firstFailure ??= failingTest(output);
+      if (firstFailure !== undefined && child.exitCode === null) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
     });
     child.stderr.on('data', (d) => {
       output += d;
     });
-    child.on('close', (code) => resolvePromise({ code: code ?? 1, output }));
+    child.on('close', (code) => resolvePromise({ code: code ?? 1, output, firstFailure }));
   });
 }
 
@@ -540,20 +583,22 @@ async function judge(work, m) {
     for (const t of m.tests) {
       const found = await stat(join(work, t)).catch(() => undefined);
       if (!found) throw new Error(`${m.name}: no test folder or file ${t}`);
-      files.push(...(found.isDirectory() ? await testFiles(work, t) : [join(work, t)]));
+      files.push(...(found.isDirectory() ? await testFiles(work, t) : [t]));
     }
+    nearestFirst(files, m.file);
     const started = Date.now();
+    await rm(join(work, 'tmp'), { recursive: true, force: true });
+    await mkdir(join(work, 'tmp'));
     const r = await run(work, files);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     // Killed only by a failing test: a copy that cannot even load proves nothing about the tests.
-    const failed = Number(/^# fail (\d+)$/m.exec(r.output)?.[1] ?? 0);
     const ran = Number(/^# tests (\d+)$/m.exec(r.output)?.[1] ?? 0);
-    const firstFailure = /^\s*not ok \d+ - (.*)$/m.exec(r.output)?.[1] ?? '';
-    // A run that reports no tests proves nothing either way.
-    const outcome = ran === 0 ? 'error' : failed > 0 ? 'killed' : r.code === 0 ? 'survived' : 'error';
+    // A run that reports no tests proves nothing either way (one stopped at a failure ran some).
+    const outcome =
+      r.firstFailure !== undefined ? 'killed' : ran === 0 ? 'error' : r.code === 0 ? 'survived' : 'error';
     const detail =
       `${files.length} test files, ${seconds} s` +
-      (outcome === 'killed' ? `; ${failed} failed, first: ${firstFailure}` : '') +
+      (outcome === 'killed' ? `; stopped at the first failure: ${r.firstFailure}` : '') +
       (outcome === 'error' ? `; exit ${r.code}, ${ran} tests, none failed:\n${r.output.slice(-2000)}` : '');
     return { ...m, outcome, detail };
   } finally {
