@@ -8,10 +8,11 @@
 // Usage: see USAGE below (`--help`); .ci/run passes --exhaustive (the EXHAUSTIVE suites below).
 // Every test process also preloads test/kernel-log-guard.ts, which fails a file during which the kernel
 // logged a line naming vpcnet's netlink helper.
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize, sep } from 'node:path';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
 
 // Suites run inside another kernel by a suite of the host run: test/kernels/uml/ under User-Mode
 // Linux (test/kernels/uml.test.ts), test/kernels/vm/ in a QEMU VM with Debian's stock kernel
@@ -99,29 +100,26 @@ else files = [...find('src'), ...find('bench'), ...find('test')];
 if (explicit.length === 0 && !exhaustive) files = files.filter((f) => !EXHAUSTIVE.has(f));
 files = inTurnOrder(files.map((f) => normalize(f)));
 const turn = join(tmpdir(), `vpcnet-test-turn-${process.pid}.lock`);
-const r = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--import',
-    './test/kernel-turn.ts',
-    '--import',
-    './test/kernel-log-guard.ts',
-    '--test',
-    '--test-concurrency=2',
-    '--test-reporter=spec',
-    ...files,
-  ],
-  {
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      VPCNET_TEST_TURN: turn,
-      VPCNET_TEST_SHARED_TURN: sharedTurn(files).join('\n'),
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-  },
+// node:test's run(), not `node --test`: the command line sorts the files by path, which would undo
+// the order above. Each file's process gets this process's execArgv and environment.
+process.execArgv.push(
+  '--import',
+  'tsx',
+  '--import',
+  './test/kernel-turn.ts',
+  '--import',
+  './test/kernel-log-guard.ts',
 );
-rmSync(turn, { force: true });
-process.exit(r.status ?? 1);
+Object.assign(process.env, {
+  VPCNET_TEST_TURN: turn,
+  VPCNET_TEST_SHARED_TURN: sharedTurn(files).join('\n'),
+  // Suites that scale their cases read it (the plugin fuzz: 600 cases in CI, 250 otherwise).
+  VPCNET_TEST_EXHAUSTIVE: exhaustive ? '1' : '0',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+});
+const stream = run({ files, concurrency: 2 });
+stream.on('test:fail', () => {
+  process.exitCode = 1;
+});
+stream.on('end', () => rmSync(turn, { force: true }));
+stream.compose(spec).pipe(process.stdout);

@@ -1,8 +1,9 @@
 // Preloaded into every test process (scripts/test.mjs, and the runs under UML and in the VM): marks
 // the kernel's log when the file starts and fails the file when, by its end, the kernel logged a line
 // naming vpcnet's netlink helper (a malformed request: "netlink: 4 bytes leftover after parsing
-// attributes in process `vpcnet-netlink'"). A file under test/ runs alone (kernel-turn.ts) and unit
-// files use no kernel, so the file named is the one whose requests the kernel refused to read cleanly.
+// attributes in process `vpcnet-netlink'"). Most files under test/ run alone (kernel-turn.ts) and unit
+// files use no kernel, so the file named is the one whose requests the kernel refused to read
+// cleanly; two labs that share the turn are both failed, and one of them is it.
 import { relative } from 'node:path';
 import { after } from 'node:test';
 import { kernelLogMark, kernelLogSince } from './kernel-log.ts';
