@@ -6,6 +6,7 @@
 // storm may hold the taint while the node can serve by the taint's own rule, each must taint the
 // node at least once (else it proves nothing), and no invariant may break. Rerun one with
 // `npm run storm -- --seed S --pods 6 --ops 40 --kill-rate 0.1 --fault-rate 0.15 --readiness-taint --instance-type t3.medium`.
+// Test turn: shared (it waits on its own lab's agents and timers; the taint's grace is 3 s for a 0.5 s look).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatFigures, formatTaints, runStorm } from '../../src/storm/storm.ts';
