@@ -13,10 +13,15 @@ import { EC2_CALL_CLASSES, type Ec2CallClass } from './ec2-call-class.ts';
 import { DEFAULT_LANE_TUNING, Ec2Lane, type LaneState, type LaneTuning } from './ec2-lane.ts';
 import type { BucketClock } from './token-bucket.ts';
 
-/** The cluster-wide "throttled" signal (the throttle Lease, fleet-lease.ts); optional. */
+/**
+ * The cluster-wide throttle signal (the throttle Lease, src/pods/lease/ec2-throttle-lease.ts);
+ * optional. It paces and holds the calls no pod waits for (every class but `demand`).
+ */
 export interface FleetThrottleSignal {
-  /** The fleet-wide least interval between one agent's calls of `action`, ms (0: none). */
+  /** The least interval between this agent's calls of `action` that no pod waits for, ms (0: none). */
   intervalMs(action: string): number;
+  /** ms until the cluster's hold of `action` ends (0: not held): some agent was just throttled. */
+  heldForMs(action: string): number;
   /** This agent's lane for `action` was cut by EC2's RequestLimitExceeded. */
   throttled(action: string): void;
   /** Whether some agent of the cluster was throttled within the last `withinMs`. */
@@ -48,8 +53,8 @@ export interface TokenWait {
 
 interface Waiter {
   readonly action: string;
-  readonly cls: Ec2CallClass;
-  readonly rank: number;
+  cls: Ec2CallClass;
+  rank: number;
   readonly seq: number;
   readonly since: number;
   readonly resolve: (waitedMs: number) => void;
@@ -78,6 +83,10 @@ export class Ec2Budget {
   #wakeAt = Number.POSITIVE_INFINITY;
   #lastThrottleAt = Number.NEGATIVE_INFINITY;
   #closed: string | undefined;
+  /** Per action: when the next call no pod waits for may go under the fleet's pace (monotonic ms). */
+  readonly #pacedAt = new Map<string, number>();
+  /** Per action: the end of the fleet's hold this agent already spread its next call after. */
+  readonly #spreadAfter = new Map<string, number>();
 
   constructor(options: Ec2BudgetOptions) {
     const { qps, burst } = options.ceiling;
@@ -149,24 +158,41 @@ export class Ec2Budget {
     if (w === undefined) return undefined;
     const now = this.#o.clock.now();
     const lane = this.#lane(w.action);
-    const fleetMs = this.#fleetMs(w.action);
+    const readyInMs = Math.max(lane.readyInMs(now), this.#ceilingReadyInMs(now), this.#fleetWaitMs(w, now));
     return {
       action: w.action,
       cls: w.cls,
       waitedMs: Math.round(now - w.since),
-      readyInMs: Math.round(Math.max(lane.readyInMs(now, fleetMs), this.#ceilingReadyInMs(now))),
-      rate: lane.rate(now, fleetMs),
+      readyInMs: Math.round(readyInMs),
+      rate: this.rate(w.action),
     };
   }
 
-  /** `action`'s calls per second now, the fleet interval applied. */
+  /** `action`'s calls per second now: its lane's, or less under the fleet's pace. */
   rate(action: string): number {
-    return this.#lane(action).rate(this.#o.clock.now(), this.#fleetMs(action));
+    const own = this.#lane(action).rate(this.#o.clock.now());
+    const paceMs = this.#o.fleet?.intervalMs(action) ?? 0;
+    return paceMs > 0 ? Math.min(own, 1000 / paceMs) : own;
   }
 
   /** ms until `action`'s lane has a token (its pause after a throttle included), as things stand. */
   readyInMs(action: string): number {
-    return this.#lane(action).readyInMs(this.#o.clock.now(), this.#fleetMs(action));
+    return this.#lane(action).readyInMs(this.#o.clock.now());
+  }
+
+  /**
+   * An ADD waits for an address: the top-ups already waiting for a token are what it waits for,
+   * so they go as demand (before the rest, and past the fleet's pace and hold).
+   */
+  promoteGrowth(): void {
+    let promoted = false;
+    for (const w of this.#waiters)
+      if (w.cls === 'grow') {
+        w.cls = 'demand';
+        w.rank = EC2_CALL_CLASSES.indexOf('demand');
+        promoted = true;
+      }
+    if (promoted) this.#pump();
   }
 
   /** Every lane used so far. */
@@ -199,8 +225,37 @@ export class Ec2Budget {
     return lane;
   }
 
-  #fleetMs(action: string): number {
-    return this.#o.fleet?.intervalMs(action) ?? 0;
+  /**
+   * How long a call no pod waits for must still wait for the fleet (0 for demand): while the
+   * cluster's hold of its action lasts, then until this agent's turn in the fleet's pace. After a
+   * hold, and before an agent's first release of an action, the turn is drawn at random within one
+   * interval, so that the agents spread their calls over it instead of sending them together.
+   */
+  #fleetWaitMs(w: Waiter, now: number): number {
+    const fleet = this.#o.fleet;
+    if (fleet === undefined || w.cls === 'demand') return 0;
+    const heldMs = fleet.heldForMs(w.action);
+    const paceMs = fleet.intervalMs(w.action);
+    let at = this.#pacedAt.get(w.action);
+    if (heldMs > 0) {
+      const holdEnd = now + heldMs;
+      // One draw per hold (the hold's end moves a little with each read of the Lease).
+      if (Math.abs((this.#spreadAfter.get(w.action) ?? Number.NEGATIVE_INFINITY) - holdEnd) > 1000) {
+        this.#spreadAfter.set(w.action, holdEnd);
+        at = Math.max(at ?? 0, holdEnd + this.#o.random() * paceMs);
+        this.#pacedAt.set(w.action, at);
+      }
+    } else if (at === undefined && w.cls === 'release' && paceMs > 0) {
+      at = now + this.#o.random() * paceMs;
+      this.#pacedAt.set(w.action, at);
+    }
+    return Math.max(heldMs, (at ?? now) - now, 0);
+  }
+
+  /** A call no pod waits for was granted: the next of its action waits one fleet interval. */
+  #paced(w: Waiter, now: number): void {
+    const paceMs = this.#o.fleet?.intervalMs(w.action) ?? 0;
+    if (w.cls !== 'demand' && paceMs > 0) this.#pacedAt.set(w.action, now + paceMs);
   }
 
   #sorted(): Waiter[] {
@@ -220,8 +275,8 @@ export class Ec2Budget {
     for (const w of this.#sorted()) {
       if (blockedLanes.has(w.action)) continue;
       const lane = this.#lane(w.action);
-      const fleetMs = this.#fleetMs(w.action);
-      const laneMs = lane.readyInMs(now, fleetMs);
+      // Waiters are sorted most urgent first: past a waiter the fleet holds, only more of the same.
+      const laneMs = Math.max(lane.readyInMs(now), this.#fleetWaitMs(w, now));
       if (laneMs > 0) {
         blockedLanes.add(w.action);
         nextMs = Math.min(nextMs, laneMs);
@@ -232,7 +287,8 @@ export class Ec2Budget {
         nextMs = Math.min(nextMs, this.#ceilingReadyInMs(now));
         break;
       }
-      lane.tryTake(now, fleetMs);
+      lane.tryTake(now);
+      this.#paced(w, now);
       this.#tokens -= 1;
       this.#waiters.splice(this.#waiters.indexOf(w), 1);
       w.resolve(now - w.since);

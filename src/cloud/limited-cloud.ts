@@ -68,6 +68,8 @@ export interface Ec2BudgetView {
   releasesHeld(): string | undefined;
   /** The calls per second the budget allows `action` now. */
   rate(action: string): number;
+  /** An ADD waits for an address: top-ups already waiting for a token go as its demand. */
+  promoteGrowth?(): void;
 }
 
 /** One request to EC2 (an attempt of a call), as it was answered. */
@@ -158,6 +160,10 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
 
   rate(action: string): number {
     return this.#budget.rate(action);
+  }
+
+  promoteGrowth(): void {
+    this.#budget.promoteGrowth();
   }
 
   /** Refuses the calls waiting for a token and every later one: the agent stops. */

@@ -97,6 +97,8 @@ export class PoolManager {
       log: deps.log,
       ledger: deps.ledger,
       nudge: () => this.nudge(),
+      // An ADD waits: a top-up already waiting for an EC2 token is what it waits for.
+      waiting: () => deps.ec2Budget?.promoteGrowth?.(),
       stopping: () => this.#loop.stopped,
       exhausted: (ms) => this.#exhausted(ms),
     });
