@@ -1,6 +1,6 @@
 // The EC2 budget under the cluster's throttle signal: the calls no pod waits for are paced to the
-// fleet's interval and wait out its holds, spread at random over an interval after a hold and
-// before a first release; an ADD's calls are neither; releases wait while the cluster throttles.
+// fleet's interval and wait out its holds, spread at random over an interval after a hold; an
+// ADD's calls are neither; releases begin at the agent's turns, none while the cluster throttles.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Ec2Budget } from './ec2-budget.ts';
@@ -45,25 +45,41 @@ test('while the cluster holds an action its background calls wait, then spread o
   assert.equal(clock.now() - t0, 5000 + 0.25 * 8000, 'after the hold, at its draw within one interval');
 });
 
-test('a top-up an ADD comes to wait for is promoted past the pace and the hold', async () => {
+test('the calls an ADD comes to wait behind go as demand, past the pace and the hold; releases stay', async () => {
   const { clock, fleet, b } = setup();
   fleet.paceMs.set('AssignPrivateIpAddresses', 60_000);
   fleet.heldUntil.set('AssignPrivateIpAddresses', clock.now() + 30_000);
+  fleet.paceMs.set('DescribeNetworkInterfaces', 60_000);
+  fleet.heldUntil.set('UnassignPrivateIpAddresses', clock.now() + 30_000);
+  await clock.run(b.acquire('DescribeNetworkInterfaces', 'read'));
   const topUp = b.acquire('AssignPrivateIpAddresses', 'grow');
+  const sync = b.acquire('DescribeNetworkInterfaces', 'read');
+  const release = b.acquire('UnassignPrivateIpAddresses', 'release');
   const t0 = clock.now();
-  b.promoteGrowth();
-  await clock.run(topUp);
+  b.demandWaits();
+  await clock.run(Promise.all([topUp, sync]));
   assert.equal(clock.now(), t0);
+  assert.equal(b.waiting()?.cls, 'release', 'still held');
+  await clock.run(release);
+  assert.equal(clock.now() - t0, 30_000, 'until the hold ends');
 });
 
-test("an agent's first release is drawn within one interval; none go while the cluster throttles", async () => {
+test("releases begin at this agent's turns: one per fleet interval, at a phase of its own", async () => {
   const { clock, fleet, b } = setup(() => 0.75);
   fleet.paceMs.set('UnassignPrivateIpAddresses', 40_000);
-  const t0 = clock.now();
+  clock.pass(40_000 * 10 - clock.now()); // a turn boundary: phase 0.75 puts the turn 30 s later
+  assert.equal(b.releaseTurnInMs(), 30_000);
+  clock.pass(30_000);
+  assert.equal(b.releaseTurnInMs(), 0, 'its turn is open');
+  clock.pass(1000);
   await clock.run(b.acquire('UnassignPrivateIpAddresses', 'release'));
-  assert.equal(clock.now() - t0, 30_000, 'spread: 0.75 of the interval, not at once with every other agent');
-  await clock.run(b.acquire('UnassignPrivateIpAddresses', 'release'));
-  assert.equal(clock.now() - t0, 70_000, 'then one interval apart');
+  assert.equal(b.releaseTurnInMs(), 39_000, 'used: the next turn is one interval after this one');
+  await clock.run(b.acquire('DeleteNetworkInterface', 'release'));
+  assert.equal(b.releaseTurnInMs(), 39_000, 'what finishes a release uses no turn');
+  clock.pass(39_000 + 10_000);
+  assert.equal(b.releaseTurnInMs(), 30_000, 'a turn not used closes after 10 s');
+  const alone = new Ec2Budget({ ceiling: { qps: 10, burst: 20 }, clock, random: () => 0.5 });
+  assert.equal(alone.releaseTurnInMs(), 0, 'without the fleet signal a release may begin at any time');
   assert.equal(b.releasesHeld(), undefined);
   fleet.clusterThrottled = true;
   assert.match(b.releasesHeld() ?? '', /throttled the cluster/);
@@ -77,4 +93,25 @@ test("a throttle that cuts this agent's lane is told to the fleet, once per roun
   b.answered('AssignPrivateIpAddresses', sentAt, true);
   b.answered('AssignPrivateIpAddresses', sentAt, true); // sent before the cut: the same round
   assert.deepEqual(fleet.told, ['AssignPrivateIpAddresses']);
+});
+
+test('what finishes an earlier call (attach after create, delete after detach) is not paced', async () => {
+  const { clock, fleet, b } = setup();
+  for (const a of ['CreateNetworkInterface', 'AttachNetworkInterface']) fleet.paceMs.set(a, 400_000);
+  const t0 = clock.now();
+  for (let i = 0; i < 3; i++) await clock.run(b.acquire('AttachNetworkInterface', 'grow'));
+  assert.equal(clock.now(), t0);
+  await clock.run(b.acquire('CreateNetworkInterface', 'grow'));
+  const next = b.acquire('CreateNetworkInterface', 'grow');
+  await clock.run(next);
+  assert.equal(clock.now() - t0, 400_000, 'what begins something is');
+});
+
+test('a release waiting out a hold is not sent once the cluster throttles', async () => {
+  const { clock, fleet, b } = setup(() => 0.5);
+  fleet.heldUntil.set('UnassignPrivateIpAddresses', clock.now() + 5000);
+  const release = b.acquire('UnassignPrivateIpAddresses', 'release');
+  clock.pass(1000);
+  fleet.clusterThrottled = true;
+  await assert.rejects(clock.run(release), { code: 'Ec2ReleaseHeld' });
 });

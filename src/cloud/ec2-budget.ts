@@ -9,7 +9,7 @@
 // any agent of the cluster) releases are not sent at all.
 
 import { CloudError } from './cloud.ts';
-import { EC2_CALL_CLASSES, type Ec2CallClass } from './ec2-call-class.ts';
+import { EC2_CALL_CLASSES, type Ec2CallClass, isFollowUpAction } from './ec2-call-class.ts';
 import { DEFAULT_LANE_TUNING, Ec2Lane, type LaneState, type LaneTuning } from './ec2-lane.ts';
 import type { BucketClock } from './token-bucket.ts';
 
@@ -70,6 +70,8 @@ export class Ec2BudgetRefusal extends CloudError {
 }
 
 export const DEFAULT_RELEASE_HOLD_MS = 60_000;
+/** How long a release turn stays open (at most half the interval): the pool passes every 5 s. */
+const RELEASE_TURN_OPEN_MS = 10_000;
 
 export class Ec2Budget {
   readonly #o: Ec2BudgetOptions;
@@ -85,6 +87,9 @@ export class Ec2Budget {
   #closed: string | undefined;
   /** Per action: when the next call no pod waits for may go under the fleet's pace (monotonic ms). */
   readonly #pacedAt = new Map<string, number>();
+  /** This agent's phase in the fleet's release turns (releaseTurnInMs), drawn once; and its last release. */
+  #releasePhase: number | undefined;
+  #lastReleaseAt = Number.NEGATIVE_INFINITY;
   /** Per action: the end of the fleet's hold this agent already spread its next call after. */
   readonly #spreadAfter = new Map<string, number>();
 
@@ -181,13 +186,14 @@ export class Ec2Budget {
   }
 
   /**
-   * An ADD waits for an address: the top-ups already waiting for a token are what it waits for,
-   * so they go as demand (before the rest, and past the fleet's pace and hold).
+   * An ADD waits for an address. The pool's passes run one at a time, so whatever call of the pool
+   * waits for a token now (a top-up, the EC2 sync's describe, a sweep) is what the ADD waits
+   * behind: each goes as demand (before the rest, past the fleet's pace and hold). Releases stay.
    */
-  promoteGrowth(): void {
+  demandWaits(): void {
     let promoted = false;
     for (const w of this.#waiters)
-      if (w.cls === 'grow') {
+      if (w.cls !== 'demand' && w.cls !== 'release') {
         w.cls = 'demand';
         w.rank = EC2_CALL_CLASSES.indexOf('demand');
         promoted = true;
@@ -235,7 +241,7 @@ export class Ec2Budget {
     const fleet = this.#o.fleet;
     if (fleet === undefined || w.cls === 'demand') return 0;
     const heldMs = fleet.heldForMs(w.action);
-    const paceMs = fleet.intervalMs(w.action);
+    const paceMs = isFollowUpAction(w.action) ? 0 : fleet.intervalMs(w.action);
     let at = this.#pacedAt.get(w.action);
     if (heldMs > 0) {
       const holdEnd = now + heldMs;
@@ -245,16 +251,34 @@ export class Ec2Budget {
         at = Math.max(at ?? 0, holdEnd + this.#o.random() * paceMs);
         this.#pacedAt.set(w.action, at);
       }
-    } else if (at === undefined && w.cls === 'release' && paceMs > 0) {
-      at = now + this.#o.random() * paceMs;
-      this.#pacedAt.set(w.action, at);
     }
+    // Releases are spaced by their turns (releaseTurnInMs), which the pool asks before one.
+    if (w.cls === 'release') return heldMs;
     return Math.max(heldMs, (at ?? now) - now, 0);
+  }
+
+  /**
+   * ms until this agent's next turn to begin a release (0: now). Under the fleet's pace each agent
+   * has one turn per interval, at a phase of its own drawn at random, open for a short window and
+   * used by the first release begun in it: however many agents have addresses to give back at once
+   * (10,000 pods deleted), the cluster begins at most one release per agent and interval, spread
+   * evenly over it, instead of all at once into the 5/s buckets.
+   */
+  releaseTurnInMs(): number {
+    const intervalMs = this.#o.fleet?.intervalMs('UnassignPrivateIpAddresses') ?? 0;
+    if (!(intervalMs > 0)) return 0;
+    const now = this.#o.clock.now();
+    this.#releasePhase ??= this.#o.random();
+    const turn = (Math.floor(now / intervalMs - this.#releasePhase) + this.#releasePhase) * intervalMs;
+    const openMs = Math.min(intervalMs / 2, RELEASE_TURN_OPEN_MS);
+    if (now - turn < openMs && this.#lastReleaseAt < turn) return 0;
+    return turn + intervalMs - now;
   }
 
   /** A call no pod waits for was granted: the next of its action waits one fleet interval. */
   #paced(w: Waiter, now: number): void {
-    const paceMs = this.#o.fleet?.intervalMs(w.action) ?? 0;
+    if (w.cls === 'release' && !isFollowUpAction(w.action)) this.#lastReleaseAt = now;
+    const paceMs = isFollowUpAction(w.action) ? 0 : (this.#o.fleet?.intervalMs(w.action) ?? 0);
     if (w.cls !== 'demand' && paceMs > 0) this.#pacedAt.set(w.action, now + paceMs);
   }
 
@@ -272,7 +296,14 @@ export class Ec2Budget {
     this.#refillCeiling(now);
     const blockedLanes = new Set<string>();
     let nextMs = Number.POSITIVE_INFINITY;
+    const releasesHeld = this.releasesHeld();
     for (const w of this.#sorted()) {
+      if (w.cls === 'release' && releasesHeld !== undefined) {
+        // A release that waited for its turn while the cluster came to throttle is not sent.
+        this.#waiters.splice(this.#waiters.indexOf(w), 1);
+        w.reject(new Ec2BudgetRefusal(`${w.action} not sent: ${releasesHeld}`, 'Ec2ReleaseHeld'));
+        continue;
+      }
       if (blockedLanes.has(w.action)) continue;
       const lane = this.#lane(w.action);
       // Waiters are sorted most urgent first: past a waiter the fleet holds, only more of the same.

@@ -68,8 +68,10 @@ export interface Ec2BudgetView {
   releasesHeld(): string | undefined;
   /** The calls per second the budget allows `action` now. */
   rate(action: string): number;
-  /** An ADD waits for an address: top-ups already waiting for a token go as its demand. */
-  promoteGrowth?(): void;
+  /** An ADD waits for an address: the pool's calls waiting for a token go as its demand. */
+  demandWaits?(): void;
+  /** ms until this agent's next turn to begin a release under the cluster's pace (0: now). */
+  releaseTurnInMs?(): number;
 }
 
 /** One request to EC2 (an attempt of a call), as it was answered. */
@@ -162,8 +164,12 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
     return this.#budget.rate(action);
   }
 
-  promoteGrowth(): void {
-    this.#budget.promoteGrowth();
+  demandWaits(): void {
+    this.#budget.demandWaits();
+  }
+
+  releaseTurnInMs(): number {
+    return this.#budget.releaseTurnInMs();
   }
 
   /** Refuses the calls waiting for a token and every later one: the agent stops. */
