@@ -60,6 +60,9 @@ test('the calls an ADD comes to wait behind go as demand, past the pace and the 
   await clock.run(Promise.all([topUp, sync]));
   assert.equal(clock.now(), t0);
   assert.equal(b.waiting()?.cls, 'release', 'still held');
+  const t1 = clock.now();
+  await clock.run(b.acquire('DescribeNetworkInterfaces', 'read'));
+  assert.equal(clock.now(), t1, 'a describe asked while the ADD waits goes as demand too');
   await clock.run(release);
   assert.equal(clock.now() - t0, 30_000, 'until the hold ends');
 });

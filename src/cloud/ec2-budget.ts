@@ -9,24 +9,12 @@
 // any agent of the cluster) releases are not sent at all.
 
 import { CloudError } from './cloud.ts';
-import { EC2_CALL_CLASSES, type Ec2CallClass, isFollowUpAction } from './ec2-call-class.ts';
+import { EC2_CALL_CLASSES, type Ec2CallClass } from './ec2-call-class.ts';
+import { FleetPace, type FleetThrottleSignal } from './ec2-fleet-pace.ts';
 import { DEFAULT_LANE_TUNING, Ec2Lane, type LaneState, type LaneTuning } from './ec2-lane.ts';
 import type { BucketClock } from './token-bucket.ts';
 
-/**
- * The cluster-wide throttle signal (the throttle Lease, src/pods/lease/ec2-throttle-lease.ts);
- * optional. It paces and holds the calls no pod waits for (every class but `demand`).
- */
-export interface FleetThrottleSignal {
-  /** The least interval between this agent's calls of `action` that no pod waits for, ms (0: none). */
-  intervalMs(action: string): number;
-  /** ms until the cluster's hold of `action` ends (0: not held): some agent was just throttled. */
-  heldForMs(action: string): number;
-  /** This agent's lane for `action` was cut by EC2's RequestLimitExceeded. */
-  throttled(action: string): void;
-  /** Whether some agent of the cluster was throttled within the last `withinMs`. */
-  throttledWithin(withinMs: number): boolean;
-}
+export type { FleetThrottleSignal } from './ec2-fleet-pace.ts';
 
 export interface Ec2BudgetOptions {
   /** The operator's ceilings (VPCNET_EC2_QPS, VPCNET_EC2_BURST): for each action and in all. */
@@ -70,8 +58,8 @@ export class Ec2BudgetRefusal extends CloudError {
 }
 
 export const DEFAULT_RELEASE_HOLD_MS = 60_000;
-/** How long a release turn stays open (at most half the interval): the pool passes every 5 s. */
-const RELEASE_TURN_OPEN_MS = 10_000;
+/** After an ADD began to wait, the pool's calls go as demand this long (its pass and the next). */
+const DEMAND_WINDOW_MS = 10_000;
 
 export class Ec2Budget {
   readonly #o: Ec2BudgetOptions;
@@ -85,13 +73,10 @@ export class Ec2Budget {
   #wakeAt = Number.POSITIVE_INFINITY;
   #lastThrottleAt = Number.NEGATIVE_INFINITY;
   #closed: string | undefined;
-  /** Per action: when the next call no pod waits for may go under the fleet's pace (monotonic ms). */
-  readonly #pacedAt = new Map<string, number>();
-  /** This agent's phase in the fleet's release turns (releaseTurnInMs), drawn once; and its last release. */
-  #releasePhase: number | undefined;
-  #lastReleaseAt = Number.NEGATIVE_INFINITY;
-  /** Per action: the end of the fleet's hold this agent already spread its next call after. */
-  readonly #spreadAfter = new Map<string, number>();
+  /** Until then an ADD waits for an address: the pool's calls go as demand (demandWaits). */
+  #demandUntil = Number.NEGATIVE_INFINITY;
+  /** The cluster's pace and holds of the calls no pod waits for (absent: none). */
+  readonly #pace: FleetPace | undefined;
 
   constructor(options: Ec2BudgetOptions) {
     const { qps, burst } = options.ceiling;
@@ -103,6 +88,7 @@ export class Ec2Budget {
     this.#tuning = { ...DEFAULT_LANE_TUNING, ...options.tuning, ceiling: qps, burst };
     this.#tokens = burst;
     this.#updatedAt = options.clock.now();
+    this.#pace = options.fleet && new FleetPace(options.fleet, options.random);
   }
 
   /**
@@ -121,10 +107,11 @@ export class Ec2Budget {
     }
     return new Promise((resolve, reject) => {
       const now = this.#o.clock.now();
+      const asked = cls !== 'release' && now < this.#demandUntil ? 'demand' : cls;
       this.#waiters.push({
         action,
-        cls,
-        rank: EC2_CALL_CLASSES.indexOf(cls),
+        cls: asked,
+        rank: EC2_CALL_CLASSES.indexOf(asked),
         seq: this.#seq++,
         since: now,
         resolve,
@@ -163,7 +150,11 @@ export class Ec2Budget {
     if (w === undefined) return undefined;
     const now = this.#o.clock.now();
     const lane = this.#lane(w.action);
-    const readyInMs = Math.max(lane.readyInMs(now), this.#ceilingReadyInMs(now), this.#fleetWaitMs(w, now));
+    const readyInMs = Math.max(
+      lane.readyInMs(now),
+      this.#ceilingReadyInMs(now),
+      this.#pace?.waitMs(w.action, w.cls, now) ?? 0,
+    );
     return {
       action: w.action,
       cls: w.cls,
@@ -188,9 +179,12 @@ export class Ec2Budget {
   /**
    * An ADD waits for an address. The pool's passes run one at a time, so whatever call of the pool
    * waits for a token now (a top-up, the EC2 sync's describe, a sweep) is what the ADD waits
-   * behind: each goes as demand (before the rest, past the fleet's pace and hold). Releases stay.
+   * behind: each goes as demand (before the rest, past the fleet's pace and hold), and so does
+   * every call but releases asked within DEMAND_WINDOW_MS. Releases stay.
    */
   demandWaits(): void {
+    // What the pool asks while the ADD waits (a describe confirming the addresses it got) too.
+    this.#demandUntil = this.#o.clock.now() + DEMAND_WINDOW_MS;
     let promoted = false;
     for (const w of this.#waiters)
       if (w.cls !== 'demand' && w.cls !== 'release') {
@@ -199,6 +193,11 @@ export class Ec2Budget {
         promoted = true;
       }
     if (promoted) this.#pump();
+  }
+
+  /** ms until this agent's next turn to begin a release under the cluster's pace (0: now). */
+  releaseTurnInMs(): number {
+    return this.#pace?.releaseTurnInMs(this.#o.clock.now()) ?? 0;
   }
 
   /** Every lane used so far. */
@@ -231,57 +230,6 @@ export class Ec2Budget {
     return lane;
   }
 
-  /**
-   * How long a call no pod waits for must still wait for the fleet (0 for demand): while the
-   * cluster's hold of its action lasts, then until this agent's turn in the fleet's pace. After a
-   * hold, and before an agent's first release of an action, the turn is drawn at random within one
-   * interval, so that the agents spread their calls over it instead of sending them together.
-   */
-  #fleetWaitMs(w: Waiter, now: number): number {
-    const fleet = this.#o.fleet;
-    if (fleet === undefined || w.cls === 'demand') return 0;
-    const heldMs = fleet.heldForMs(w.action);
-    const paceMs = isFollowUpAction(w.action) ? 0 : fleet.intervalMs(w.action);
-    let at = this.#pacedAt.get(w.action);
-    if (heldMs > 0) {
-      const holdEnd = now + heldMs;
-      // One draw per hold (the hold's end moves a little with each read of the Lease).
-      if (Math.abs((this.#spreadAfter.get(w.action) ?? Number.NEGATIVE_INFINITY) - holdEnd) > 1000) {
-        this.#spreadAfter.set(w.action, holdEnd);
-        at = Math.max(at ?? 0, holdEnd + this.#o.random() * paceMs);
-        this.#pacedAt.set(w.action, at);
-      }
-    }
-    // Releases are spaced by their turns (releaseTurnInMs), which the pool asks before one.
-    if (w.cls === 'release') return heldMs;
-    return Math.max(heldMs, (at ?? now) - now, 0);
-  }
-
-  /**
-   * ms until this agent's next turn to begin a release (0: now). Under the fleet's pace each agent
-   * has one turn per interval, at a phase of its own drawn at random, open for a short window and
-   * used by the first release begun in it: however many agents have addresses to give back at once
-   * (10,000 pods deleted), the cluster begins at most one release per agent and interval, spread
-   * evenly over it, instead of all at once into the 5/s buckets.
-   */
-  releaseTurnInMs(): number {
-    const intervalMs = this.#o.fleet?.intervalMs('UnassignPrivateIpAddresses') ?? 0;
-    if (!(intervalMs > 0)) return 0;
-    const now = this.#o.clock.now();
-    this.#releasePhase ??= this.#o.random();
-    const turn = (Math.floor(now / intervalMs - this.#releasePhase) + this.#releasePhase) * intervalMs;
-    const openMs = Math.min(intervalMs / 2, RELEASE_TURN_OPEN_MS);
-    if (now - turn < openMs && this.#lastReleaseAt < turn) return 0;
-    return turn + intervalMs - now;
-  }
-
-  /** A call no pod waits for was granted: the next of its action waits one fleet interval. */
-  #paced(w: Waiter, now: number): void {
-    if (w.cls === 'release' && !isFollowUpAction(w.action)) this.#lastReleaseAt = now;
-    const paceMs = isFollowUpAction(w.action) ? 0 : (this.#o.fleet?.intervalMs(w.action) ?? 0);
-    if (w.cls !== 'demand' && paceMs > 0) this.#pacedAt.set(w.action, now + paceMs);
-  }
-
   #sorted(): Waiter[] {
     return [...this.#waiters].sort((a, b) => a.rank - b.rank || a.seq - b.seq);
   }
@@ -307,7 +255,7 @@ export class Ec2Budget {
       if (blockedLanes.has(w.action)) continue;
       const lane = this.#lane(w.action);
       // Waiters are sorted most urgent first: past a waiter the fleet holds, only more of the same.
-      const laneMs = Math.max(lane.readyInMs(now), this.#fleetWaitMs(w, now));
+      const laneMs = Math.max(lane.readyInMs(now), this.#pace?.waitMs(w.action, w.cls, now) ?? 0);
       if (laneMs > 0) {
         blockedLanes.add(w.action);
         nextMs = Math.min(nextMs, laneMs);
@@ -319,7 +267,7 @@ export class Ec2Budget {
         break;
       }
       lane.tryTake(now);
-      this.#paced(w, now);
+      this.#pace?.granted(w.action, w.cls, now);
       this.#tokens -= 1;
       this.#waiters.splice(this.#waiters.indexOf(w), 1);
       w.resolve(now - w.since);
