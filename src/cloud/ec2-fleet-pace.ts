@@ -40,9 +40,9 @@ export class FleetPace {
 
   /**
    * How long a call of `action` and class `cls` must still wait for the fleet (0 for demand):
-   * while the cluster's hold of its action lasts, then until its turn in the pace. After a hold the
-   * turn is drawn at random within one interval, so that the agents spread their calls over it
-   * instead of coming back together.
+   * while the cluster's hold of its action lasts, then until its turn in the pace. After a hold,
+   * and for an agent's first top-up of an action, the turn is drawn at random within one interval,
+   * so that the agents spread their calls over it instead of sending them together.
    */
   waitMs(action: string, cls: Ec2CallClass, now: number): number {
     if (cls === 'demand') return 0;
@@ -50,6 +50,12 @@ export class FleetPace {
     // Releases are spaced by their turns (releaseTurnInMs), which the pool asks before one.
     if (cls === 'release') return heldMs;
     let at = this.#pacedAt.get(action);
+    if (at === undefined && cls === 'grow') {
+      // An agent's first top-up of an action is drawn within one interval too: a rollout gives
+      // every node its first pod in the same few seconds, and each would grow at once.
+      at = now + this.#random() * this.#intervalMs(action);
+      this.#pacedAt.set(action, at);
+    }
     if (heldMs > 0) {
       const holdEnd = now + heldMs;
       // One draw per hold (its end moves a little with each read of the Lease).
