@@ -89,13 +89,27 @@ test("releases begin at this agent's turns: one per fleet interval, at a phase o
   await assert.rejects(b.acquire('DeleteNetworkInterface', 'release'), { code: 'Ec2ReleaseHeld' });
 });
 
-test("a throttle that cuts this agent's lane is told to the fleet, once per round", () => {
+test("a throttle that cuts this agent's lane is told to the fleet, once per round, paced or not", () => {
   const { clock, fleet, b } = setup();
   const sentAt = clock.now();
   clock.pass(10);
-  b.answered('AssignPrivateIpAddresses', sentAt, true);
-  b.answered('AssignPrivateIpAddresses', sentAt, true); // sent before the cut: the same round
-  assert.deepEqual(fleet.told, ['AssignPrivateIpAddresses']);
+  b.answered('AssignPrivateIpAddresses', sentAt, true, 'grow');
+  b.answered('AssignPrivateIpAddresses', sentAt, true, 'grow'); // sent before the cut: the same round
+  b.answered('CreateNetworkInterface', sentAt, true, 'demand');
+  assert.deepEqual(fleet.told, ['AssignPrivateIpAddresses paced', 'CreateNetworkInterface']);
+});
+
+test('while the agent starts its calls go as demand: its start is what the pods wait for', async () => {
+  const { clock, fleet, b } = setup();
+  fleet.paceMs.set('DescribeNetworkInterfaces', 100_000);
+  b.starting();
+  assert.equal(b.classOf('read'), 'demand');
+  assert.equal(b.classOf('release'), 'release');
+  const t0 = clock.now();
+  for (let i = 0; i < 3; i++) await clock.run(b.acquire('DescribeNetworkInterfaces', b.classOf('read')));
+  assert.equal(clock.now(), t0, 'not paced');
+  b.started();
+  assert.equal(b.classOf('read'), 'read');
 });
 
 test('what finishes an earlier call (attach after create, delete after detach) is not paced', async () => {

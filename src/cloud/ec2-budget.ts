@@ -9,7 +9,7 @@
 // any agent of the cluster) releases are not sent at all.
 
 import { CloudError } from './cloud.ts';
-import { EC2_CALL_CLASSES, type Ec2CallClass } from './ec2-call-class.ts';
+import { EC2_CALL_CLASSES, type Ec2CallClass, isFollowUpAction } from './ec2-call-class.ts';
 import { FleetPace, type FleetThrottleSignal } from './ec2-fleet-pace.ts';
 import { DEFAULT_LANE_TUNING, Ec2Lane, type LaneState, type LaneTuning } from './ec2-lane.ts';
 import type { BucketClock } from './token-bucket.ts';
@@ -75,6 +75,7 @@ export class Ec2Budget {
   #closed: string | undefined;
   /** Until then an ADD waits for an address: the pool's calls go as demand (demandWaits). */
   #demandUntil = Number.NEGATIVE_INFINITY;
+  #starting = false;
   /** The cluster's pace and holds of the calls no pod waits for (absent: none). */
   readonly #pace: FleetPace | undefined;
 
@@ -107,7 +108,7 @@ export class Ec2Budget {
     }
     return new Promise((resolve, reject) => {
       const now = this.#o.clock.now();
-      const asked = cls !== 'release' && now < this.#demandUntil ? 'demand' : cls;
+      const asked = this.classOf(cls);
       this.#waiters.push({
         action,
         cls: asked,
@@ -121,8 +122,13 @@ export class Ec2Budget {
     });
   }
 
-  /** EC2 answered a call of `action` sent at `sentAt` (the budget's clock). */
-  answered(action: string, sentAt: number, throttled: boolean): void {
+  /**
+   * EC2 answered a call of `action` and class `cls` (as classOf gave it) sent at `sentAt` (the
+   * budget's clock). A throttle that cuts the lane is told to the fleet, saying whether the call
+   * was one the fleet paces (a herd of calls a pod or a starting agent waits for is not the
+   * pace's fault: it does not slow the pace down).
+   */
+  answered(action: string, sentAt: number, throttled: boolean, cls: Ec2CallClass = 'grow'): void {
     const now = this.#o.clock.now();
     const lane = this.#lane(action);
     if (!throttled) {
@@ -130,7 +136,28 @@ export class Ec2Budget {
       return;
     }
     this.#lastThrottleAt = now;
-    if (lane.throttled(now, sentAt, this.#o.random)) this.#o.fleet?.throttled(action);
+    if (lane.throttled(now, sentAt, this.#o.random))
+      this.#o.fleet?.throttled(action, cls !== 'demand' && !isFollowUpAction(action));
+  }
+
+  /**
+   * The class a call asked now as `cls` goes as: `demand` (neither held nor paced by the fleet)
+   * while the agent starts (its start is what every pod of the node waits for) and while an ADD
+   * waits for an address; releases stay releases.
+   */
+  classOf(cls: Ec2CallClass): Ec2CallClass {
+    if (cls === 'release') return cls;
+    return this.#starting || this.#o.clock.now() < this.#demandUntil ? 'demand' : cls;
+  }
+
+  /** The agent starts: its calls go as demand until started(). */
+  starting(): void {
+    this.#starting = true;
+  }
+
+  /** The agent has started: its calls go by their own class from now on. */
+  started(): void {
+    this.#starting = false;
   }
 
   /** Why releases are not sent now, or undefined when they may be. */

@@ -13,8 +13,11 @@ export interface FleetThrottleSignal {
   intervalMs(action: string): number;
   /** ms until the cluster's hold of `action` ends (0: not held): some agent was just throttled. */
   heldForMs(action: string): number;
-  /** This agent's lane for `action` was cut by EC2's RequestLimitExceeded. */
-  throttled(action: string): void;
+  /**
+   * This agent's lane for `action` was cut by EC2's RequestLimitExceeded; `paced`: the call was one
+   * the fleet paces (so the pace was too fast), not one a pod or the agent's start waited for.
+   */
+  throttled(action: string, paced: boolean): void;
   /** Whether some agent of the cluster was throttled within the last `withinMs`. */
   throttledWithin(withinMs: number): boolean;
 }

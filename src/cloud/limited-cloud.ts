@@ -72,6 +72,9 @@ export interface Ec2BudgetView {
   demandWaits?(): void;
   /** ms until this agent's next turn to begin a release under the cluster's pace (0: now). */
   releaseTurnInMs?(): number;
+  /** The agent starts: its calls go as demand (its start is what pods wait for) until started(). */
+  starting?(): void;
+  started?(): void;
 }
 
 /** One request to EC2 (an attempt of a call), as it was answered. */
@@ -170,6 +173,14 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
 
   releaseTurnInMs(): number {
     return this.#budget.releaseTurnInMs();
+  }
+
+  starting(): void {
+    this.#budget.starting();
+  }
+
+  started(): void {
+    this.#budget.started();
   }
 
   /** Refuses the calls waiting for a token and every later one: the agent stops. */
@@ -344,7 +355,7 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
   async #call<T>(action: string, attempt: () => Promise<T>, sending?: () => void): Promise<T> {
     const startedAt = this.#clock.now();
     const tally = this.#tally;
-    const cls = ec2CallClass(action);
+    const cls = this.#budget.classOf(ec2CallClass(action));
     tally.called(action);
     let throttledHere = 0;
     for (let n = 1; ; n++) {
@@ -360,13 +371,13 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
       const sentAt = this.#clock.now();
       try {
         const result = await attempt();
-        this.#budget.answered(action, sentAt, false);
+        this.#budget.answered(action, sentAt, false, cls);
         tally.answered(action, 'ok');
         this.#observe({ action, attempt: n, ms: this.#clock.now() - sentAt });
         return result;
       } catch (err) {
         const throttled = isThrottled(err);
-        this.#budget.answered(action, sentAt, throttled);
+        this.#budget.answered(action, sentAt, throttled, cls);
         this.#observe({
           action,
           attempt: n,

@@ -9,6 +9,7 @@ export class FixedFleetSignal implements FleetThrottleSignal {
   /** Per action: the clock's time at which its hold ends. */
   readonly heldUntil = new Map<string, number>();
   clusterThrottled = false;
+  /** Each throttle told: the action, and `paced` when the call was one the fleet paces. */
   readonly told: string[] = [];
 
   constructor(now: () => number) {
@@ -23,8 +24,8 @@ export class FixedFleetSignal implements FleetThrottleSignal {
     return Math.max(0, (this.heldUntil.get(action) ?? 0) - this.#now());
   }
 
-  throttled(action: string): void {
-    this.told.push(action);
+  throttled(action: string, paced: boolean): void {
+    this.told.push(paced ? `${action} paced` : action);
   }
 
   throttledWithin(): boolean {

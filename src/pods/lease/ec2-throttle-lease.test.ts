@@ -74,7 +74,7 @@ test('many agents throttled together: one writes the hold, the others read it an
   const agents = Array.from({ length: 20 }, (_, i) => agent('herd', clock, 'herd-agents', `node-${i}`));
   await Promise.all(agents.map((a) => a.start()));
   const before = writesTo('herd');
-  for (const a of agents) a.throttled('AssignPrivateIpAddresses');
+  for (const a of agents) a.throttled('AssignPrivateIpAddresses', true);
   await Promise.all(agents.map((a) => a.told()));
   assert.equal(writesTo('herd') - before, 1, 'one write for the whole cluster');
   for (const a of agents) {
@@ -89,22 +89,22 @@ test('many agents throttled together: one writes the hold, the others read it an
   for (const a of agents) a.stop();
 });
 
-test('the pace doubles per round of throttling and halves back every 30 s after the hold', async () => {
+test('the pace doubles per round of throttled paced calls and halves back every 30 s after the hold', async () => {
   await daemonSet('round-agents', 10);
   const clock = { ms: Date.UTC(2026, 0, 1) };
   const a = agent('rounds', clock, 'round-agents', 'node-a');
   const b = agent('rounds', clock, 'round-agents', 'node-b');
   await Promise.all([a.start(), b.start()]);
   const base = (10 * 1000) / (5 * BACKGROUND_SHARE);
-  a.throttled('CreateNetworkInterface');
+  a.throttled('CreateNetworkInterface', true);
   await a.told();
   assert.equal(a.intervalMs('CreateNetworkInterface'), 2 * base);
   clock.ms += 1000;
-  b.throttled('CreateNetworkInterface'); // still held: the same round, nothing written
+  b.throttled('CreateNetworkInterface', true); // still held: the same round, nothing written
   await b.told();
   assert.equal(b.intervalMs('CreateNetworkInterface'), 2 * base);
   clock.ms += 5000; // the hold is over: a throttle now is a new round
-  b.throttled('CreateNetworkInterface');
+  b.throttled('CreateNetworkInterface', true);
   await b.told();
   assert.ok(Math.abs(b.intervalMs('CreateNetworkInterface') - 4 * base) < base * 0.2);
   clock.ms += 5000 + 30_000;
@@ -112,6 +112,11 @@ test('the pace doubles per round of throttling and halves back every 30 s after 
   clock.ms += 600_000;
   assert.equal(b.intervalMs('CreateNetworkInterface'), base, 'back to the share alone');
   assert.equal(b.throttledWithin(60_000), false);
+  a.throttled('DescribeSubnets', false);
+  await a.told();
+  assert.equal(a.heldForMs('DescribeSubnets'), 5000, 'calls pods waited for, throttled, hold the action');
+  const describeBase = (10 * 1000) / (20 * BACKGROUND_SHARE);
+  assert.equal(a.intervalMs('DescribeSubnets'), describeBase, 'but do not slow its pace');
   a.stop();
   b.stop();
 });

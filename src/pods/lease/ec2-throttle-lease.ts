@@ -146,9 +146,9 @@ export class Ec2ThrottleLease {
   }
 
   /** EC2 throttled this agent on `action`: read the Lease now, and write the hold if it lacks it. */
-  throttled(action: string): void {
+  throttled(action: string, paced: boolean): void {
     if (this.#telling.has(action) || this.#stopped) return;
-    const telling = this.#tell(action)
+    const telling = this.#tell(action, paced)
       .catch((err: unknown) =>
         this.#d.log.warn('cannot write the EC2 throttle Lease; this agent slows down alone', {
           action,
@@ -164,7 +164,7 @@ export class Ec2ThrottleLease {
     await Promise.all(this.#telling.values());
   }
 
-  async #tell(action: string): Promise<void> {
+  async #tell(action: string, paced: boolean): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await this.#readLease();
       const now = this.#d.now();
@@ -174,7 +174,9 @@ export class Ec2ThrottleLease {
       const next: ActionThrottle = {
         at: now,
         until: now + this.#holdMs,
-        factor: Math.min(MAX_FACTOR, Math.round(factorAt(r, now) * 2 * 100) / 100),
+        // A paced call throttled: the pace was too fast for the account (its limits are below the
+        // published ones, or other clients use them). A herd of calls pods waited for is not that.
+        factor: Math.min(MAX_FACTOR, Math.round(factorAt(r, now) * (paced ? 2 : 1) * 100) / 100),
       };
       const records = { ...this.#records, [action]: next };
       const record: LeaseRecord = {
