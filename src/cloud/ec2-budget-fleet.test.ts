@@ -14,7 +14,7 @@ function setup(random = () => 0.5) {
   return { clock, fleet, b };
 }
 
-test('top-ups of an action are paced to the fleet interval; an ADD demand call is not', async () => {
+test('calls no pod waits for are paced to the fleet interval per action; an ADD demand call is not', async () => {
   const { clock, fleet, b } = setup();
   fleet.paceMs.set('AssignPrivateIpAddresses', 4000);
   const t0 = clock.now();
@@ -27,6 +27,16 @@ test('top-ups of an action are paced to the fleet interval; an ADD demand call i
   assert.equal(clock.now(), t1, 'a call a pod waits for is not paced');
   await clock.run(b.acquire('CreateNetworkInterface', 'grow'));
   assert.equal(clock.now(), t1, 'the pace is per action (none for this one)');
+  const jittered = setup(() => 0.9);
+  jittered.fleet.paceMs.set('DescribeSubnets', 10_000);
+  await jittered.clock.run(jittered.b.acquire('DescribeSubnets', 'read'));
+  const t2 = jittered.clock.now();
+  await jittered.clock.run(jittered.b.acquire('DescribeSubnets', 'read'));
+  assert.equal(
+    jittered.clock.now() - t2,
+    14_000,
+    'the interval is jittered (±50%), so agents fall out of step',
+  );
   assert.equal(b.rate('AssignPrivateIpAddresses'), 0.25);
 });
 
@@ -51,7 +61,6 @@ test('the calls an ADD comes to wait behind go as demand, past the pace and the 
   fleet.heldUntil.set('AssignPrivateIpAddresses', clock.now() + 30_000);
   fleet.paceMs.set('DescribeNetworkInterfaces', 60_000);
   fleet.heldUntil.set('UnassignPrivateIpAddresses', clock.now() + 30_000);
-  await clock.run(b.acquire('DescribeNetworkInterfaces', 'read'));
   const topUp = b.acquire('AssignPrivateIpAddresses', 'grow');
   const sync = b.acquire('DescribeNetworkInterfaces', 'read');
   const release = b.acquire('UnassignPrivateIpAddresses', 'release');
@@ -60,9 +69,9 @@ test('the calls an ADD comes to wait behind go as demand, past the pace and the 
   await clock.run(Promise.all([topUp, sync]));
   assert.equal(clock.now(), t0);
   assert.equal(b.waiting()?.cls, 'release', 'still held');
-  const t1 = clock.now();
   await clock.run(b.acquire('DescribeNetworkInterfaces', 'read'));
-  assert.equal(clock.now(), t1, 'a describe asked while the ADD waits goes as demand too');
+  assert.equal(clock.now(), t0, 'a describe asked while the ADD waits goes as demand too');
+  assert.equal(b.classOf('grow'), 'grow', 'a top-up asked then does not: it goes beyond the ADD');
   await clock.run(release);
   assert.equal(clock.now() - t0, 30_000, 'until the hold ends');
 });

@@ -142,12 +142,15 @@ export class Ec2Budget {
 
   /**
    * The class a call asked now as `cls` goes as: `demand` (neither held nor paced by the fleet)
-   * while the agent starts (its start is what every pod of the node waits for) and while an ADD
-   * waits for an address; releases stay releases.
+   * while the agent starts (its start is what every pod of the node waits for), and a describe
+   * while an ADD waits for an address; releases stay releases.
    */
   classOf(cls: Ec2CallClass): Ec2CallClass {
     if (cls === 'release') return cls;
-    return this.#starting || this.#o.clock.now() < this.#demandUntil ? 'demand' : cls;
+    if (this.#starting) return 'demand';
+    // The describes an ADD's pass asks after its growth (confirming the addresses it got); a warm
+    // top-up beyond what the ADD needs stays a top-up.
+    return cls === 'read' && this.#o.clock.now() < this.#demandUntil ? 'demand' : cls;
   }
 
   /** The agent starts: its calls go as demand until started(). */
@@ -207,10 +210,10 @@ export class Ec2Budget {
    * An ADD waits for an address. The pool's passes run one at a time, so whatever call of the pool
    * waits for a token now (a top-up, the EC2 sync's describe, a sweep) is what the ADD waits
    * behind: each goes as demand (before the rest, past the fleet's pace and hold), and so does
-   * every call but releases asked within DEMAND_WINDOW_MS. Releases stay.
+   * every describe asked within DEMAND_WINDOW_MS. Releases stay.
    */
   demandWaits(): void {
-    // What the pool asks while the ADD waits (a describe confirming the addresses it got) too.
+    // What the pool describes while the ADD waits (confirming the addresses it got) too.
     this.#demandUntil = this.#o.clock.now() + DEMAND_WINDOW_MS;
     let promoted = false;
     for (const w of this.#waiters)

@@ -44,7 +44,7 @@ export class FleetPace {
   /**
    * How long a call of `action` and class `cls` must still wait for the fleet (0 for demand):
    * while the cluster's hold of its action lasts, then until its turn in the pace. After a hold,
-   * and for an agent's first top-up of an action, the turn is drawn at random within one interval,
+   * and for an agent's first paced call of an action, the turn is drawn at random within one interval,
    * so that the agents spread their calls over it instead of sending them together.
    */
   waitMs(action: string, cls: Ec2CallClass, now: number): number {
@@ -53,9 +53,10 @@ export class FleetPace {
     // Releases are spaced by their turns (releaseTurnInMs), which the pool asks before one.
     if (cls === 'release') return heldMs;
     let at = this.#pacedAt.get(action);
-    if (at === undefined && cls === 'grow') {
-      // An agent's first top-up of an action is drawn within one interval too: a rollout gives
-      // every node its first pod in the same few seconds, and each would grow at once.
+    if (at === undefined) {
+      // An agent's first paced call of an action is drawn within one interval too: a rollout gives
+      // every node its first pod in the same few seconds, and each would grow at once. (Its
+      // start's calls went as demand.)
       at = now + this.#random() * this.#intervalMs(action);
       this.#pacedAt.set(action, at);
     }
@@ -71,12 +72,15 @@ export class FleetPace {
     return Math.max(heldMs, (at ?? now) - now, 0);
   }
 
-  /** A call was granted its token: the next of its action waits one interval. */
+  /**
+   * A call was granted its token: the next of its action waits one interval, jittered (±50%):
+   * agents whose calls once fell into the same second do not stay in step, interval after interval.
+   */
   granted(action: string, cls: Ec2CallClass, now: number): void {
     if (cls === 'demand' || isFollowUpAction(action)) return;
     if (cls === 'release') this.#lastReleaseAt = now;
     const paceMs = this.#intervalMs(action);
-    if (paceMs > 0) this.#pacedAt.set(action, now + paceMs);
+    if (paceMs > 0) this.#pacedAt.set(action, now + paceMs * (0.5 + this.#random()));
   }
 
   /**
