@@ -140,3 +140,32 @@ test('a release waiting out a hold is not sent once the cluster throttles', asyn
   fleet.clusterThrottled = true;
   await assert.rejects(clock.run(release), { code: 'Ec2ReleaseHeld' });
 });
+
+test('while an ADD waits, a top-up the pool asks goes as demand: the ADD waits behind it', async () => {
+  const { clock, fleet, b } = setup();
+  fleet.paceMs.set('CreateNetworkInterface', 400_000);
+  let addWaits = true;
+  b.watchDemand(() => addWaits);
+  const t0 = clock.now();
+  await clock.run(b.acquire('CreateNetworkInterface', b.classOf('grow')));
+  assert.equal(clock.now(), t0);
+  addWaits = false;
+  assert.equal(b.classOf('grow'), 'grow');
+  assert.equal(b.classOf('release'), 'release');
+});
+
+test("a starting agent's calls are not paced but wait out a hold, then a draw within 10 s", async () => {
+  const { clock, fleet, b } = setup(() => 0.5);
+  fleet.paceMs.set('DescribeSubnets', 100_000);
+  b.starting();
+  const t0 = clock.now();
+  await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
+  await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
+  assert.equal(clock.now(), t0, 'not paced');
+  fleet.heldUntil.set('DescribeSubnets', t0 + 5000);
+  await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
+  assert.equal(clock.now() - t0, 5000 + 5000, 'the hold, then half of the 10 s draw');
+  const t1 = clock.now();
+  await clock.run(b.acquire('AssignPrivateIpAddresses', 'demand'));
+  assert.equal(clock.now(), t1, "a pod's call waits for no hold");
+});

@@ -45,6 +45,8 @@ interface Waiter {
   rank: number;
   readonly seq: number;
   readonly since: number;
+  /** Asked while the agent starts: not paced, but it waits out the cluster's holds. */
+  readonly starting: boolean;
   readonly resolve: (waitedMs: number) => void;
   readonly reject: (err: Error) => void;
 }
@@ -76,6 +78,8 @@ export class Ec2Budget {
   /** Until then an ADD waits for an address: the pool's calls go as demand (demandWaits). */
   #demandUntil = Number.NEGATIVE_INFINITY;
   #starting = false;
+  /** Whether an ADD waits for an address now (the pool's, watchDemand). */
+  #demandProbe: (() => boolean) | undefined;
   /** The cluster's pace and holds of the calls no pod waits for (absent: none). */
   readonly #pace: FleetPace | undefined;
 
@@ -115,6 +119,7 @@ export class Ec2Budget {
         rank: EC2_CALL_CLASSES.indexOf(asked),
         seq: this.#seq++,
         since: now,
+        starting: this.#starting && cls !== 'release',
         resolve,
         reject,
       });
@@ -141,16 +146,22 @@ export class Ec2Budget {
   }
 
   /**
-   * The class a call asked now as `cls` goes as: `demand` (neither held nor paced by the fleet)
-   * while the agent starts (its start is what every pod of the node waits for), and a describe
-   * while an ADD waits for an address; releases stay releases.
+   * The class a call asked now as `cls` goes as: `demand` (not paced by the fleet) while the agent
+   * starts (its start is what every pod of the node waits for) and while an ADD waits for an
+   * address (the pool's passes run one at a time: its call is what the ADD waits behind), and a
+   * describe for a while after (confirming what the ADD got); releases stay releases.
    */
   classOf(cls: Ec2CallClass): Ec2CallClass {
     if (cls === 'release') return cls;
-    if (this.#starting) return 'demand';
+    if (this.#starting || this.#demandProbe?.() === true) return 'demand';
     // The describes an ADD's pass asks after its growth (confirming the addresses it got); a warm
     // top-up beyond what the ADD needs stays a top-up.
     return cls === 'read' && this.#o.clock.now() < this.#demandUntil ? 'demand' : cls;
+  }
+
+  /** The pool says whether an ADD waits: while one does, the pool's calls are what it waits for. */
+  watchDemand(probe: () => boolean): void {
+    this.#demandProbe = probe;
   }
 
   /** The agent starts: its calls go as demand until started(). */
@@ -180,11 +191,7 @@ export class Ec2Budget {
     if (w === undefined) return undefined;
     const now = this.#o.clock.now();
     const lane = this.#lane(w.action);
-    const readyInMs = Math.max(
-      lane.readyInMs(now),
-      this.#ceilingReadyInMs(now),
-      this.#pace?.waitMs(w.action, w.cls, now) ?? 0,
-    );
+    const readyInMs = Math.max(lane.readyInMs(now), this.#ceilingReadyInMs(now), this.#fleetWaitMs(w, now));
     return {
       action: w.action,
       cls: w.cls,
@@ -260,6 +267,11 @@ export class Ec2Budget {
     return lane;
   }
 
+  #fleetWaitMs(w: Waiter, now: number): number {
+    if (this.#pace === undefined) return 0;
+    return w.starting ? this.#pace.startWaitMs(w.action, now) : this.#pace.waitMs(w.action, w.cls, now);
+  }
+
   #sorted(): Waiter[] {
     return [...this.#waiters].sort((a, b) => a.rank - b.rank || a.seq - b.seq);
   }
@@ -285,7 +297,7 @@ export class Ec2Budget {
       if (blockedLanes.has(w.action)) continue;
       const lane = this.#lane(w.action);
       // Waiters are sorted most urgent first: past a waiter the fleet holds, only more of the same.
-      const laneMs = Math.max(lane.readyInMs(now), this.#pace?.waitMs(w.action, w.cls, now) ?? 0);
+      const laneMs = Math.max(lane.readyInMs(now), this.#fleetWaitMs(w, now));
       if (laneMs > 0) {
         blockedLanes.add(w.action);
         nextMs = Math.min(nextMs, laneMs);

@@ -22,6 +22,8 @@ export interface FleetThrottleSignal {
   throttledWithin(withinMs: number): boolean;
 }
 
+/** After a hold, a starting agent's calls of the action are drawn within this long. */
+const START_SPREAD_MS = 10_000;
 /** How long a release turn stays open (at most half the interval): the pool passes every 5 s. */
 const RELEASE_TURN_OPEN_MS = 10_000;
 
@@ -32,6 +34,9 @@ export class FleetPace {
   readonly #pacedAt = new Map<string, number>();
   /** Per action: the end of the hold this agent already drew its next call after. */
   readonly #spreadAfter = new Map<string, number>();
+  /** Per action: a starting agent's draw after the hold it last saw, and that hold's end. */
+  readonly #startAt = new Map<string, number>();
+  readonly #startSpreadAfter = new Map<string, number>();
   /** This agent's phase in the release turns, drawn once; and when it last began a release. */
   #releasePhase: number | undefined;
   #lastReleaseAt = Number.NEGATIVE_INFINITY;
@@ -70,6 +75,23 @@ export class FleetPace {
       }
     }
     return Math.max(heldMs, (at ?? now) - now, 0);
+  }
+
+  /**
+   * How long a call of a starting agent must wait for the fleet: not paced (the node's pods wait
+   * for the start), but while the cluster holds its action it waits the hold out and then a draw
+   * within START_SPREAD_MS, so that nodes replaced together do not retry their start together.
+   */
+  startWaitMs(action: string, now: number): number {
+    const heldMs = this.#fleet.heldForMs(action);
+    if (heldMs > 0) {
+      const holdEnd = now + heldMs;
+      if (Math.abs((this.#startSpreadAfter.get(action) ?? Number.NEGATIVE_INFINITY) - holdEnd) > 1000) {
+        this.#startSpreadAfter.set(action, holdEnd);
+        this.#startAt.set(action, holdEnd + this.#random() * START_SPREAD_MS);
+      }
+    }
+    return Math.max(0, (this.#startAt.get(action) ?? now) - now);
   }
 
   /**

@@ -72,6 +72,8 @@ export interface Ec2BudgetView {
   demandWaits?(): void;
   /** ms until this agent's next turn to begin a release under the cluster's pace (0: now). */
   releaseTurnInMs?(): number;
+  /** The pool says whether an ADD waits for an address now: the pool's calls then go as demand. */
+  watchDemand?(probe: () => boolean): void;
   /** The agent starts: its calls go as demand (its start is what pods wait for) until started(). */
   starting?(): void;
   started?(): void;
@@ -173,6 +175,10 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
 
   releaseTurnInMs(): number {
     return this.#budget.releaseTurnInMs();
+  }
+
+  watchDemand(probe: () => boolean): void {
+    this.#budget.watchDemand(probe);
   }
 
   starting(): void {

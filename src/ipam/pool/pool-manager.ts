@@ -102,6 +102,8 @@ export class PoolManager {
       stopping: () => this.#loop.stopped,
       exhausted: (ms) => this.#exhausted(ms),
     });
+    // While an ADD waits, the pool's EC2 calls are what it waits for (passes run one at a time).
+    deps.ec2Budget?.watchDemand?.(() => this.#addresses.waiting > 0);
     this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
     this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
     this.#prefixes = new PrefixPool(
