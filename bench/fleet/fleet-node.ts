@@ -58,7 +58,7 @@ export class FleetNode {
   readonly #dir: string;
   #agent: RunningAgent | undefined;
   #limited: LimitedCloud | undefined;
-  #fleet: ReturnType<typeof startFleetSignal> | undefined;
+  #fleet: Awaited<ReturnType<typeof startFleetSignal>> | undefined;
   #close: (() => void) | undefined;
   readonly #pods = new Map<string, PodRun>();
   #sandboxes = 0;
@@ -105,7 +105,7 @@ export class FleetNode {
     if (config.mode === 'vpcnet') {
       // One Kubernetes API for the cluster (the emulator's), as vpcnetd wires it with one.
       this.#fleet = config.fleetLease
-        ? startFleetSignal({
+        ? await startFleetSignal({
             kubeApi: { baseUrl: config.emulatorUrl },
             fleet: FLEET_OBJECTS,
             nodeName: this.spec.name,

@@ -22,11 +22,11 @@ export interface FleetSignalOptions {
 }
 
 /**
- * The throttle Lease of this agent, reading in the background (its first reads are not awaited:
- * an API server that is slow to answer must not hold the agent's start; until they answer, the
- * agent paces as if alone).
+ * The throttle Lease of this agent, read once (the agent count and the Lease, each bounded by the
+ * client's 5 s timeout: an API that does not answer leaves the agent pacing as if alone) before
+ * the agent's first EC2 call, then in the background.
  */
-export function startFleetSignal(o: FleetSignalOptions): Ec2ThrottleLease {
+export async function startFleetSignal(o: FleetSignalOptions): Promise<Ec2ThrottleLease> {
   const signal = new Ec2ThrottleLease({
     leases: kubeLeases(o.kubeApi, o.fleet.lease),
     identity: o.nodeName,
@@ -37,6 +37,6 @@ export function startFleetSignal(o: FleetSignalOptions): Ec2ThrottleLease {
     log: o.log,
     ...o.timing,
   });
-  void signal.start();
+  await signal.start();
   return signal;
 }

@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   let started: Promise<RunningAgent> | undefined;
   let pods: KubePodCache | undefined;
   let limited: LimitedCloud | undefined;
-  let fleet: ReturnType<typeof startFleetSignal> | undefined;
+  let fleet: Awaited<ReturnType<typeof startFleetSignal>> | undefined;
   const onSignal = stopOnSignal({
     log,
     exit: (code) => process.exit(code),
@@ -112,7 +112,12 @@ async function main(): Promise<void> {
   // The agents slow down together on the cluster's throttle Lease (VPCNET_EC2_FLEET_LEASE).
   fleet =
     config.kubeApi && config.ec2Fleet
-      ? startFleetSignal({ kubeApi: config.kubeApi, fleet: config.ec2Fleet, nodeName: config.nodeName, log })
+      ? await startFleetSignal({
+          kubeApi: config.kubeApi,
+          fleet: config.ec2Fleet,
+          nodeName: config.nodeName,
+          log,
+        })
       : undefined;
   limited = new LimitedCloud({
     inner: aws,

@@ -37,6 +37,8 @@ export class FleetPace {
   /** Per action: a starting agent's draw after the hold it last saw, and that hold's end. */
   readonly #startAt = new Map<string, number>();
   readonly #startSpreadAfter = new Map<string, number>();
+  /** When a starting agent's calls may begin (drawn at its first). */
+  #startFrom: number | undefined;
   /** This agent's phase in the release turns, drawn once; and when it last began a release. */
   #releasePhase: number | undefined;
   #lastReleaseAt = Number.NEGATIVE_INFINITY;
@@ -79,10 +81,16 @@ export class FleetPace {
 
   /**
    * How long a call of a starting agent must wait for the fleet: not paced (the node's pods wait
-   * for the start), but while the cluster holds its action it waits the hold out and then a draw
-   * within START_SPREAD_MS, so that nodes replaced together do not retry their start together.
+   * for the start), but its first call is drawn within a short spread, and while the cluster holds
+   * an action it waits the hold out and then a draw within START_SPREAD_MS, so that nodes replaced
+   * together do not start, nor retry their start, together.
    */
   startWaitMs(action: string, now: number): number {
+    // Once per start, a draw within what the cluster's describes take for a few calls of every
+    // agent (at most 10 s): a hundred nodes replaced together do not describe in the same second.
+    this.#startFrom ??=
+      now +
+      this.#random() * Math.min(START_SPREAD_MS, 1.5 * this.#fleet.intervalMs('DescribeNetworkInterfaces'));
     const heldMs = this.#fleet.heldForMs(action);
     if (heldMs > 0) {
       const holdEnd = now + heldMs;
@@ -91,7 +99,7 @@ export class FleetPace {
         this.#startAt.set(action, holdEnd + this.#random() * START_SPREAD_MS);
       }
     }
-    return Math.max(0, (this.#startAt.get(action) ?? now) - now);
+    return Math.max(0, (this.#startAt.get(action) ?? now) - now, this.#startFrom - now);
   }
 
   /**
