@@ -6,7 +6,8 @@
 // VPCNET_EC2_BURST cap every lane and the agent as a whole. Calls waiting for a token go most
 // urgent first (ec2-call-class.ts): an ADD waiting for an address before warm top-ups, before
 // describes, sweeps and releases. While EC2 throttles this agent (or, through the fleet signal,
-// any agent of the cluster) releases are not sent at all.
+// any agent of the cluster) releases are not sent at all. With the cluster's throttle Lease the
+// calls no pod waits for are also held and paced for the whole cluster (ec2-fleet-pace.ts).
 
 import { CloudError } from './cloud.ts';
 import { EC2_CALL_CLASSES, type Ec2CallClass, isFollowUpAction } from './ec2-call-class.ts';
