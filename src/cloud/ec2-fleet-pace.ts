@@ -22,7 +22,7 @@ export interface FleetThrottleSignal {
   throttledWithin(withinMs: number): boolean;
 }
 
-/** After a hold, a starting agent's calls of the action are drawn within this long. */
+/** A starting agent's first call, and its calls after a hold, are drawn within at most this long. */
 const START_SPREAD_MS = 10_000;
 /** How long a release turn stays open (at most half the interval): the pool passes every 5 s. */
 const RELEASE_TURN_OPEN_MS = 10_000;
@@ -51,8 +51,8 @@ export class FleetPace {
   /**
    * How long a call of `action` and class `cls` must still wait for the fleet (0 for demand):
    * while the cluster's hold of its action lasts, then until its turn in the pace. After a hold,
-   * and for an agent's first paced call of an action, the turn is drawn at random within one interval,
-   * so that the agents spread their calls over it instead of sending them together.
+   * and for an agent's first paced call of an action, the turn is drawn at random within one
+   * interval, so that the agents spread their calls over it instead of sending them together.
    */
   waitMs(action: string, cls: Ec2CallClass, now: number): number {
     if (cls === 'demand') return 0;
