@@ -20,11 +20,11 @@ import { spec } from 'node:test/reporters';
 const GUEST_SUITES = new Set([join('test', 'kernels', 'uml'), join('test', 'kernels', 'vm')]);
 
 // Slow and exhaustive: run by CI (.ci/run) and on request, not by a plain `npm test`.
-//   the mutation check runs the unit suites once per mutation (3-13 minutes by host);
-//   test/kernels/uml/ again under Debian unstable's UML, the one hosts with AMX CPUs use (~4 minutes);
+//   the mutation check runs the unit tests beside each mutation until one fails (~1.2 minutes);
+//   test/kernels/uml/ again under Debian unstable's UML, the one hosts with AMX CPUs use (~1.3 minutes);
 //   the VM suite boots a stock kernel under software emulation (~1.5 minutes; ~400 MB on first use);
-//   the three taint storms (~3.5 minutes; test/lab/capacity.test.ts covers the taint in every run);
-//   one node filled to its maximum pods under four warm settings (~1.5 minutes).
+//   the three taint storms (~3.5 minutes, beside other labs; test/lab/capacity.test.ts covers the
+//   taint in every run); one node filled to its maximum pods under four warm settings (~1.5 minutes).
 const EXHAUSTIVE = new Set([
   join('test', 'mutation-check.test.ts'),
   join('test', 'kernels', 'uml-newer.test.ts'),
