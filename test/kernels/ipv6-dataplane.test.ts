@@ -62,8 +62,10 @@ async function makeTopology(create: Create): Promise<{ node: string; vpc: string
   return { node, vpc };
 }
 
+// One echo every 0.2 s until the first reply or the deadline: right after the veth comes up, the
+// first request can be lost while the node's side is still resolving its neighbour (seen once).
 async function pings(ns: string, ip: string, waitSeconds = 3): Promise<boolean> {
-  const r = await execIn(ns, ['ping', '-c', '1', '-W', String(waitSeconds), ip]);
+  const r = await execIn(ns, ['ping', '-c', '1', '-i', '0.2', '-w', String(waitSeconds), ip]);
   return r.code === 0;
 }
 
