@@ -198,6 +198,20 @@ export function branchEniSuite(
         .filter((l) => /^10:|lookup 1\d\d\d\b/.test(l.trim()));
     }
 
+    /**
+     * A real HTTP responder in the sandbox's namespace (added to `servers`, which the caller stops):
+     * its answer, `<label> <pod uid>`, names whose network a request reached. Returns the VPC host's
+     * request to the pod's address.
+     */
+    async function serve(s: TestPod, pod: SgPod, label: string, servers: ChildProcess[]) {
+      await startNetnsServer(
+        s.netnsName,
+        `require('node:http').createServer((q, r) => r.end('${label} ${pod.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
+        servers,
+      );
+      return () => httpFrom(lab.vpcHosts[0]!.netns, `http://${pod.ip}:8080/`);
+    }
+
     async function removeNetns(s: TestPod): Promise<void> {
       await sh(['ip', 'netns', 'del', s.netnsName]);
     }
@@ -378,13 +392,7 @@ export function branchEniSuite(
         await add(vs);
         const servers: ChildProcess[] = [];
         try {
-          // A real HTTP responder in the victim's namespace: the answer names whose network it is.
-          await startNetnsServer(
-            vs.netnsName,
-            `require('node:http').createServer((q, r) => r.end('victim ${victim.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
-            servers,
-          );
-          const answer = () => httpFrom(lab.vpcHosts[0]!.netns, `http://${victim.ip}:8080/`);
+          const answer = await serve(vs, victim, 'victim', servers);
           assert.equal(await answer(), `victim ${victim.uid}`);
           const victimDevice = (await branchLinks()).slice().sort();
           const supersededBefore = (await state()).events.supersededBindings;
@@ -444,12 +452,7 @@ export function branchEniSuite(
         await add(s);
         const servers: ChildProcess[] = [];
         try {
-          await startNetnsServer(
-            s.netnsName,
-            `require('node:http').createServer((q, r) => r.end('pod ${pod.uid}')).listen(8080, '0.0.0.0', () => console.log('up'))`,
-            servers,
-          );
-          const answer = () => httpFrom(lab.vpcHosts[0]!.netns, `http://${pod.ip}:8080/`);
+          const answer = await serve(s, pod, 'pod', servers);
           assert.equal(await answer(), `pod ${pod.uid}`);
           const devices = (await branchLinks()).slice().sort();
           await rm(join(labLayout(name, 1).nodes[0]!.stateDir, 'ledger.json'));
