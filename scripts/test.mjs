@@ -65,8 +65,7 @@ const SHARED_MARK = /^\/\/ Test turn: shared\b/m;
 function sharedTurn(files) {
   return files.filter((f) => f.startsWith(`test${sep}`) && SHARED_MARK.test(readFileSync(f, 'utf8')));
 }
-function inTurnOrder(files) {
-  const shared = sharedTurn(files);
+function inTurnOrder(files, shared) {
   const [first, rest] = [
     files.filter((f) => !f.startsWith(`test${sep}`)),
     files.filter((f) => f.startsWith(`test${sep}`)),
@@ -98,7 +97,9 @@ else if (args.includes('--unit')) files = [...find('src'), ...find('bench')];
 else if (args.includes('--integration')) files = find('test');
 else files = [...find('src'), ...find('bench'), ...find('test')];
 if (explicit.length === 0 && !exhaustive) files = files.filter((f) => !EXHAUSTIVE.has(f));
-files = inTurnOrder(files.map((f) => normalize(f)));
+files = files.map((f) => normalize(f));
+const shared = sharedTurn(files);
+files = inTurnOrder(files, shared);
 const turn = join(tmpdir(), `vpcnet-test-turn-${process.pid}.lock`);
 // node:test's run(), not `node --test`: the command line sorts the files by path, which would undo
 // the order above. Each file's process gets this process's execArgv and environment.
@@ -112,7 +113,7 @@ process.execArgv.push(
 );
 Object.assign(process.env, {
   VPCNET_TEST_TURN: turn,
-  VPCNET_TEST_SHARED_TURN: sharedTurn(files).join('\n'),
+  VPCNET_TEST_SHARED_TURN: shared.join('\n'),
   // Suites that scale their cases read it (the plugin fuzz: 600 cases in CI, 250 otherwise).
   VPCNET_TEST_EXHAUSTIVE: exhaustive ? '1' : '0',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
