@@ -35,6 +35,7 @@ Options:
   --start-rate R         nodes started per second before the rollout (default 15)
   --cold-start           nodes start with no address assigned (default: their warm pool is)
   --agent-env K=V        an agent setting for every node (repeatable), e.g. WARM_IP_TARGET=5
+  --no-fleet-lease       vpcnet mode without the cluster's EC2 throttle Lease (each agent alone)
 `;
 
 function num(v: string | undefined, name: string, fallback: number): number {
@@ -76,6 +77,7 @@ export function parseFleetArgs(
       'start-rate': { type: 'string' },
       'cold-start': { type: 'boolean' },
       'agent-env': { type: 'string', multiple: true },
+      'no-fleet-lease': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -104,6 +106,7 @@ export function parseFleetArgs(
       agentEnv: agentEnv(values['agent-env'] ?? []),
       startRate: Math.max(0.1, num(values['start-rate'], 'start-rate', 15)),
       prewarm: values['cold-start'] !== true,
+      fleetLease: values['no-fleet-lease'] !== true,
       ...(halveAt === undefined ? {} : { halveAtSeconds: halveAt }),
     },
     modes: mode === 'both' ? ['vpcnet', 'upstream'] : [mode],

@@ -97,9 +97,13 @@ export class PoolManager {
       log: deps.log,
       ledger: deps.ledger,
       nudge: () => this.nudge(),
+      // An ADD waits: the pool's call waiting for an EC2 token (passes run one at a time) goes as demand.
+      waiting: () => deps.ec2Budget?.demandWaits?.(),
       stopping: () => this.#loop.stopped,
       exhausted: (ms) => this.#exhausted(ms),
     });
+    // While an ADD waits, the pool's EC2 calls are what it waits for (passes run one at a time).
+    deps.ec2Budget?.watchDemand?.(() => this.#addresses.waiting > 0);
     this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
     this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
     this.#prefixes = new PrefixPool(
@@ -340,6 +344,9 @@ export class PoolManager {
     if (!isGrowth(decision) && !releasing) return { kind: 'none' };
     // The surplus of a batched top-up stays while pods keep taking addresses.
     if (decision.kind === 'release' && this.#batched && !this.#allocations.quiet()) return { kind: 'none' };
+    // The cluster's releases are spread out: this agent begins one at its turn (ec2-budget.ts).
+    if (decision.kind === 'release' && (this.#d.ec2Budget?.releaseTurnInMs?.() ?? 0) > 0)
+      return { kind: 'none' };
     if (decision.kind === 'release') this.#batched = false;
     if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
     return this.#act(decision);
