@@ -170,3 +170,26 @@ test("a starting agent's calls are not paced but wait out a hold, then a draw wi
   await clock.run(b.acquire('AssignPrivateIpAddresses', 'demand'));
   assert.equal(clock.now(), t1, "a pod's call waits for no hold");
 });
+
+test('a turn stays open for longer than a pool pass (5 s): passes every 5 s use every turn', async () => {
+  for (const intervalMs of [400, 8000, 12_000]) {
+    const { clock, fleet, b } = setup(() => 0.3);
+    fleet.paceMs.set('UnassignPrivateIpAddresses', intervalMs);
+    clock.pass(intervalMs * 1000 - clock.now());
+    const t0 = clock.now();
+    let releases = 0;
+    for (let pass = 0; pass < 40; pass++) {
+      if (b.releaseTurnInMs() === 0) {
+        await clock.run(b.acquire('UnassignPrivateIpAddresses', 'release'));
+        releases++;
+      }
+      clock.pass(5000);
+    }
+    const turns = (clock.now() - t0) / intervalMs;
+    // One per turn at most, and (a turn's window being longer than 5 s or the whole interval) no turn missed.
+    assert.ok(
+      releases <= Math.ceil(turns) + 1 && releases >= Math.min(40, Math.floor(turns) - 1),
+      `interval ${intervalMs} ms: ${releases} releases in ${turns.toFixed(1)} turns`,
+    );
+  }
+});

@@ -24,8 +24,14 @@ export interface FleetThrottleSignal {
 
 /** A starting agent's first call, and its calls after a hold, are drawn within at most this long. */
 const START_SPREAD_MS = 10_000;
-/** How long a release turn stays open (at most half the interval): the pool passes every 5 s. */
+/** How long a release turn stays open (at most half the interval, unless that is below the next). */
 const RELEASE_TURN_OPEN_MS = 10_000;
+/**
+ * The least a turn stays open (but never longer than the interval): longer than the pool's pass
+ * period (5 s), so that a pass always falls into it. With few agents the interval is shorter
+ * than a pass (0.4 s for one), and half of it would be missed by every other pass.
+ */
+const RELEASE_TURN_LEAST_OPEN_MS = 6_000;
 
 export class FleetPace {
   readonly #fleet: FleetThrottleSignal;
@@ -125,7 +131,10 @@ export class FleetPace {
     if (!(intervalMs > 0)) return 0;
     this.#releasePhase ??= this.#random();
     const turn = (Math.floor(now / intervalMs - this.#releasePhase) + this.#releasePhase) * intervalMs;
-    const openMs = Math.min(intervalMs / 2, RELEASE_TURN_OPEN_MS);
+    const openMs = Math.min(
+      intervalMs,
+      Math.max(RELEASE_TURN_LEAST_OPEN_MS, Math.min(intervalMs / 2, RELEASE_TURN_OPEN_MS)),
+    );
     if (now - turn < openMs && this.#lastReleaseAt < turn) return 0;
     return turn + intervalMs - now;
   }
