@@ -52,7 +52,7 @@ export const EC2_SETTINGS = {
     ),
     default: 'kube-system/vpcnet',
     description:
-      "the agent's DaemonSet, whose status.desiredNumberScheduled (read every 5 minutes; the ClusterRole grants get on it) is the count of agents sharing EC2's buckets, for the pace of VPCNET_EC2_FLEET_LEASE; unreadable: the agent paces as if alone",
+      "the agent's DaemonSet, whose status.desiredNumberScheduled (read every 5 minutes; the agent's Role grants get on it) is the count of agents sharing EC2's buckets, for the pace of VPCNET_EC2_FLEET_LEASE; unreadable: the agent paces as if alone",
   }),
   ec2SyncSeconds: withDefault({
     env: 'VPCNET_EC2_SYNC_SECONDS',
