@@ -24,6 +24,7 @@ Options:
   --rollout-seconds S    the rollout's length (default 60)
   --seed X               the plan's seed (random when absent, and printed)
   --json                 one JSON document on stdout: {machine, runs: [vpcnet, upstream]}
+                         (each mode's figures also go to stderr, one line, as it ends)
   --mode M               vpcnet, upstream or both (default both)
   --hold-seconds H       the pods run this long after the rollout (default 120)
   --delete-seconds D     the pods are deleted over this long (default: S)
@@ -163,7 +164,12 @@ async function main(argv: string[]): Promise<number> {
   );
   const loadBefore = loadavg();
   const runs: FleetRun[] = [];
-  for (const mode of modes) runs.push(await runFleet({ ...options, mode, progress }));
+  for (const mode of modes) {
+    const run = await runFleet({ ...options, mode, progress });
+    runs.push(run);
+    // Each mode's figures as soon as it ends: a long run stopped during the next mode keeps them.
+    progress(`fleet: ${mode} ended: ${JSON.stringify(run)}`);
+  }
   const machine = { cores: availableParallelism(), loadavgBefore: loadBefore, loadavgAfter: loadavg() };
   if (json) process.stdout.write(`${JSON.stringify({ machine, options, runs }, null, 2)}\n`);
   else process.stdout.write(`${formatRuns(runs)}\n`);

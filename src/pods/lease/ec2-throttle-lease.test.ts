@@ -120,3 +120,40 @@ test('the pace doubles per round of throttled paced calls and halves back every 
   a.stop();
   b.stop();
 });
+
+test('a round begun by a pod’s call doubles once a paced call is throttled in it; throttling soon after a hold doubles too', async () => {
+  await daemonSet('halving-agents', 10);
+  const clock = { ms: Date.UTC(2026, 0, 1) };
+  const [a, b, c] = ['node-a', 'node-b', 'node-c'].map((id) => agent('halving', clock, 'halving-agents', id));
+  if (a === undefined || b === undefined || c === undefined) throw new Error('three agents');
+  await Promise.all([a.start(), b.start(), c.start()]);
+  const base = (10 * 1000) / (5 * BACKGROUND_SHARE);
+  const writes = writesTo('halving');
+  a.throttled('AssignPrivateIpAddresses', false);
+  await a.told();
+  assert.equal(a.intervalMs('AssignPrivateIpAddresses'), base, 'a herd of pods’ calls: held, not slowed');
+  clock.ms += 500;
+  b.throttled('AssignPrivateIpAddresses', true);
+  await b.told();
+  assert.equal(
+    b.intervalMs('AssignPrivateIpAddresses'),
+    2 * base,
+    'a paced call throttled in the round: doubled',
+  );
+  c.throttled('AssignPrivateIpAddresses', true);
+  await c.told();
+  assert.equal(c.intervalMs('AssignPrivateIpAddresses'), 2 * base, 'once per round');
+  assert.equal(writesTo('halving') - writes, 2);
+  // The hold ended 10 s ago and EC2 throttles again (its limits were halved): slower, whatever the call.
+  clock.ms += 5000 + 10_000;
+  a.throttled('AssignPrivateIpAddresses', false);
+  await a.told();
+  const repeated = a.intervalMs('AssignPrivateIpAddresses');
+  assert.ok(Math.abs(repeated - 4 * base * 2 ** (-10_000 / 30_000)) < base * 0.01, `${repeated}`);
+  // Long after the hold, a herd of pods’ calls again only holds.
+  clock.ms += 5000 + 300_000;
+  a.throttled('AssignPrivateIpAddresses', false);
+  await a.told();
+  assert.equal(a.intervalMs('AssignPrivateIpAddresses'), base);
+  for (const x of [a, b, c]) x.stop();
+});

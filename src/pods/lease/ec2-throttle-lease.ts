@@ -13,8 +13,9 @@
 // agents × F / (refill × BACKGROUND_SHARE) between one agent's calls of the action, where `agents`
 // is the count of nodes running the agent (the DaemonSet's desiredNumberScheduled), so that the
 // whole cluster's background calls stay under half of what EC2 refills and the other half is left
-// for the calls pods wait for. F doubles at each round of throttling (EC2's limits may be below
-// its published ones) and halves back every FACTOR_HALF_LIFE_MS after the hold.
+// for the calls pods wait for. F doubles at each round of throttling in which a paced call was
+// throttled, or that follows the last hold within FACTOR_HALF_LIFE_MS (EC2's limits may be below
+// its published ones, or halved), and halves back every FACTOR_HALF_LIFE_MS after the hold.
 import type { LeaseRecord, Leases, StoredLease } from './lease.ts';
 
 /** The Lease's annotation holding the per-action records, as JSON. */
@@ -33,6 +34,8 @@ export interface ActionThrottle {
   readonly until: number;
   /** The pace's multiplier (≥ 1) as written at `at`; it decays after `until`. */
   readonly factor: number;
+  /** This round already doubled the factor (so another agent's throttle in it does not again). */
+  readonly doubled?: true;
 }
 
 export type ThrottleRecords = Readonly<Record<string, ActionThrottle>>;
@@ -74,9 +77,14 @@ export function parseThrottleRecords(text: string | undefined): Record<string, A
   for (const [action, v] of Object.entries(parsed as Record<string, unknown>)) {
     const r = v as Partial<ActionThrottle> | null;
     if (typeof r !== 'object' || r === null) continue;
-    const { at, until, factor } = r;
+    const { at, until, factor, doubled } = r;
     if (typeof at === 'number' && typeof until === 'number' && typeof factor === 'number' && factor >= 1)
-      out[action] = { at, until, factor: Math.min(MAX_FACTOR, factor) };
+      out[action] = {
+        at,
+        until,
+        factor: Math.min(MAX_FACTOR, factor),
+        ...(doubled === true ? { doubled } : {}),
+      };
   }
   return out;
 }
@@ -169,14 +177,22 @@ export class Ec2ThrottleLease {
       const current = await this.#readLease();
       const now = this.#d.now();
       const r = this.#records[action];
-      // Already said by another agent (the hold still lasts at least half of its length): nothing to write.
-      if (r !== undefined && r.until - now >= this.#holdMs / 2) return;
+      // The pace is too fast for the account (its limits are below the published ones, or other
+      // clients use them, or EC2 lowered them) when a paced call is throttled, or when throttling
+      // comes back within a half-life of the last hold's end (whatever the call: the calls pods
+      // wait for only add to a pace that already fills the bucket). A lone herd of calls pods
+      // waited for is not that.
+      const repeat = r !== undefined && now > r.until && now - r.until < FACTOR_HALF_LIFE_MS;
+      const slower = paced || repeat;
+      // Already said by another agent (the hold still lasts at least half of its length), and
+      // doubled in this round if it should be: nothing to write.
+      const fresh = r !== undefined && r.until - now >= this.#holdMs / 2;
+      if (fresh && (!slower || r.doubled === true)) return;
       const next: ActionThrottle = {
         at: now,
         until: now + this.#holdMs,
-        // A paced call throttled: the pace was too fast for the account (its limits are below the
-        // published ones, or other clients use them). A herd of calls pods waited for is not that.
-        factor: Math.min(MAX_FACTOR, Math.round(factorAt(r, now) * (paced ? 2 : 1) * 100) / 100),
+        factor: Math.min(MAX_FACTOR, Math.round(factorAt(r, now) * (slower ? 2 : 1) * 100) / 100),
+        ...(slower ? { doubled: true as const } : {}),
       };
       const records = { ...this.#records, [action]: next };
       const record: LeaseRecord = {
