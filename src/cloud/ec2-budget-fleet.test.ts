@@ -159,6 +159,7 @@ test("a starting agent's calls are not paced but wait out a hold, then a draw wi
   const { clock, fleet, b } = setup(() => 0.5);
   fleet.paceMs.set('DescribeSubnets', 100_000);
   b.starting();
+  assert.equal(fleet.startingNow, true, 'the signal is told, to read the Lease often while the agent starts');
   const t0 = clock.now();
   await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
   await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
@@ -169,6 +170,8 @@ test("a starting agent's calls are not paced but wait out a hold, then a draw wi
   const t1 = clock.now();
   await clock.run(b.acquire('AssignPrivateIpAddresses', 'demand'));
   assert.equal(clock.now(), t1, "a pod's call waits for no hold");
+  b.started();
+  assert.equal(fleet.startingNow, false);
 });
 
 test('a turn stays open for longer than a pool pass (5 s): passes every 5 s use every turn', async () => {

@@ -168,11 +168,13 @@ export class Ec2Budget {
   /** The agent starts: its calls go as demand until started(). */
   starting(): void {
     this.#starting = true;
+    this.#o.fleet?.starting?.(true);
   }
 
   /** The agent has started: its calls go by their own class from now on. */
   started(): void {
     this.#starting = false;
+    this.#o.fleet?.starting?.(false);
   }
 
   /** Why releases are not sent now, or undefined when they may be. */

@@ -20,6 +20,11 @@ export interface FleetThrottleSignal {
   throttled(action: string, paced: boolean): void;
   /** Whether some agent of the cluster was throttled within the last `withinMs`. */
   throttledWithin(withinMs: number): boolean;
+  /**
+   * The agent starts (true) or has started (false). Its start's calls are not paced, so a hundred
+   * nodes replaced together learn of a hold only by reading it: while starting, read it often.
+   */
+  starting?(yes: boolean): void;
 }
 
 /** A starting agent's first call, and its calls after a hold, are drawn within at most this long. */

@@ -31,4 +31,11 @@ export class FixedFleetSignal implements FleetThrottleSignal {
   throttledWithin(): boolean {
     return this.clusterThrottled;
   }
+
+  /** Whether the budget last said its agent is starting. */
+  startingNow = false;
+
+  starting(yes: boolean): void {
+    this.startingNow = yes;
+  }
 }

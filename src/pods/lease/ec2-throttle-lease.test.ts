@@ -157,3 +157,42 @@ test('a round begun by a pod’s call doubles once a paced call is throttled in 
   assert.equal(a.intervalMs('AssignPrivateIpAddresses'), base);
   for (const x of [a, b, c]) x.stop();
 });
+
+test('while its agent starts, the signal reads the Lease every ~2 s instead of every ~15 s', async () => {
+  await daemonSet('starting-agents', 100);
+  const clock = { ms: Date.UTC(2026, 0, 1) };
+  const api = { baseUrl: t.url };
+  const a = new Ec2ThrottleLease({
+    leases: kubeLeases(api, { namespace: 'kube-system', name: 'starting' }),
+    identity: 'node-a',
+    now: () => clock.ms,
+    random: () => 0.5,
+    agents: kubeDaemonSetSize(api, { namespace: 'kube-system', name: 'starting-agents' }),
+    refillPerSecond: () => 20,
+    log: quiet,
+    readEveryMs: 3_600_000,
+    startingReadEveryMs: 40,
+  });
+  await a.start();
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  a.starting(true);
+  a.starting(true); // said twice: still one reader
+  const before = a.reads;
+  await pause(500);
+  const whileStarting = a.reads - before;
+  assert.ok(whileStarting >= 5 && whileStarting <= 13, `${whileStarting} reads in 0.5 s at one per 40 ms`);
+  // Another agent's hold is seen at the next read, not 15 s later.
+  const other = agent('starting', clock, 'starting-agents', 'node-b');
+  await other.start();
+  other.throttled('DescribeSubnets', false);
+  await other.told();
+  await pause(150);
+  assert.equal(a.heldForMs('DescribeSubnets'), 5000);
+  a.starting(false);
+  await pause(100);
+  const after = a.reads;
+  await pause(400);
+  assert.equal(a.reads, after, 'started: back to the usual reads');
+  a.stop();
+  other.stop();
+});
