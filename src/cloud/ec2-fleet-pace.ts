@@ -27,12 +27,8 @@ export interface FleetThrottleSignal {
   starting?(yes: boolean): void;
 }
 
-/**
- * A starting agent's first call, and its calls after a hold, are drawn within at most this long;
- * after each further hold it meets while starting, within twice as long, up to START_SPREAD_MAX_MS.
- */
+/** A starting agent's first call, and its calls after a hold, are drawn within at most this long. */
 const START_SPREAD_MS = 10_000;
-const START_SPREAD_MAX_MS = 60_000;
 /** How long a release turn stays open (at most half the interval, unless that is below the next). */
 const RELEASE_TURN_OPEN_MS = 10_000;
 /**
@@ -52,8 +48,6 @@ export class FleetPace {
   /** Per action: a starting agent's draw after the hold it last saw, and that hold's end. */
   readonly #startAt = new Map<string, number>();
   readonly #startSpreadAfter = new Map<string, number>();
-  /** The holds a starting agent met (each widens its next draw). */
-  #startHolds = 0;
   /** When a starting agent's calls may begin (drawn at its first). */
   #startFrom: number | undefined;
   /** This agent's phase in the release turns, drawn once; and when it last began a release. */
@@ -99,9 +93,8 @@ export class FleetPace {
   /**
    * How long a call of a starting agent must wait for the fleet: not paced (the node's pods wait
    * for the start), but its first call is drawn within a short spread, and while the cluster holds
-   * an action it waits the hold out and then a draw within START_SPREAD_MS (twice that after its
-   * second hold, four times after its third, up to a minute), so that nodes replaced together do
-   * not start, nor retry their start, together.
+   * an action it waits the hold out and then a draw within START_SPREAD_MS, so that nodes replaced
+   * together do not start, nor retry their start, together.
    */
   startWaitMs(action: string, now: number): number {
     // Once per start, a draw within what the cluster's describes take for a few calls of every
@@ -114,10 +107,7 @@ export class FleetPace {
       const holdEnd = now + heldMs;
       if (Math.abs((this.#startSpreadAfter.get(action) ?? Number.NEGATIVE_INFINITY) - holdEnd) > 1000) {
         this.#startSpreadAfter.set(action, holdEnd);
-        // Holds that keep coming mean the herd of starting nodes is still too dense: spread wider.
-        const spreadMs = Math.min(START_SPREAD_MAX_MS, START_SPREAD_MS * 2 ** this.#startHolds);
-        this.#startHolds++;
-        this.#startAt.set(action, holdEnd + this.#random() * spreadMs);
+        this.#startAt.set(action, holdEnd + this.#random() * START_SPREAD_MS);
       }
     }
     return Math.max(0, (this.#startAt.get(action) ?? now) - now, this.#startFrom - now);
