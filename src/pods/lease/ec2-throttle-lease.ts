@@ -13,9 +13,9 @@
 // agents × F / (refill × BACKGROUND_SHARE) between one agent's calls of the action, where `agents`
 // is the count of nodes running the agent (the DaemonSet's desiredNumberScheduled), so that the
 // whole cluster's background calls stay under half of what EC2 refills and the other half is left
-// for the calls pods wait for. F doubles at each round of throttling in which a paced call was
-// throttled, or that follows the last hold within FACTOR_HALF_LIFE_MS (EC2's limits may be below
-// its published ones, or halved), and halves back every FACTOR_HALF_LIFE_MS after the hold.
+// for the calls pods wait for. F doubles once in each round of throttling in which a paced call
+// was throttled (EC2's limits may be below its published ones, or halved), and halves back every
+// FACTOR_HALF_LIFE_MS after the hold.
 import type { LeaseRecord, Leases, StoredLease } from './lease.ts';
 
 /** The Lease's annotation holding the per-action records, as JSON. */
@@ -194,15 +194,13 @@ export class Ec2ThrottleLease {
       const current = await this.#readLease();
       const now = this.#d.now();
       const r = this.#records[action];
-      // The pace is too fast for the account (its limits are below the published ones, or other
-      // clients use them, or EC2 lowered them) when a paced call is throttled, or when throttling
-      // comes back within a half-life of the last hold's end (whatever the call: the calls pods
-      // wait for only add to a pace that already fills the bucket). A lone herd of calls pods
-      // waited for is not that.
-      const repeat = r !== undefined && now > r.until && now - r.until < FACTOR_HALF_LIFE_MS;
-      const slower = paced || repeat;
+      // A paced call throttled: the pace is too fast for the account (its limits are below the
+      // published ones, or other clients use them, or EC2 lowered them). A herd of calls pods or
+      // starting agents waited for is not that: it holds the action but leaves the pace.
+      const slower = paced;
       // Already said by another agent (the hold still lasts at least half of its length), and
-      // doubled in this round if it should be: nothing to write.
+      // doubled in this round if a paced call was throttled in it: nothing to write. (A round
+      // begun by a pod's call is doubled by the first paced call throttled in it.)
       const fresh = r !== undefined && r.until - now >= this.#holdMs / 2;
       if (fresh && (!slower || r.doubled === true)) return;
       const next: ActionThrottle = {
