@@ -116,32 +116,18 @@ export function drainingOf(
   return out;
 }
 
-/**
- * One DescribeSubnets answer serves what asks within this long after it came: an agent's drain read
- * and its next ENI's placement ask one right after the other (55 ms apart, median, as a node
- * starts: one call instead of two for each of a hundred nodes replaced together). Well inside the
- * time EC2's own answers take to show a tag change (its API is eventually consistent), so the next
- * ENI still sees a subnet as the operator left it.
- */
-export const SUBNETS_ANSWER_SHARED_MS = 1000;
-
 export function discoveredSubnetPlacer(
   cloud: Cloud,
   metadata: InstanceMetadata,
   clusterName?: string,
   capacity?: PlacementCapacity,
-  now: () => number = () => performance.now(),
 ): EniPlacer {
-  let last: { readonly at: number; readonly subnets: SubnetInfo[] } | undefined;
   const describe = async (): Promise<SubnetInfo[]> => {
-    if (last !== undefined && now() - last.at < SUBNETS_ANSWER_SHARED_MS) return last.subnets;
     try {
-      const subnets = await cloud.describeSubnets({
+      return await cloud.describeSubnets({
         availabilityZone: metadata.availabilityZone,
         vpcId: metadata.vpcId,
       });
-      last = { at: now(), subnets };
-      return subnets;
     } catch (err) {
       throw new Error(
         `subnet discovery: cannot describe the subnets of ${metadata.vpcId} in ${metadata.availabilityZone}: ${cloudErrorText(err)}`,

@@ -25,7 +25,6 @@ function tag(cloud: FakeCloud, subnetId: string, tags: Record<string, string>): 
 /** Subnet discovery over the fake cloud: the primary ENI's subnet-1, and subnets a and b tagged 1. */
 async function discoveryNode(minEniLifetimeMs: number) {
   let placer: EniPlacer | undefined;
-  let clockOf: { now(): number } | undefined;
   const lazy: EniPlacer = {
     primaryEniCarriesPods: true,
     next: (o) => (placer ?? assert.fail('no placer')).next(o),
@@ -43,13 +42,10 @@ async function discoveryNode(minEniLifetimeMs: number) {
         tags: { [ROLE]: '1' },
       });
       c.subnets.push(more('subnet-a', '10.9.0.0/16', 9000), more('subnet-b', '10.8.0.0/16', 5000));
-      // On the test's clock: one describe answers what asks within a second (the drain's read and
-      // a placement right after it), as on a node.
-      placer = discoveredSubnetPlacer(c, c.meta, undefined, undefined, () => clockOf?.now() ?? 0);
+      placer = discoveredSubnetPlacer(c, c.meta);
     },
     deps: { eniPlacement: lazy, minEniLifetimeMs, subnetTagsIntervalMs: TAGS_MS },
   });
-  clockOf = run.clock;
   return run;
 }
 
