@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { type Ec2ActionCount, mutatingCalls } from '../src/emulator/ec2/call-counts.ts';
 import { cidrContains, parseCidr, parseIpv4 } from '../src/infra/ipv4.ts';
 import { runProcess, runToSuccess } from '../src/infra/process.ts';
 import { getJson } from '../src/infra/unix-socket-json.ts';
@@ -315,6 +316,32 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Waits until no agent of the lab has changed anything in EC2 for `quietMs` (the emulator's call
+ * counts, at `adminSocket`): agents just started still top up their pools, at the turns the fleet's
+ * pace draws, and a test that counts EC2 calls (the audit's budget, the doctor's "no mutating
+ * call") must not count theirs.
+ */
+export async function waitForQuietEc2(adminSocket: string, quietMs = 4000): Promise<void> {
+  const mutating = async () => {
+    const { ec2Calls } = (await unixJson(adminSocket, 'GET', '/admin/state')) as {
+      ec2Calls: Record<string, Ec2ActionCount>;
+    };
+    return mutatingCalls(ec2Calls);
+  };
+  let seen = await mutating();
+  let since = Date.now();
+  await waitFor(
+    `${quietMs} ms without a mutating EC2 call of the agents`,
+    async () => {
+      const now = await mutating();
+      if (now !== seen) [seen, since] = [now, Date.now()];
+      return Date.now() - since >= quietMs ? true : undefined;
+    },
+    60_000,
+  );
 }
 
 /**

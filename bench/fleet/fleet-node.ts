@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startAgent } from '../../src/agent/agent.ts';
 import type { RunningAgent } from '../../src/agent/agent-deps.ts';
+import { startFleetSignal } from '../../src/agent/ec2-fleet-signal.ts';
 import { agentEnv } from '../../src/agent/testing/agent-world.ts';
 import { cniRequest } from '../../src/agent/testing/cni-request.ts';
 import { createAwsCloud } from '../../src/cloud/aws/create-aws-cloud.ts';
 import type { Cloud } from '../../src/cloud/cloud.ts';
-import type { FleetThrottleSignal } from '../../src/cloud/ec2-budget.ts';
 import { type Ec2AttemptObserver, LimitedCloud } from '../../src/cloud/limited-cloud.ts';
 import { agentConfigFromEnv } from '../../src/config/agent-config.ts';
 import { Dataplane } from '../../src/dataplane/dataplane.ts';
@@ -21,7 +21,7 @@ import { FakeKernel } from '../../src/dataplane/testing/fake-kernel.ts';
 import type { Logger } from '../../src/infra/log.ts';
 import { noPodSource } from '../../src/pods/watch/pod-source.ts';
 import { withFakeFabric } from './fleet-fabric.ts';
-import type { NodeReport, NodeSpec, WorkerConfig } from './protocol.ts';
+import { FLEET_OBJECTS, type NodeReport, type NodeSpec, type WorkerConfig } from './protocol.ts';
 import { withStandardRetries } from './sdk-standard-retry.ts';
 
 /** The kubelet's retry of a pod whose sandbox failed: 1 s, doubling, at most 10 s. */
@@ -48,8 +48,6 @@ export interface FleetNodeDeps {
   readonly random: () => number;
   /** Every EC2 request of the node, as answered (retries counted by the worker). */
   readonly observe: Ec2AttemptObserver;
-  /** The cluster's throttle Lease (vpcnet mode with --lease). */
-  readonly fleet?: FleetThrottleSignal;
   /** A failed ADD's message, for the worker's tally. */
   readonly addFailed: (message: string) => void;
 }
@@ -60,6 +58,7 @@ export class FleetNode {
   readonly #dir: string;
   #agent: RunningAgent | undefined;
   #limited: LimitedCloud | undefined;
+  #fleet: Awaited<ReturnType<typeof startFleetSignal>> | undefined;
   #close: (() => void) | undefined;
   readonly #pods = new Map<string, PodRun>();
   #sandboxes = 0;
@@ -89,6 +88,7 @@ export class FleetNode {
       // As a crashed agent's process: nothing of it stays but its state dir.
       this.#limited?.close('the agent exited at start');
       this.#limited = undefined;
+      this.#fleet?.stop();
       aws.close();
       throw err;
     }
@@ -103,13 +103,23 @@ export class FleetNode {
     );
     let cloud: Cloud;
     if (config.mode === 'vpcnet') {
+      // One Kubernetes API for the cluster (the emulator's), as vpcnetd wires it with one.
+      this.#fleet = config.fleetLease
+        ? await startFleetSignal({
+            kubeApi: { baseUrl: config.emulatorUrl },
+            fleet: FLEET_OBJECTS,
+            nodeName: this.spec.name,
+            log: this.#log,
+            random: this.#d.random,
+          })
+        : undefined;
       this.#limited = new LimitedCloud({
         inner: instance,
         limit: agentConfig.ec2,
         log: this.#log,
         observe: this.#d.observe,
         random: this.#d.random,
-        ...(this.#d.fleet === undefined ? {} : { fleet: this.#d.fleet }),
+        ...(this.#fleet === undefined ? {} : { fleet: this.#fleet }),
       });
       cloud = this.#limited;
     } else {
@@ -163,6 +173,7 @@ export class FleetNode {
     await this.#agent?.stop();
     clearTimeout(cut);
     this.#limited?.close('the node is being replaced');
+    this.#fleet?.stop();
     this.#close?.();
     await rm(this.#dir, { recursive: true, force: true, maxRetries: 5 });
   }

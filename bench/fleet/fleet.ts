@@ -14,7 +14,15 @@ import { seededRandom } from '../../src/emulator/vpc/ids.ts';
 import { networkLimits } from '../../src/emulator/vpc/instance-types.ts';
 import { type EndEni, type FleetFigures, fleetFigures, type PodRecord } from './figures.ts';
 import { type FleetPlan, planFleet } from './plan.ts';
-import type { FleetMode, FromWorker, NodeReport, NodeSpec, ToWorker, WorkerConfig } from './protocol.ts';
+import {
+  FLEET_OBJECTS,
+  type FleetMode,
+  type FromWorker,
+  type NodeReport,
+  type NodeSpec,
+  type ToWorker,
+  type WorkerConfig,
+} from './protocol.ts';
 
 export interface FleetOptions {
   readonly mode: FleetMode;
@@ -33,6 +41,8 @@ export interface FleetOptions {
   readonly startRate: number;
   /** Nodes start with their warm pool already assigned, as a running cluster's do (the churned ones start cold). */
   readonly prewarm: boolean;
+  /** vpcnet mode: the agents share the cluster's EC2 throttle Lease (default true). */
+  readonly fleetLease?: boolean;
   /** Seconds after the rollout's start at which EC2's limits are halved (mid-run), if at all. */
   readonly halveAtSeconds?: number;
   /** Progress lines (stderr). */
@@ -120,6 +130,7 @@ class Run {
   async execute(): Promise<FleetRun> {
     const o = this.#o;
     await this.#spawnWorkers();
+    if (this.#fleetLease()) await this.#createDaemonSet();
     const startedAt = Date.now();
     await this.#startNodes();
     const startupSeconds = (Date.now() - startedAt) / 1000;
@@ -188,6 +199,23 @@ class Run {
     for (const w of this.#workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
   }
 
+  /** Upstream has no cluster-wide signal: the upstream-like mode gets none. */
+  #fleetLease(): boolean {
+    return this.#o.mode === 'vpcnet' && this.#o.fleetLease !== false;
+  }
+
+  /** The agents' DaemonSet, its status as the DaemonSet controller keeps it (every node runs one). */
+  async #createDaemonSet(): Promise<void> {
+    const { namespace, name } = FLEET_OBJECTS.daemonSet;
+    await this.#adminJson('POST', `/apis/apps/v1/namespaces/${namespace}/daemonsets`, {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name, namespace },
+      spec: {},
+      status: { desiredNumberScheduled: this.#o.nodes, numberReady: this.#o.nodes },
+    });
+  }
+
   async #spawnWorkers(): Promise<void> {
     const config: WorkerConfig = {
       mode: this.#o.mode,
@@ -196,6 +224,7 @@ class Run {
       root: this.#root,
       agentEnv: this.#o.agentEnv,
       seed: this.#o.seed,
+      fleetLease: this.#fleetLease(),
     };
     for (let i = 0; i < this.#o.workers; i++) {
       const child = fork(join(import.meta.dirname, 'worker.ts'), [], {

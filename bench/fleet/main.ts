@@ -24,6 +24,7 @@ Options:
   --rollout-seconds S    the rollout's length (default 60)
   --seed X               the plan's seed (random when absent, and printed)
   --json                 one JSON document on stdout: {machine, runs: [vpcnet, upstream]}
+                         (each mode's figures also go to stderr, one line, as it ends)
   --mode M               vpcnet, upstream or both (default both)
   --hold-seconds H       the pods run this long after the rollout (default 120)
   --delete-seconds D     the pods are deleted over this long (default: S)
@@ -35,6 +36,7 @@ Options:
   --start-rate R         nodes started per second before the rollout (default 15)
   --cold-start           nodes start with no address assigned (default: their warm pool is)
   --agent-env K=V        an agent setting for every node (repeatable), e.g. WARM_IP_TARGET=5
+  --no-fleet-lease       vpcnet mode without the cluster's EC2 throttle Lease (each agent alone)
 `;
 
 function num(v: string | undefined, name: string, fallback: number): number {
@@ -76,6 +78,7 @@ export function parseFleetArgs(
       'start-rate': { type: 'string' },
       'cold-start': { type: 'boolean' },
       'agent-env': { type: 'string', multiple: true },
+      'no-fleet-lease': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -104,6 +107,7 @@ export function parseFleetArgs(
       agentEnv: agentEnv(values['agent-env'] ?? []),
       startRate: Math.max(0.1, num(values['start-rate'], 'start-rate', 15)),
       prewarm: values['cold-start'] !== true,
+      fleetLease: values['no-fleet-lease'] !== true,
       ...(halveAt === undefined ? {} : { halveAtSeconds: halveAt }),
     },
     modes: mode === 'both' ? ['vpcnet', 'upstream'] : [mode],
@@ -160,7 +164,12 @@ async function main(argv: string[]): Promise<number> {
   );
   const loadBefore = loadavg();
   const runs: FleetRun[] = [];
-  for (const mode of modes) runs.push(await runFleet({ ...options, mode, progress }));
+  for (const mode of modes) {
+    const run = await runFleet({ ...options, mode, progress });
+    runs.push(run);
+    // Each mode's figures as soon as it ends: a long run stopped during the next mode keeps them.
+    progress(`fleet: ${mode} ended: ${JSON.stringify(run)}`);
+  }
   const machine = { cores: availableParallelism(), loadavgBefore: loadBefore, loadavgAfter: loadavg() };
   if (json) process.stdout.write(`${JSON.stringify({ machine, options, runs }, null, 2)}\n`);
   else process.stdout.write(`${formatRuns(runs)}\n`);

@@ -2,6 +2,12 @@
 // (worker.ts), each hosting many nodes: the scheduler starts and stops nodes and places and
 // deletes pods; workers answer with what happened and, at the end, what their nodes hold.
 
+/** The cluster's throttle Lease and the DaemonSet counting its agents (fleet.ts creates it). */
+export const FLEET_OBJECTS = {
+  lease: { namespace: 'kube-system', name: 'vpcnet-ec2-throttle' },
+  daemonSet: { namespace: 'kube-system', name: 'vpcnet' },
+} as const;
+
 export type FleetMode = 'vpcnet' | 'upstream';
 
 export interface NodeSpec {
@@ -21,6 +27,8 @@ export interface WorkerConfig {
   /** Agent environment on top of the fleet's own (e.g. WARM_IP_TARGET=5). */
   readonly agentEnv: Readonly<Record<string, string>>;
   readonly seed: number;
+  /** vpcnet mode: the agents share the cluster's EC2 throttle Lease on the emulator's Kubernetes API. */
+  readonly fleetLease: boolean;
 }
 
 export type ToWorker =

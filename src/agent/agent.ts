@@ -63,6 +63,8 @@ const SPOOL_DRAIN_INTERVAL_MS = 5000;
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   await refuseBesideAwsNode(deps.config);
   const observed = new AgentObservability(deps.now, deps.ec2Attempts);
+  // The node's pods wait for the agent's start: its EC2 calls go as demand (ec2-budget.ts).
+  deps.ec2Budget?.starting?.();
   // The node's initialisation, timed as upstream times its own (awscni_ipamd_node_initialization_duration_seconds).
   const { state, node, recovered } = await observed.metrics.start.nodeInitialization(
     hasKubernetesApi(deps),
@@ -72,6 +74,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       return { state, node, recovered: await recover(deps, state, node) };
     },
   );
+  // Started: from now on the agent's EC2 calls go by their class (its start went as demand).
+  deps.ec2Budget?.started?.();
   return serve(deps, state, node, recovered);
 }
 

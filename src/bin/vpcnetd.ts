@@ -4,6 +4,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startAgent } from '../agent/agent.ts';
 import type { RunningAgent } from '../agent/agent-deps.ts';
+import { startFleetSignal } from '../agent/ec2-fleet-signal.ts';
 import { ignoredInIpv6Mode } from '../agent/ipv6/ipv6-addressing.ts';
 import { CENSUS_LEASE_DURATION_MS } from '../agent/loops/subnet-census.ts';
 import { Ec2AttemptFeed } from '../agent/observability/ec2-attempt-feed.ts';
@@ -75,12 +76,14 @@ async function main(): Promise<void> {
   let started: Promise<RunningAgent> | undefined;
   let pods: KubePodCache | undefined;
   let limited: LimitedCloud | undefined;
+  let fleet: Awaited<ReturnType<typeof startFleetSignal>> | undefined;
   const onSignal = stopOnSignal({
     log,
     exit: (code) => process.exit(code),
     async stop() {
       // A pool pass waiting for an EC2 token (minutes, when EC2 throttles) must not hold the stop.
       limited?.close();
+      fleet?.stop();
       const agent = await started;
       await Promise.all([agent?.stop(), pods?.stop()]);
       await kernel.close();
@@ -106,7 +109,23 @@ async function main(): Promise<void> {
   // client makes one attempt per request so that each retry takes a token.
   const ec2Attempts = new Ec2AttemptFeed(); // the agent's metrics and last EC2 errors listen to it
   const aws = await createAwsCloud({ metadataDisabled: config.cloudAccess.ec2MetadataDisabled });
-  limited = new LimitedCloud({ inner: aws, limit: config.ec2, log, observe: ec2Attempts.emit });
+  // The agents slow down together on the cluster's throttle Lease (VPCNET_EC2_FLEET_LEASE).
+  fleet =
+    config.kubeApi && config.ec2Fleet
+      ? await startFleetSignal({
+          kubeApi: config.kubeApi,
+          fleet: config.ec2Fleet,
+          nodeName: config.nodeName,
+          log,
+        })
+      : undefined;
+  limited = new LimitedCloud({
+    inner: aws,
+    limit: config.ec2,
+    log,
+    observe: ec2Attempts.emit,
+    ...(fleet === undefined ? {} : { fleet }),
+  });
   // Locked-down VPCs: no EC2 change (DISABLE_NETWORK_RESOURCE_PROVISIONING), or no EC2 call at all.
   const cloud = allowedCloud(config.cloudAccess, limited, aws.imds);
   // Only pods with security groups need the Kubernetes API (ADD reads their annotation; the

@@ -2,19 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { silentLogger } from '../infra/log.ts';
 import { CloudError } from './cloud.ts';
-import { Ec2Budget, type FleetThrottleSignal } from './ec2-budget.ts';
+import { Ec2Budget } from './ec2-budget.ts';
 import { asEc2Class, ec2CallClass } from './ec2-call-class.ts';
 import { LimitedCloud } from './limited-cloud.ts';
 import { ScriptedCloud } from './testing/scripted-cloud.ts';
 import { VirtualClock } from './testing/virtual-clock.ts';
 
-const budget = (clock: VirtualClock, qps = 1, burst = 1, fleet?: FleetThrottleSignal) =>
-  new Ec2Budget({
-    ceiling: { qps, burst },
-    clock,
-    random: () => 0.5,
-    ...(fleet === undefined ? {} : { fleet }),
-  });
+const budget = (clock: VirtualClock, qps = 1, burst = 1) =>
+  new Ec2Budget({ ceiling: { qps, burst }, clock, random: () => 0.5 });
 
 test('calls are classed by their caller, else by their action; a release stays a release', async () => {
   assert.equal(ec2CallClass('DescribeSubnets'), 'read');
@@ -88,29 +83,6 @@ test('a cut lane climbs back by a step per answer, and by itself once EC2 stops 
     8,
     'then 2% of the cut rate a second, up to the ceiling',
   );
-});
-
-test('the fleet signal caps a lane and holds releases; a cut tells the fleet', async () => {
-  const clock = new VirtualClock();
-  const told: string[] = [];
-  let fleetThrottled = false;
-  const fleet: FleetThrottleSignal = {
-    intervalMs: (action) => (action === 'CreateNetworkInterface' ? 4000 : 0),
-    throttled: (action) => told.push(action),
-    throttledWithin: () => fleetThrottled,
-  };
-  const b = budget(clock, 10, 1, fleet);
-  assert.equal(b.lanes().CreateNetworkInterface, undefined);
-  await clock.run(b.acquire('CreateNetworkInterface', 'grow'));
-  const start = clock.now();
-  await clock.run(b.acquire('CreateNetworkInterface', 'grow'));
-  assert.equal(clock.now() - start, 4000, 'one call per 4 s of the fleet interval, whatever the own rate');
-  assert.equal(b.releasesHeld(), undefined);
-  fleetThrottled = true;
-  assert.match(b.releasesHeld() ?? '', /throttled the cluster/);
-  await assert.rejects(b.acquire('DeleteNetworkInterface', 'release'), { code: 'Ec2ReleaseHeld' });
-  b.answered('AssignPrivateIpAddresses', clock.now(), true);
-  assert.deepEqual(told, ['AssignPrivateIpAddresses']);
 });
 
 test('close() refuses the calls waiting and every later one', async () => {

@@ -6,22 +6,16 @@
 // VPCNET_EC2_BURST cap every lane and the agent as a whole. Calls waiting for a token go most
 // urgent first (ec2-call-class.ts): an ADD waiting for an address before warm top-ups, before
 // describes, sweeps and releases. While EC2 throttles this agent (or, through the fleet signal,
-// any agent of the cluster) releases are not sent at all.
+// any agent of the cluster) releases are not sent at all. With the cluster's throttle Lease the
+// calls no pod waits for are also held and paced for the whole cluster (ec2-fleet-pace.ts).
 
 import { CloudError } from './cloud.ts';
-import { EC2_CALL_CLASSES, type Ec2CallClass } from './ec2-call-class.ts';
+import { EC2_CALL_CLASSES, type Ec2CallClass, isFollowUpAction } from './ec2-call-class.ts';
+import { FleetPace, type FleetThrottleSignal } from './ec2-fleet-pace.ts';
 import { DEFAULT_LANE_TUNING, Ec2Lane, type LaneState, type LaneTuning } from './ec2-lane.ts';
 import type { BucketClock } from './token-bucket.ts';
 
-/** The cluster-wide "throttled" signal (the throttle Lease, fleet-lease.ts); optional. */
-export interface FleetThrottleSignal {
-  /** The fleet-wide least interval between one agent's calls of `action`, ms (0: none). */
-  intervalMs(action: string): number;
-  /** This agent's lane for `action` was cut by EC2's RequestLimitExceeded. */
-  throttled(action: string): void;
-  /** Whether some agent of the cluster was throttled within the last `withinMs`. */
-  throttledWithin(withinMs: number): boolean;
-}
+export type { FleetThrottleSignal } from './ec2-fleet-pace.ts';
 
 export interface Ec2BudgetOptions {
   /** The operator's ceilings (VPCNET_EC2_QPS, VPCNET_EC2_BURST): for each action and in all. */
@@ -48,10 +42,12 @@ export interface TokenWait {
 
 interface Waiter {
   readonly action: string;
-  readonly cls: Ec2CallClass;
-  readonly rank: number;
+  cls: Ec2CallClass;
+  rank: number;
   readonly seq: number;
   readonly since: number;
+  /** Asked while the agent starts: not paced, but it waits out the cluster's holds. */
+  readonly starting: boolean;
   readonly resolve: (waitedMs: number) => void;
   readonly reject: (err: Error) => void;
 }
@@ -65,6 +61,8 @@ export class Ec2BudgetRefusal extends CloudError {
 }
 
 export const DEFAULT_RELEASE_HOLD_MS = 60_000;
+/** After an ADD began to wait, the pool's calls go as demand this long (its pass and the next). */
+const DEMAND_WINDOW_MS = 10_000;
 
 export class Ec2Budget {
   readonly #o: Ec2BudgetOptions;
@@ -78,6 +76,13 @@ export class Ec2Budget {
   #wakeAt = Number.POSITIVE_INFINITY;
   #lastThrottleAt = Number.NEGATIVE_INFINITY;
   #closed: string | undefined;
+  /** Until then an ADD waits for an address: the pool's calls go as demand (demandWaits). */
+  #demandUntil = Number.NEGATIVE_INFINITY;
+  #starting = false;
+  /** Whether an ADD waits for an address now (the pool's, watchDemand). */
+  #demandProbe: (() => boolean) | undefined;
+  /** The cluster's pace and holds of the calls no pod waits for (absent: none). */
+  readonly #pace: FleetPace | undefined;
 
   constructor(options: Ec2BudgetOptions) {
     const { qps, burst } = options.ceiling;
@@ -89,6 +94,7 @@ export class Ec2Budget {
     this.#tuning = { ...DEFAULT_LANE_TUNING, ...options.tuning, ceiling: qps, burst };
     this.#tokens = burst;
     this.#updatedAt = options.clock.now();
+    this.#pace = options.fleet && new FleetPace(options.fleet, options.random);
   }
 
   /**
@@ -107,12 +113,14 @@ export class Ec2Budget {
     }
     return new Promise((resolve, reject) => {
       const now = this.#o.clock.now();
+      const asked = this.classOf(cls);
       this.#waiters.push({
         action,
-        cls,
-        rank: EC2_CALL_CLASSES.indexOf(cls),
+        cls: asked,
+        rank: EC2_CALL_CLASSES.indexOf(asked),
         seq: this.#seq++,
         since: now,
+        starting: this.#starting && cls !== 'release',
         resolve,
         reject,
       });
@@ -120,8 +128,13 @@ export class Ec2Budget {
     });
   }
 
-  /** EC2 answered a call of `action` sent at `sentAt` (the budget's clock). */
-  answered(action: string, sentAt: number, throttled: boolean): void {
+  /**
+   * EC2 answered a call of `action` and class `cls` (as classOf gave it) sent at `sentAt` (the
+   * budget's clock). A throttle that cuts the lane is told to the fleet, saying whether the call
+   * was one the fleet paces (a herd of calls a pod or a starting agent waits for is not the
+   * pace's fault: it does not slow the pace down).
+   */
+  answered(action: string, sentAt: number, throttled: boolean, cls: Ec2CallClass = 'grow'): void {
     const now = this.#o.clock.now();
     const lane = this.#lane(action);
     if (!throttled) {
@@ -129,7 +142,39 @@ export class Ec2Budget {
       return;
     }
     this.#lastThrottleAt = now;
-    if (lane.throttled(now, sentAt, this.#o.random)) this.#o.fleet?.throttled(action);
+    if (lane.throttled(now, sentAt, this.#o.random))
+      this.#o.fleet?.throttled(action, cls !== 'demand' && !isFollowUpAction(action));
+  }
+
+  /**
+   * The class a call asked now as `cls` goes as: `demand` (not paced by the fleet) while the agent
+   * starts (its start is what every pod of the node waits for) and while an ADD waits for an
+   * address (the pool's passes run one at a time: its call is what the ADD waits behind), and a
+   * describe for a while after (confirming what the ADD got); releases stay releases.
+   */
+  classOf(cls: Ec2CallClass): Ec2CallClass {
+    if (cls === 'release') return cls;
+    if (this.#starting || this.#demandProbe?.() === true) return 'demand';
+    // The describes an ADD's pass asks after its growth (confirming the addresses it got); a warm
+    // top-up beyond what the ADD needs stays a top-up.
+    return cls === 'read' && this.#o.clock.now() < this.#demandUntil ? 'demand' : cls;
+  }
+
+  /** The pool says whether an ADD waits: while one does, the pool's calls are what it waits for. */
+  watchDemand(probe: () => boolean): void {
+    this.#demandProbe = probe;
+  }
+
+  /** The agent starts: its calls go as demand until started(). */
+  starting(): void {
+    this.#starting = true;
+    this.#o.fleet?.starting?.(true);
+  }
+
+  /** The agent has started: its calls go by their own class from now on. */
+  started(): void {
+    this.#starting = false;
+    this.#o.fleet?.starting?.(false);
   }
 
   /** Why releases are not sent now, or undefined when they may be. */
@@ -149,24 +194,50 @@ export class Ec2Budget {
     if (w === undefined) return undefined;
     const now = this.#o.clock.now();
     const lane = this.#lane(w.action);
-    const fleetMs = this.#fleetMs(w.action);
+    const readyInMs = Math.max(lane.readyInMs(now), this.#ceilingReadyInMs(now), this.#fleetWaitMs(w, now));
     return {
       action: w.action,
       cls: w.cls,
       waitedMs: Math.round(now - w.since),
-      readyInMs: Math.round(Math.max(lane.readyInMs(now, fleetMs), this.#ceilingReadyInMs(now))),
-      rate: lane.rate(now, fleetMs),
+      readyInMs: Math.round(readyInMs),
+      rate: this.rate(w.action),
     };
   }
 
-  /** `action`'s calls per second now, the fleet interval applied. */
+  /** `action`'s calls per second now: its lane's, or less under the fleet's pace. */
   rate(action: string): number {
-    return this.#lane(action).rate(this.#o.clock.now(), this.#fleetMs(action));
+    const own = this.#lane(action).rate(this.#o.clock.now());
+    const paceMs = this.#o.fleet?.intervalMs(action) ?? 0;
+    return paceMs > 0 ? Math.min(own, 1000 / paceMs) : own;
   }
 
   /** ms until `action`'s lane has a token (its pause after a throttle included), as things stand. */
   readyInMs(action: string): number {
-    return this.#lane(action).readyInMs(this.#o.clock.now(), this.#fleetMs(action));
+    return this.#lane(action).readyInMs(this.#o.clock.now());
+  }
+
+  /**
+   * An ADD waits for an address. The pool's passes run one at a time, so whatever call of the pool
+   * waits for a token now (a top-up, the EC2 sync's describe, a sweep) is what the ADD waits
+   * behind: each goes as demand (before the rest, past the fleet's pace and hold), and so does
+   * every describe asked within DEMAND_WINDOW_MS. Releases stay.
+   */
+  demandWaits(): void {
+    // What the pool describes while the ADD waits (confirming the addresses it got) too.
+    this.#demandUntil = this.#o.clock.now() + DEMAND_WINDOW_MS;
+    let promoted = false;
+    for (const w of this.#waiters)
+      if (w.cls !== 'demand' && w.cls !== 'release') {
+        w.cls = 'demand';
+        w.rank = EC2_CALL_CLASSES.indexOf('demand');
+        promoted = true;
+      }
+    if (promoted) this.#pump();
+  }
+
+  /** ms until this agent's next turn to begin a release under the cluster's pace (0: now). */
+  releaseTurnInMs(): number {
+    return this.#pace?.releaseTurnInMs(this.#o.clock.now()) ?? 0;
   }
 
   /** Every lane used so far. */
@@ -199,8 +270,9 @@ export class Ec2Budget {
     return lane;
   }
 
-  #fleetMs(action: string): number {
-    return this.#o.fleet?.intervalMs(action) ?? 0;
+  #fleetWaitMs(w: Waiter, now: number): number {
+    if (this.#pace === undefined) return 0;
+    return w.starting ? this.#pace.startWaitMs(w.action, now) : this.#pace.waitMs(w.action, w.cls, now);
   }
 
   #sorted(): Waiter[] {
@@ -217,11 +289,18 @@ export class Ec2Budget {
     this.#refillCeiling(now);
     const blockedLanes = new Set<string>();
     let nextMs = Number.POSITIVE_INFINITY;
+    const releasesHeld = this.releasesHeld();
     for (const w of this.#sorted()) {
+      if (w.cls === 'release' && releasesHeld !== undefined) {
+        // A release that waited for its turn while the cluster came to throttle is not sent.
+        this.#waiters.splice(this.#waiters.indexOf(w), 1);
+        w.reject(new Ec2BudgetRefusal(`${w.action} not sent: ${releasesHeld}`, 'Ec2ReleaseHeld'));
+        continue;
+      }
       if (blockedLanes.has(w.action)) continue;
       const lane = this.#lane(w.action);
-      const fleetMs = this.#fleetMs(w.action);
-      const laneMs = lane.readyInMs(now, fleetMs);
+      // Waiters are sorted most urgent first: past a waiter the fleet holds, only more of the same.
+      const laneMs = Math.max(lane.readyInMs(now), this.#fleetWaitMs(w, now));
       if (laneMs > 0) {
         blockedLanes.add(w.action);
         nextMs = Math.min(nextMs, laneMs);
@@ -232,7 +311,8 @@ export class Ec2Budget {
         nextMs = Math.min(nextMs, this.#ceilingReadyInMs(now));
         break;
       }
-      lane.tryTake(now, fleetMs);
+      lane.tryTake(now);
+      this.#pace?.granted(w.action, w.cls, now);
       this.#tokens -= 1;
       this.#waiters.splice(this.#waiters.indexOf(w), 1);
       w.resolve(now - w.since);

@@ -36,3 +36,19 @@ export function ec2CallClass(action: string): Ec2CallClass {
 export function isReleaseAction(action: string): boolean {
   return RELEASE_ACTIONS.has(action);
 }
+
+/**
+ * Actions that finish what an earlier call began (attach and mark the ENI just created, delete the
+ * one just detached): the fleet's pace spaces the calls that begin something, not these, so that
+ * no ENI waits minutes between its creation and its attachment, or detached before its deletion.
+ */
+const FOLLOW_UP_ACTIONS: ReadonlySet<string> = new Set([
+  'AttachNetworkInterface',
+  'ModifyNetworkInterfaceAttribute',
+  'DeleteNetworkInterface',
+  'CreateTags',
+]);
+
+export function isFollowUpAction(action: string): boolean {
+  return FOLLOW_UP_ACTIONS.has(action);
+}

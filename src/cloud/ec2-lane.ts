@@ -4,8 +4,7 @@
 // before the cut do not cut it again) and pauses the lane for a jittered while, so agents
 // throttled together do not come back together; then it climbs back by a fixed step per call EC2
 // answers, and slowly by itself while EC2 stops throttling (a quiet node's next burst is not held
-// to a rate learned long ago). A fleet-wide interval (the cluster's throttle Lease), when one is
-// known, caps the rate too.
+// to a rate learned long ago). The cluster's pace (ec2-fleet-pace.ts) is kept beside the lanes.
 
 export interface LaneTuning {
   /** The operator's ceiling (VPCNET_EC2_QPS), calls per second. */
@@ -57,30 +56,30 @@ export class Ec2Lane {
     this.#updatedAt = now;
   }
 
-  /** The rate now, under the fleet-wide interval `fleetIntervalMs` (0: none). */
-  rate(now: number, fleetIntervalMs = 0): number {
-    this.#refill(now, fleetIntervalMs);
-    return this.#effective(fleetIntervalMs);
+  /** The rate now. */
+  rate(now: number): number {
+    this.#refill(now);
+    return this.#rate;
   }
 
   /** Takes a token if one is there. */
-  tryTake(now: number, fleetIntervalMs = 0): boolean {
-    this.#refill(now, fleetIntervalMs);
+  tryTake(now: number): boolean {
+    this.#refill(now);
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
     return true;
   }
 
   /** ms until a token is there (0: now). */
-  readyInMs(now: number, fleetIntervalMs = 0): number {
-    this.#refill(now, fleetIntervalMs);
+  readyInMs(now: number): number {
+    this.#refill(now);
     if (this.#tokens >= 1) return 0;
-    return ((1 - this.#tokens) / this.#effective(fleetIntervalMs)) * 1000;
+    return ((1 - this.#tokens) / this.#rate) * 1000;
   }
 
   /** EC2 answered a call without throttling it. */
   answered(now: number): void {
-    this.#refill(now, 0);
+    this.#refill(now);
     this.#rate = Math.min(this.#t.ceiling, this.#rate + this.#cutRate * this.#t.stepShare);
   }
 
@@ -90,7 +89,7 @@ export class Ec2Lane {
    * Returns whether the rate was cut.
    */
   throttled(now: number, sentAt: number, random: () => number): boolean {
-    this.#refill(now, 0);
+    this.#refill(now);
     this.#throttledAt = now;
     if (sentAt <= this.#lastCutAt) return false;
     this.#rate = Math.max(this.#t.floor, this.#rate / 2);
@@ -102,7 +101,7 @@ export class Ec2Lane {
   }
 
   state(now: number): LaneState {
-    this.#refill(now, 0);
+    this.#refill(now);
     return {
       rate: this.#rate,
       tokens: Math.floor(this.#tokens * 100) / 100,
@@ -111,16 +110,12 @@ export class Ec2Lane {
     };
   }
 
-  #effective(fleetIntervalMs: number): number {
-    return fleetIntervalMs > 0 ? Math.min(this.#rate, 1000 / fleetIntervalMs) : this.#rate;
-  }
-
   /** The operator's burst at the ceiling, shrinking with the rate (at least 1). */
   #capacity(): number {
     return Math.max(1, (this.#t.burst * this.#rate) / this.#t.ceiling);
   }
 
-  #refill(now: number, fleetIntervalMs: number): void {
+  #refill(now: number): void {
     const dt = Math.max(0, now - this.#updatedAt);
     this.#updatedAt = now;
     const quietFor = now - Math.max(this.#lastCutAt, this.#throttledAt ?? Number.NEGATIVE_INFINITY);
@@ -129,7 +124,6 @@ export class Ec2Lane {
         this.#cutRate * this.#t.quietClimbPerSecond * (Math.min(dt, quietFor - this.#t.quietMs) / 1000);
       this.#rate = Math.min(this.#t.ceiling, this.#rate + climbed);
     }
-    const rate = this.#effective(fleetIntervalMs);
-    this.#tokens = Math.min(this.#capacity(), this.#tokens + (dt / 1000) * rate);
+    this.#tokens = Math.min(this.#capacity(), this.#tokens + (dt / 1000) * this.#rate);
   }
 }

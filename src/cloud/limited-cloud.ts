@@ -68,6 +68,15 @@ export interface Ec2BudgetView {
   releasesHeld(): string | undefined;
   /** The calls per second the budget allows `action` now. */
   rate(action: string): number;
+  /** An ADD waits for an address: the pool's calls waiting for a token go as its demand. */
+  demandWaits?(): void;
+  /** ms until this agent's next turn to begin a release under the cluster's pace (0: now). */
+  releaseTurnInMs?(): number;
+  /** The pool says whether an ADD waits for an address now: the pool's calls then go as demand. */
+  watchDemand?(probe: () => boolean): void;
+  /** The agent starts: its calls go as demand (its start is what pods wait for) until started(). */
+  starting?(): void;
+  started?(): void;
 }
 
 /** One request to EC2 (an attempt of a call), as it was answered. */
@@ -158,6 +167,26 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
 
   rate(action: string): number {
     return this.#budget.rate(action);
+  }
+
+  demandWaits(): void {
+    this.#budget.demandWaits();
+  }
+
+  releaseTurnInMs(): number {
+    return this.#budget.releaseTurnInMs();
+  }
+
+  watchDemand(probe: () => boolean): void {
+    this.#budget.watchDemand(probe);
+  }
+
+  starting(): void {
+    this.#budget.starting();
+  }
+
+  started(): void {
+    this.#budget.started();
   }
 
   /** Refuses the calls waiting for a token and every later one: the agent stops. */
@@ -332,7 +361,7 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
   async #call<T>(action: string, attempt: () => Promise<T>, sending?: () => void): Promise<T> {
     const startedAt = this.#clock.now();
     const tally = this.#tally;
-    const cls = ec2CallClass(action);
+    const cls = this.#budget.classOf(ec2CallClass(action));
     tally.called(action);
     let throttledHere = 0;
     for (let n = 1; ; n++) {
@@ -348,13 +377,13 @@ export class LimitedCloud implements Cloud, Ec2BudgetView {
       const sentAt = this.#clock.now();
       try {
         const result = await attempt();
-        this.#budget.answered(action, sentAt, false);
+        this.#budget.answered(action, sentAt, false, cls);
         tally.answered(action, 'ok');
         this.#observe({ action, attempt: n, ms: this.#clock.now() - sentAt });
         return result;
       } catch (err) {
         const throttled = isThrottled(err);
-        this.#budget.answered(action, sentAt, throttled);
+        this.#budget.answered(action, sentAt, throttled, cls);
         this.#observe({
           action,
           attempt: n,

@@ -389,3 +389,20 @@ test('the census places and the node keeps its condition by default, with an API
   assert.throws(() => parse({ VPCNET_SUBNET_CENSUS_SECONDS: '10' }), /VPCNET_SUBNET_CENSUS_SECONDS/);
   assert.throws(() => parse({ VPCNET_NODE_READINESS: 'yes' }), /VPCNET_NODE_READINESS/);
 });
+
+test('the EC2 throttle Lease is on with a Kubernetes API, named or turned off by its settings', () => {
+  const api = { VPCNET_KUBE_API: 'https://10.96.0.1:443' };
+  assert.deepEqual(parse(api).ec2Fleet, {
+    lease: { namespace: 'kube-system', name: 'vpcnet-ec2-throttle' },
+    daemonSet: { namespace: 'kube-system', name: 'vpcnet' },
+  });
+  assert.equal(parse({}).ec2Fleet, undefined, 'no API: each agent alone');
+  assert.equal(parse({ ...api, VPCNET_EC2_FLEET_LEASE: 'off' }).ec2Fleet, undefined);
+  assert.deepEqual(
+    parse({ ...api, VPCNET_EC2_FLEET_LEASE: 'net/throttle', VPCNET_EC2_FLEET_DAEMONSET: 'net/agent' })
+      .ec2Fleet,
+    { lease: { namespace: 'net', name: 'throttle' }, daemonSet: { namespace: 'net', name: 'agent' } },
+  );
+  assert.throws(() => parse({ VPCNET_EC2_FLEET_LEASE: 'throttle' }), /VPCNET_EC2_FLEET_LEASE/);
+  assert.throws(() => parse({ VPCNET_EC2_FLEET_DAEMONSET: 'off' }), /VPCNET_EC2_FLEET_DAEMONSET/);
+});

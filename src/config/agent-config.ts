@@ -9,6 +9,7 @@ import type { LeakedEniCleanup } from '../ipam/enis/leaked-enis.ts';
 import { usesIpTargets, type WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { EniConfigKeys } from '../pods/eni-config.ts';
 import type { KubeApiConfig } from '../pods/kube-api-config.ts';
+import type { LeaseName } from '../pods/lease/lease.ts';
 import { parseCidrList } from './cidr-list.ts';
 import { type CloudAccess, cloudAccessOf, type EniManagement } from './cloud-access.ts';
 import { ConfigError } from './config-error.ts';
@@ -77,6 +78,11 @@ export interface AgentConfig {
   readonly deadPodGc: { readonly enabled: boolean; readonly graceSeconds: number };
   /** The agent's own EC2 rate limit and retries (VPCNET_EC2_QPS, _BURST, _MAX_ATTEMPTS). */
   readonly ec2: { readonly qps: number; readonly burst: number; readonly maxAttempts: number };
+  /**
+   * The cluster's EC2 throttle Lease and the DaemonSet counting the agents (VPCNET_EC2_FLEET_LEASE,
+   * VPCNET_EC2_FLEET_DAEMONSET); undefined when off or without a Kubernetes API.
+   */
+  readonly ec2Fleet: { readonly lease: LeaseName; readonly daemonSet: LeaseName } | undefined;
   /** Seconds between comparisons of the pool with EC2, and how stale a describe may be. */
   readonly ec2SyncSeconds: number;
   readonly ec2StaleSeconds: number;
@@ -234,6 +240,10 @@ export function agentConfigFromEnv(env: Env, host: ConfigHost = { hostname }): A
     reconcileSeconds: v.reconcileSeconds,
     deadPodGc: { enabled: v.deadPodGc, graceSeconds: v.deadPodGcGraceSeconds },
     ec2: { qps: v.ec2Qps, burst: v.ec2Burst, maxAttempts: v.ec2MaxAttempts },
+    ec2Fleet:
+      kubeApi === undefined || v.ec2FleetLease === 'off'
+        ? undefined
+        : { lease: leaseName(v.ec2FleetLease), daemonSet: leaseName(v.ec2FleetDaemonSet) },
     ec2SyncSeconds: v.ec2SyncSeconds,
     ec2StaleSeconds: v.ec2StaleSeconds,
     logLevel: v.logLevel,

@@ -2,7 +2,9 @@
 // variables the cloud driver reads itself: part of the documented settings (settings.ts), in the
 // docs' order.
 import { type DocumentedVariable, withDefault } from './setting.ts';
-import { intBetween, positiveInt, positiveNumber } from './value-kinds.ts';
+import { intBetween, matching, positiveInt, positiveNumber } from './value-kinds.ts';
+
+const LEASE_OR_OFF = /^(off|[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/;
 
 export const EC2_SETTINGS = {
   // EC2 throttles per account and region with a token bucket per action (EC2 API reference,
@@ -34,6 +36,23 @@ export const EC2_SETTINGS = {
     default: 5,
     description:
       "attempts per EC2 call, the first included, that fail with a 5xx or network error (each retried after an exponential backoff with full jitter); a throttled attempt (RequestLimitExceeded) does not use one up: it is retried when its action's halved rate gives the next token (after a jittered pause); each retry takes a token; no retry starts a minute after the call began",
+  }),
+  ec2FleetLease: withDefault({
+    env: 'VPCNET_EC2_FLEET_LEASE',
+    kind: matching(LEASE_OR_OFF, 'NAMESPACE/NAME of a Lease, or off'),
+    default: 'kube-system/vpcnet-ec2-throttle',
+    description:
+      "the coordination.k8s.io Lease on which the cluster's agents slow down together (needs the Kubernetes API; the agent's Role grants get, create and update on it): the first agent EC2 throttles on an action writes a 5 s hold of it there; every agent reads the Lease every 15 s (every 2 s while it starts; jittered) and right after a throttle of its own; while an action is held its calls that no pod waits for (top-ups, describes, sweeps, releases) wait, and releases wait a minute after any hold; at all times those calls are paced to the agent's share of half of EC2's published refill for the action (nodes running the agent, from VPCNET_EC2_FLEET_DAEMONSET, × 2 / refill seconds between one agent's calls: 0.4 s at 1 node, 40 s at 100, 400 s at 1,000 for a 5/s action), a pace that doubles once in each round in which a paced call was throttled, and halves back every 30 s after; while an ADD waits for an address the pool's calls are neither held nor paced, nor is a starting agent paced; `off`: each agent learns its share from its own throttling only",
+  }),
+  ec2FleetDaemonSet: withDefault({
+    env: 'VPCNET_EC2_FLEET_DAEMONSET',
+    kind: matching(
+      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/,
+      'NAMESPACE/NAME of a DaemonSet',
+    ),
+    default: 'kube-system/vpcnet',
+    description:
+      "the agent's DaemonSet, whose status.desiredNumberScheduled (read every 5 minutes; the agent's Role grants get on it) is the count of agents sharing EC2's buckets, for the pace of VPCNET_EC2_FLEET_LEASE; unreadable: the agent paces as if alone",
   }),
   ec2SyncSeconds: withDefault({
     env: 'VPCNET_EC2_SYNC_SECONDS',

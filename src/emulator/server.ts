@@ -23,6 +23,7 @@ import { registerNodesOfInstances } from './kube/node-objects.ts';
 import {
   CNI_NODE,
   CONFIG_MAP,
+  DAEMON_SET,
   ENI_CONFIG,
   EVENT,
   LEASE,
@@ -107,6 +108,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
   const events = new ObjectStore(EVENT, { ids, versions });
   const leases = new ObjectStore(LEASE, { ids, versions });
   const configMaps = new ObjectStore(CONFIG_MAP, { ids, versions });
+  const daemonSets = new ObjectStore(DAEMON_SET, { ids, versions });
   const kube = new KubeApi({
     pods,
     nodes,
@@ -115,6 +117,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<RunningEmula
     cniNodes,
     leases,
     configMaps,
+    daemonSets,
     log,
     ...(opts.containerRuntime === undefined ? {} : { containerRuntime: opts.containerRuntime }),
   });

@@ -157,24 +157,31 @@ describe('deploy/: the kustomize base and overlays', { skip }, () => {
     assert.equal(base.clusterRole.aggregationRule, undefined);
   });
 
-  test('the Role grants the census Lease, named as the agent defaults to it, and nothing else of kube-system', () => {
+  test("the Role grants the census and EC2 throttle Leases and a read of the agent's DaemonSet, named as the agent defaults to them, and nothing else of kube-system", () => {
     const rules = (base.role.rules ?? []).map((r) => ({
       apiGroups: [...(r.apiGroups ?? [])],
       resources: [...(r.resources ?? [])],
       verbs: [...r.verbs].sort(),
       names: r.resourceNames ?? [],
     }));
-    const lease = agentConfigFromEnv({ VPCNET_KUBE_API: 'http://api' }).capacity.censusLease;
-    assert.equal(lease.namespace, base.role.metadata?.namespace);
+    const config = agentConfigFromEnv({ VPCNET_KUBE_API: 'http://api' });
+    const lease = config.capacity.censusLease;
+    const fleet = config.ec2Fleet;
+    assert.ok(fleet, 'the throttle Lease is on by default with a Kubernetes API');
+    for (const named of [lease, fleet.lease, fleet.daemonSet])
+      assert.equal(named.namespace, base.role.metadata?.namespace);
     assert.deepEqual(rules, [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], names: [] },
       {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],
         verbs: ['get', 'update'],
-        names: [lease.name],
+        names: [lease.name, fleet.lease.name],
       },
+      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get'], names: [fleet.daemonSet.name] },
     ]);
+    // The DaemonSet the agents count themselves by is the one deploy/ ships.
+    assert.equal(fleet.daemonSet.name, base.daemonSet.metadata?.name);
     assert.deepEqual(base.roleBinding.roleRef, {
       apiGroup: 'rbac.authorization.k8s.io',
       kind: 'Role',

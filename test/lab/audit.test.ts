@@ -42,7 +42,7 @@ import {
   repoRoot,
   type TestPod,
   uniqueLabName,
-  waitFor,
+  waitForQuietEc2,
   waitForTrunk,
 } from '../lab-fixture.ts';
 
@@ -135,35 +135,8 @@ describe('vpcnetctl audit on a 5-node lab, quiet and during a live storm', () =>
 
   const inDrainSubnet = (ip: string) => cidrContains(parseCidr(DRAIN_SUBNET.cidr), parseIpv4(ip));
 
-  /**
-   * Waits until no agent has changed anything in EC2 for `quietMs`: agents just started still top
-   * up their pools (at a turn the fleet's pace draws), and an address assigned but not yet in a
-   * ledger makes the audit read twice, which is right, and not what a quiet run's budget counts.
-   */
-  async function quietEc2(quietMs = 4000): Promise<void> {
-    const mutating = async () => {
-      const { ec2Calls } = (await unixJson(admin, 'GET', '/admin/state')) as {
-        ec2Calls: Record<string, { calls: number }>;
-      };
-      return Object.entries(ec2Calls)
-        .filter(([action]) => !/^Describe|^Get/.test(action))
-        .reduce((n, [, c]) => n + c.calls, 0);
-    };
-    let seen = await mutating();
-    let since = Date.now();
-    await waitFor(
-      `${quietMs} ms without a mutating EC2 call of the agents`,
-      async () => {
-        const now = await mutating();
-        if (now !== seen) [seen, since] = [now, Date.now()];
-        return Date.now() - since >= quietMs ? true : undefined;
-      },
-      60_000,
-    );
-  }
-
   test('clean: no finding, exit 0, within the EC2 budget', async () => {
-    await quietEc2();
+    await waitForQuietEc2(admin);
     const { report: r, code, stdout } = await audit();
     assert.match(stdout, /^\{\n {2}"findings": \[/, 'the findings first');
     assert.deepEqual(r.findings, [], JSON.stringify(r.findings, null, 2));

@@ -2,7 +2,7 @@
 // (create, get, delete, patch, list and watch, across or within namespaces), nodes (get,
 // patch, list and watch; nodes/{name}/status get and patch), ENIConfigs (crd.k8s.amazonaws.com/v1alpha1) and CNINodes
 // (vpcresources.k8s.aws/v1alpha1), both create, get, update, delete, patch, list and watch, and
-// core v1 events (create, get, list, across or within namespaces), configmaps and
+// core v1 events (create, get, list, across or within namespaces), configmaps, apps/v1 daemonsets and
 // coordination.k8s.io/v1 leases (create, get, update, patch, delete, list, watch). Patches are merge patches
 // (JSON merge or strategic merge, which act alike on the maps patched here: labels and
 // annotations) or JSON patches (json-patch.ts). A resourceVersion a write carries is a
@@ -33,6 +33,8 @@ export interface KubeDeps {
   readonly cniNodes?: ObjectStore;
   /** Leases (coordination.k8s.io/v1): leader election; absent: the API has none. */
   readonly leases?: ObjectStore;
+  /** apps/v1 DaemonSets (create, get, update, delete, patch, list); absent: the API has none. */
+  readonly daemonSets?: ObjectStore;
   /** Core v1 ConfigMaps (create, get, update, delete, patch, list); absent: the API has none. */
   readonly configMaps?: ObjectStore;
   /** Runs what pods/{name}/exec asks (pod-exec.ts); absent: every exec is refused. */
@@ -59,6 +61,7 @@ const LEASE_PATH = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/lea
 const ENI_CONFIG_PATH = /^\/apis\/crd\.k8s\.amazonaws\.com\/v1alpha1\/eniconfigs(?:\/([^/]+))?$/;
 const CNI_NODE_PATH = /^\/apis\/vpcresources\.k8s\.aws\/v1alpha1\/cninodes(?:\/([^/]+))?$/;
 const EVENT_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
+const DAEMON_SET_PATH = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/daemonsets(?:\/([^/]+))?$/;
 const CONFIG_MAP_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/configmaps(?:\/([^/]+))?$/;
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 const MERGE_PATCH_TYPES = ['application/merge-patch+json', STRATEGIC_MERGE_PATCH];
@@ -181,6 +184,12 @@ export class KubeApi {
       const ns = decodeURIComponent(configMapPath[1] ?? '');
       const name = configMapPath[2] === undefined ? undefined : decodeURIComponent(configMapPath[2]);
       return this.#resource(req, res, url, body, this.#deps.configMaps, ns, name);
+    }
+    const daemonSetPath = DAEMON_SET_PATH.exec(url.pathname);
+    if (this.#deps.daemonSets !== undefined && daemonSetPath !== null) {
+      const ns = decodeURIComponent(daemonSetPath[1] ?? '');
+      const name = daemonSetPath[2] === undefined ? undefined : decodeURIComponent(daemonSetPath[2]);
+      return this.#resource(req, res, url, body, this.#deps.daemonSets, ns, name);
     }
     const eniConfigPath = ENI_CONFIG_PATH.exec(url.pathname);
     if (this.#deps.eniConfigs !== undefined && eniConfigPath !== null) {

@@ -80,6 +80,19 @@ export const LEASE: ResourceKind = {
   apiVersion: 'coordination.k8s.io/v1',
 };
 
+/**
+ * apps/v1 DaemonSet (namespaced): read by the agents for `status.desiredNumberScheduled`, how many
+ * nodes run the agent (the EC2 throttle Lease divides EC2's buckets by it); no controller here
+ * keeps the status: whoever creates one writes it.
+ */
+export const DAEMON_SET: ResourceKind = {
+  kind: 'DaemonSet',
+  listKind: 'DaemonSetList',
+  resource: 'daemonsets',
+  namespaced: true,
+  apiVersion: 'apps/v1',
+};
+
 /** Core v1 ConfigMaps (a preflight check reads kube-proxy's configuration from one). */
 export const CONFIG_MAP: ResourceKind = {
   kind: 'ConfigMap',

@@ -75,6 +75,8 @@ export interface PoolAddressesDeps {
   readonly ledger: PoolLedger | undefined;
   /** The pool changed: the manager's loop should run a pass soon. */
   readonly nudge: () => void;
+  /** An ADD began to wait for an address (the EC2 budget serves its top-up as demand). */
+  readonly waiting?: () => void;
   readonly stopping: () => boolean;
   /** Why no address came within timeoutMs (the limits in the way). */
   readonly exhausted: (timeoutMs: number) => PoolExhaustedError;
@@ -200,6 +202,7 @@ export class PoolAddresses {
     if (this.available() > 0) return Promise.resolve();
     if (this.#d.stopping()) return Promise.reject(new Error('the agent is stopping'));
     const woken = this.#waiters.wait(timeoutMs, () => this.#d.exhausted(timeoutMs));
+    this.#d.waiting?.();
     this.#d.nudge();
     return woken;
   }

@@ -38,6 +38,10 @@ export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-address
 export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 export type { PoolLog } from './pool-parts.ts';
 
+function isModeCleanUp(d: PoolDecision | UnitDecision): boolean {
+  return 'modeCleanUp' in d && d.modeCleanUp === true;
+}
+
 function isGrowth(d: PoolDecision | UnitDecision): d is PoolDecision & { kind: 'assign' | 'attachEni' } {
   return d.kind === 'assign' || d.kind === 'attachEni';
 }
@@ -97,9 +101,13 @@ export class PoolManager {
       log: deps.log,
       ledger: deps.ledger,
       nudge: () => this.nudge(),
+      // An ADD waits: the pool's call waiting for an EC2 token (passes run one at a time) goes as demand.
+      waiting: () => deps.ec2Budget?.demandWaits?.(),
       stopping: () => this.#loop.stopped,
       exhausted: (ms) => this.#exhausted(ms),
     });
+    // While an ADD waits, the pool's EC2 calls are what it waits for (passes run one at a time).
+    deps.ec2Budget?.watchDemand?.(() => this.#addresses.waiting > 0);
     this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
     this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
     this.#prefixes = new PrefixPool(
@@ -338,8 +346,14 @@ export class PoolManager {
     const decision = this.decision();
     if (decision.kind === 'none') return decision;
     if (!isGrowth(decision) && !releasing) return { kind: 'none' };
-    // The surplus of a batched top-up stays while pods keep taking addresses.
-    if (decision.kind === 'release' && this.#batched && !this.#allocations.quiet()) return { kind: 'none' };
+    if (decision.kind === 'release' && !isModeCleanUp(decision)) {
+      // The surplus of a batched top-up stays while pods keep taking addresses.
+      if (this.#batched && !this.#allocations.quiet()) return { kind: 'none' };
+      // The cluster's releases of surplus are spread out: this agent begins one at its turn
+      // (ec2-budget.ts). A mode's clean-up is not surplus: until it is done, new pods would take
+      // the other mode's addresses and the pool would not grow in its own.
+      if ((this.#d.ec2Budget?.releaseTurnInMs?.() ?? 0) > 0) return { kind: 'none' };
+    }
     if (decision.kind === 'release') this.#batched = false;
     if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
     return this.#act(decision);

@@ -4,6 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
+import { Ec2Budget } from '../../cloud/ec2-budget.ts';
+import { FixedFleetSignal } from '../../cloud/testing/fixed-fleet-signal.ts';
 import { cidrContains, parseCidr, parseIpv4 } from '../../infra/ipv4.ts';
 import { Ledger } from '../../ledger/ledger.ts';
 import { MemoryLedgerStore } from '../../ledger/testing/memory-store.ts';
@@ -46,6 +48,7 @@ async function managerOn(
   prefixDelegation: boolean,
   earlier?: Ledger,
   targets: WarmPoolTargets = TARGETS,
+  ec2Budget?: Ec2Budget,
 ): Promise<Run> {
   const ledger = earlier ?? (await Ledger.open(new MemoryLedgerStore(), clock));
   const metadata = await n.cloud.metadata();
@@ -64,10 +67,29 @@ async function managerOn(
     ledger,
     prefixMode: { enabled: prefixDelegation, warmPrefixTarget: 1, retryBaseMs: 5000, maxRetryMs: 60_000 },
     minEniLifetimeMs: 0,
+    ...(ec2Budget === undefined ? {} : { ec2Budget }),
   });
   managers.push(manager);
   await manager.init();
   return { manager, ledger, pool, logs };
+}
+
+/**
+ * The EC2 budget of an agent in a 1,000-node fleet whose release turn is minutes away: a surplus
+ * waits for it, a mode's clean-up does not (the pool cannot grow in its mode until that is done).
+ */
+function fleetBudget(): Ec2Budget {
+  const fleet = new FixedFleetSignal(clock.now);
+  fleet.paceMs.set('UnassignPrivateIpAddresses', 400_000);
+  fleet.paceMs.set('UnassignIpv4Prefixes', 400_000);
+  const sleep = () => Promise.resolve();
+  // A phase of 0.99: the next turn is ~396 s away.
+  return new Ec2Budget({
+    ceiling: { qps: 10, burst: 20 },
+    clock: { now: clock.now, sleep },
+    random: () => 0.99,
+    fleet,
+  });
 }
 
 async function settle(manager: PoolManager): Promise<void> {
@@ -154,7 +176,7 @@ test('a prefix goes back only once none of its addresses is assigned or cooling,
 
 test('a fragmented subnet makes the pool fall back to secondary IPs, logged once and in its state, and return to prefixes', async () => {
   const n = await node();
-  const run = await managerOn(n, true);
+  const run = await managerOn(n, true, undefined, TARGETS, fleetBudget());
   await startPods(run, 0, 10);
   await fragmentation(n, 'POST');
   let ips: string[];
@@ -200,7 +222,9 @@ test('switching secondary-IP mode to prefix mode keeps running pods addresses; n
   const old = await startPods(before, 0, 4);
   await before.manager.stop();
   // A restart with the other mode: the pool comes back from EC2 and the pods' ledger records.
-  const after = await managerOn(n, true, before.ledger);
+  const budget = fleetBudget();
+  assert.ok(budget.releaseTurnInMs() > 60_000, "the agent's release turn is minutes away");
+  const after = await managerOn(n, true, before.ledger, TARGETS, budget);
   for (const ip of old) assert.equal(after.pool.state(ip)?.kind, 'assigned');
   await settle(after.manager);
   const enis = await truth(n);
@@ -216,7 +240,7 @@ test('switching prefix mode to secondary-IP mode keeps running pods addresses; t
   const before = await managerOn(n, true);
   const old = await startPods(before, 0, 3);
   await before.manager.stop();
-  const after = await managerOn(n, false, before.ledger);
+  const after = await managerOn(n, false, before.ledger, TARGETS, fleetBudget());
   for (const ip of old) assert.equal(after.pool.state(ip)?.kind, 'assigned');
   await settle(after.manager);
   const held = (await truth(n)).flatMap((e) => e.ipv4Prefixes);

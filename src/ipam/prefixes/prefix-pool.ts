@@ -106,7 +106,7 @@ export class PrefixPool {
     // Prefix delegation off, prefixes left from prefix mode: a prefix none of whose addresses is in
     // use goes first; otherwise the secondary-IP targets, counting slots rather than addresses.
     if (enis.some((e) => e.prefixes.some((p) => p.inUse === 0)))
-      return { kind: 'release', count: 1, unit: 'prefixes' };
+      return { kind: 'release', count: 1, unit: 'prefixes', modeCleanUp: true };
     const asSecondary = enis.map((e) => ({ ...e, total: slotsUsed(e), available: e.singlesAvailable }));
     return withUnit(nextPoolStep(asSecondary, limits, targets, eniCount, detachable));
   }

@@ -85,6 +85,7 @@ test('out of fallback, free secondary IPs go back first; in fallback they stay a
     kind: 'release',
     count: 2,
     unit: 'ips',
+    modeCleanUp: true,
   });
   const inFallback = prefixStep(mixed, T3_MEDIUM, BASE, 1, new Set(), { active: true, probeDue: false });
   assert.equal(inFallback.kind, 'assign');
@@ -106,6 +107,7 @@ test('in fallback a due retry asks for a prefix; with every slot taken a free se
     kind: 'release',
     count: 1,
     unit: 'ips',
+    modeCleanUp: true,
   });
 });
 

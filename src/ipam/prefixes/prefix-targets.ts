@@ -34,9 +34,18 @@ export interface FallbackView {
   readonly probeDue: boolean;
 }
 
-/** `unit` says what `count` counts for assign and release: prefixes or secondary IPs. */
+/**
+ * `unit` says what `count` counts for assign and release: prefixes or secondary IPs. `modeCleanUp`:
+ * a release of the other mode's addresses, which the pool's own mode needs gone (free secondary IPs
+ * in prefix mode, a slot for a prefix's retry, an unused prefix with delegation off), as opposed
+ * to a surplus of the mode's own.
+ */
 export type UnitDecision =
-  | (PoolDecision & { readonly kind: 'assign' | 'release'; readonly unit: 'prefixes' | 'ips' })
+  | (PoolDecision & {
+      readonly kind: 'assign' | 'release';
+      readonly unit: 'prefixes' | 'ips';
+      readonly modeCleanUp?: true;
+    })
   | Exclude<PoolDecision, { readonly kind: 'assign' | 'release' }>;
 
 export function slotsUsed(eni: EniSlots): number {
@@ -64,10 +73,11 @@ export function prefixStep(
   };
 
   const freeSingles = sum((e) => e.singlesAvailable);
-  if (!fallback.active && freeSingles > 0) return { kind: 'release', count: freeSingles, unit: 'ips' };
+  if (!fallback.active && freeSingles > 0)
+    return { kind: 'release', count: freeSingles, unit: 'ips', modeCleanUp: true };
   // A prefix is due to be tried again but every slot is taken: a free secondary IP makes room.
   if (fallback.active && fallback.probeDue && !hasRoom && freeSingles > 0) {
-    return { kind: 'release', count: 1, unit: 'ips' };
+    return { kind: 'release', count: 1, unit: 'ips', modeCleanUp: true };
   }
 
   const ipTargets = usesIpTargets(targets);
