@@ -9,7 +9,7 @@ import { silentLogger } from '../../infra/log.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
 import { AddressPool } from './pool.ts';
 import { PoolExhaustedError } from './pool-addresses.ts';
-import { topUpCount } from './pool-budget.ts';
+import { budgetBlocked, topUpCount } from './pool-budget.ts';
 import { PoolManager } from './pool-manager.ts';
 import type { WarmPoolTargets } from './targets.ts';
 
@@ -122,4 +122,15 @@ test('nothing is given back while EC2 throttles; after a minute without throttli
   await settle();
   assert.equal(pool.stats(clock.now()).available, 2);
   assert.equal(manager.health().releasesHeld, undefined);
+});
+
+test("a warm top-up at its paced turn is not growth blocked; an ADD's call, or a top-up waiting 10 s, is", () => {
+  const view = (cls: 'grow' | 'demand', waitedMs: number) =>
+    ({
+      waiting: () => ({ action: 'AssignPrivateIpAddresses', cls, waitedMs, readyInMs: 1000, rate: 5 }),
+    }) as unknown as Parameters<typeof budgetBlocked>[0];
+  assert.equal(budgetBlocked(view('grow', 2000), 0), undefined, 'the fleet pace drew its turn: normal');
+  assert.equal(budgetBlocked(view('grow', 12_000), 0)?.blocked, 'ec2Budget');
+  assert.equal(budgetBlocked(view('demand', 0), 0)?.blocked, 'ec2Budget', 'a pod waits');
+  assert.equal(budgetBlocked(view('demand', 0), undefined), undefined, 'no growth step under way');
 });
