@@ -38,6 +38,11 @@ export interface TokenWait {
   readonly readyInMs: number;
   /** The lane's calls per second now. */
   readonly rate: number;
+  /**
+   * Only the cluster's pace delays it: its turn, drawn within the fleet's interval, has not come,
+   * while its lane and the agent's ceiling would have a token by then and the cluster holds nothing.
+   */
+  readonly atPacedTurn: boolean;
 }
 
 interface Waiter {
@@ -194,13 +199,16 @@ export class Ec2Budget {
     if (w === undefined) return undefined;
     const now = this.#o.clock.now();
     const lane = this.#lane(w.action);
-    const readyInMs = Math.max(lane.readyInMs(now), this.#ceilingReadyInMs(now), this.#fleetWaitMs(w, now));
+    const tokenMs = Math.max(lane.readyInMs(now), this.#ceilingReadyInMs(now));
+    const fleetMs = this.#fleetWaitMs(w, now);
+    const held = (this.#o.fleet?.heldForMs(w.action) ?? 0) > 0;
     return {
       action: w.action,
       cls: w.cls,
       waitedMs: Math.round(now - w.since),
-      readyInMs: Math.round(readyInMs),
+      readyInMs: Math.round(Math.max(tokenMs, fleetMs)),
       rate: this.rate(w.action),
+      atPacedTurn: !held && fleetMs > 0 && fleetMs >= tokenMs,
     };
   }
 

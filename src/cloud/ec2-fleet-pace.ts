@@ -29,7 +29,7 @@ export interface FleetThrottleSignal {
 
 /** A starting agent's first call, and its calls after a hold, are drawn within at most this long. */
 const START_SPREAD_MS = 10_000;
-/** How long a release turn stays open (at most half the interval, unless that is below the next). */
+/** How long a release turn stays open: at most this and half the interval (but see the next). */
 const RELEASE_TURN_OPEN_MS = 10_000;
 /**
  * The least a turn stays open (but never longer than the interval): longer than the pool's pass

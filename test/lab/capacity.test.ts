@@ -198,7 +198,9 @@ describe('three nodes whose subnet runs out, VPCNET_NODE_READINESS=taint', () =>
         const deadline = capacityReturnedAt + 6000;
         while (
           performance.now() - t0 < deadline &&
-          [...watch.timelines.values()].some((tl) => tl.taintedAt !== undefined && tl.untaintedAt === undefined)
+          [...watch.timelines.values()].some(
+            (tl) => tl.taintedAt !== undefined && tl.untaintedAt === undefined,
+          )
         )
           await sleep(100);
       }

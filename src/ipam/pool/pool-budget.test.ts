@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import { CloudError } from '../../cloud/cloud.ts';
+import { Ec2Budget } from '../../cloud/ec2-budget.ts';
 import { LimitedCloud } from '../../cloud/limited-cloud.ts';
+import { FixedFleetSignal } from '../../cloud/testing/fixed-fleet-signal.ts';
 import { VirtualClock } from '../../cloud/testing/virtual-clock.ts';
 import { silentLogger } from '../../infra/log.ts';
 import { FakeCloud } from '../testing/fake-cloud.ts';
@@ -124,13 +126,43 @@ test('nothing is given back while EC2 throttles; after a minute without throttli
   assert.equal(manager.health().releasesHeld, undefined);
 });
 
-test("a warm top-up at its paced turn is not growth blocked; an ADD's call, or a top-up waiting 10 s, is", () => {
-  const view = (cls: 'grow' | 'demand', waitedMs: number) =>
-    ({
-      waiting: () => ({ action: 'AssignPrivateIpAddresses', cls, waitedMs, readyInMs: 1000, rate: 5 }),
-    }) as unknown as Parameters<typeof budgetBlocked>[0];
-  assert.equal(budgetBlocked(view('grow', 2000), 0), undefined, 'the fleet pace drew its turn: normal');
-  assert.equal(budgetBlocked(view('grow', 12_000), 0)?.blocked, 'ec2Budget');
-  assert.equal(budgetBlocked(view('demand', 0), 0)?.blocked, 'ec2Budget', 'a pod waits');
-  assert.equal(budgetBlocked(view('demand', 0), undefined), undefined, 'no growth step under way');
+test("a warm top-up waiting its turn in the cluster's pace is not growth blocked; one held, throttled or an ADD's is", async () => {
+  const clock = new VirtualClock();
+  const fleet = new FixedFleetSignal(clock.now);
+  fleet.paceMs.set('AssignPrivateIpAddresses', 60_000);
+  const budgets: Ec2Budget[] = [];
+  const calls: Promise<unknown>[] = [];
+  const node = (...asks: [string, 'grow' | 'demand'][]) => {
+    const b = new Ec2Budget({ ceiling: { qps: 10, burst: 20 }, clock, random: () => 0.5, fleet });
+    budgets.push(b);
+    for (const [action, cls] of asks) calls.push(b.acquire(action, cls).catch(() => {}));
+    return b as Ec2Budget & Parameters<typeof budgetBlocked>[0];
+  };
+  const paced = node(['AssignPrivateIpAddresses', 'grow']);
+  clock.pass(20_000);
+  assert.equal(paced.waiting()?.atPacedTurn, true);
+  assert.equal(
+    budgetBlocked(paced, 0),
+    undefined,
+    'its turn, drawn within the interval, has not come: normal',
+  );
+  assert.equal(budgetBlocked(paced, undefined), undefined, 'no growth step under way');
+  fleet.heldUntil.set('AssignPrivateIpAddresses', clock.now() + 5000);
+  assert.equal(budgetBlocked(paced, 0)?.blocked, 'ec2Budget', 'the cluster holds the action: EC2 throttles');
+  fleet.heldUntil.clear();
+  // An action the fleet does not pace, whose lane EC2 just throttled: the wait is the lane's.
+  const throttled = node();
+  throttled.answered('CreateNetworkInterface', clock.now() - 100, true);
+  calls.push(throttled.acquire('CreateNetworkInterface', 'grow').catch(() => {}));
+  assert.equal(throttled.waiting()?.atPacedTurn, false, JSON.stringify(throttled.waiting()));
+  assert.equal(budgetBlocked(throttled, 0)?.blocked, 'ec2Budget', 'EC2 throttled this agent');
+  const add = node(['AssignPrivateIpAddresses', 'grow']);
+  add.demandWaits();
+  assert.equal(add.waiting(), undefined, 'an ADD comes: the top-up goes at once, as its demand');
+  throttled.answered('AssignPrivateIpAddresses', clock.now() - 100, true);
+  calls.push(throttled.acquire('AssignPrivateIpAddresses', 'demand').catch(() => {}));
+  assert.equal(throttled.waiting()?.cls, 'demand');
+  assert.equal(budgetBlocked(throttled, 0)?.blocked, 'ec2Budget', 'a pod waits');
+  for (const b of budgets) b.close('test ends');
+  await Promise.all(calls);
 });

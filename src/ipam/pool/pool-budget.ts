@@ -69,14 +69,10 @@ export class AllocationRate {
 }
 
 /**
- * A warm top-up (class `grow`) that waits less than this for its token is at its paced turn (the
- * cluster's pace draws it within an interval), not blocked: no pod waits for it.
- */
-const GROW_WAIT_BLOCKS_MS = 10_000;
-
-/**
  * The growth state while a growth step waits for an EC2 token: `ec2Budget`, with what waits and
- * for how long. Undefined when no growth call waits, or only a warm top-up at its paced turn.
+ * for how long. Undefined when no growth call waits, or only a warm top-up waiting for its turn in
+ * the cluster's pace (drawn within the fleet's interval: no pod waits for it, and an ADD that comes
+ * sends it at once as demand).
  */
 export function budgetBlocked(
   budget: Ec2BudgetView | undefined,
@@ -85,7 +81,7 @@ export function budgetBlocked(
   if (budget === undefined || growingSince === undefined) return undefined;
   const w = budget.waiting();
   if (w === undefined || (w.cls !== 'demand' && w.cls !== 'grow')) return undefined;
-  if (w.cls === 'grow' && w.waitedMs < GROW_WAIT_BLOCKS_MS) return undefined;
+  if (w.cls === 'grow' && w.atPacedTurn) return undefined;
   return {
     blocked: 'ec2Budget',
     since: growingSince,
