@@ -90,9 +90,13 @@ describe('prefix delegation in a one-node lab', () => {
   test('a fragmented subnet: pods keep starting on a fallback to secondary IPs, and prefixes come back once a /28 is free', async () => {
     const subnetId = (await emulator()).instances[0]!.subnetId;
     const fragmentation = `/admin/subnets/${subnetId}/fragmentation`;
+    // 20 pods fill 1¼ prefixes, a third is warm: the 33rd pod makes the agent want a fourth. The
+    // warm one comes at the pool's paced turn (the fleet's pace draws it within an interval).
+    await waitFor('a whole /28 warm beside the 20 pods', async () =>
+      (await agentState(node)).pool.stats.available >= 16 ? true : undefined,
+    );
     await unixJson(admin(), 'POST', fragmentation);
     try {
-      // 20 pods fill 1¼ prefixes, a third is warm: the 33rd pod makes the agent want a fourth.
       await startPods(14);
       await waitFor('the agent to fall back to secondary IPs', async () =>
         (await prefixState()).prefixes.mode === 'secondaryIpFallback' ? true : undefined,
@@ -108,15 +112,19 @@ describe('prefix delegation in a one-node lab', () => {
     } finally {
       await unixJson(admin(), 'DELETE', fragmentation);
     }
+    let last = '';
     await waitFor(
       'the agent back on prefixes, without secondary IPs',
       async () => {
         const { prefixes } = await prefixState();
         const secondary = (await nodeEnis()).flatMap((e) => e.secondaryIps);
+        last = JSON.stringify({ prefixes, secondary, pool: (await agentState(node)).pool });
         return prefixes.mode === 'prefixes' && secondary.length === 0 ? prefixes : undefined;
       },
       90_000,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last seen: ${last}`);
+    });
     assert.equal((await prefixState()).prefixes.fallbacks, 1);
     const pod = await newPod(name, `p${pods.length}`);
     pods.push(pod);
