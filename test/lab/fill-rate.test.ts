@@ -34,6 +34,8 @@ interface FillCase {
 
 const CASES: readonly FillCase[] = [
   { what: 'WARM_IP_TARGET=5', env: { WARM_IP_TARGET: '5' }, prefixDelegation: false },
+  { what: 'WARM_IP_TARGET=4', env: { WARM_IP_TARGET: '4' }, prefixDelegation: false },
+  { what: 'WARM_IP_TARGET=2', env: { WARM_IP_TARGET: '2' }, prefixDelegation: false },
   {
     what: 'WARM_IP_TARGET=1, MINIMUM_IP_TARGET=3',
     env: { WARM_IP_TARGET: '1', MINIMUM_IP_TARGET: '3' },
