@@ -116,9 +116,10 @@ describe('prefix delegation in a one-node lab', () => {
     await waitFor(
       'the agent back on prefixes, without secondary IPs',
       async () => {
-        const { prefixes } = await prefixState();
+        const pool = await prefixState();
+        const { prefixes } = pool;
         const secondary = (await nodeEnis()).flatMap((e) => e.secondaryIps);
-        last = JSON.stringify({ prefixes, secondary, pool: (await agentState(node)).pool });
+        last = JSON.stringify({ secondary, pool });
         return prefixes.mode === 'prefixes' && secondary.length === 0 ? prefixes : undefined;
       },
       90_000,
