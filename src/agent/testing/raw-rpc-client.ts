@@ -1,7 +1,8 @@
 // A raw client of the agent's socket for hostile-input tests: it writes exactly the bytes it is
 // given, as slowly as told, and reports what came back and who closed the connection.
-import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { writeSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 
 export interface RawExchange {
   /** The status of the first response, undefined when none came. */
@@ -57,12 +58,43 @@ export function rawExchange(
     });
     void (async () => {
       for (const [k, part] of parts.entries()) {
-        if (k > 0 && opts.gapMs !== undefined) await sleep(opts.gapMs);
-        if (socket.destroyed) return;
-        socket.write(part);
+        if (k === 0) {
+          socket.write(part);
+          continue;
+        }
+        if (opts.gapMs !== undefined) await sleep(opts.gapMs);
+        if (!(await writeLater(socket, part))) {
+          writeFailed = true;
+          return;
+        }
       }
     })();
   });
+}
+
+/**
+ * Writes a later part of a slow client; false when the server has closed the connection. It
+ * writes to the descriptor, not through socket.write: a socket.write that fails because the server
+ * answered and closed in the meantime (EPIPE) makes Node destroy the socket at once, dropping the
+ * answer still unread in the kernel's buffer, and the test would see no status at all. A failed
+ * write(2) leaves the reading side alone, so the answer and the close still arrive.
+ */
+async function writeLater(socket: Socket, part: string | Buffer): Promise<boolean> {
+  await nextTurn(); // lets a close that came in during the pause be read first
+  // What socket.write still queues goes first (a large first part).
+  while (socket.writableLength > 0 && !socket.destroyed) await sleep(5);
+  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (socket.destroyed || socket.writableEnded || fd === undefined || fd < 0) return false;
+  let rest = typeof part === 'string' ? Buffer.from(part) : part;
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return false;
+      await nextTurn();
+    }
+  }
+  return true;
 }
 
 /** The bytes of a POST of `body` to `path`, asking the server to close after answering. */
