@@ -5,6 +5,7 @@ import { type Attachment, attachmentKeyString } from '../plan/attachment.ts';
 import { type BranchBinding, bindingKeyString } from '../plan/binding.ts';
 import { type RecoveredRecord, recoveredRecordId } from '../plan/recovered.ts';
 import { parseBinding } from './format/binding-format.ts';
+import { type EniCreate, parseEniCreate } from './format/eni-create-format.ts';
 import { arr, describe, LedgerFormatError, type Obj, obj } from './format/json-fields.ts';
 import { type PendingEni, parsePendingEni } from './format/pending-eni-format.ts';
 import { parseRecovered } from './format/recovered-format.ts';
@@ -28,6 +29,7 @@ export interface LedgerChanges {
   readonly bindings: ListChanges<BranchBinding>;
   readonly recovered: ListChanges<RecoveredRecord>;
   readonly pendingEnis: ListChanges<PendingEni>;
+  readonly eniCreates: ListChanges<EniCreate>;
 }
 
 export type LedgerList = keyof LedgerChanges;
@@ -38,6 +40,7 @@ export const LEDGER_LISTS: readonly LedgerList[] = [
   'bindings',
   'recovered',
   'pendingEnis',
+  'eniCreates',
 ];
 
 /** A write that changes nothing (tests build their changes from it). */
@@ -47,6 +50,7 @@ export const NO_CHANGES: LedgerChanges = {
   bindings: { put: [], removed: [] },
   recovered: { put: [], removed: [] },
   pendingEnis: { put: [], removed: [] },
+  eniCreates: { put: [], removed: [] },
 };
 
 /** The id each list keys its records by (one record per id); the Ledger's maps use the same. */
@@ -56,6 +60,7 @@ export const recordId = {
   bindings: (b: BranchBinding): string => bindingKeyString(b.key),
   recovered: recoveredRecordId,
   pendingEnis: (p: PendingEni): string => p.eniId,
+  eniCreates: (c: EniCreate): string => c.token,
 };
 
 /** The JSON form (lists and parts without changes left out, so a small change is a small record). */
@@ -96,6 +101,7 @@ export function parseLedgerChanges(o: Obj, at: string): LedgerChanges {
     bindings: parseList(o, 'bindings', at, parseBinding),
     recovered: parseList(o, 'recovered', at, parseRecovered),
     pendingEnis: parseList(o, 'pendingEnis', at, parsePendingEni),
+    eniCreates: parseList(o, 'eniCreates', at, parseEniCreate),
   };
 }
 
@@ -116,12 +122,14 @@ export function replayChanges(snapshot: LedgerSnapshot, records: readonly Ledger
   const bindings = keyed(snapshot.bindings, recordId.bindings);
   const recovered = keyed(snapshot.recovered ?? [], recordId.recovered);
   const pendingEnis = keyed(snapshot.pendingEnis ?? [], recordId.pendingEnis);
+  const eniCreates = keyed(snapshot.eniCreates ?? [], recordId.eniCreates);
   for (const c of records) {
     apply(attachments, c.attachments, recordId.attachments);
     apply(cooling, c.cooling, recordId.cooling);
     apply(bindings, c.bindings, recordId.bindings);
     apply(recovered, c.recovered, recordId.recovered);
     apply(pendingEnis, c.pendingEnis, recordId.pendingEnis);
+    apply(eniCreates, c.eniCreates, recordId.eniCreates);
   }
   return {
     schemaVersion: LEDGER_SCHEMA_VERSION,
@@ -130,6 +138,7 @@ export function replayChanges(snapshot: LedgerSnapshot, records: readonly Ledger
     bindings: [...bindings.values()],
     ...(recovered.size > 0 ? { recovered: [...recovered.values()] } : {}),
     pendingEnis: [...pendingEnis.values()],
+    ...(eniCreates.size > 0 ? { eniCreates: [...eniCreates.values()] } : {}),
   };
 }
 

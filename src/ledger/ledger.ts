@@ -17,6 +17,7 @@ import { type ChangedIds, ChangedRecords } from './changed-records.ts';
 import { type LedgerChanges, listChanges } from './changes.ts';
 import {
   type CoolingAddress,
+  type EniCreate,
   LEDGER_SCHEMA_VERSION,
   type LedgerSnapshot,
   type PendingEni,
@@ -38,6 +39,7 @@ export class Ledger {
   readonly #bindings = new Map<string, BranchBinding>();
   readonly #recovered = new Map<string, RecoveredRecord>();
   readonly #pendingEnis = new Map<string, PendingEni>();
+  readonly #eniCreates = new Map<string, EniCreate>();
   /** Incremented by every mutation. */
   #seq = 0;
   readonly #commits: GroupCommit;
@@ -68,6 +70,7 @@ export class Ledger {
     for (const b of snapshot?.bindings ?? []) this.#setBinding(b);
     for (const r of snapshot?.recovered ?? []) this.#setRecovered(r);
     for (const p of snapshot?.pendingEnis ?? []) this.#pendingEnis.set(p.eniId, p);
+    for (const c of snapshot?.eniCreates ?? []) this.#eniCreates.set(c.token, c);
   }
 
   /** Loads the ledger; rejects (rather than starting empty) when the stored snapshot is corrupt. */
@@ -235,7 +238,26 @@ export class Ledger {
     return removed;
   }
 
-  #markRemoved(list: 'cooling' | 'pendingEnis', id: string): void {
+  /** ENI creations asked of EC2 and not yet followed by an attaching record. */
+  eniCreates(): EniCreate[] {
+    return [...this.#eniCreates.values()];
+  }
+
+  /** Records an ENI creation about to be asked of EC2. */
+  putEniCreate(record: EniCreate): void {
+    this.#eniCreates.set(record.token, record);
+    this.#changed.mark('eniCreates', record.token);
+    this.#seq++;
+  }
+
+  /** The creation is accounted for: its ENI recorded (attaching, deleting) or known never made. */
+  removeEniCreate(token: string): boolean {
+    const removed = this.#eniCreates.delete(token);
+    if (removed) this.#markRemoved('eniCreates', token);
+    return removed;
+  }
+
+  #markRemoved(list: 'cooling' | 'pendingEnis' | 'eniCreates', id: string): void {
     this.#changed.mark(list, id);
     this.#seq++;
   }
@@ -249,6 +271,7 @@ export class Ledger {
       bindings: [...this.#bindings.values()],
       ...(this.#recovered.size > 0 ? { recovered: [...this.#recovered.values()] } : {}),
       pendingEnis: [...this.#pendingEnis.values()],
+      ...(this.#eniCreates.size > 0 ? { eniCreates: [...this.#eniCreates.values()] } : {}),
     };
   }
 
@@ -349,6 +372,7 @@ export class Ledger {
       bindings: listChanges(changed.bindings, this.#bindings),
       recovered: listChanges(changed.recovered, this.#recovered),
       pendingEnis: listChanges(changed.pendingEnis, this.#pendingEnis),
+      eniCreates: listChanges(changed.eniCreates, this.#eniCreates),
     };
   }
 }

@@ -1,7 +1,8 @@
 // Creating and attaching one ENI for the node's pool, with what keeps it from leaking: the ENI
-// carries its owner, instance and creation-time tags from its creation on (the leaked-ENI sweep
-// finds it even if the agent dies before anything else happens); it is recorded in the ledger
-// before the attach (a restart attaches or deletes it); and one that cannot be attached is deleted.
+// carries its owner, instance and creation-time tags from its creation on; the creation is recorded
+// in the ledger before EC2 is asked (an agent killed meanwhile, or left with an ambiguous error,
+// then looks for the ENI by its tags and deletes it: leaked-enis.ts); the ENI is recorded before
+// the attach (a restart attaches or deletes it); and one that cannot be attached is deleted.
 
 import {
   type Cloud,
@@ -10,6 +11,7 @@ import {
   type EniInfo,
   type InstanceMetadata,
 } from '../../cloud/cloud.ts';
+import { isThrottled } from '../../cloud/ec2-retry.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { vpcnetEniDescription, vpcnetEniTags } from './eni-ownership.ts';
 import type { EniPlacement } from './eni-placement.ts';
@@ -62,6 +64,17 @@ export async function createAndAttachEni(
       req.connectionTracking,
       primaryIp,
     );
+  let token: string;
+  try {
+    token = await req.journal.creating(subnetId, req.createdAtMs);
+  } catch (err) {
+    throw new Error(
+      `cannot record the creation of an ENI in ${subnetId} in the ledger: ${cloudErrorText(err)}`,
+      {
+        cause: err,
+      },
+    );
+  }
   let created: Awaited<ReturnType<Cloud['createEni']>>;
   try {
     const named = req.primaryIp;
@@ -78,11 +91,14 @@ export async function createAndAttachEni(
       }
     }
   } catch (err) {
+    // A refusal made nothing; any other failure (a lost reply, a 5xx after the retries) may have.
+    if (madeNothing(err)) await req.journal.createRefused(token);
+    else req.journal.createInDoubt(token);
     throw new Error(`cannot create an ENI in ${subnetId}: ${cloudErrorText(err)}`, { cause: err });
   }
   const eniId = created.eniId;
   try {
-    await req.journal.attaching(eniId);
+    await req.journal.attaching(eniId, token);
   } catch (err) {
     await deleteUnattached(cloud, eniId, req);
     throw new Error(
@@ -115,6 +131,18 @@ export async function createAndAttachEni(
     tags,
     ...(req.connectionTracking === undefined ? {} : { connectionTracking: req.connectionTracking }),
   };
+}
+
+/**
+ * The creation's error says EC2 made no ENI on its last try: refused (an answer EC2 gave, not
+ * retried) or throttled. A lost or unreadable reply, or EC2's own failure, may have made one. (An
+ * earlier try that failed with EC2's own error and was followed by throttles is not told apart;
+ * the leaked-ENI sweep covers that ENI after its grace.)
+ */
+function madeNothing(err: unknown): boolean {
+  if (!(err instanceof CloudError)) return false;
+  if (isThrottled(err)) return true;
+  return !err.retryable && err.code !== 'InvalidResponse' && err.code !== 'Unknown';
 }
 
 /** Deletes a new ENI that never got attached; one that cannot be deleted yet is left to the retries. */

@@ -3,11 +3,12 @@
 // leaves no ENI of the node detached.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { CloudError } from '../../cloud/cloud.ts';
 import { settle } from '../testing/manager-setup.ts';
 import { type Incarnation, type KillableCall, RestartableNode } from '../testing/restartable-node.ts';
 import { CREATED_BY_TAG, CREATED_BY_VPCNET, INSTANCE_ID_TAG } from './eni-ownership.ts';
 import { MIN_ENI_LIFETIME_MS } from './eni-registry.ts';
-import { DEFAULT_LEAKED_ENI_CLEANUP } from './leaked-enis.ts';
+import { CREATE_IN_DOUBT_EVERY_MS, CREATE_IN_DOUBT_LOOK_MS } from './leaked-enis.ts';
 
 /** The pool wants a second ENI at once: the primary holds 3 addresses, 5 are wanted free. */
 function growingNode(): RestartableNode {
@@ -44,23 +45,64 @@ async function killWhileFreeing(node: RestartableNode, step: 'teardown' | Killab
 }
 
 describe('a kill -9 while vpcnet creates and attaches an ENI leaks nothing', () => {
-  test('killed while writing the attaching record (ENI created, nothing durable): the sweep deletes it once past its grace', async () => {
+  test('killed while writing the attaching record (ENI created, only its creation durable): the restart deletes it at once', async () => {
     const node = growingNode();
     const first = await node.start();
-    const reached = node.store.hangNextWrite();
+    const reached = node.store.hangNextWrite(1); // the creation's record is written; the attaching one hangs
     void first.manager.runPass();
     await reached;
     assert.deepEqual(node.detachedEnis(), ['eni-0001'], 'created, tagged, not attached');
-    assert.deepEqual(await durableRecords(node), [], 'the record never reached the disk');
+    assert.deepEqual(await durableRecords(node), [], 'no record of the ENI itself');
+    assert.equal((await node.store.load())?.eniCreates?.length, 1, 'its creation is recorded');
 
     const second = await node.start();
+    await second.manager.runPass();
+    assert.ok(!node.cloud.enis.has('eni-0001'), 'deleted without waiting for the sweep’s grace');
+    assert.deepEqual(second.ledger.eniCreates(), [], 'the creation’s record goes with it');
     await settle(second.manager);
-    assert.ok(node.cloud.enis.has('eni-0001'), 'younger than the grace: left alone');
-    node.clock.t += DEFAULT_LEAKED_ENI_CLEANUP.graceMs;
+    assert.deepEqual(node.detachedEnis(), []);
+    assert.equal(second.manager.eniCleanup().leakedEnisDeleted, 0, 'the ledger, not the sweep, found it');
+    assert.ok(
+      second.logs.some(
+        (l) => l.includes('deleted the ENI of an interrupted creation') && l.includes('eni-0001'),
+      ),
+    );
+  });
+
+  test('killed during CreateNetworkInterface after EC2 made the ENI: the restart deletes it at once', async () => {
+    const node = growingNode();
+    const first = await node.start();
+    const reached = node.killDuring('createEni', true);
+    void first.manager.runPass();
+    await reached;
+    assert.deepEqual(node.detachedEnis(), ['eni-0001']);
+    assert.equal((await node.store.load())?.eniCreates?.length, 1, 'recorded before EC2 was asked');
+
+    const second = await node.start();
+    await second.manager.runPass();
+    assert.ok(!node.cloud.enis.has('eni-0001'));
+    assert.deepEqual(second.ledger.eniCreates(), []);
     await settle(second.manager);
-    assert.deepEqual(node.detachedEnis(), [], 'the leaked ENI is deleted');
-    assert.equal(second.manager.eniCleanup().leakedEnisDeleted, 1);
-    assert.ok(second.logs.some((l) => l.includes('deleted leaked ENI') && l.includes('eni-0001')));
+    assert.deepEqual(node.detachedEnis(), []);
+  });
+
+  test('killed during CreateNetworkInterface before EC2 made it: nothing to delete; the record goes after the look', async () => {
+    const node = growingNode();
+    const first = await node.start();
+    const reached = node.killDuring('createEni', false);
+    void first.manager.runPass();
+    await reached;
+    assert.equal((await node.store.load())?.eniCreates?.length, 1);
+
+    const second = await node.start();
+    await second.manager.runPass();
+    assert.equal(second.ledger.eniCreates().length, 1, 'looked for while EC2’s describes may lag');
+    node.clock.t += CREATE_IN_DOUBT_LOOK_MS;
+    await second.manager.runPass();
+    assert.deepEqual(second.ledger.eniCreates(), []);
+    await settle(second.manager);
+    assert.deepEqual(node.detachedEnis(), []);
+    assert.ok(!node.cloud.calls.some((c) => c.startsWith('deleteEni')), 'nothing of vpcnet’s was deleted');
   });
 
   test('killed during AttachNetworkInterface before it took effect: the record is durable, and the restart deletes the ENI at once', async () => {
@@ -190,5 +232,45 @@ describe('a kill -9 while vpcnet frees an ENI leaks nothing and lends none of it
     await second.manager.runPass();
     assert.ok(!node.cloud.enis.has('eni-0001'));
     assert.deepEqual(recorded(second), []);
+  });
+});
+
+describe('a CreateNetworkInterface that fails leaves no ENI behind', () => {
+  /** The next createEni does its work in EC2, then fails with `err` (a reply lost on the way back). */
+  function failAfterMaking(node: RestartableNode, err: Error): void {
+    const cloud = node.cloud;
+    const original = cloud.createEni;
+    cloud.createEni = async (...args: Parameters<typeof original>) => {
+      cloud.createEni = original;
+      await original.apply(cloud, args);
+      throw err;
+    };
+  }
+
+  test('EC2’s own failure after it made the ENI: the creation stays in doubt, and the next look deletes the ENI', async () => {
+    const node = growingNode();
+    const agent = await node.start();
+    failAfterMaking(node, new CloudError('InternalError: try again', 'InternalError', true));
+    await agent.manager.runPass().catch(() => {});
+    assert.deepEqual(node.detachedEnis(), ['eni-0001']);
+    assert.equal(agent.ledger.eniCreates().length, 1, 'in doubt');
+    node.clock.t += CREATE_IN_DOUBT_EVERY_MS;
+    await settle(agent.manager);
+    assert.ok(!node.cloud.enis.has('eni-0001'), 'deleted within seconds, not after the grace');
+    assert.deepEqual(agent.ledger.eniCreates(), []);
+    assert.deepEqual(node.detachedEnis(), []);
+    assert.ok(node.cloud.attached().length >= 2, 'the pool still grew, with another ENI');
+  });
+
+  test('a refusal EC2 answered made nothing: no record stays, nothing is looked for', async () => {
+    const node = growingNode();
+    const agent = await node.start();
+    node.cloud.failNext(
+      'createEni',
+      new CloudError('no addresses left', 'InsufficientFreeAddressesInSubnet', false),
+    );
+    await agent.manager.runPass().catch(() => {});
+    assert.deepEqual(agent.ledger.eniCreates(), []);
+    assert.deepEqual(agent.manager.eniCleanup().pendingEnis, []);
   });
 });

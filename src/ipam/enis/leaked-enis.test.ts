@@ -5,10 +5,35 @@ import { CREATED_BY_TAG, CREATED_BY_VPCNET, INSTANCE_ID_TAG } from './eni-owners
 import { EniRegistry } from './eni-registry.ts';
 import type { EniTagOptions } from './eni-tags.ts';
 import { CLUSTER_NAME_TAG, CREATED_AT_TAG, createdAtTagValue } from './eni-tags.ts';
-import { DEFAULT_LEAKED_ENI_CLEANUP, type LeakedEniCleanup, LeakedEniSweep } from './leaked-enis.ts';
+import {
+  CREATE_IN_DOUBT_EVERY_MS,
+  CREATE_IN_DOUBT_LOOK_MS,
+  DEFAULT_LEAKED_ENI_CLEANUP,
+  type LeakedEniCleanup,
+  LeakedEniSweep,
+} from './leaked-enis.ts';
+import {
+  type EniCreateRecord,
+  EniJournal,
+  type PendingEniRecord,
+  type PendingEniRecords,
+} from './pending-enis.ts';
 
 const GRACE = DEFAULT_LEAKED_ENI_CLEANUP.graceMs;
 const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+/** The ledger's ENI records, in memory (what the sweep reads through the journal). */
+class RecordsInMemory implements PendingEniRecords {
+  readonly pending = new Map<string, PendingEniRecord>();
+  readonly creates = new Map<string, EniCreateRecord>();
+  pendingEnis = () => [...this.pending.values()];
+  putPendingEni = (r: PendingEniRecord) => void this.pending.set(r.eniId, r);
+  removePendingEni = (eniId: string) => this.pending.delete(eniId);
+  eniCreates = () => [...this.creates.values()];
+  putEniCreate = (r: EniCreateRecord) => void this.creates.set(r.token, r);
+  removeEniCreate = (token: string) => this.creates.delete(token);
+  commit = async () => {};
+}
 
 function world(options: { cleanup?: Partial<LeakedEniCleanup>; eniTags?: EniTagOptions } = {}) {
   const cloud = new FakeCloud();
@@ -17,21 +42,17 @@ function world(options: { cleanup?: Partial<LeakedEniCleanup>; eniTags?: EniTagO
   const logs: string[] = [];
   const record = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
     logs.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`);
+  const log = { info: record('info'), warn: record('warn'), error: record('error') };
+  const records = new RecordsInMemory();
+  const journal = new EniJournal(records, clock, log);
   const sweep = new LeakedEniSweep(
-    {
-      cloud,
-      clock,
-      registry,
-      metadata: cloud.meta,
-      log: { info: record('info'), warn: record('warn'), error: record('error') },
-      eniTags: options.eniTags ?? {},
-    },
+    { cloud, clock, registry, metadata: cloud.meta, log, eniTags: options.eniTags ?? {}, journal },
     { ...DEFAULT_LEAKED_ENI_CLEANUP, ...options.cleanup },
   );
   /** A detached ENI, as a crash may leave one: tags and description as given. */
   const plant = async (tags: Record<string, string>, description = 'vpcnet: node i-0fake') =>
     (await cloud.createEni('subnet-1', ['sg-1'], description, tags)).eniId;
-  return { cloud, clock, registry, sweep, logs, plant };
+  return { cloud, clock, registry, sweep, logs, plant, records, journal };
 }
 
 function ours(cloud: FakeCloud, createdAtMs?: number): Record<string, string> {
@@ -154,5 +175,107 @@ describe('the leaked-ENI sweep', () => {
     clock.t += 60_000;
     await sweep.runIfDue();
     assert.ok(!cloud.enis.has(leaked));
+  });
+});
+
+describe('creations in doubt (recorded before CreateNetworkInterface, ENI never recorded)', () => {
+  /** A creation an earlier agent recorded, `ago` ms before now, in subnet-1. */
+  function doubt(records: RecordsInMemory, createdAt: number, ago = 1000): string {
+    const token = `token-${createdAt}`;
+    records.putEniCreate({ token, createdAt, subnetId: 'subnet-1', since: T0 - ago });
+    return token;
+  }
+  const describes = (cloud: FakeCloud) =>
+    cloud.calls.filter((c) => c.startsWith('describeDetachedEnis')).length;
+
+  test('its ENI is deleted at the first look, without the grace, and its record goes', async () => {
+    const { cloud, sweep, records, plant, logs } = world();
+    doubt(records, T0 - 500);
+    const made = await plant(ours(cloud, T0 - 500));
+    const young = await plant(ours(cloud, T0 - 60_000));
+    assert.equal(await sweep.sweep(), 0, 'not a leak the sweep counts');
+    assert.ok(!cloud.enis.has(made), 'deleted at once');
+    assert.ok(cloud.enis.has(young), 'another young ENI keeps its grace');
+    assert.deepEqual(records.eniCreates(), []);
+    assert.ok(
+      logs.some((l) => l.startsWith('info deleted the ENI of an interrupted creation') && l.includes(made)),
+    );
+  });
+
+  test('a describe that lags the creation: looked for every few seconds, deleted once it shows', async () => {
+    const { cloud, clock, sweep, records, plant } = world({ cleanup: { intervalMs: 3_600_000 } });
+    doubt(records, T0 - 500);
+    await sweep.runIfDue();
+    assert.equal(describes(cloud), 1);
+    assert.equal(records.eniCreates().length, 1, 'kept while it may still show');
+    const made = await plant(ours(cloud, T0 - 500));
+    clock.t += CREATE_IN_DOUBT_EVERY_MS - 1;
+    await sweep.runIfDue();
+    assert.equal(describes(cloud), 1, 'not before the next look');
+    clock.t += 1;
+    await sweep.runIfDue();
+    assert.equal(describes(cloud), 2, 'the next look, not the next hourly sweep');
+    assert.ok(!cloud.enis.has(made));
+    assert.deepEqual(records.eniCreates(), []);
+    clock.t += CREATE_IN_DOUBT_EVERY_MS;
+    await sweep.runIfDue();
+    assert.equal(describes(cloud), 2, 'no look once none is in doubt');
+  });
+
+  test('nothing turns up within the look: the record goes (EC2 made none), logged', async () => {
+    const { cloud, clock, sweep, records, logs } = world({ cleanup: { intervalMs: 3_600_000 } });
+    doubt(records, T0 - 500, 0);
+    for (let t = 0; t < CREATE_IN_DOUBT_LOOK_MS; t += CREATE_IN_DOUBT_EVERY_MS) {
+      await sweep.runIfDue();
+      assert.equal(records.eniCreates().length, 1);
+      clock.t += CREATE_IN_DOUBT_EVERY_MS;
+    }
+    await sweep.runIfDue();
+    assert.deepEqual(records.eniCreates(), []);
+    assert.equal(describes(cloud), CREATE_IN_DOUBT_LOOK_MS / CREATE_IN_DOUBT_EVERY_MS + 1);
+    assert.ok(logs.some((l) => l.startsWith('info no ENI of an interrupted creation turned up')));
+  });
+
+  test('a record older than the look (an agent restarted late) still gets a whole look from now', async () => {
+    const { cloud, clock, sweep, records } = world();
+    doubt(records, T0 - 600_000, 600_000);
+    await sweep.runIfDue();
+    assert.equal(records.eniCreates().length, 1, 'not dropped at the first look');
+    const made = await plant(cloud, T0 - 600_000);
+    clock.t += CREATE_IN_DOUBT_EVERY_MS;
+    await sweep.runIfDue();
+    assert.ok(!cloud.enis.has(made));
+    async function plant(c: FakeCloud, at: number) {
+      return (await c.createEni('subnet-1', ['sg-1'], 'vpcnet', ours(c, at))).eniId;
+    }
+  });
+
+  test('an ENI of the same second as a creation this agent is making now is left alone', async () => {
+    const { cloud, sweep, records, plant, journal } = world();
+    doubt(records, T0 - 500);
+    await journal.creating('subnet-1', T0 - 400); // same second, on its way to its attaching record
+    const onItsWay = await plant(ours(cloud, T0 - 400));
+    await sweep.sweep();
+    assert.ok(cloud.enis.has(onItsWay));
+    assert.equal(journal.createsInDoubt().length, 1, 'the earlier one is still looked for');
+  });
+
+  test('an ENI the ledger records (being attached) is not taken for one in doubt', async () => {
+    const { cloud, sweep, records, plant, journal } = world();
+    doubt(records, T0 - 500);
+    const attaching = await plant(ours(cloud, T0 - 500));
+    await journal.attaching(attaching);
+    await sweep.sweep();
+    assert.ok(cloud.enis.has(attaching));
+  });
+
+  test('DISABLE_LEAKED_ENI_CLEANUP: a creation in doubt is still resolved, other leaks are not touched', async () => {
+    const { cloud, sweep, records, plant } = world({ cleanup: { enabled: false } });
+    doubt(records, T0 - 500);
+    const made = await plant(ours(cloud, T0 - 500));
+    const leaked = await plant(ours(cloud, T0 - GRACE - 1000));
+    await sweep.runIfDue();
+    assert.ok(!cloud.enis.has(made));
+    assert.ok(cloud.enis.has(leaked));
   });
 });

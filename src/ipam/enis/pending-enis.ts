@@ -3,6 +3,7 @@
 // succeed. After a kill -9 the pool manager finds the records and finishes the work (attach or
 // delete; detach, then delete), so no ENI is left behind for the sweep to find an hour later.
 
+import { randomUUID } from 'node:crypto';
 import type { EniInfo } from '../../cloud/cloud.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import type { PoolLog } from '../pool/pool-parts.ts';
@@ -18,11 +19,24 @@ export interface PendingEniRecord {
   readonly since: number;
 }
 
+/** An ENI creation asked of EC2 and not yet followed by an attaching record (the ledger's EniCreate). */
+export interface EniCreateRecord {
+  readonly token: string;
+  /** ms since epoch: the ENI's createdAt tag. */
+  readonly createdAt: number;
+  readonly subnetId: string;
+  /** ms since epoch: when the record was written. */
+  readonly since: number;
+}
+
 /** Where the records are kept durably; the agent's Ledger has exactly these methods. */
 export interface PendingEniRecords {
   pendingEnis(): readonly PendingEniRecord[];
   putPendingEni(record: PendingEniRecord): void;
   removePendingEni(eniId: string): boolean;
+  eniCreates(): readonly EniCreateRecord[];
+  putEniCreate(record: EniCreateRecord): void;
+  removeEniCreate(token: string): boolean;
   commit(): Promise<void>;
 }
 
@@ -35,6 +49,8 @@ export class EniJournal {
   readonly #records: PendingEniRecords | undefined;
   readonly #clock: { now(): number };
   readonly #log: PoolLog;
+  /** Tokens of the creations this agent is making now (their ENI is not lost, only on its way). */
+  readonly #creating = new Set<string>();
 
   constructor(records: PendingEniRecords | undefined, clock: { now(): number }, log: PoolLog) {
     this.#records = records;
@@ -50,8 +66,64 @@ export class EniJournal {
     return this.list().find((r) => r.eniId === eniId);
   }
 
-  /** Created, about to be attached: durable before AttachNetworkInterface. */
-  async attaching(eniId: string): Promise<void> {
+  /**
+   * About to ask EC2 for an ENI tagged with `createdAt`: durable before CreateNetworkInterface, so
+   * that an ENI EC2 made while the agent died (or whose reply was lost) is looked for and deleted
+   * at once rather than after the leaked-ENI sweep's grace. Returns the record's token.
+   */
+  async creating(subnetId: string, createdAt: number): Promise<string> {
+    const token = randomUUID();
+    this.#creating.add(token);
+    if (!this.#records) return token;
+    this.#records.putEniCreate({ token, createdAt, subnetId, since: this.#clock.now() });
+    try {
+      await this.#records.commit();
+    } catch (err) {
+      this.#creating.delete(token);
+      this.#records.removeEniCreate(token);
+      throw err;
+    }
+    return token;
+  }
+
+  /** EC2 refused the creation (a definite answer): no ENI was made, the record goes. */
+  async createRefused(token: string): Promise<void> {
+    this.#creating.delete(token);
+    if (!this.#records?.removeEniCreate(token)) return;
+    await this.#commitQuietly(token);
+  }
+
+  /** The creation failed without a definite answer: its record stays, for the sweep to resolve. */
+  createInDoubt(token: string): void {
+    this.#creating.delete(token);
+  }
+
+  /** Creations whose ENI may exist without a record of its own: none is being made by this agent now. */
+  createsInDoubt(): readonly EniCreateRecord[] {
+    return (this.#records?.eniCreates() ?? []).filter((c) => !this.#creating.has(c.token));
+  }
+
+  /** createdAt of the creations this agent is making now. */
+  creatingNow(): number[] {
+    const now = this.#records?.eniCreates() ?? [];
+    return now.filter((c) => this.#creating.has(c.token)).map((c) => c.createdAt);
+  }
+
+  /** The sweep found the ENI of a creation in doubt, or gave up looking: the record goes. */
+  async createResolved(token: string): Promise<void> {
+    if (!this.#records?.removeEniCreate(token)) return;
+    await this.#commitQuietly(token);
+  }
+
+  /**
+   * Created (the creation's record, if any, gives way in the same write), about to be attached:
+   * durable before AttachNetworkInterface.
+   */
+  async attaching(eniId: string, createToken?: string): Promise<void> {
+    if (createToken !== undefined) {
+      this.#creating.delete(createToken);
+      this.#records?.removeEniCreate(createToken);
+    }
     await this.#durably({ eniId, step: 'attaching', since: this.#clock.now() });
   }
 

@@ -19,7 +19,12 @@ import { adoptEnis } from '../enis/eni-discovery.ts';
 import { type EniPlacement, EniPlacementError, primarySubnetPlacer } from '../enis/eni-placement.ts';
 import { type EniEntry, EniRegistry } from '../enis/eni-registry.ts';
 import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from '../enis/leaked-enis.ts';
-import { EniJournal, type PendingEniRecord, resumePendingEnis } from '../enis/pending-enis.ts';
+import {
+  type EniCreateRecord,
+  EniJournal,
+  type PendingEniRecord,
+  resumePendingEnis,
+} from '../enis/pending-enis.ts';
 import { type PrefixModeState, PrefixPool } from '../prefixes/prefix-pool.ts';
 import { slotsUsed, type UnitDecision } from '../prefixes/prefix-targets.ts';
 import { PrefixBook } from '../prefixes/prefixes.ts';
@@ -252,9 +257,20 @@ export class PoolManager {
     return this.#registry.inState('deletePending').map((e) => e.eniId);
   }
 
-  /** For the pool's state: leaked ENIs the sweep deleted, and ENIs part-way through being created or freed. */
-  eniCleanup(): { leakedEnisDeleted: number; pendingEnis: readonly PendingEniRecord[] } {
-    return { leakedEnisDeleted: this.#sweep.deleted, pendingEnis: this.#journal.list() };
+  /**
+   * For the pool's state: leaked ENIs the sweep deleted, ENIs part-way through being created or
+   * freed, and creations whose ENI the sweep is looking for.
+   */
+  eniCleanup(): {
+    leakedEnisDeleted: number;
+    pendingEnis: readonly PendingEniRecord[];
+    createsInDoubt: readonly EniCreateRecord[];
+  } {
+    return {
+      leakedEnisDeleted: this.#sweep.deleted,
+      pendingEnis: this.#journal.list(),
+      createsInDoubt: this.#journal.createsInDoubt(),
+    };
   }
 
   /** The delegated /28 prefixes an ENI holds, as vpcnet last assigned, released or described them. */

@@ -18,8 +18,14 @@ export class HangingLedgerStore implements LedgerStore {
   readonly #inner = new MemoryLedgerStore();
   #hang: (() => void) | undefined;
 
-  /** The next write never completes (and never reaches the disk); resolves when it starts. */
-  hangNextWrite(): Promise<void> {
+  #skip = 0;
+
+  /**
+   * A write never completes (and never reaches the disk): the next one, or the one after `skip`
+   * more that complete. Resolves when it starts.
+   */
+  hangNextWrite(skip = 0): Promise<void> {
+    this.#skip = skip;
     return new Promise((reached) => {
       this.#hang = reached;
     });
@@ -32,6 +38,10 @@ export class HangingLedgerStore implements LedgerStore {
   save(snapshot: LedgerSnapshot): Promise<void> {
     const hang = this.#hang;
     if (hang === undefined) return this.#inner.save(snapshot);
+    if (this.#skip > 0) {
+      this.#skip--;
+      return this.#inner.save(snapshot);
+    }
     this.#hang = undefined;
     hang();
     return new Promise(() => {});

@@ -7,6 +7,7 @@ import { type AdoptedFrom, type Attachment, attachmentKeyString } from '../../pl
 import { type BranchBinding, bindingKeyString } from '../../plan/binding.ts';
 import { type RecoveredRecord, recoveredRecordId } from '../../plan/recovered.ts';
 import { parseBinding } from './binding-format.ts';
+import { type EniCreate, parseEniCreate } from './eni-create-format.ts';
 import {
   arr,
   describe,
@@ -23,6 +24,7 @@ import { type PendingEni, parsePendingEni } from './pending-eni-format.ts';
 import { parseAttachmentKey, parsePod, parseResource } from './records.ts';
 import { parseRecovered } from './recovered-format.ts';
 
+export type { EniCreate } from './eni-create-format.ts';
 export { LedgerFormatError } from './json-fields.ts';
 export type { PendingEni, PendingEniStep } from './pending-eni-format.ts';
 
@@ -31,7 +33,8 @@ export type { PendingEni, PendingEniStep } from './pending-eni-format.ts';
  *    the snapshot covers); changes since are in that journal (store.ts). An agent that reads only
  *    snapshots must refuse this one rather than miss those changes, hence the new version. Later
  *    additions within 4, which an agent without them reads correctly (so no new version: rolling
- *    back stays possible): `journal.replaces` and the journal's `boot` (journal-file.ts).
+ *    back stays possible): `journal.replaces` and the journal's `boot` (journal-file.ts), and
+ *    `eniCreates` (ENI creations asked of EC2 and not yet recorded as attaching).
  * 3: ENIs part-way through being created or freed (`pendingEnis`) are recorded too.
  * 2: attachments record their whole pod plan (src/plan), branch bindings their shared resources.
  * 3, 2 and 1 are read and converted (a v2 file has no pending ENI operations; none has a journal).
@@ -58,6 +61,8 @@ export interface LedgerSnapshot {
   readonly recovered?: readonly RecoveredRecord[];
   /** ENIs vpcnet is creating or freeing (absent: none; always written by this version). */
   readonly pendingEnis?: readonly PendingEni[];
+  /** ENI creations asked of EC2, not yet followed by an attaching record (absent: none). */
+  readonly eniCreates?: readonly EniCreate[];
 }
 
 function parsePhase(o: Obj, at: string): { phase?: 'adding' } {
@@ -131,6 +136,10 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     o.pendingEnis === undefined
       ? []
       : arr(o.pendingEnis, 'pendingEnis').map((p, i) => parsePendingEni(p, `pendingEnis[${i}]`));
+  const eniCreates =
+    o.eniCreates === undefined
+      ? []
+      : arr(o.eniCreates, 'eniCreates').map((c, i) => parseEniCreate(c, `eniCreates[${i}]`));
   // Ownership: one record per attachment key, one cooldown per address; a duplicate means the
   // file was not written by this code and cannot be trusted to say who owns what.
   rejectDuplicates(
@@ -154,6 +163,11 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     'pendingEnis',
     'eniId',
   );
+  rejectDuplicates(
+    eniCreates.map((c) => c.token),
+    'eniCreates',
+    'token',
+  );
   return {
     schemaVersion: LEDGER_SCHEMA_VERSION,
     attachments,
@@ -161,6 +175,7 @@ export function parseLedgerSnapshot(json: unknown): LedgerSnapshot {
     bindings,
     pendingEnis,
     ...(recovered.length > 0 ? { recovered } : {}),
+    ...(eniCreates.length > 0 ? { eniCreates } : {}),
   };
 }
 
