@@ -24,7 +24,7 @@ const GUEST_SUITES = new Set([join('test', 'kernels', 'uml'), join('test', 'kern
 //   test/kernels/uml/ again under Debian unstable's UML, the one hosts with AMX CPUs use (~1.3 minutes);
 //   the VM suite boots a stock kernel under software emulation (~1.5 minutes; ~400 MB on first use);
 //   the three taint storms (~3.5 minutes, beside other labs; test/lab/capacity.test.ts covers the
-//   taint in every run); one node filled to its maximum pods under four warm settings (~1.5 minutes).
+//   taint in every run); one node filled to its maximum pods under six warm settings (~2.3 minutes).
 const EXHAUSTIVE = new Set([
   join('test', 'mutation-check.test.ts'),
   join('test', 'kernels', 'uml-newer.test.ts'),

@@ -9,47 +9,34 @@
 // pool-addresses.ts. This file discovers ENIs and runs the passes.
 
 import type { EniInfo } from '../../cloud/cloud.ts';
-import { asEc2Class } from '../../cloud/ec2-call-class.ts';
 import { PeriodicLoop } from '../../infra/periodic.ts';
 import { CensusAssigner } from '../census/census-assigner.ts';
-import { placerWantingCensus, wantSubnetsOf } from '../census/census-wants.ts';
+import { placerWantingCensus } from '../census/census-wants.ts';
 import { cloudErrorText } from '../cloud-sync/cloud-error-text.ts';
 import { CloudSync, type LostEni } from '../cloud-sync/cloud-sync.ts';
-import { adoptEnis } from '../enis/eni-discovery.ts';
-import { type EniPlacement, EniPlacementError, primarySubnetPlacer } from '../enis/eni-placement.ts';
+import { primarySubnetPlacer } from '../enis/eni-placement.ts';
 import { type EniEntry, EniRegistry } from '../enis/eni-registry.ts';
 import { DEFAULT_LEAKED_ENI_CLEANUP, LeakedEniSweep } from '../enis/leaked-enis.ts';
-import {
-  type EniCreateRecord,
-  EniJournal,
-  type PendingEniRecord,
-  resumePendingEnis,
-} from '../enis/pending-enis.ts';
+import { type EniCreateRecord, EniJournal, type PendingEniRecord } from '../enis/pending-enis.ts';
 import { type PrefixModeState, PrefixPool } from '../prefixes/prefix-pool.ts';
-import { slotsUsed, type UnitDecision } from '../prefixes/prefix-targets.ts';
+import type { UnitDecision } from '../prefixes/prefix-targets.ts';
 import { PrefixBook } from '../prefixes/prefixes.ts';
 import { type ManagedAddress, PoolAddresses, PoolExhaustedError } from './pool-addresses.ts';
-import { AllocationRate, budgetBlocked, budgetWaitText, topUpCount } from './pool-budget.ts';
+import { AllocationRate, budgetBlocked, budgetWaitText } from './pool-budget.ts';
+import { PoolDiscovery } from './pool-discovery.ts';
 import { PoolDrain } from './pool-drain.ts';
 import { PoolGrowth } from './pool-growth.ts';
 import { PoolGrowthHealth } from './pool-growth-health.ts';
 import type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 import type { PoolParts } from './pool-parts.ts';
+import { PoolPasses } from './pool-passes.ts';
 import { PoolShrink } from './pool-shrink.ts';
-import { effectiveMaxEnis, nextPoolStep, type PoolDecision, secondaryIpsPerEni } from './targets.ts';
+import type { PoolDecision } from './targets.ts';
 import { UNSCHEDULABLE_REASON, UnschedulableHold } from './unschedulable-hold.ts';
 
 export type { CooldownRecords, ManagedAddress, PoolLedger } from './pool-addresses.ts';
 export type { PoolHealth, PoolInitOptions, PoolManagerDeps } from './pool-manager-deps.ts';
 export type { PoolLog } from './pool-parts.ts';
-
-function isModeCleanUp(d: PoolDecision | UnitDecision): boolean {
-  return 'modeCleanUp' in d && d.modeCleanUp === true;
-}
-
-function isGrowth(d: PoolDecision | UnitDecision): d is PoolDecision & { kind: 'assign' | 'attachEni' } {
-  return d.kind === 'assign' || d.kind === 'attachEni';
-}
 
 export class PoolManager {
   readonly #d: PoolManagerDeps;
@@ -57,8 +44,6 @@ export class PoolManager {
   readonly #registry: EniRegistry;
   readonly #journal: EniJournal;
   readonly #sweep: LeakedEniSweep;
-  readonly #growth: PoolGrowth;
-  readonly #shrink: PoolShrink;
   readonly #addresses: PoolAddresses;
   /** Prefixes per ENI; the prefix pool decides while prefix mode is on or any ENI holds one. */
   readonly #book = new PrefixBook();
@@ -76,10 +61,8 @@ export class PoolManager {
   readonly #cordon: UnschedulableHold;
   /** How fast pods took addresses lately: the size of a top-up, and whether to give any back. */
   readonly #allocations: AllocationRate;
-  /** Since when a growth step runs (its EC2 calls may wait for tokens). */
-  #growingSince: number | undefined;
-  /** A top-up asked for more than the targets' shortfall, and the pool has not shrunk since. */
-  #batched = false;
+  readonly #passes: PoolPasses;
+  readonly #discovery: PoolDiscovery;
 
   constructor(deps: PoolManagerDeps) {
     this.#d = deps;
@@ -113,18 +96,42 @@ export class PoolManager {
     });
     // While an ADD waits, the pool's EC2 calls are what it waits for (passes run one at a time).
     deps.ec2Budget?.watchDemand?.(() => this.#addresses.waiting > 0);
-    this.#growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
-    this.#shrink = new PoolShrink(this.#parts, (eniId) => this.#growth.configure(eniId));
+    const growth = new PoolGrowth(this.#parts, (eniId) => this.#addresses.restoreOn(eniId));
+    const shrink = new PoolShrink(this.#parts, (eniId) => growth.configure(eniId));
     this.#prefixes = new PrefixPool(
       this.#parts,
       this.#book,
       deps.prefixMode ?? { enabled: false, warmPrefixTarget: 0 },
-      (avoid) => this.#attachOutside(avoid),
+      (avoid) => this.#passes.attachOutside(avoid),
     );
     this.#drain = new PoolDrain(this.#parts, this.#book, deps.subnetTagsIntervalMs ?? 300_000);
     this.#growthHealth = new PoolGrowthHealth(deps.log, deps.clock);
+    this.#passes = new PoolPasses({
+      deps,
+      parts: this.#parts,
+      growth,
+      shrink,
+      prefixes: this.#prefixes,
+      drain: this.#drain,
+      addresses: this.#addresses,
+      sweep: this.#sweep,
+      cordon: this.#cordon,
+      allocations: this.#allocations,
+      provisioning: this.#provisioning,
+    });
+    this.#discovery = new PoolDiscovery({
+      deps,
+      parts: this.#parts,
+      journal: this.#journal,
+      book: this.#book,
+      growth,
+      addresses: this.#addresses,
+      drain: this.#drain,
+      provisioning: this.#provisioning,
+      nudge: () => this.nudge(),
+    });
     this.#sync = new CloudSync(this.#parts, this.#addresses, {
-      adopt: (described) => this.#adopt(described),
+      adopt: (described) => this.#discovery.adopt(described),
       prefixes: this.#book,
       serialized: (work) => this.#serialized(work),
       intervalMs: deps.syncIntervalMs ?? 60_000,
@@ -143,36 +150,11 @@ export class PoolManager {
   }
 
   /**
-   * Rebuilds the pool from the ENIs attached to the instance (those vpcnet must not use are
-   * registered as unmanaged), then assignments and cooldowns from the ledger. Returns the managed
-   * ENIs. A half-done ADD's address comes back assigned: release() cools it down.
+   * Rebuilds the pool from the ENIs attached to the instance, then assignments and cooldowns from
+   * the ledger (pool-discovery.ts). Returns the managed ENIs.
    */
-  async init(options: PoolInitOptions = {}): Promise<EniInfo[]> {
-    const { cloud, metadata, log, pool, clock } = this.#d;
-    const described = await cloud.describeInstanceEnis(metadata.instanceId);
-    // ENIs the ledger records as being created or freed are finished, never adopted into the pool.
-    const resumed = await resumePendingEnis(this.#registry, this.#journal, log, described);
-    const configure = options.configureLinks === true;
-    for (const eni of described) this.#book.learn(eni);
-    wantSubnetsOf(this.#d.census, metadata, described);
-    const { managed } = adoptEnis(this.#parts, described, configure ? 'configuring' : 'ready');
-    for (const eniId of resumed.attachedBeforeStop) this.#registry.deleteOnTerminationNeeded(eniId);
-    if (configure) for (const eni of managed) await this.#growth.configure(eni.eniId);
-    this.#addresses.restore();
-    // Before anything is lent: an ENI whose subnet drains lends nothing from the start.
-    await this.#drain.refreshIfDue();
-    log.info('address pool rebuilt from the cloud', {
-      ...pool.stats(clock.now()),
-      unmanaged: this.#registry.inState('unmanaged').length,
-    });
-    if (!this.#provisioning && this.#journal.list().length > 0) {
-      log.warn('ENI provisioning is off: ENIs vpcnet was creating or freeing are left as they are', {
-        pendingEnis: this.#journal.list().map((r) => `${r.eniId} (${r.step})`),
-      });
-    }
-    // The read above is one; the comparisons confirm what a later read, the window apart, lists too.
-    if (this.#parts.lendOnlyConfirmed) await this.#sync.run();
-    return managed;
+  init(options: PoolInitOptions = {}): Promise<EniInfo[]> {
+    return this.#discovery.init(options, () => this.#sync.run());
   }
 
   /**
@@ -183,26 +165,8 @@ export class PoolManager {
    */
   refreshEnis(): Promise<EniInfo[]> {
     return this.#serialized(async () =>
-      this.#adopt(await this.#d.cloud.describeInstanceEnis(this.#d.metadata.instanceId)),
+      this.#discovery.adopt(await this.#d.cloud.describeInstanceEnis(this.#d.metadata.instanceId)),
     );
-  }
-
-  async #adopt(described: readonly EniInfo[]): Promise<EniInfo[]> {
-    const { managed, unmanaged } = adoptEnis(this.#parts, described, 'configuring');
-    for (const eni of managed) this.#book.learn(eni);
-    wantSubnetsOf(this.#d.census, this.#d.metadata, managed);
-    for (const eni of managed) {
-      await this.#growth.configure(eni.eniId).catch((err: unknown) =>
-        this.#d.log.warn('new ENI attached; its link is not configured yet; will retry', {
-          eni: eni.eniId,
-          error: cloudErrorText(err),
-        }),
-      );
-    }
-    // An ENI found in a drained subnet lends nothing, not even before the next pass.
-    this.#drain.apply();
-    if (managed.length > 0) this.nudge();
-    return [...unmanaged, ...managed];
   }
 
   /** One comparison of the pool with EC2 (cloud-sync.ts), in line with the passes. */
@@ -214,7 +178,7 @@ export class PoolManager {
   health(): PoolHealth {
     const held = this.#d.ec2Budget?.releasesHeld();
     return {
-      growth: budgetBlocked(this.#d.ec2Budget, this.#growingSince) ?? this.#growthHealth.state,
+      growth: budgetBlocked(this.#d.ec2Budget, this.#passes.growingSince) ?? this.#growthHealth.state,
       sync: this.#sync.state(),
       prefixes: this.prefixMode(),
       drain: this.#drain.state(),
@@ -249,7 +213,7 @@ export class PoolManager {
 
   /** Attached ENIs, managed or not: every one occupies a device slot. */
   attachedEniCount(): number {
-    return this.#registry.attachedCount();
+    return this.#passes.attachedEniCount();
   }
 
   /** ENIs vpcnet detached (or failed to attach) whose deletion is still being retried. */
@@ -292,148 +256,25 @@ export class PoolManager {
     };
   }
 
-  /**
-   * What nextPoolStep() (or, with prefixes, prefixStep()) says for the lending ENIs as they are
-   * now; when that does not grow the pool, what draining asks for comes first.
-   */
+  /** What the pool would do next (pool-passes.ts). */
   decision(): PoolDecision | UnitDecision {
-    if (!this.#provisioning) return { kind: 'none' };
-    const { pool, limits, targets, clock } = this.#d;
-    const freeable = this.#registry.freeable();
-    // Ownership: an ENI that a recorded attachment names is in use, whatever the pool shows
-    // (a stale DescribeNetworkInterfaces at start may have left that attachment's address out).
-    // Asked per ENI of an index, not by listing every attachment: this runs on every ADD.
-    for (const eniId of freeable) if (this.#d.ledger?.eniHeld(eniId)) freeable.delete(eniId);
-    const lending = pool.eniStats(clock.now()).filter((s) => s.draining !== true);
-    const step =
-      this.#prefixes.decision(this.attachedEniCount(), freeable) ??
-      nextPoolStep(lending, limits, targets, this.attachedEniCount(), freeable, this.#addresses.waiting);
-    if (step.kind === 'assign' || step.kind === 'attachEni') return step;
-    return this.#drain.step(freeable) ?? step;
+    return this.#passes.decision();
   }
 
-  /**
-   * Whether the pool could still add an address: provisioning on, and an ENI with a free slot or a
-   * device slot for another ENI (what readiness calls the node's room to grow).
-   */
+  /** Whether the pool could still add an address (pool-passes.ts). */
   roomToGrow(): boolean {
-    if (!this.#provisioning) return false;
-    const { limits, targets, pool, clock } = this.#d;
-    if (this.attachedEniCount() < effectiveMaxEnis(limits, targets)) return true;
-    const perEni = secondaryIpsPerEni(limits);
-    if (this.#prefixes.enabled) return this.#prefixes.slots().some((e) => slotsUsed(e) < perEni);
-    return pool.eniStats(clock.now()).some((s) => s.total < perEni && s.draining !== true);
+    return this.#passes.roomToGrow();
   }
 
   /** One pass: finish half-done ENI set-up and deletes, expire cooldowns, then apply one decision. */
   runPass(): Promise<PoolDecision> {
-    return this.#serialized(() => this.#pass());
+    return this.#serialized(() => this.#passes.run());
   }
 
   #serialized<T>(work: () => Promise<T>): Promise<T> {
     const run = this.#chain.then(work);
     this.#chain = run.catch(() => {});
     return run;
-  }
-
-  async #pass(): Promise<PoolDecision> {
-    // Demand first: while an ADD waits for an address, growth goes before the housekeeping below
-    // (which the next pass, at once after this one, does), and its EC2 calls before any other.
-    if (this.#addresses.waiting > 0 && this.#provisioning) {
-      await this.#growth.configurePending();
-      this.#addresses.expireCooling();
-      const decision = this.decision();
-      if (isGrowth(decision)) {
-        if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
-        return asEc2Class('demand', () => this.#act(decision));
-      }
-    }
-    // While EC2 throttles, nothing is given back: no release, detach or delete is even sent.
-    const releasing = this.#provisioning && this.#d.ec2Budget?.releasesHeld() === undefined;
-    if (this.#provisioning) await this.#growth.retryDeleteOnTermination();
-    if (releasing) {
-      await this.#shrink.resumeDetaches();
-      await this.#shrink.retryEniDeletes();
-      await asEc2Class('sweep', () => this.#sweep.runIfDue());
-    }
-    await this.#growth.configurePending();
-    await this.#drain.refreshIfDue();
-    this.#addresses.expireCooling();
-    const decision = this.decision();
-    if (decision.kind === 'none') return decision;
-    if (!isGrowth(decision) && !releasing) return { kind: 'none' };
-    if (decision.kind === 'release' && !isModeCleanUp(decision)) {
-      // The surplus of a batched top-up stays while pods keep taking addresses.
-      if (this.#batched && !this.#allocations.quiet()) return { kind: 'none' };
-      // The cluster's releases of surplus are spread out: this agent begins one at its turn
-      // (ec2-budget.ts). A mode's clean-up is not surplus: until it is done, new pods would take
-      // the other mode's addresses and the pool would not grow in its own.
-      if ((this.#d.ec2Budget?.releaseTurnInMs?.() ?? 0) > 0) return { kind: 'none' };
-    }
-    if (decision.kind === 'release') this.#batched = false;
-    if (await this.#cordon.holds(decision.kind)) return { kind: 'none' };
-    return this.#act(decision);
-  }
-
-  async #act(decision: Exclude<PoolDecision | UnitDecision, { kind: 'none' }>): Promise<PoolDecision> {
-    const growing = isGrowth(decision);
-    const ended = this.#d.observer?.actionStarted?.(growing ? 'grow' : 'shrink');
-    if (growing) this.#growingSince = this.#d.clock.now();
-    try {
-      return await this.#apply(decision);
-    } finally {
-      if (growing) this.#growingSince = undefined;
-      ended?.();
-    }
-  }
-
-  #apply(decision: Exclude<PoolDecision | UnitDecision, { kind: 'none' }>): Promise<PoolDecision> {
-    switch (decision.kind) {
-      case 'assign':
-        return 'unit' in decision
-          ? this.#prefixes.assign(decision)
-          : this.#growth.assign(this.#topUp(decision.count));
-      case 'attachEni':
-        return this.#growth.attachEni({ avoidSubnets: this.#prefixes.subnetsWithoutPrefixes() });
-      case 'drain':
-        return this.#drain.drain(decision.eniId);
-      case 'release':
-        return 'unit' in decision
-          ? this.#prefixes.release(decision)
-          : this.#shrink.releaseExcess(decision.count);
-      case 'freeEni':
-        return this.#shrink.freeEni(decision.eniId);
-    }
-  }
-
-  /** Secondary IPs to ask for when the targets are short of `short` (pool-budget.ts). */
-  #topUp(short: number): number {
-    const count = topUpCount({
-      short,
-      waiting: this.#addresses.waiting,
-      allocationsPerSecond: this.#allocations.perSecond(),
-      callsPerSecond: this.#d.ec2Budget?.rate('AssignPrivateIpAddresses'),
-    });
-    if (count > short) this.#batched = true;
-    return count;
-  }
-
-  /**
-   * For prefixes: an ENI in a subnet outside `avoid` (those without a free /28 lately), if a device
-   * slot is left and the placement offers such a subnet; its ID, else undefined.
-   */
-  async #attachOutside(avoid: ReadonlySet<string>): Promise<string | undefined> {
-    const { limits, targets } = this.#d;
-    if (this.attachedEniCount() >= effectiveMaxEnis(limits, targets)) return undefined;
-    let placement: EniPlacement;
-    try {
-      placement = await this.#parts.placement.next({ avoidSubnets: avoid });
-    } catch (err) {
-      if (err instanceof EniPlacementError) return undefined;
-      throw err;
-    }
-    if (avoid.has(placement.subnetId)) return undefined;
-    return this.#growth.attachAt(placement);
   }
 
   // ---- background loop ----
@@ -521,26 +362,8 @@ export class PoolManager {
   }
 
   #exhausted(timeoutMs: number): PoolExhaustedError {
-    const budgetWait = budgetWaitText(budgetBlocked(this.#d.ec2Budget, this.#growingSince));
-    const message = this.#exhaustedMessage(timeoutMs, budgetWait);
+    const budgetWait = budgetWaitText(budgetBlocked(this.#d.ec2Budget, this.#passes.growingSince));
+    const message = this.#passes.exhaustedMessage(timeoutMs, budgetWait, this.#lastError);
     return new PoolExhaustedError(message, budgetWait !== undefined);
-  }
-
-  #exhaustedMessage(timeoutMs: number, budgetWait: string | undefined): string {
-    const { pool, limits, targets, clock } = this.#d;
-    const stats = pool.stats(clock.now());
-    const max = effectiveMaxEnis(limits, targets);
-    const capacity = `${this.attachedEniCount()}/${max} ENIs × ${secondaryIpsPerEni(limits)} secondary IPs`;
-    let msg = `no free address after ${timeoutMs} ms: ${capacity}, ${stats.assigned} in use, ${stats.cooling} cooling`;
-    const configuring = this.#registry.inState('configuring').length;
-    if (configuring > 0) msg += `, ${configuring} ENI(s) attached but not configured`;
-    if ((stats.unconfirmed ?? 0) > 0)
-      msg += `, ${stats.unconfirmed} waiting for a second read of the ENIs before they are lent`;
-    if (!this.#provisioning)
-      msg += '; ENI provisioning is off: the pool lends only what is attached to the node';
-    else if (budgetWait !== undefined) msg += `; ${budgetWait}`;
-    else if (this.#lastError !== undefined) msg += `; last pool error: ${this.#lastError}`;
-    else if (this.decision().kind === 'none') msg += '; the pool is at its limits';
-    return msg;
   }
 }
