@@ -1,7 +1,8 @@
-// The durable side of the ENI lifecycle: before vpcnet attaches an ENI it created, or starts to
-// free one, it records the ENI in the ledger, and it moves or drops the record as the cloud calls
-// succeed. After a kill -9 the pool manager finds the records and finishes the work (attach or
-// delete; detach, then delete), so no ENI is left behind for the sweep to find an hour later.
+// The durable side of the ENI lifecycle: before vpcnet asks EC2 for an ENI it records the
+// creation, before it attaches the ENI or starts to free one it records the ENI, and it moves or
+// drops the records as the cloud calls succeed. After a kill -9 the pool manager finds the records
+// and finishes the work (attach or delete; detach, then delete; find the ENI of an interrupted
+// creation and delete it), so no ENI is left behind for the sweep to find after its grace.
 
 import { randomUUID } from 'node:crypto';
 import type { EniInfo } from '../../cloud/cloud.ts';
