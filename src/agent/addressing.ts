@@ -10,7 +10,7 @@ import type { Dataplane } from '../dataplane/dataplane.ts';
 import { tcpEarlyDemuxProblem } from '../dataplane/tcp-early-demux.ts';
 import type { Logger } from '../infra/log.ts';
 import type { AddressPool } from '../ipam/pool/pool.ts';
-import type { PoolManager } from '../ipam/pool/pool-manager.ts';
+import type { PoolInitOptions, PoolManager } from '../ipam/pool/pool-manager.ts';
 import type { WarmPoolTargets } from '../ipam/pool/targets.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { AddressSource } from './address-source.ts';
@@ -29,9 +29,10 @@ export interface Addressing {
   /**
    * Rebuilds the addresses from the cloud before recovery and before anything is lent: IPv4, the
    * pool from EC2's view of the ENIs (each link configured first), then the ledger's assignments and
-   * cooldowns; IPv6, nothing more (the /80 was read when the mode started).
+   * cooldowns; IPv6, nothing more (the /80 was read when the mode started). `describeWith` runs
+   * the describe of the node's ENIs (the start's: again while EC2 throttles it).
    */
-  rebuildFromCloud(): Promise<void>;
+  rebuildFromCloud(describeWith?: PoolInitOptions['describeWith']): Promise<void>;
   /** What recovery of a lost ledger reads and holds. */
   readonly recovery: RecoveryAddresses;
   /** Whether an ADD could get an address now (the startup taint waits for one). */
@@ -88,8 +89,8 @@ export async function startAddressing(d: AddressingDeps): Promise<Addressing> {
     family: 'ipv4',
     addresses: manager,
     context,
-    rebuildFromCloud: async () => {
-      await manager.init({ configureLinks: true });
+    rebuildFromCloud: async (describeWith) => {
+      await manager.init({ configureLinks: true, ...(describeWith === undefined ? {} : { describeWith }) });
     },
     recovery: poolRecoveryAddresses(pool),
     hasFreeAddress: () => pool.stats(now()).available > 0,

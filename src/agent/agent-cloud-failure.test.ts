@@ -33,3 +33,28 @@ test('while every EC2 call fails, ADDs are served from the warm pool and the sta
     await agent.stop();
   }
 });
+
+test("a start EC2 keeps throttling past its calls' retries tries again and serves, instead of exiting", async () => {
+  const w = await world();
+  w.cloud.failNext('instanceTypeLimits', undefined, 1);
+  w.cloud.failNext('describeInstanceEnis', undefined, 2);
+  const agent = await w.start();
+  try {
+    const out = await agent.cni(cniRequest('ADD', 'c0', await w.netns('p0'), 'p0', 'u0'));
+    assert.equal(out.exitCode, 0, out.stdout);
+    const calls = w.cloud.calls.filter((c) => /^(instanceTypeLimits|describeInstanceEnis)/.test(c));
+    assert.deepEqual(
+      calls.map((c) => c.split(' ')[0]),
+      [
+        'instanceTypeLimits',
+        'instanceTypeLimits',
+        'describeInstanceEnis',
+        'describeInstanceEnis',
+        'describeInstanceEnis',
+      ],
+      'each step tried until EC2 answered it',
+    );
+  } finally {
+    await agent.stop();
+  }
+});

@@ -57,6 +57,7 @@ import {
 } from './recovery/recovery.ts';
 import { type SpoolGuard, spoolDrainer } from './spool-replay/spool-drain.ts';
 import { AgentCounters, OperationStats } from './stats.ts';
+import { untilNotThrottled } from './throttled-start.ts';
 
 const SPOOL_DRAIN_INTERVAL_MS = 5000;
 
@@ -123,7 +124,12 @@ type NodeState = Awaited<ReturnType<typeof rebuildFromCloud>>;
 async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState) {
   const { config, cloud, dataplane, log, now } = deps;
   const meta = await cloud.metadata();
-  const limits = await cloud.instanceTypeLimits(meta.instanceType);
+  const throttled = { log, sleep: (ms: number) => sleep(ms), random: Math.random };
+  const limits = await untilNotThrottled(
+    'describe the instance type',
+    () => cloud.instanceTypeLimits(meta.instanceType),
+    throttled,
+  );
   log.info('instance', {
     instanceId: meta.instanceId,
     type: meta.instanceType,
@@ -181,7 +187,9 @@ async function rebuildFromCloud(deps: AgentDeps, { observed, ledger }: OpenState
     pool,
     manager,
   });
-  await addressing.rebuildFromCloud();
+  await addressing.rebuildFromCloud((describe) =>
+    untilNotThrottled("describe the node's ENIs", describe, throttled),
+  );
   // EC2's view of the trunk's branch ENIs: what a pod-eni annotation (and recovery) is checked against.
   const trunkFacts = config.enablePodEni
     ? new TrunkFacts({ cloud, now: () => performance.now(), sleep: (ms) => sleep(ms) })

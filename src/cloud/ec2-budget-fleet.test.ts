@@ -155,7 +155,7 @@ test('while an ADD waits, a top-up the pool asks goes as demand: the ADD waits b
   assert.equal(b.classOf('release'), 'release');
 });
 
-test("a starting agent's calls are not paced but wait out a hold, then a draw within 10 s", async () => {
+test("a starting agent's calls are not paced but wait out a hold, then a draw within 1.5 intervals, at most 10 s", async () => {
   const { clock, fleet, b } = setup(() => 0.5);
   fleet.paceMs.set('DescribeSubnets', 100_000);
   b.starting();
@@ -167,6 +167,12 @@ test("a starting agent's calls are not paced but wait out a hold, then a draw wi
   fleet.heldUntil.set('DescribeSubnets', t0 + 5000);
   await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
   assert.equal(clock.now() - t0, 5000 + 5000, 'the hold, then half of the 10 s draw');
+  // A lone agent (its interval 0.1 s): a throttle of its start costs it the hold, not 10 s more.
+  fleet.paceMs.set('DescribeSubnets', 100);
+  const t2 = clock.now();
+  fleet.heldUntil.set('DescribeSubnets', t2 + 5000);
+  await clock.run(b.acquire('DescribeSubnets', b.classOf('read')));
+  assert.equal(clock.now() - t2, 5000 + 75, 'the hold, then half of 1.5 intervals');
   const t1 = clock.now();
   await clock.run(b.acquire('AssignPrivateIpAddresses', 'demand'));
   assert.equal(clock.now(), t1, "a pod's call waits for no hold");

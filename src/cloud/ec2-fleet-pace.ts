@@ -93,8 +93,8 @@ export class FleetPace {
   /**
    * How long a call of a starting agent must wait for the fleet: not paced (the node's pods wait
    * for the start), but its first call is drawn within a short spread, and while the cluster holds
-   * an action it waits the hold out and then a draw within START_SPREAD_MS, so that nodes replaced
-   * together do not start, nor retry their start, together.
+   * an action it waits the hold out and then a draw within 1.5 of the action's intervals (at most
+   * START_SPREAD_MS), so that nodes replaced together do not start, nor retry their start, together.
    */
   startWaitMs(action: string, now: number): number {
     // Once per start, a draw within what the cluster's describes take for a few calls of every
@@ -107,7 +107,10 @@ export class FleetPace {
       const holdEnd = now + heldMs;
       if (Math.abs((this.#startSpreadAfter.get(action) ?? Number.NEGATIVE_INFINITY) - holdEnd) > 1000) {
         this.#startSpreadAfter.set(action, holdEnd);
-        this.#startAt.set(action, holdEnd + this.#random() * START_SPREAD_MS);
+        // Within 1.5 of the action's intervals (at most 10 s): what spreads a hundred nodes would
+        // only slow a lone one, whose every throttle would cost it up to 10 s more.
+        const spreadMs = Math.min(START_SPREAD_MS, 1.5 * this.#fleet.intervalMs(action));
+        this.#startAt.set(action, holdEnd + this.#random() * spreadMs);
       }
     }
     return Math.max(0, (this.#startAt.get(action) ?? now) - now, this.#startFrom - now);

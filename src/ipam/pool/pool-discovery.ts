@@ -43,7 +43,8 @@ export class PoolDiscovery {
   async init(options: PoolInitOptions, confirm: () => Promise<unknown>): Promise<EniInfo[]> {
     const { deps, parts, journal, book, growth, addresses, drain } = this.#p;
     const { cloud, metadata, log, pool, clock } = deps;
-    const described = await cloud.describeInstanceEnis(metadata.instanceId);
+    const describe = () => cloud.describeInstanceEnis(metadata.instanceId);
+    const described = await (options.describeWith?.(describe) ?? describe());
     // ENIs the ledger records as being created or freed are finished, never adopted into the pool.
     const resumed = await resumePendingEnis(parts.registry, journal, log, described);
     const configure = options.configureLinks === true;

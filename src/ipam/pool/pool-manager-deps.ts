@@ -116,4 +116,9 @@ export interface PoolInitOptions {
    * (a failure fails init). Without it (deprecated), the caller configures the returned ENIs itself.
    */
   readonly configureLinks?: boolean;
+  /**
+   * Runs the describe of the node's ENIs that init begins with (nothing has changed before it):
+   * the agent's start passes one that tries again while EC2 throttles it. Absent: once.
+   */
+  readonly describeWith?: <T>(describe: () => Promise<T>) => Promise<T>;
 }
